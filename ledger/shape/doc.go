@@ -1,0 +1,106 @@
+// Package shape owns the four output shapes of spec/output-shapes.md,
+// series, categories, table and text: their JSON Schemas (draft 2020-12,
+// $id https://on.auto/shapes/<name>, title <name>) and the check of a value
+// against one of them, with the rules a schema cannot state. The fold
+// sandbox checks views with it, the renderer's chart blocks their data, the
+// vault's end_run a run's output.
+//
+// It is a leaf: it imports only the standard library, the JSON Schema
+// validator github.com/santhosh-tekuri/jsonschema/v6 and ledger/refusal.
+//
+// # How a value is checked
+//
+// The schemas live in schemas/*.json, are embedded, and are compiled once, on
+// first use, by the validator; a compiled schema is safe for concurrent use.
+// CheckValue validates the decoded value itself (nothing is marshalled
+// again), translates each of the validator's errors into an issue in the
+// words below, then runs the shape's rules over the same value. A rule looks
+// only at values of the type the schema asks for, so that a value of the
+// wrong type gives one issue, the schema's. The issues are sorted by path
+// (byte order of the JSON pointer), then message, each given once, and all
+// are given: callers cut them to the number they show (three for a
+// rejection, 20 for output_invalid).
+//
+// Check first decodes JSON text with json.Number for numbers, so that a
+// number is never rounded before it is checked; a number no double holds,
+// such as 1e400, is refused, since a fold and a template read numbers as
+// doubles.
+//
+// # Decisions where the spec is silent
+//
+//   - A line may have no points, marks may be empty and a table may have no
+//     rows: the spec bounds them from above only. categories needs 1 value,
+//     series 1 line and table 1 column, as the spec says.
+//   - origin is checked for the form of every at, and need not be the at of a
+//     point.
+//   - A period that is no period leaves every at unchecked: the issue is the
+//     period's.
+//   - Only a point after a point whose at is good is checked for order, so
+//     one bad at gives one issue, not two.
+//   - More than 2,000 points across the lines is one issue at /lines, unless
+//     one line alone holds more than 2,000, which is that line's issue.
+//   - A name, a label and a unit count characters as Unicode code points.
+//   - An RFC 3339 time takes "T" or "t", "Z" or "z" or an offset of ±hh:mm,
+//     and any number of digits of a second's fraction, compared exactly. It
+//     refuses a leap second (:60), which JavaScript's Date does not read,
+//     and a day its month lacks.
+//   - Years run from 0000 to 9999 in every form, as four digits.
+//   - JSON text in anything but UTF-8, and text after the one value, is
+//     refused at "".
+//   - Format writes an issue at "" as its message alone.
+//
+// # The messages
+//
+// Each issue is at a JSON pointer into the value; "" is the whole value.
+// The words of the spec are used where it gives them; the others follow
+// their style.
+//
+//	Where                                   Message
+//	""                                      Expected the name of a shape: series, categories, table, or text.
+//	""                                      Expected JSON in UTF-8.
+//	""                                      Expected JSON: the text ends before its value does.
+//	""                                      Expected JSON: the text holds more than one value.
+//	""                                      Expected JSON: the text is not JSON at byte N.
+//	""                                      Expected JSON.
+//	any value of the wrong type             Expected an object. | Expected a list. | Expected text. | Expected a number.
+//	/rows/i/j                               Expected a cell: text, a number, true, false or null.
+//	a Go value JSON has no form for         Expected a JSON value.
+//	a value, low, high or cell              Expected a number that a 64-bit double holds.
+//	a record without a required field       Expected the field "at".  (one issue for each field, at the record)
+//	a field a record does not take          Expected no such field: a point has only at, value, low and high.
+//	                                        (a series has only unit, period, origin, lines and marks;
+//	                                        a line has only name and points; a mark has only label and value;
+//	                                        categories have only unit and values;
+//	                                        a value has only name, value, low and high;
+//	                                        a table has only columns and rows; a column has only name and unit;
+//	                                        a text has only text), at the field itself
+//	/lines                                  Expected at least 1 line. | Expected at most 20 lines.
+//	/lines                                  Expected at most 2,000 points across the lines.
+//	/lines/i/points                         Expected at most 2,000 points.
+//	/marks                                  Expected at most 8 marks.
+//	/values                                 Expected at least 1 value. | Expected at most 200 values.
+//	/columns                                Expected at least 1 column. | Expected at most 50 columns.
+//	/rows                                   Expected at most 500 rows.
+//	/rows/i                                 Expected 3 cells, one for each column.
+//	a name, label or unit                   Expected a name of 1 to 64 characters. (a label, a unit)
+//	/text                                   Expected at most 65,536 bytes of text in UTF-8.
+//	/period                                 Expected a period: day, week, month, quarter or year.
+//	/lines/i/name                           Expected a name no line before it has.
+//	/values/i/name                          Expected a name no value before it has.
+//	/columns/i/name                         Expected a name no column before it has.
+//	…/low                                   Expected a low at most its value.
+//	…/high                                  Expected a high at least its value.
+//	/lines/i/points/j/at                    Expected a time later than the point before it.
+//	/lines/i/points/j/at or /origin         Expected a day in the form YYYY-MM-DD.
+//	                                        Expected a day its month has: 2026-02 has 28 days.
+//	                                        Expected a week in the form YYYY-Www.
+//	                                        Expected a week its year has: 2027 has 52 weeks.
+//	                                        Expected a month in the form YYYY-MM.
+//	                                        Expected a quarter in the form YYYY-Qn.
+//	                                        Expected a year in the form YYYY.
+//	                                        Expected an RFC 3339 date and time, such as 2026-10-15T09:30:00Z.
+//
+// Should a keyword be added to a schema without its words in translate.go,
+// its issue reads "Expected a value of the shape <name> here.", and a test
+// fails.
+package shape

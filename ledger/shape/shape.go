@@ -1,0 +1,164 @@
+package shape
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"quire/ledger/refusal"
+)
+
+//go:embed schemas/*.json
+var schemaFiles embed.FS
+
+// The shapes' names, in the order the spec lists them.
+var names = []string{"series", "categories", "table", "text"}
+
+// IDPrefix begins every shape's $id: the $id of series is IDPrefix+"series".
+const IDPrefix = "https://on.auto/shapes/"
+
+// Names gives the names of the four shapes: series, categories, table, text.
+func Names() []string { return append([]string(nil), names...) }
+
+// Known says whether name is the name of a shape.
+func Known(name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Schema gives the shape's JSON Schema (draft 2020-12) as a document, with
+// the $id IDPrefix+name and the title name; nil for a name that is no
+// shape. The caller gets its own copy.
+func Schema(name string) []byte {
+	if !Known(name) {
+		return nil
+	}
+	b, err := schemaFiles.ReadFile("schemas/" + name + ".json")
+	if err != nil {
+		panic("shape: schema of " + name + " is not embedded: " + err.Error())
+	}
+	return b
+}
+
+// compiled holds the four schemas, compiled once on first use.
+var compiled = sync.OnceValue(func() map[string]*jsonschema.Schema {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	out := make(map[string]*jsonschema.Schema, len(names))
+	for _, n := range names {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema(n)))
+		if err != nil {
+			panic("shape: schema of " + n + " is not JSON: " + err.Error())
+		}
+		if err := c.AddResource(IDPrefix+n, doc); err != nil {
+			panic("shape: schema of " + n + ": " + err.Error())
+		}
+	}
+	for _, n := range names {
+		s, err := c.Compile(IDPrefix + n)
+		if err != nil {
+			panic("shape: schema of " + n + " does not compile: " + err.Error())
+		}
+		out[n] = s
+	}
+	return out
+})
+
+// Check parses doc as JSON and checks it against the shape name, as
+// CheckValue does. A doc that is not JSON in UTF-8 gives one issue at "".
+func Check(name string, doc []byte) []refusal.Issue {
+	if !Known(name) {
+		return []refusal.Issue{unknownShape()}
+	}
+	v, issue, ok := parse(doc)
+	if !ok {
+		return []refusal.Issue{issue}
+	}
+	return CheckValue(name, v)
+}
+
+// CheckValue checks v, a value as encoding/json decodes into any
+// (map[string]any, []any, float64 or json.Number, string, bool, nil),
+// against the shape name: its schema and the rules a schema cannot state.
+// It gives every issue found, sorted by path (byte order) then message,
+// each once; none when v matches. A name that is no shape gives one issue
+// at "". Safe for concurrent use.
+func CheckValue(name string, v any) []refusal.Issue {
+	if !Known(name) {
+		return []refusal.Issue{unknownShape()}
+	}
+	var c collector
+	if err := compiled()[name].Validate(v); err != nil {
+		var verr *jsonschema.ValidationError
+		if errors.As(err, &verr) {
+			c.translate(name, verr)
+		} else {
+			c.add("", msgNotJSON)
+		}
+	}
+	rules[name](&c, v)
+	return c.done()
+}
+
+// Format writes an issue as one line: its path, a colon and its message,
+// such as "/lines/0/points/2/at: Expected a time later than the point
+// before it."; an issue at "" (the whole value) is its message alone.
+func Format(issue refusal.Issue) string {
+	s := issue.Path
+	if issue.Line > 0 {
+		s += fmt.Sprintf(" (line %d)", issue.Line)
+	}
+	if s == "" {
+		return issue.Message
+	}
+	return s + ": " + issue.Message
+}
+
+func unknownShape() refusal.Issue {
+	return refusal.Issue{Path: "", Message: msgUnknownShape}
+}
+
+// parse decodes doc as one JSON value, numbers kept as json.Number so that
+// none is rounded before it is checked.
+func parse(doc []byte) (any, refusal.Issue, bool) {
+	if !utf8.Valid(doc) {
+		return nil, refusal.Issue{Message: msgNotUTF8}, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, refusal.Issue{Message: jsonError(err)}, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err != nil {
+			return nil, refusal.Issue{Message: jsonError(err)}, false
+		}
+		return nil, refusal.Issue{Message: msgJSONMore}, false
+	}
+	return v, refusal.Issue{}, true
+}
+
+// jsonError words a decoding error without the decoder's own words.
+func jsonError(err error) string {
+	var syn *json.SyntaxError
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return msgJSONEnds
+	case errors.As(err, &syn):
+		return "Expected JSON: the text is not JSON at byte " + strconv.FormatInt(syn.Offset, 10) + "."
+	}
+	return msgNotJSONText
+}
