@@ -1,0 +1,52 @@
+package vault
+
+// agentsMD is playbook-runs/AGENTS.md, the governance an agent reads before
+// it writes a run folder.
+const agentsMD = `# Run folders: read this before you write one
+
+Every folder here is one run: one execution of one definition of a playbook,
+at the version it pinned when it started. People review this history in git,
+so it has to stay exactly as the runs wrote it.
+
+## What a run folder holds
+
+    definition.md    who and what: YAML front matter (playbook, playbook_version,
+                     member_of, binding, started, executor, authorized_by), then notes
+    context.md       what this run is for, written when it was authorized
+    thread.md        working memory for whoever continues the run; append only
+    run.jsonl        the event log, one JSON object per line; append only
+    run.state.json   where the run stands, rewritten whole at every boundary
+    artifacts/       the files the run produced
+
+A folder is named <definition>-<run_id>-<YYYY-MM-DD>, and vault/00-index.jsonl
+lists it with type playbook-run.
+
+## The rules, which quire enforces on every write
+
+1. Every run belongs to at least one project: member_of is never empty, and
+   each entry is a project in vault/00-index.jsonl.
+2. playbook_version is fixed when the run starts. The run finishes on the
+   version it started with, whatever is saved afterwards.
+3. run.jsonl and thread.md are only ever appended to. Never edit or remove a
+   line; to correct one, append an event that says so. run.state.json is
+   rewritten at boundaries and never trimmed.
+4. Only the run's executor or the principal who authorized it may move it from
+   one state to another (pause, resume, complete, fail, archive).
+5. An archived run is read-only. To go on with the work, start a new run.
+
+States: active -> paused -> active; active -> complete; active -> failed;
+paused -> complete; complete or failed -> archived; any -> archived with a
+reason, written to run.jsonl as an archived event first.
+
+## How to write
+
+Write through quire, not by hand: quire run start, quire run event,
+quire run thread, quire run artifact, quire run end (or the same operations
+over HTTP and MCP; quire call lists them). quire numbers every event, fsyncs
+it before it answers, and commits the folder to git at every boundary (a step
+completed, failed, skipped or dead-lettered, a pause, a resume, a milestone, a
+verification receipt, compensation, the run's end, an archive).
+
+To resume a run: read definition.md, then run.state.json, then the events of
+run.jsonl after its last_seq, then thread.md. Check your work with quire check.
+`

@@ -1,0 +1,369 @@
+package vault
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+)
+
+// Signature names who made a commit and when.
+type Signature struct {
+	Name  string
+	Email string
+	When  time.Time
+}
+
+func (s Signature) git() string {
+	email := s.Email
+	if email == "" {
+		email = sanitizeIdent(s.Name) + "@quire.invalid"
+	}
+	_, off := s.When.Zone()
+	sign := '+'
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	return fmt.Sprintf("%s <%s> %d %c%02d%02d", sanitizeIdent(s.Name), sanitizeIdent(email), s.When.Unix(), sign, off/3600, off%3600/60)
+}
+
+// sanitizeIdent keeps a name or email from breaking the commit header.
+func sanitizeIdent(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch r {
+		case '<', '>', '\n', '\r', 0:
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// change is one file's new content in a commit; a zero hash removes it.
+type change struct {
+	hash plumbing.Hash
+	mode filemode.FileMode
+}
+
+// commitPaths records the working copy of the given paths (files or
+// folders, relative to the root) in a new commit on the branch, writing only
+// what changed. It must be called with the vault's lock held. It returns
+// the zero hash when nothing changed.
+func (v *Vault) commitPaths(paths []string, author Signature, msg string) (plumbing.Hash, error) {
+	if err := v.gitIdx.load(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	changes := map[string]change{}
+	for _, p := range paths {
+		if err := v.collect(p, changes); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	parent, err := v.head()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	var root plumbing.Hash
+	if !parent.IsZero() {
+		if root, err = v.objs.readCommitTree(parent); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	newRoot, err := v.applyChanges(root, changes)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if newRoot == root && !parent.IsZero() {
+		// Nothing differs from the last commit, but the index may carry new
+		// stat data; keep it current.
+		return plumbing.ZeroHash, v.gitIdx.write()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "tree %s\n", newRoot)
+	if !parent.IsZero() {
+		fmt.Fprintf(&b, "parent %s\n", parent)
+	}
+	committer := author
+	fmt.Fprintf(&b, "author %s\ncommitter %s\n\n%s\n", author.git(), committer.git(), strings.TrimRight(msg, "\n"))
+	id, err := v.objs.write("commit", []byte(b.String()))
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := v.moveBranch(parent, id, author, firstLine(msg)); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := v.gitIdx.write(); err != nil {
+		return id, err
+	}
+	v.commits++
+	v.maybeCompact()
+	return id, nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// collect hashes the files at or below rel that differ from .git/index and
+// records them (and files gone from the disk) in changes.
+func (v *Vault) collect(rel string, changes map[string]change) error {
+	abs := filepath.Join(v.root, filepath.FromSlash(rel))
+	fi, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		for _, name := range append(v.gitIdx.under(rel), rel) {
+			if _, ok := v.gitIdx.find(name); ok {
+				changes[name] = change{}
+				v.gitIdx.remove(name)
+			}
+		}
+		return nil
+	case err != nil:
+		return err
+	case fi.IsDir():
+		seen := map[string]bool{}
+		err := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				return nil
+			}
+			r, _ := filepath.Rel(v.root, p)
+			r = filepath.ToSlash(r)
+			seen[r] = true
+			return v.collectFile(r, p, changes)
+		})
+		if err != nil {
+			return err
+		}
+		for _, name := range v.gitIdx.under(rel) {
+			if !seen[name] {
+				changes[name] = change{}
+				v.gitIdx.remove(name)
+			}
+		}
+		return nil
+	default:
+		return v.collectFile(rel, abs, changes)
+	}
+}
+
+func (v *Vault) collectFile(rel, abs string, changes map[string]change) error {
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("vault: %s is not a regular file", rel)
+	}
+	if strings.HasPrefix(path.Base(rel), ".") && strings.Contains(path.Base(rel), ".tmp") {
+		return nil // a temporary file of WriteAtomic in flight
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return err
+	}
+	h := hashObject("blob", data)
+	mode := filemode.Regular
+	if fi.Mode()&0o111 != 0 {
+		mode = filemode.Executable
+	}
+	if i, ok := v.gitIdx.find(rel); ok && v.gitIdx.entries[i].Hash == h && v.gitIdx.entries[i].Mode == mode {
+		v.gitIdx.set(rel, h, fi)
+		return nil
+	}
+	if _, err := v.objs.write("blob", data); err != nil {
+		return err
+	}
+	v.gitIdx.set(rel, h, fi)
+	changes[rel] = change{hash: h, mode: mode}
+	return nil
+}
+
+// applyChanges rebuilds the trees along the changed paths, keeping every
+// other entry's hash from the parent, and returns the new root tree.
+func (v *Vault) applyChanges(root plumbing.Hash, changes map[string]change) (plumbing.Hash, error) {
+	if len(changes) == 0 && !root.IsZero() {
+		return root, nil
+	}
+	return v.rebuild(root, "", changes)
+}
+
+func (v *Vault) rebuild(tree plumbing.Hash, prefix string, changes map[string]change) (plumbing.Hash, error) {
+	var entries []treeEntry
+	if !tree.IsZero() {
+		old, err := v.objs.readTree(tree)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		entries = append(entries, old...)
+	}
+	// Split the changes into files here and folders below.
+	here := map[string]change{}
+	below := map[string]map[string]change{}
+	for p, c := range changes {
+		rest := strings.TrimPrefix(p, prefix)
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			dir := rest[:i]
+			if below[dir] == nil {
+				below[dir] = map[string]change{}
+			}
+			below[dir][p] = c
+		} else {
+			here[rest] = c
+		}
+	}
+	pos := map[string]int{}
+	for i, e := range entries {
+		pos[e.name] = i
+	}
+	removed := map[string]bool{}
+	for name, c := range here {
+		i, ok := pos[name]
+		switch {
+		case c.hash.IsZero():
+			if ok {
+				removed[name] = true
+			}
+		case ok:
+			entries[i] = treeEntry{name: name, mode: c.mode, hash: c.hash}
+		default:
+			pos[name] = len(entries)
+			entries = append(entries, treeEntry{name: name, mode: c.mode, hash: c.hash})
+		}
+	}
+	dirs := make([]string, 0, len(below))
+	for d := range below {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, dir := range dirs {
+		var sub plumbing.Hash
+		i, ok := pos[dir]
+		if ok && entries[i].mode == filemode.Dir {
+			sub = entries[i].hash
+		}
+		nh, err := v.rebuild(sub, prefix+dir+"/", below[dir])
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		switch {
+		case nh.IsZero():
+			if ok {
+				removed[dir] = true
+			}
+		case ok:
+			entries[i] = treeEntry{name: dir, mode: filemode.Dir, hash: nh}
+		default:
+			pos[dir] = len(entries)
+			entries = append(entries, treeEntry{name: dir, mode: filemode.Dir, hash: nh})
+		}
+	}
+	if len(removed) > 0 {
+		kept := entries[:0]
+		for _, e := range entries {
+			if !removed[e.name] {
+				kept = append(kept, e)
+			}
+		}
+		entries = kept
+	}
+	if len(entries) == 0 {
+		return plumbing.ZeroHash, nil // an empty folder is no tree
+	}
+	return v.objs.writeTree(entries)
+}
+
+// head returns the commit the branch points at, zero before the first.
+func (v *Vault) head() (plumbing.Hash, error) {
+	data, err := os.ReadFile(filepath.Join(v.gitDir, filepath.FromSlash(v.branch)))
+	if err == nil {
+		h := strings.TrimSpace(string(data))
+		if !plumbing.IsHash(h) {
+			return plumbing.ZeroHash, fmt.Errorf("vault: %s does not hold a commit id", v.branch)
+		}
+		return plumbing.NewHash(h), nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return plumbing.ZeroHash, err
+	}
+	// Look in packed-refs.
+	f, err := os.Open(filepath.Join(v.gitDir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if h, ref, ok := strings.Cut(line, " "); ok && ref == v.branch && plumbing.IsHash(h) {
+			return plumbing.NewHash(h), nil
+		}
+	}
+	return plumbing.ZeroHash, sc.Err()
+}
+
+// moveBranch points the branch at id with git's lockfile protocol: it
+// creates <ref>.lock exclusively, checks that the branch still points at
+// old, renames the lock over the ref, and appends the reflog line.
+func (v *Vault) moveBranch(old, id plumbing.Hash, who Signature, msg string) error {
+	ref := filepath.Join(v.gitDir, filepath.FromSlash(v.branch))
+	if err := os.MkdirAll(filepath.Dir(ref), 0o755); err != nil {
+		return err
+	}
+	lock := ref + ".lock"
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("vault: %s is locked by another program (%w)", v.branch, err)
+	}
+	cur, err := v.head()
+	if err == nil && cur != old {
+		err = fmt.Errorf("vault: %s moved from %s to %s during the commit", v.branch, old, cur)
+	}
+	if err == nil {
+		_, err = f.WriteString(id.String() + "\n")
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(lock, ref)
+	}
+	if err != nil {
+		os.Remove(lock)
+		return err
+	}
+	logPath := filepath.Join(v.gitDir, "logs", filepath.FromSlash(v.branch))
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return err
+	}
+	line := fmt.Sprintf("%s %s %s\tcommit: %s\n", old, id, who.git(), strings.ReplaceAll(msg, "\n", " "))
+	lf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	_, err = lf.Write(bytes.TrimRight([]byte(line), "\x00"))
+	return err
+}

@@ -1,0 +1,21 @@
+// Package vault is the store under every run folder: one git repository
+// holding one organization's playbooks, definitions, runs and comments.
+//
+// It owns
+//   - opening and making a vault (quire.yaml, vault/00-index.jsonl,
+//     playbook-runs/AGENTS.md, .gitignore, the first commit);
+//   - the one write lock (a file lock at .git/quire.lock plus an in-process
+//     mutex), under which every write to the vault happens;
+//   - the only two ways a file is written: WriteAtomic (temporary file,
+//     fsync, rename, fsync of the folder) and AppendLine (one O_APPEND write
+//     of a whole line, then fsync), with RepairTail for a torn last line;
+//   - the index, an identity registry appended to, never rewritten;
+//   - object-level git commits (commit.go): only the changed blobs, the trees
+//     along their paths, the commit, the branch ref under git's lockfile
+//     protocol with a reflog line, and the changed entries of .git/index;
+//   - compaction of loose objects into packs in the background.
+//
+// Paths handed to the vault are slash-separated and relative to its root;
+// Join refuses any that would leave it, through "..", an absolute path or a
+// symbolic link.
+package vault

@@ -1,0 +1,189 @@
+package vault
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// gitIndex is .git/index, kept decoded between commits. Before each use its
+// file's stat is compared with the one it was read at, and it is read again
+// when another program changed it. It is written whole, as version 2 without
+// extensions (a cache-tree extension would go stale; git rebuilds it), under
+// git's lockfile protocol: index.lock, then rename.
+type gitIndex struct {
+	path    string
+	entries []*index.Entry // sorted by name; stage 0 only
+	stat    fileStamp
+}
+
+type fileStamp struct {
+	size  int64
+	mtime time.Time
+	ino   uint64
+}
+
+func stampOf(fi fs.FileInfo) fileStamp {
+	s := fileStamp{size: fi.Size(), mtime: fi.ModTime()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s.ino = st.Ino
+	}
+	return s
+}
+
+func (x *gitIndex) load() error {
+	fi, err := os.Stat(x.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		x.entries = nil
+		x.stat = fileStamp{}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st := stampOf(fi); st == x.stat && x.stat.size != 0 {
+		return nil
+	}
+	data, err := os.ReadFile(x.path)
+	if err != nil {
+		return err
+	}
+	var idx index.Index
+	if err := index.NewDecoder(bytes.NewReader(data)).Decode(&idx); err != nil {
+		return fmt.Errorf("vault: reading .git/index: %w", err)
+	}
+	entries := make([]*index.Entry, 0, len(idx.Entries))
+	for _, e := range idx.Entries {
+		if e.Stage != 0 {
+			return errors.New("vault: .git/index holds an unresolved merge; resolve it with git first")
+		}
+		entries = append(entries, e)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	x.entries = entries
+	x.stat = stampOf(fi)
+	return nil
+}
+
+func (x *gitIndex) find(name string) (int, bool) {
+	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].Name >= name })
+	return i, i < len(x.entries) && x.entries[i].Name == name
+}
+
+// set records name with its hash and the stat it was hashed from.
+func (x *gitIndex) set(name string, h plumbing.Hash, fi fs.FileInfo) {
+	e := &index.Entry{Name: name, Hash: h, Mode: filemode.Regular, ModifiedAt: fi.ModTime(), Size: uint32(fi.Size())}
+	if fi.Mode()&0o111 != 0 {
+		e.Mode = filemode.Executable
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		e.CreatedAt = time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+		e.Dev, e.Inode = uint32(st.Dev), uint32(st.Ino)
+		e.UID, e.GID = st.Uid, st.Gid
+	}
+	i, ok := x.find(name)
+	if ok {
+		x.entries[i] = e
+		return
+	}
+	x.entries = append(x.entries, nil)
+	copy(x.entries[i+1:], x.entries[i:])
+	x.entries[i] = e
+}
+
+func (x *gitIndex) remove(name string) {
+	if i, ok := x.find(name); ok {
+		x.entries = append(x.entries[:i], x.entries[i+1:]...)
+	}
+}
+
+// under lists the names of the entries at or below the folder dir.
+func (x *gitIndex) under(dir string) []string {
+	prefix := dir + "/"
+	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].Name >= prefix })
+	var names []string
+	for ; i < len(x.entries) && len(x.entries[i].Name) >= len(prefix) && x.entries[i].Name[:len(prefix)] == prefix; i++ {
+		names = append(names, x.entries[i].Name)
+	}
+	return names
+}
+
+// write encodes the index as version 2 and renames it into place.
+func (x *gitIndex) write() error {
+	var buf bytes.Buffer
+	buf.Grow(len(x.entries) * 100)
+	w := bufio.NewWriter(&buf)
+	var hdr [12]byte
+	copy(hdr[:4], "DIRC")
+	binary.BigEndian.PutUint32(hdr[4:], 2)
+	binary.BigEndian.PutUint32(hdr[8:], uint32(len(x.entries)))
+	w.Write(hdr[:])
+	var fixed [62]byte
+	for _, e := range x.entries {
+		be := binary.BigEndian
+		be.PutUint32(fixed[0:], uint32(e.CreatedAt.Unix()))
+		be.PutUint32(fixed[4:], uint32(e.CreatedAt.Nanosecond()))
+		be.PutUint32(fixed[8:], uint32(e.ModifiedAt.Unix()))
+		be.PutUint32(fixed[12:], uint32(e.ModifiedAt.Nanosecond()))
+		be.PutUint32(fixed[16:], e.Dev)
+		be.PutUint32(fixed[20:], e.Inode)
+		be.PutUint32(fixed[24:], uint32(e.Mode))
+		be.PutUint32(fixed[28:], e.UID)
+		be.PutUint32(fixed[32:], e.GID)
+		be.PutUint32(fixed[36:], e.Size)
+		copy(fixed[40:60], e.Hash[:])
+		n := len(e.Name)
+		if n > 0xFFF {
+			n = 0xFFF
+		}
+		be.PutUint16(fixed[60:], uint16(n))
+		w.Write(fixed[:])
+		w.WriteString(e.Name)
+		pad := 8 - (62+len(e.Name))%8
+		w.Write(make([]byte, pad))
+	}
+	w.Flush()
+	sum := sha1.Sum(buf.Bytes())
+	buf.Write(sum[:])
+
+	lock := x.path + ".lock"
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("vault: .git/index is locked by another program (%w)", err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		os.Remove(lock)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(lock)
+		return err
+	}
+	if err := os.Rename(lock, x.path); err != nil {
+		os.Remove(lock)
+		return err
+	}
+	fi, err := os.Stat(x.path)
+	if err != nil {
+		return err
+	}
+	x.stat = stampOf(fi)
+	return nil
+}
+
+// indexPath is .git/index of a repository.
+func indexPath(gitDir string) string { return filepath.Join(gitDir, "index") }

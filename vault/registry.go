@@ -1,0 +1,142 @@
+package vault
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+)
+
+// Entry is one line of vault/00-index.jsonl: a thing's identity, written
+// once when the thing is made. State that changes lives in the thing's own
+// files.
+type Entry struct {
+	UID      string `json:"uid"`
+	Type     string `json:"type"` // project, playbook, definition, playbook-run, comment
+	Path     string `json:"path"`
+	Playbook string `json:"playbook,omitempty"`
+	Name     string `json:"name,omitempty"`
+	DefType  string `json:"definition_type,omitempty"`
+	Created  string `json:"created,omitempty"`
+}
+
+// registry reads the index incrementally: it remembers how far it read and
+// takes only the new lines from there.
+type registry struct {
+	path    string
+	mu      sync.Mutex
+	read    int64
+	entries []Entry
+	byUID   map[string]int
+}
+
+func (r *registry) refresh() error {
+	f, err := os.Open(r.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("vault: %s is missing", IndexFile)
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() < r.read {
+		r.read, r.entries, r.byUID = 0, nil, nil
+	}
+	if fi.Size() == r.read {
+		return nil
+	}
+	if r.byUID == nil {
+		r.byUID = map[string]int{}
+	}
+	data := make([]byte, fi.Size()-r.read)
+	if _, err := f.ReadAt(data, r.read); err != nil && err != io.EOF {
+		return err
+	}
+	// Only whole lines count; a torn last line waits for its repair.
+	end := bytes.LastIndexByte(data, '\n') + 1
+	lineNo := 0
+	for _, line := range bytes.Split(data[:end], []byte("\n")) {
+		lineNo++
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var e Entry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return fmt.Errorf("%s: a line is not a JSON object: %v", IndexFile, err)
+		}
+		r.byUID[e.UID] = len(r.entries)
+		r.entries = append(r.entries, e)
+	}
+	r.read += int64(end)
+	return nil
+}
+
+// Entries returns every line of the index, in order.
+func (v *Vault) Entries() ([]Entry, error) {
+	r := v.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.refresh(); err != nil {
+		return nil, err
+	}
+	return append([]Entry(nil), r.entries...), nil
+}
+
+// Lookup finds the index line of a uid.
+func (v *Vault) Lookup(uid string) (Entry, bool, error) {
+	r := v.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.refresh(); err != nil {
+		return Entry{}, false, err
+	}
+	i, ok := r.byUID[uid]
+	if !ok {
+		return Entry{}, false, nil
+	}
+	return r.entries[i], true, nil
+}
+
+// Find returns the index lines for which keep answers true.
+func (v *Vault) Find(keep func(*Entry) bool) ([]Entry, error) {
+	r := v.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.refresh(); err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for i := range r.entries {
+		if keep(&r.entries[i]) {
+			out = append(out, r.entries[i])
+		}
+	}
+	return out, nil
+}
+
+// Register appends a thing's line to the index. The caller holds the lock,
+// has already written the thing's files, and commits the index with them.
+func (v *Vault) Register(e Entry) error {
+	if !v.locked {
+		return errors.New("vault: Register called without the lock")
+	}
+	if _, dup, err := v.Lookup(e.UID); err != nil {
+		return err
+	} else if dup {
+		return fmt.Errorf("vault: uid %s is already in the index", e.UID)
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	_, err = AppendLine(v.reg.path, append(line, '\n'))
+	return err
+}

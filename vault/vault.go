@@ -1,0 +1,265 @@
+package vault
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"gopkg.in/yaml.v3"
+
+	"quire/ledger/refusal"
+)
+
+// Config is quire.yaml, committed with the vault.
+type Config struct {
+	Org string `yaml:"org"`
+	// PageMaxRebuilds is PAGE_MAX_REBUILDS: how many pages' views are built
+	// at once (default 4).
+	PageMaxRebuilds int `yaml:"page_max_rebuilds,omitempty"`
+	// Typecheck is "full" (default) or "syntax-only".
+	Typecheck string `yaml:"typecheck,omitempty"`
+	// Tokens are the bearer tokens of quire serve, stored hashed.
+	Tokens []Token `yaml:"tokens,omitempty"`
+}
+
+// Token is one bearer token: only its SHA-256 is kept.
+type Token struct {
+	ID        string   `yaml:"id"`
+	Principal string   `yaml:"principal"`
+	Scopes    []string `yaml:"scopes"`
+	SHA256    string   `yaml:"sha256"`
+	Created   string   `yaml:"created"`
+}
+
+// Vault is an open vault. Its methods are safe for concurrent use; writes
+// serialise on the vault's lock, across goroutines and processes alike.
+type Vault struct {
+	root   string
+	gitDir string
+	branch string // e.g. refs/heads/main
+
+	mu     sync.Mutex // held while this process holds the file lock
+	lockF  *os.File
+	locked bool
+
+	objs    *objects
+	gitIdx  *gitIndex
+	commits int
+
+	compacting sync.WaitGroup
+	compactMu  sync.Mutex
+	busy       bool
+
+	reg *registry
+}
+
+// Paths of a vault, relative to its root.
+const (
+	ConfigFile = "quire.yaml"
+	IndexFile  = "vault/00-index.jsonl"
+	RunsDir    = "playbook-runs"
+	AgentsFile = "playbook-runs/AGENTS.md"
+	QuireDir   = ".quire"
+)
+
+// Open opens the vault at dir, which must hold quire.yaml and a git
+// repository.
+func Open(dir string) (*Vault, error) {
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(root, ConfigFile)); err != nil {
+		return nil, refusal.New(refusal.NotFound, "%s is not a quire vault: it has no %s (make one with quire init)", root, ConfigFile)
+	}
+	gitDir := filepath.Join(root, ".git")
+	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
+		return nil, refusal.New(refusal.NotFound, "%s is not a quire vault: it has no .git folder", root)
+	}
+	v := &Vault{root: root, gitDir: gitDir}
+	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return nil, err
+	}
+	ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: ")
+	if !ok {
+		return nil, fmt.Errorf("vault: HEAD is detached; check out a branch first")
+	}
+	v.branch = ref
+	v.objs = newObjects(gitDir)
+	v.gitIdx = &gitIndex{path: indexPath(gitDir)}
+	v.reg = &registry{path: filepath.Join(root, filepath.FromSlash(IndexFile))}
+	if err := os.MkdirAll(filepath.Join(root, QuireDir), 0o755); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Root is the vault's folder.
+func (v *Vault) Root() string { return v.root }
+
+// GitDir is the vault's .git folder.
+func (v *Vault) GitDir() string { return v.gitDir }
+
+// Abs is the absolute path of rel, which the caller has already checked.
+func (v *Vault) Abs(rel string) string { return filepath.Join(v.root, filepath.FromSlash(rel)) }
+
+// Close waits for background work (compaction) to end.
+func (v *Vault) Close() error {
+	v.compacting.Wait()
+	return nil
+}
+
+// Config reads quire.yaml.
+func (v *Vault) Config() (Config, error) {
+	var c Config
+	data, err := os.ReadFile(filepath.Join(v.root, ConfigFile))
+	if err != nil {
+		return c, err
+	}
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		return c, fmt.Errorf("%s: %w", ConfigFile, err)
+	}
+	if c.PageMaxRebuilds <= 0 {
+		c.PageMaxRebuilds = 4
+	}
+	return c, nil
+}
+
+// WriteConfig replaces quire.yaml; the caller holds the lock and commits.
+func (v *Vault) WriteConfig(c Config) error {
+	data, err := yaml.Marshal(c)
+	if err != nil {
+		return err
+	}
+	return WriteAtomic(filepath.Join(v.root, ConfigFile), data)
+}
+
+// Locked runs fn holding the vault's write lock: an in-process mutex and an
+// exclusive flock(2) on .git/quire.lock, so writers in every process take
+// turns. fn sees the vault as other writers left it.
+func (v *Vault) Locked(fn func() error) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.lockF == nil {
+		f, err := os.OpenFile(filepath.Join(v.gitDir, "quire.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		v.lockF = f
+	}
+	for {
+		err := syscall.Flock(int(v.lockF.Fd()), syscall.LOCK_EX)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+	v.locked = true
+	defer func() {
+		v.locked = false
+		syscall.Flock(int(v.lockF.Fd()), syscall.LOCK_UN)
+	}()
+	return fn()
+}
+
+// Commit records the given paths (files or folders) in a new commit, as
+// Signature author with message msg. The caller holds the lock. It returns
+// the new commit's id, or the zero id when nothing changed.
+func (v *Vault) Commit(paths []string, author Signature, msg string) (string, error) {
+	if !v.locked {
+		return "", errors.New("vault: Commit called without the lock")
+	}
+	id, err := v.commitPaths(paths, author, msg)
+	if err != nil {
+		return "", err
+	}
+	if id.IsZero() {
+		return "", nil
+	}
+	return id.String(), nil
+}
+
+// ReadAt reads a file as it was committed in the blob with the given id.
+func (v *Vault) ReadBlob(id string) ([]byte, error) {
+	if !plumbing.IsHash(id) {
+		return nil, fmt.Errorf("vault: %q is not a blob id", id)
+	}
+	return v.objs.readBlob(plumbing.NewHash(id))
+}
+
+// BlobID is git's blob id of data.
+func BlobID(data []byte) string { return hashObject("blob", data).String() }
+
+// Init makes a vault at dir: a git repository on branch main, quire.yaml,
+// the index, playbook-runs/AGENTS.md, .gitignore and a first commit. dir
+// may exist but must not already be a vault.
+func Init(dir, org string, now time.Time) (*Vault, error) {
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(root, ConfigFile)); err == nil {
+		return nil, refusal.New(refusal.Conflict, "%s is already a quire vault", root)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".git")); err == nil {
+		return nil, refusal.New(refusal.Conflict, "%s already holds a git repository; quire init makes a new one", root)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	if _, err := git.PlainInitWithOptions(root, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
+	}); err != nil {
+		return nil, fmt.Errorf("vault: git init: %w", err)
+	}
+	files := map[string][]byte{
+		".gitignore": []byte(".quire/\n"),
+		ConfigFile:   mustYAML(Config{Org: org}),
+		IndexFile:    nil,
+		AgentsFile:   []byte(agentsMD),
+	}
+	for rel, data := range files {
+		abs := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			return nil, err
+		}
+		if err := WriteAtomic(abs, data); err != nil {
+			return nil, err
+		}
+	}
+	v, err := Open(root)
+	if err != nil {
+		return nil, err
+	}
+	err = v.Locked(func() error {
+		_, err := v.Commit([]string{".gitignore", ConfigFile, IndexFile, AgentsFile},
+			Signature{Name: "quire", When: now}, "Make the vault of "+org)
+		return err
+	})
+	return v, err
+}
+
+func mustYAML(v any) []byte {
+	data, err := yaml.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return data
+}
+
+// Exists reports whether rel exists in the vault's work tree.
+func (v *Vault) Exists(rel string) bool {
+	_, err := os.Lstat(v.Abs(rel))
+	return !errors.Is(err, fs.ErrNotExist)
+}

@@ -1,0 +1,134 @@
+package vault
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func TestInitCommitsCleanly(t *testing.T) {
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
+		t.Fatalf("git status not clean:\n%s", s)
+	}
+	gitOut(t, dir, "fsck", "--strict")
+	log := gitOut(t, dir, "log", "--format=%an|%s")
+	if !strings.Contains(log, "quire|Make the vault of acme") {
+		t.Fatalf("log: %s", log)
+	}
+	for _, f := range []string{"quire.yaml", "vault/00-index.jsonl", "playbook-runs/AGENTS.md", ".gitignore"} {
+		if !strings.Contains(gitOut(t, dir, "ls-files"), f) {
+			t.Errorf("%s not committed", f)
+		}
+	}
+	if _, err := Init(dir, "acme", time.Now()); err == nil {
+		t.Fatal("second init accepted")
+	}
+}
+
+func TestCommitOnlyChanges(t *testing.T) {
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	write := func(rel, s string) {
+		abs := filepath.Join(dir, rel)
+		os.MkdirAll(filepath.Dir(abs), 0o755)
+		if err := os.WriteFile(abs, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("playbook-runs/a/run.jsonl", "{}\n")
+	write("playbook-runs/a/artifacts/.gitkeep", "")
+	write("playbook-runs/b/run.jsonl", "{}\n")
+	commit := func(paths ...string) string {
+		var id string
+		err := v.Locked(func() error {
+			var err error
+			id, err = v.Commit(paths, Signature{Name: "agent-7", When: time.Now()}, "finance: run a: step_completed")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	commit("playbook-runs/a", "playbook-runs/b")
+	write("playbook-runs/a/run.jsonl", "{}\n{}\n")
+	id := commit("playbook-runs/a")
+	if id == "" {
+		t.Fatal("no commit for a change")
+	}
+	if again := commit("playbook-runs/a"); again != "" {
+		t.Fatal("commit without a change")
+	}
+	os.Remove(filepath.Join(dir, "playbook-runs/b/run.jsonl"))
+	commit("playbook-runs/b")
+	if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
+		t.Fatalf("git status not clean:\n%s", s)
+	}
+	gitOut(t, dir, "fsck", "--strict")
+	if got := gitOut(t, dir, "log", "-1", "--format=%an"); strings.TrimSpace(got) != "agent-7" {
+		t.Fatalf("author %q", got)
+	}
+	if err := v.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	gitOut(t, dir, "fsck", "--strict")
+	write("playbook-runs/a/run.jsonl", "{}\n{}\n{}\n")
+	commit("playbook-runs/a")
+	gitOut(t, dir, "fsck", "--strict")
+	if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
+		t.Fatalf("git status not clean after compaction:\n%s", s)
+	}
+}
+
+func TestJoinRefusesEscapes(t *testing.T) {
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink("/etc", filepath.Join(dir, "link"))
+	for _, bad := range []string{"../x", "/etc/passwd", "a/../../x", "link/passwd", "", "a\\b"} {
+		if _, err := v.Join(bad); err == nil {
+			t.Errorf("Join(%q) accepted", bad)
+		}
+	}
+	if _, err := v.Join("playbook-runs/x/artifacts/a.txt"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestAppendLineRepairsTornTail(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "run.jsonl")
+	os.WriteFile(p, []byte("{\"a\":1}\n{\"b\":"), 0o644)
+	if _, err := AppendLine(p, []byte("{\"c\":3}\n")); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(p)
+	if string(got) != "{\"a\":1}\n{\"c\":3}\n" {
+		t.Fatalf("got %q", got)
+	}
+}
