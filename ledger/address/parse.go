@@ -166,7 +166,7 @@ func (p *parser) playbooks() (Address, error) {
 		return p.parts(pb, 2, "playbooks/<playbook>")
 	case p.n == 3:
 		v := p.seg[2]
-		if v[0] < '0' || v[0] > '9' {
+		if v[0] < '0' || v[0] > '9' || ValidUUID(v) {
 			return Address{}, invalid("segment 3 %q is neither parts nor an <at>: %s", v, forms)
 		}
 		t, ok := at(v)
@@ -290,6 +290,8 @@ func (p *parser) playbook() (Address, error) {
 		return Address{Kind: KindBrokenDefinition, Playbook: id, Type: w, Name: p.seg[2]}, nil
 	case p.n == 2 && ValidUUID(w):
 		return p.request(id)
+	case ValidUUID(w):
+		return Address{}, p.past(3, "the request of a run, <playbook>/<run_id>", "a request takes no parts")
 	case p.n == 2:
 		return Address{}, invalid("segment 2 %q must be a <run_id>, a UUID in lowercase: an address of two segments is the request of a run, <playbook>/<run_id>", w)
 	case w == "parts":
