@@ -3,11 +3,8 @@ package shape
 import (
 	"bytes"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strconv"
 	"sync"
 	"unicode/utf8"
 
@@ -52,11 +49,18 @@ func Schema(name string) []byte {
 	return b
 }
 
+// A checker is one shape's compiled schema, with its plan (fast.go), nil
+// where the schema has a keyword the plan does not know.
+type checker struct {
+	schema *jsonschema.Schema
+	plan   *plan
+}
+
 // compiled holds the four schemas, compiled once on first use.
-var compiled = sync.OnceValue(func() map[string]*jsonschema.Schema {
+var compiled = sync.OnceValue(func() map[string]checker {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
-	out := make(map[string]*jsonschema.Schema, len(names))
+	out := make(map[string]checker, len(names))
 	for _, n := range names {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema(n)))
 		if err != nil {
@@ -71,7 +75,8 @@ var compiled = sync.OnceValue(func() map[string]*jsonschema.Schema {
 		if err != nil {
 			panic("shape: schema of " + n + " does not compile: " + err.Error())
 		}
-		out[n] = s
+		p, _ := makePlan(s) // without a plan, every value goes to the validator
+		out[n] = checker{schema: s, plan: p}
 	}
 	return out
 })
@@ -100,7 +105,10 @@ func CheckValue(name string, v any) []refusal.Issue {
 		return []refusal.Issue{unknownShape()}
 	}
 	var c collector
-	if err := compiled()[name].Validate(v); err != nil {
+	ch := compiled()[name]
+	if ch.plan != nil && ch.plan.valid(v) {
+		// The validator would find nothing (fast.go).
+	} else if err := ch.schema.Validate(v); err != nil {
 		var verr *jsonschema.ValidationError
 		if errors.As(err, &verr) {
 			c.translate(name, verr)
@@ -136,29 +144,9 @@ func parse(doc []byte) (any, refusal.Issue, bool) {
 	if !utf8.Valid(doc) {
 		return nil, refusal.Issue{Message: msgNotUTF8}, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, refusal.Issue{Message: jsonError(err)}, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		if err != nil {
-			return nil, refusal.Issue{Message: jsonError(err)}, false
-		}
-		return nil, refusal.Issue{Message: msgJSONMore}, false
+	v, msg := decode(doc)
+	if msg != "" {
+		return nil, refusal.Issue{Message: msg}, false
 	}
 	return v, refusal.Issue{}, true
-}
-
-// jsonError words a decoding error without the decoder's own words.
-func jsonError(err error) string {
-	var syn *json.SyntaxError
-	switch {
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return msgJSONEnds
-	case errors.As(err, &syn):
-		return "Expected JSON: the text is not JSON at byte " + strconv.FormatInt(syn.Offset, 10) + "."
-	}
-	return msgNotJSONText
 }

@@ -1,0 +1,400 @@
+package shape
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// decode reads JSON text (RFC 8259) into the values encoding/json gives
+// with UseNumber: map[string]any, []any, json.Number, string, bool and nil.
+// It exists for speed: encoding/json's Decoder takes several milliseconds
+// over the 2,000 points a series may hold, this a fraction of that, not
+// least as strings and numbers are cut from one copy of the text (the
+// values are only checked, never kept). It
+// reads exactly what encoding/json reads, to the same value, as
+// FuzzCheck verifies: a member named twice keeps its last value, and an
+// escaped surrogate without its pair reads as U+FFFD. The text must be
+// UTF-8 (Check refuses other text first). It gives the value, or the
+// message of the issue.
+func decode(doc []byte) (any, string) {
+	d := decoder{s: doc, text: string(doc)}
+	d.space()
+	v, ok := d.value(0)
+	if !ok {
+		return nil, d.message()
+	}
+	d.space()
+	if d.i < len(d.s) {
+		return nil, msgJSONMore
+	}
+	return v, ""
+}
+
+// maxDepth is the deepest nesting read, as encoding/json's.
+const maxDepth = 10000
+
+type decoder struct {
+	s    []byte
+	text string // s as a string, which strings and numbers are cut from
+	i    int
+	bad  int // where the text stopped being JSON; -1 when it ended too soon
+}
+
+func (d *decoder) message() string {
+	if d.bad < 0 || d.bad >= len(d.s) {
+		return msgJSONEnds
+	}
+	return "Expected JSON: the text is not JSON at byte " + strconv.Itoa(d.bad+1) + "."
+}
+
+func (d *decoder) fail(at int) bool {
+	d.bad = at
+	return false
+}
+
+func (d *decoder) space() {
+	for d.i < len(d.s) {
+		switch d.s[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoder) value(depth int) (any, bool) {
+	if d.i >= len(d.s) {
+		return nil, d.fail(-1)
+	}
+	switch c := d.s[d.i]; {
+	case c == '{':
+		if depth >= maxDepth {
+			return nil, d.fail(d.i)
+		}
+		return d.object(depth + 1)
+	case c == '[':
+		if depth >= maxDepth {
+			return nil, d.fail(d.i)
+		}
+		return d.array(depth + 1)
+	case c == '"':
+		s, ok := d.str()
+		return s, ok
+	case c == '-' || (c >= '0' && c <= '9'):
+		return d.number()
+	case c == 't':
+		return true, d.literal("true")
+	case c == 'f':
+		return false, d.literal("false")
+	case c == 'n':
+		return nil, d.literal("null")
+	}
+	return nil, d.fail(d.i)
+}
+
+func (d *decoder) literal(word string) bool {
+	for k := 0; k < len(word); k++ {
+		if d.i >= len(d.s) {
+			return d.fail(-1)
+		}
+		if d.s[d.i] != word[k] {
+			return d.fail(d.i)
+		}
+		d.i++
+	}
+	return true
+}
+
+func (d *decoder) object(depth int) (any, bool) {
+	d.i++ // {
+	obj := map[string]any{}
+	d.space()
+	if d.i < len(d.s) && d.s[d.i] == '}' {
+		d.i++
+		return obj, true
+	}
+	for {
+		if d.i >= len(d.s) {
+			return nil, d.fail(-1)
+		}
+		if d.s[d.i] != '"' {
+			return nil, d.fail(d.i)
+		}
+		key, ok := d.key()
+		if !ok {
+			return nil, false
+		}
+		d.space()
+		if d.i >= len(d.s) {
+			return nil, d.fail(-1)
+		}
+		if d.s[d.i] != ':' {
+			return nil, d.fail(d.i)
+		}
+		d.i++
+		d.space()
+		v, ok := d.value(depth)
+		if !ok {
+			return nil, false
+		}
+		obj[key] = v
+		d.space()
+		if d.i >= len(d.s) {
+			return nil, d.fail(-1)
+		}
+		switch d.s[d.i] {
+		case ',':
+			d.i++
+			d.space()
+		case '}':
+			d.i++
+			return obj, true
+		default:
+			return nil, d.fail(d.i)
+		}
+	}
+}
+
+func (d *decoder) array(depth int) (any, bool) {
+	d.i++ // [
+	arr := []any{}
+	d.space()
+	if d.i < len(d.s) && d.s[d.i] == ']' {
+		d.i++
+		return arr, true
+	}
+	for {
+		v, ok := d.value(depth)
+		if !ok {
+			return nil, false
+		}
+		arr = append(arr, v)
+		d.space()
+		if d.i >= len(d.s) {
+			return nil, d.fail(-1)
+		}
+		switch d.s[d.i] {
+		case ',':
+			d.i++
+			d.space()
+		case ']':
+			d.i++
+			return arr, true
+		default:
+			return nil, d.fail(d.i)
+		}
+	}
+}
+
+// number reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? as its text.
+func (d *decoder) number() (any, bool) {
+	start := d.i
+	if d.s[d.i] == '-' {
+		d.i++
+	}
+	if d.i >= len(d.s) {
+		return nil, d.fail(-1)
+	}
+	switch c := d.s[d.i]; {
+	case c == '0':
+		d.i++
+	case c >= '1' && c <= '9':
+		d.i++
+		d.digits()
+	default:
+		return nil, d.fail(d.i)
+	}
+	if d.i < len(d.s) && d.s[d.i] == '.' {
+		d.i++
+		if !d.needDigits() {
+			return nil, false
+		}
+	}
+	if d.i < len(d.s) && (d.s[d.i] == 'e' || d.s[d.i] == 'E') {
+		d.i++
+		if d.i < len(d.s) && (d.s[d.i] == '+' || d.s[d.i] == '-') {
+			d.i++
+		}
+		if !d.needDigits() {
+			return nil, false
+		}
+	}
+	return json.Number(d.text[start:d.i]), true
+}
+
+func (d *decoder) digits() {
+	for d.i < len(d.s) && d.s[d.i] >= '0' && d.s[d.i] <= '9' {
+		d.i++
+	}
+}
+
+func (d *decoder) needDigits() bool {
+	if d.i >= len(d.s) {
+		return d.fail(-1)
+	}
+	if d.s[d.i] < '0' || d.s[d.i] > '9' {
+		return d.fail(d.i)
+	}
+	d.digits()
+	return true
+}
+
+// fieldNames are the shapes' fields, which key reads without allocating.
+var fieldNames = func() map[string]string {
+	m := map[string]string{}
+	for _, f := range []string{"unit", "period", "origin", "lines", "marks", "name", "points",
+		"at", "value", "low", "high", "label", "values", "columns", "rows", "text"} {
+		m[f] = f
+	}
+	return m
+}()
+
+// key reads a member's name: one of the shapes' fields is not copied.
+func (d *decoder) key() (string, bool) {
+	end := d.i + 1
+	for end < len(d.s) && end-d.i <= 8 && d.s[end] != '"' && d.s[end] != '\\' {
+		end++
+	}
+	if end < len(d.s) && d.s[end] == '"' {
+		if f, ok := fieldNames[string(d.s[d.i+1:end])]; ok {
+			d.i = end + 1
+			return f, true
+		}
+	}
+	return d.str()
+}
+
+// str reads a string. Most hold no escape and are sliced as they are.
+func (d *decoder) str() (string, bool) {
+	d.i++ // "
+	start := d.i
+	for d.i < len(d.s) {
+		c := d.s[d.i]
+		switch {
+		case c == '"':
+			s := d.text[start:d.i]
+			d.i++
+			return s, true
+		case c == '\\':
+			return d.escaped(start)
+		case c < 0x20:
+			return "", d.fail(d.i)
+		}
+		d.i++
+	}
+	return "", d.fail(-1)
+}
+
+// escaped reads the rest of a string that holds an escape.
+func (d *decoder) escaped(start int) (string, bool) {
+	buf := append([]byte(nil), d.s[start:d.i]...)
+	for d.i < len(d.s) {
+		c := d.s[d.i]
+		switch {
+		case c == '"':
+			d.i++
+			return string(buf), true
+		case c < 0x20:
+			return "", d.fail(d.i)
+		case c != '\\':
+			buf = append(buf, c)
+			d.i++
+			continue
+		}
+		d.i++ // \
+		if d.i >= len(d.s) {
+			return "", d.fail(-1)
+		}
+		switch e := d.s[d.i]; e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, ok := d.hex4(d.i + 1)
+			if !ok {
+				return "", false
+			}
+			d.i += 4
+			if utf16.IsSurrogate(r) {
+				// A pair is \uD8xx\uDCxx; a half alone reads as U+FFFD.
+				if d.i+6 < len(d.s) && d.s[d.i+1] == '\\' && d.s[d.i+2] == 'u' {
+					if r2, ok := d.hex4q(d.i + 3); ok {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							d.i += 6
+							buf = utf8.AppendRune(buf, dec)
+							break
+						}
+					}
+				}
+				r = utf8.RuneError
+			}
+			buf = utf8.AppendRune(buf, r)
+		default:
+			return "", d.fail(d.i)
+		}
+		d.i++
+	}
+	return "", d.fail(-1)
+}
+
+// hex4 reads four hexadecimal digits at i.
+func (d *decoder) hex4(i int) (rune, bool) {
+	if i+4 > len(d.s) {
+		for k := i; k < len(d.s); k++ {
+			if unhex(d.s[k]) < 0 {
+				return 0, d.fail(k)
+			}
+		}
+		return 0, d.fail(-1)
+	}
+	r, ok := d.hex4q(i)
+	if !ok {
+		for k := i; k < i+4; k++ {
+			if unhex(d.s[k]) < 0 {
+				return 0, d.fail(k)
+			}
+		}
+	}
+	return r, ok
+}
+
+// hex4q reads four hexadecimal digits at i, if they are there, without
+// failing.
+func (d *decoder) hex4q(i int) (rune, bool) {
+	if i+4 > len(d.s) {
+		return 0, false
+	}
+	var r rune
+	for k := i; k < i+4; k++ {
+		h := unhex(d.s[k])
+		if h < 0 {
+			return 0, false
+		}
+		r = r<<4 | rune(h)
+	}
+	return r, true
+}
+
+func unhex(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
