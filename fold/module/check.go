@@ -73,7 +73,7 @@ func Check(ctx context.Context, src Source, opts Options) (js string, issues []r
 		return first + line - 1
 	}
 	for _, p := range checkRules(scan(src.TS)) {
-		issues = append(issues, refusal.Issue{Path: path, Line: at(p.line), Message: "The module has " + p.msg + "."})
+		issues = append(issues, refusal.Issue{Path: path, Line: at(p.line), Message: p.msg})
 	}
 	js, err = Transpile(src.TS)
 	var se SyntaxErrors

@@ -64,7 +64,7 @@ func checkRules(toks []token) []problem {
 			exported = true
 			i++
 			if i >= len(toks) {
-				add(t.line, "an export names nothing")
+				add(t.line, "The module has an export that names nothing.")
 				break
 			}
 		}
@@ -72,7 +72,7 @@ func checkRules(toks []token) []problem {
 		switch {
 		case h.kind == tIdent && (h.text == "type" || h.text == "interface") && i+1 < len(toks) && toks[i+1].kind == tIdent:
 			if toks[i+1].text == "answer" && exported {
-				add(h.line, "the module exports answer, but a page never runs")
+				add(h.line, "The module exports answer, but a page never runs.")
 			}
 			i = skipStatement(toks, i+1)
 			continue
@@ -81,9 +81,9 @@ func checkRules(toks []token) []problem {
 			f.exported = true
 			switch {
 			case f.generator:
-				add(h.line, "an exported generator function: a fold returns at once")
+				add(h.line, "The module has an exported generator function: a fold returns at once.")
 			case f.name == "answer":
-				add(h.line, "the module exports answer, but a page never runs")
+				add(h.line, "The module exports answer, but a page never runs.")
 			case f.name == "fold":
 				ff := f
 				fold = &ff
@@ -116,15 +116,15 @@ func checkRules(toks []token) []problem {
 			what = "a top-level class: the module declares types and exported functions, and nothing else"
 		}
 		if what != "" {
-			add(toks[start].line, "%s", what)
+			add(toks[start].line, "The module has %s.", what)
 		}
 		i = skipStatement(toks, i)
 	}
 	ps = append(ps, tokenRules(toks)...)
 	if fold == nil {
-		add(1, "the module does not export fold: it needs %s", FoldSignature)
+		add(1, "The module does not export fold: it needs %s.", FoldSignature)
 	} else if !foldSignatureOK(fold) {
-		add(fold.line, "fold has the signature fold(%s)%s, but it needs %s",
+		add(fold.line, "fold has the signature fold(%s)%s, but it needs %s.",
 			join(fold.params), resultText(fold.result), FoldSignature)
 	}
 	ps = append(ps, countAssignments(toks)...)
@@ -356,50 +356,50 @@ func tokenRules(toks []token) []problem {
 		case "import":
 			switch next.text {
 			case "(":
-				add(t.line, "import(): a module stands alone and loads nothing")
+				add(t.line, "import() is refused: a module stands alone and loads nothing.")
 			case ".":
-				add(t.line, "import.meta: a module stands alone")
+				add(t.line, "import.meta is refused: a module stands alone.")
 			default:
-				add(t.line, "import: a module stands alone and imports nothing")
+				add(t.line, "import is refused: a module stands alone and imports nothing.")
 			}
 		case "require":
 			if next.text == "(" {
-				add(t.line, "require: a module stands alone and loads nothing")
+				add(t.line, "require is refused: a module stands alone and loads nothing.")
 			}
 		case "eval":
 			if !key {
-				add(t.line, "eval: the sandbox has no eval")
+				add(t.line, "eval is refused: the sandbox has no eval.")
 			}
 		case "new":
 			if next.text == "Function" {
-				add(t.line, "new Function: the sandbox has no Function constructor")
+				add(t.line, "new Function is refused: the sandbox has no Function constructor.")
 			}
 		case "declare":
 			if sameLine && next.kind == tIdent && !key {
-				add(t.line, "declare: a module declares no names outside itself")
+				add(t.line, "declare is refused: a module declares no names outside itself, such as declare global.")
 			}
 		case "async":
 			if sameLine && (next.kind == tIdent || next.text == "(" || next.text == "*") && !key {
-				add(t.line, "async: a fold returns at once, so nothing in it waits")
+				add(t.line, "async is refused: a fold returns at once, so nothing in it waits.")
 			}
 		case "await":
 			if !key {
-				add(t.line, "await: a fold returns at once, so nothing in it waits")
+				add(t.line, "await is refused: a fold returns at once, so nothing in it waits.")
 			}
 		case "enum":
 			if !key {
-				add(t.line, "an enum: declare a union type of literals instead")
+				add(t.line, "An enum is refused: declare a union type of literals instead.")
 			}
 		case "namespace", "module":
 			if sameLine && (next.kind == tIdent || next.kind == tString) && !key {
-				add(t.line, "a %s: declare types and functions at the top level instead", t.text)
+				add(t.line, "A %s is refused: declare types and exported functions at the top level instead.", t.text)
 			}
 		case "constructor":
 			if next.text == "(" {
 				close := matching(toks, k+1)
 				for _, p := range splitTop(toks[k+2 : close]) {
 					if len(p) > 1 && p[0].kind == tIdent && isParamModifier(p[0].text) && (p[1].kind == tIdent || p[1].text == "{" || p[1].text == "[") {
-						add(p[0].line, "a parameter property (%s %s): declare the field in the class and assign it in the constructor", p[0].text, p[1].text)
+						add(p[0].line, "A parameter property (%s %s) is refused: declare the field in the class and assign it in the constructor.", p[0].text, p[1].text)
 					}
 				}
 			}
