@@ -1,0 +1,591 @@
+package ledger
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/adrg/frontmatter"
+	"gopkg.in/yaml.v3"
+
+	"quire/ledger/address"
+	"quire/ledger/event"
+	"quire/ledger/refusal"
+	"quire/vault"
+)
+
+// MaxDocument is the most a definition's document may hold (page-format.md,
+// Limits).
+const MaxDocument = 65536
+
+// ---- projects ---------------------------------------------------------
+
+type CreateProjectArgs struct {
+	Name  string `json:"name" jsonschema:"the project's name, 1 to 200 characters"`
+	Actor string `json:"actor,omitempty" jsonschema:"who makes it; defaults to the token's principal or quire"`
+}
+
+type Project struct {
+	UID  string `json:"uid"`
+	Name string `json:"name"`
+	Path string `json:"path"`
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+
+func slugOf(name string) string {
+	s := strings.Trim(slugRE.ReplaceAllString(strings.ToLower(name), "-"), "-")
+	if len(s) > 48 {
+		s = strings.TrimRight(s[:48], "-")
+	}
+	return s
+}
+
+func actorOr(a string) string {
+	if a == "" {
+		return "quire"
+	}
+	return a
+}
+
+func init() {
+	register(Op{Name: "create_project", Scope: "playbook:write", Method: "POST", Path: "/projects",
+		Description: "Make a project, the parent every run must belong to (member_of). Writes projects/<slug>.md, appends its line to the index and commits. Refuses an empty name or one whose slug is taken (conflict)."},
+		func(ctx context.Context, l *Ledger, a *CreateProjectArgs) (*Project, error) {
+			name := strings.TrimSpace(a.Name)
+			if name == "" || len(name) > 200 || strings.ContainsAny(name, "\n\r") {
+				return nil, refusal.Invalid("/name", "a project's name is 1 to 200 characters on one line")
+			}
+			slug := slugOf(name)
+			if slug == "" {
+				return nil, refusal.Invalid("/name", "a project's name needs at least one letter or digit")
+			}
+			p := &Project{UID: newID(), Name: name, Path: path.Join("projects", slug+".md")}
+			err := l.V.Locked(func() error {
+				if l.V.Exists(p.Path) {
+					return refusal.New(refusal.Conflict, "a project with the slug %q already exists at %s", slug, p.Path)
+				}
+				doc, _ := yaml.Marshal(map[string]string{"uid": p.UID, "name": name, "type": "project"})
+				if err := writeNew(l.V, p.Path, []byte("---\n"+string(doc)+"---\n")); err != nil {
+					return err
+				}
+				if err := l.V.Register(vault.Entry{UID: p.UID, Type: "project", Path: p.Path, Name: name, Created: event.FormatTime(l.Now())}); err != nil {
+					return err
+				}
+				_, err := l.V.Commit([]string{p.Path, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: l.Now()}, "Make the project "+name)
+				return err
+			})
+			return p, err
+		})
+	register(Op{Name: "list_projects", Scope: "playbook:read", Method: "GET", Path: "/projects", ReadOnly: true, Idempotent: true,
+		Description: "List the projects, in the order they were made, with the uid that member_of names."},
+		func(ctx context.Context, l *Ledger, a *struct{}) ([]Project, error) {
+			es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "project" })
+			out := []Project{}
+			for _, e := range es {
+				out = append(out, Project{UID: e.UID, Name: e.Name, Path: e.Path})
+			}
+			return out, err
+		})
+}
+
+// writeNew makes a file (and its folders) atomically.
+func writeNew(v *vault.Vault, rel string, data []byte) error {
+	abs, err := v.Join(rel)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(path.Dir(abs), 0o755); err != nil {
+		return err
+	}
+	return vault.WriteAtomic(abs, data)
+}
+
+// ---- playbooks --------------------------------------------------------
+
+type CreatePlaybookArgs struct {
+	Playbook    string `json:"playbook" jsonschema:"the playbook's id: 3 to 48 lowercase letters, digits and hyphens, beginning with a letter"`
+	Name        string `json:"name" jsonschema:"its name as people read it"`
+	Description string `json:"description,omitempty"`
+	Actor       string `json:"actor,omitempty"`
+}
+
+type PlaybookArgs struct {
+	Playbook string `json:"playbook"`
+}
+
+type Playbook struct {
+	UID         string         `json:"uid"`
+	Playbook    string         `json:"playbook"`
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Address     string         `json:"address"`
+	Page        map[string]any `json:"page,omitempty"`
+	Definitions int            `json:"definitions"`
+	Runs        int            `json:"runs"`
+}
+
+type playbookFront struct {
+	UID         string `yaml:"uid"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	Page        string `yaml:"page,omitempty"`
+}
+
+func checkPlaybookID(p string) error {
+	if !address.ValidPlaybookID(p) {
+		return refusal.Invalid("/playbook", "%q is not a playbook id: 3 to 48 lowercase letters, digits and hyphens, beginning with a letter", p)
+	}
+	return nil
+}
+
+func (l *Ledger) readPlaybook(p string) (*playbookFront, error) {
+	if err := checkPlaybookID(p); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(l.V.Abs(path.Join(playbookDir(p), "playbook.md")))
+	if isNotExist(err) {
+		return nil, refusal.New(refusal.NotFound, "no playbook %q", p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f playbookFront
+	if _, err := frontmatter.Parse(bytes.NewReader(data), &f); err != nil {
+		return nil, fmt.Errorf("%s/playbook.md: %v", playbookDir(p), err)
+	}
+	return &f, nil
+}
+
+func init() {
+	register(Op{Name: "create_playbook", Scope: "admin", Method: "POST", Path: "/playbooks",
+		Description: "Make a playbook: playbooks/<playbook>/playbook.md, its events.jsonl with playbook_created, its line in the index, and a commit. Refuses an id that breaks the segment rule (invalid_input at /playbook) or one that exists (conflict)."},
+		func(ctx context.Context, l *Ledger, a *CreatePlaybookArgs) (*Playbook, error) {
+			if err := checkPlaybookID(a.Playbook); err != nil {
+				return nil, err
+			}
+			if strings.TrimSpace(a.Name) == "" || len(a.Name) > 200 {
+				return nil, refusal.Invalid("/name", "a playbook's name is 1 to 200 characters")
+			}
+			uid := newID()
+			err := l.V.Locked(func() error {
+				dir := playbookDir(a.Playbook)
+				if l.V.Exists(dir) {
+					return refusal.New(refusal.Conflict, "the playbook %q already exists", a.Playbook)
+				}
+				fm, _ := yaml.Marshal(playbookFront{UID: uid, Name: a.Name, Description: a.Description})
+				if err := writeNew(l.V, path.Join(dir, "playbook.md"), []byte("---\n"+string(fm)+"---\n")); err != nil {
+					return err
+				}
+				now := l.Now()
+				if err := l.recordPlaybookEvent(a.Playbook, &event.Line{Event: event.PlaybookCreated, Timestamp: event.FormatTime(now),
+					Detail: "Playbook created", Actor: actorOr(a.Actor), Data: mustJSON(map[string]string{"name": a.Name})}); err != nil {
+					return err
+				}
+				if err := l.V.Register(vault.Entry{UID: uid, Type: "playbook", Path: dir, Playbook: a.Playbook, Name: a.Name, Created: event.FormatTime(now)}); err != nil {
+					return err
+				}
+				_, err := l.V.Commit([]string{dir, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: now},
+					fmt.Sprintf("%s: make the playbook", a.Playbook))
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			return l.getPlaybook(a.Playbook)
+		})
+	register(Op{Name: "get_playbook", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}", ReadOnly: true, Idempotent: true,
+		Description: "Read a playbook: its name, description, the source of its page, and how many definitions and runs it holds. Refuses an unknown playbook (not_found)."},
+		func(ctx context.Context, l *Ledger, a *PlaybookArgs) (*Playbook, error) { return l.getPlaybook(a.Playbook) })
+	register(Op{Name: "list_playbooks", Scope: "playbook:read", Method: "GET", Path: "/playbooks", ReadOnly: true, Idempotent: true,
+		Description: "List the vault's playbooks in the order they were made."},
+		func(ctx context.Context, l *Ledger, a *struct{}) ([]*Playbook, error) {
+			es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook" })
+			if err != nil {
+				return nil, err
+			}
+			out := []*Playbook{}
+			for _, e := range es {
+				p, err := l.getPlaybook(e.Playbook)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, p)
+			}
+			return out, nil
+		})
+}
+
+func (l *Ledger) getPlaybook(p string) (*Playbook, error) {
+	f, err := l.readPlaybook(p)
+	if err != nil {
+		return nil, err
+	}
+	defs, err := l.definitions(p)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == p })
+	if err != nil {
+		return nil, err
+	}
+	out := &Playbook{UID: f.UID, Playbook: p, Name: f.Name, Description: f.Description, Address: "playbooks/" + p,
+		Definitions: len(defs), Runs: len(runs)}
+	if f.Page != "" {
+		out.Page = map[string]any{"source": f.Page}
+	}
+	return out, nil
+}
+
+// ---- definitions ------------------------------------------------------
+
+type DefinitionArgs struct {
+	Playbook string `json:"playbook"`
+	Type     string `json:"type" jsonschema:"reasoning, lookup, interaction, prediction, computation, generation or workflow"`
+	Name     string `json:"name" jsonschema:"3 to 48 lowercase letters, digits and hyphens, beginning with a letter"`
+}
+
+type SaveDefinitionArgs struct {
+	Playbook string `json:"playbook"`
+	Type     string `json:"type" jsonschema:"reasoning, lookup, interaction, prediction, computation, generation or workflow"`
+	Name     string `json:"name"`
+	Source   string `json:"source" jsonschema:"the document: YAML (or JSON) for a workflow, Markdown with YAML front matter for a function"`
+	Actor    string `json:"actor,omitempty"`
+}
+
+type GetDefinitionArgs struct {
+	Playbook string `json:"playbook"`
+	Type     string `json:"type"`
+	Name     string `json:"name"`
+	Version  int    `json:"version,omitempty" jsonschema:"an earlier version to read back; the current one when left out"`
+}
+
+type RetireDefinitionArgs struct {
+	Playbook string `json:"playbook"`
+	Type     string `json:"type"`
+	Name     string `json:"name"`
+	Actor    string `json:"actor,omitempty"`
+}
+
+// Definition is a definition as reads answer it.
+type Definition struct {
+	UID      string `json:"uid"`
+	Playbook string `json:"playbook"`
+	Type     string `json:"type"`
+	Name     string `json:"name"`
+	Version  int    `json:"version"`
+	Latest   int    `json:"latest_version"`
+	Retired  bool   `json:"retired"`
+	Path     string `json:"path"`
+	Blob     string `json:"blob"`
+	Saved    string `json:"saved"`
+	Address  string `json:"address"`
+	Source   string `json:"source,omitempty"`
+}
+
+// defVersion is one save of a definition, from definition_saved.
+type defVersion struct {
+	Version int    `json:"version"`
+	Blob    string `json:"blob"`
+	Path    string `json:"path"`
+	Type    string `json:"type"`
+	Name    string `json:"name"`
+	UID     string `json:"uid"`
+	at      string
+}
+
+type defInfo struct {
+	UID      string
+	Type     string
+	Name     string
+	Path     string
+	Versions []defVersion
+	Retired  bool
+}
+
+func (d *defInfo) latest() defVersion { return d.Versions[len(d.Versions)-1] }
+
+// definitions reads every definition of a playbook from its events.jsonl.
+func (l *Ledger) definitions(p string) (map[string]*defInfo, error) {
+	out := map[string]*defInfo{}
+	f, err := os.Open(l.V.Abs(path.Join(playbookDir(p), "events.jsonl")))
+	if isNotExist(err) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), event.MaxLine+1)
+	for sc.Scan() {
+		ln, err := event.Parse(sc.Bytes())
+		if err != nil {
+			continue
+		}
+		switch ln.Event {
+		case event.DefinitionSaved:
+			var v defVersion
+			if json.Unmarshal(ln.Data, &v) != nil {
+				continue
+			}
+			v.at = ln.Timestamp
+			key := v.Type + "/" + v.Name
+			d := out[key]
+			if d == nil {
+				d = &defInfo{UID: v.UID, Type: v.Type, Name: v.Name, Path: v.Path}
+				out[key] = d
+			}
+			d.Versions = append(d.Versions, v)
+		case event.DefinitionRetired:
+			if d := out[ln.Subject]; d != nil {
+				d.Retired = true
+			}
+		}
+	}
+	return out, sc.Err()
+}
+
+func checkDefinitionArgs(playbook, typ, name string) error {
+	if err := checkPlaybookID(playbook); err != nil {
+		return err
+	}
+	if !address.ValidType(typ) {
+		return refusal.Invalid("/type", "%q is not a type; the types are %s", typ, strings.Join(address.Types(), ", "))
+	}
+	if !address.ValidName(name) {
+		return refusal.Invalid("/name", "%q is not a name: 3 to 48 lowercase letters, digits and hyphens, beginning with a letter", name)
+	}
+	return nil
+}
+
+func (l *Ledger) definition(playbook, typ, name string) (*defInfo, error) {
+	if err := checkDefinitionArgs(playbook, typ, name); err != nil {
+		return nil, err
+	}
+	if _, err := l.readPlaybook(playbook); err != nil {
+		return nil, err
+	}
+	defs, err := l.definitions(playbook)
+	if err != nil {
+		return nil, err
+	}
+	d := defs[typ+"/"+name]
+	if d == nil {
+		return nil, refusal.New(refusal.NotFound, "playbook %s has no %s %q", playbook, typ, name)
+	}
+	return d, nil
+}
+
+func definitionPath(playbook, typ, name string) string {
+	ext := ".md"
+	if typ == "workflow" {
+		ext = ".yaml"
+	}
+	return path.Join(playbookDir(playbook), "definitions", typ, name+ext)
+}
+
+// parseDocument checks that a document parses as its type needs: a
+// workflow is a YAML (or JSON) mapping, a function Markdown with YAML front
+// matter. Issues carry their line.
+func parseDocument(typ, source string) error {
+	if len(source) > MaxDocument {
+		return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{{Path: "/source", Message: fmt.Sprintf("The document takes %d bytes; a document holds at most 65,536 bytes.", len(source))}})
+	}
+	if strings.TrimSpace(source) == "" {
+		return refusal.Invalid("/source", "the document is empty")
+	}
+	if typ == "workflow" {
+		var node yaml.Node
+		if err := yaml.Unmarshal([]byte(source), &node); err != nil {
+			return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{{Path: "/source", Line: yamlErrLine(err), Message: err.Error()}})
+		}
+		if len(node.Content) == 0 || node.Content[0].Kind != yaml.MappingNode {
+			return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{{Path: "/source", Line: 1, Message: "A workflow's document is a YAML mapping."}})
+		}
+		return nil
+	}
+	if !strings.HasPrefix(source, "---") {
+		return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{{Path: "/source", Line: 1, Message: "A function's document begins with YAML front matter between --- lines."}})
+	}
+	var fm map[string]any
+	if _, err := frontmatter.MustParse(strings.NewReader(source), &fm); err != nil {
+		return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{{Path: "/source", Line: yamlErrLine(err), Message: "The front matter does not parse: " + err.Error()}})
+	}
+	return nil
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+func yamlErrLine(err error) int {
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		var n int
+		fmt.Sscan(m[1], &n)
+		return n
+	}
+	return 1
+}
+
+func init() {
+	save := func(update bool) func(ctx context.Context, l *Ledger, a *SaveDefinitionArgs) (*Definition, error) {
+		return func(ctx context.Context, l *Ledger, a *SaveDefinitionArgs) (*Definition, error) {
+			if err := checkDefinitionArgs(a.Playbook, a.Type, a.Name); err != nil {
+				return nil, err
+			}
+			if err := parseDocument(a.Type, a.Source); err != nil {
+				return nil, err
+			}
+			if err := l.checkSave(ctx, a); err != nil {
+				return nil, err
+			}
+			err := l.V.Locked(func() error {
+				if _, err := l.readPlaybook(a.Playbook); err != nil {
+					return err
+				}
+				defs, err := l.definitions(a.Playbook)
+				if err != nil {
+					return err
+				}
+				d := defs[a.Type+"/"+a.Name]
+				switch {
+				case update && d == nil:
+					return refusal.New(refusal.NotFound, "playbook %s has no %s %q to update; create_definition makes it", a.Playbook, a.Type, a.Name)
+				case !update && d != nil:
+					return refusal.New(refusal.Conflict, "playbook %s already has the %s %q; update_definition saves a new version", a.Playbook, a.Type, a.Name)
+				case d != nil && d.Retired:
+					return refusal.New(refusal.Conflict, "the %s %q is retired", a.Type, a.Name)
+				}
+				v := defVersion{Version: 1, Type: a.Type, Name: a.Name, Path: definitionPath(a.Playbook, a.Type, a.Name), UID: newID()}
+				if d != nil {
+					v.Version = d.latest().Version + 1
+					v.UID = d.UID
+				}
+				v.Blob = vault.BlobID([]byte(a.Source))
+				if err := writeNew(l.V, v.Path, []byte(a.Source)); err != nil {
+					return err
+				}
+				now := l.Now()
+				if err := l.recordPlaybookEvent(a.Playbook, &event.Line{Event: event.DefinitionSaved, Timestamp: event.FormatTime(now),
+					Detail: fmt.Sprintf("Saved version %d", v.Version), Subject: a.Type + "/" + a.Name, Version: v.Version,
+					Actor: actorOr(a.Actor), Data: mustJSON(v)}); err != nil {
+					return err
+				}
+				paths := []string{v.Path, path.Join(playbookDir(a.Playbook), "events.jsonl")}
+				if d == nil {
+					if err := l.V.Register(vault.Entry{UID: v.UID, Type: "definition", Path: v.Path, Playbook: a.Playbook,
+						Name: a.Name, DefType: a.Type, Created: event.FormatTime(now)}); err != nil {
+						return err
+					}
+					paths = append(paths, vault.IndexFile)
+				}
+				_, err = l.V.Commit(paths, vault.Signature{Name: actorOr(a.Actor), When: now},
+					fmt.Sprintf("%s: save %s/%s version %d", a.Playbook, a.Type, a.Name, v.Version))
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			return l.getDefinition(a.Playbook, a.Type, a.Name, 0, false)
+		}
+	}
+	register(Op{Name: "create_definition", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/definitions",
+		Description: "Save a new definition (a workflow or a function) as version 1: writes its document under playbooks/<playbook>/definitions/, records definition_saved with the blob hash in the playbook's history, and commits. Refuses a name or type that breaks the segment rules, a document that does not parse (with its line), and a definition that exists (conflict: use update_definition)."},
+		save(false))
+	register(Op{Name: "update_definition", Scope: "playbook:write", Method: "PUT", Path: "/playbooks/{playbook}/definitions/{type}/{name}",
+		Description: "Save a new version of a definition (version n+1); runs already started keep the version they pinned. Refuses an unknown definition (not_found), a retired one (conflict) and a document that does not parse."},
+		save(true))
+	register(Op{Name: "get_definition", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/definitions/{type}/{name}", ReadOnly: true, Idempotent: true,
+		Description: "Read a definition at its current version, or at an earlier one with version: its document (source), version, whether it is retired. Refuses an unknown definition or version (not_found)."},
+		func(ctx context.Context, l *Ledger, a *GetDefinitionArgs) (*Definition, error) {
+			return l.getDefinition(a.Playbook, a.Type, a.Name, a.Version, true)
+		})
+	register(Op{Name: "list_definitions", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/definitions", ReadOnly: true, Idempotent: true,
+		Description: "List a playbook's definitions with their current versions, without their documents."},
+		func(ctx context.Context, l *Ledger, a *PlaybookArgs) ([]*Definition, error) {
+			if _, err := l.readPlaybook(a.Playbook); err != nil {
+				return nil, err
+			}
+			es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "definition" && e.Playbook == a.Playbook })
+			if err != nil {
+				return nil, err
+			}
+			defs, err := l.definitions(a.Playbook)
+			if err != nil {
+				return nil, err
+			}
+			out := []*Definition{}
+			for _, e := range es {
+				if d := defs[e.DefType+"/"+e.Name]; d != nil {
+					out = append(out, definitionOf(a.Playbook, d, d.latest()))
+				}
+			}
+			return out, nil
+		})
+	register(Op{Name: "retire_definition", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/retire", Idempotent: true,
+		Description: "Retire a definition: it refuses new runs (conflict) and new versions; its runs and versions stay readable. Records definition_retired and commits."},
+		func(ctx context.Context, l *Ledger, a *RetireDefinitionArgs) (*Definition, error) {
+			err := l.V.Locked(func() error {
+				d, err := l.definition(a.Playbook, a.Type, a.Name)
+				if err != nil || d.Retired {
+					return err
+				}
+				now := l.Now()
+				if err := l.recordPlaybookEvent(a.Playbook, &event.Line{Event: event.DefinitionRetired, Timestamp: event.FormatTime(now),
+					Detail: "Retired", Subject: a.Type + "/" + a.Name, Version: d.latest().Version, Actor: actorOr(a.Actor)}); err != nil {
+					return err
+				}
+				_, err = l.V.Commit([]string{path.Join(playbookDir(a.Playbook), "events.jsonl")}, vault.Signature{Name: actorOr(a.Actor), When: now},
+					fmt.Sprintf("%s: retire %s/%s", a.Playbook, a.Type, a.Name))
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			return l.getDefinition(a.Playbook, a.Type, a.Name, 0, false)
+		})
+}
+
+func definitionOf(playbook string, d *defInfo, v defVersion) *Definition {
+	return &Definition{UID: d.UID, Playbook: playbook, Type: d.Type, Name: d.Name, Version: v.Version, Latest: d.latest().Version,
+		Retired: d.Retired, Path: v.Path, Blob: v.Blob, Saved: v.at,
+		Address: fmt.Sprintf("%s/definitions/%s/%s/%d", playbook, d.Type, d.Name, v.Version)}
+}
+
+func (l *Ledger) getDefinition(playbook, typ, name string, version int, withSource bool) (*Definition, error) {
+	d, err := l.definition(playbook, typ, name)
+	if err != nil {
+		return nil, err
+	}
+	v := d.latest()
+	if version != 0 {
+		if version < 0 || version > len(d.Versions) {
+			return nil, refusal.New(refusal.NotFound, "%s/%s has no version %d; its versions are 1 to %d", typ, name, version, len(d.Versions))
+		}
+		v = d.Versions[version-1]
+	}
+	out := definitionOf(playbook, d, v)
+	if withSource {
+		src, err := l.V.ReadBlob(v.Blob)
+		if err != nil {
+			// The current version is also on disk.
+			if v.Version != d.latest().Version {
+				return nil, fmt.Errorf("reading version %d of %s/%s: %w", v.Version, typ, name, err)
+			}
+			if src, err = os.ReadFile(l.V.Abs(v.Path)); err != nil {
+				return nil, err
+			}
+		}
+		out.Source = string(src)
+	}
+	return out, nil
+}
+
+// checkSave is where later checks of a document (its page and output
+// shape) hook in; here a document is stored as given once it parses.
+func (l *Ledger) checkSave(ctx context.Context, a *SaveDefinitionArgs) error { return nil }

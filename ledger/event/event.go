@@ -1,0 +1,157 @@
+// Package event is one line of a run's run.jsonl or a playbook's
+// events.jsonl, and its CloudEvents form. It imports nothing of quire but
+// the refusal object, so fold and render may use it.
+//
+// A line keeps the capsule's fields first, so `jq -r .event` works:
+//
+//	{"event":"step_completed","timestamp":"2026-11-01T09:30:12.345Z","step":"do/1/review","detail":"Reviewed 14 entries","id":"…_3","seq":1042,"subject":"workflow/close-the-month","actor":"agent-7","data":{}}
+package event
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Line is one event line. Step is always written, as null where there is
+// none, as the capsule's minimum requires.
+type Line struct {
+	Event        string          `json:"event"`
+	Timestamp    string          `json:"timestamp"`
+	Step         *string         `json:"step"`
+	Detail       string          `json:"detail"`
+	Playbook     string          `json:"playbook,omitempty"`      // run_created: the definition's uid
+	AuthorizedBy string          `json:"authorized_by,omitempty"` // run_created
+	Reason       string          `json:"reason,omitempty"`        // archived
+	ID           string          `json:"id,omitempty"`
+	Seq          int64           `json:"seq,omitempty"`
+	Subject      string          `json:"subject,omitempty"` // <type>/<name> of the definition
+	Version      int             `json:"version,omitempty"` // the definition's version the run pinned
+	Actor        string          `json:"actor,omitempty"`
+	Run          string          `json:"run,omitempty"` // the run's id, on a run's events
+	Data         json.RawMessage `json:"data,omitempty"`
+}
+
+// MaxLine is the most one event line may hold, its newline included.
+const MaxLine = 256 << 10
+
+// Marshal encodes the line as one JSON text ending in a newline.
+func (l *Line) Marshal() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(l); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Parse reads one line. It accepts the capsule's minimal form (timestamp to
+// the minute, no seq or id).
+func Parse(b []byte) (Line, error) {
+	var l Line
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&l); err != nil {
+		return l, fmt.Errorf("not a JSON object: %v", err)
+	}
+	if dec.More() {
+		return l, fmt.Errorf("more than one JSON value on the line")
+	}
+	if l.Event == "" {
+		return l, fmt.Errorf(`no "event" field`)
+	}
+	if l.Timestamp == "" {
+		return l, fmt.Errorf(`no "timestamp" field`)
+	}
+	if _, err := ParseTime(l.Timestamp); err != nil {
+		return l, fmt.Errorf(`"timestamp" %q is not a time: %v`, l.Timestamp, err)
+	}
+	if len(l.Data) > 0 && l.Data[0] != '{' {
+		return l, fmt.Errorf(`"data" is not an object`)
+	}
+	return l, nil
+}
+
+// ParseTime reads RFC 3339 times, and the capsule's minute form
+// YYYY-MM-DDTHH:MM (taken as UTC).
+func ParseTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse("2006-01-02T15:04", s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("expected an RFC 3339 time such as 2026-11-01T09:30:12Z")
+}
+
+// FormatTime is the form quire writes: UTC, milliseconds.
+func FormatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+// Cloud is an event in CloudEvents form, as reads present it and as a
+// page's fold receives it.
+type Cloud struct {
+	SpecVersion       string          `json:"specversion"`
+	ID                string          `json:"id"`
+	Type              string          `json:"type"`
+	Source            string          `json:"source"`
+	Subject           string          `json:"subject,omitempty"`
+	Time              string          `json:"time,omitempty"`
+	DataContentType   string          `json:"datacontenttype,omitempty"`
+	CorrelationID     string          `json:"correlationid,omitempty"`
+	Caller            string          `json:"caller,omitempty"`
+	DefinitionVersion int             `json:"definitionversion,omitempty"`
+	Seq               int64           `json:"seq"`
+	Data              json.RawMessage `json:"data,omitempty"`
+}
+
+// ToCloud presents a line in CloudEvents form: type is the event, time its
+// timestamp, source the playbook's address, correlationid the run's id,
+// caller the actor. data is the line's data, with step and detail added
+// where the line has them and its data does not.
+func (l *Line) ToCloud(playbook string) Cloud {
+	c := Cloud{
+		SpecVersion: "1.0", ID: l.ID, Type: l.Event, Source: "playbooks/" + playbook,
+		Subject: l.Subject, Time: l.Timestamp, CorrelationID: l.Run, Caller: l.Actor,
+		DefinitionVersion: l.Version, Seq: l.Seq,
+	}
+	if t, err := ParseTime(l.Timestamp); err == nil {
+		c.Time = FormatTime(t)
+	}
+	data := l.Data
+	var extra []string
+	if l.Step != nil && !hasKey(data, "step") {
+		s, _ := json.Marshal(*l.Step)
+		extra = append(extra, `"step":`+string(s))
+	}
+	if l.Detail != "" && !hasKey(data, "detail") {
+		s, _ := json.Marshal(l.Detail)
+		extra = append(extra, `"detail":`+string(s))
+	}
+	if len(extra) > 0 {
+		inner := strings.TrimSpace(string(data))
+		if inner == "" || inner == "{}" {
+			data = json.RawMessage("{" + strings.Join(extra, ",") + "}")
+		} else {
+			data = json.RawMessage(strings.TrimSuffix(inner, "}") + "," + strings.Join(extra, ",") + "}")
+		}
+	}
+	if len(data) > 0 {
+		c.Data = data
+		c.DataContentType = "application/json"
+	}
+	return c
+}
+
+func hasKey(obj json.RawMessage, key string) bool {
+	if len(obj) == 0 {
+		return false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return false
+	}
+	_, ok := m[key]
+	return ok
+}

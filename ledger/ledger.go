@@ -1,0 +1,151 @@
+package ledger
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"quire/ledger/event"
+	"quire/ledger/refusal"
+	"quire/vault"
+)
+
+// Ledger is the runtime over one open vault.
+type Ledger struct {
+	V *vault.Vault
+	// Now is the clock; tests set it.
+	Now func() time.Time
+
+	histMu sync.Mutex
+	hist   map[string]*history
+
+	// OnEvent, when set, is called after every event the ledger records,
+	// outside the lock, with the playbook and its new last seq.
+	OnEvent func(playbook string, seq int64)
+}
+
+// Open opens the vault at dir.
+func Open(dir string) (*Ledger, error) {
+	v, err := vault.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return New(v), nil
+}
+
+// New wraps an open vault.
+func New(v *vault.Vault) *Ledger {
+	return &Ledger{V: v, Now: time.Now, hist: map[string]*history{}}
+}
+
+// Close waits for the vault's background work.
+func (l *Ledger) Close() error { return l.V.Close() }
+
+func playbookDir(p string) string { return path.Join("playbooks", p) }
+
+// newID is a lowercase UUID of version 7.
+func newID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		panic(err)
+	}
+	return id.String()
+}
+
+// when reads an optional RFC 3339 time argument, or the clock.
+func (l *Ledger) when(arg string, field string) (time.Time, error) {
+	if arg == "" {
+		return l.Now().UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, arg)
+	if err != nil {
+		return t, refusal.Invalid(field, "%q is not an RFC 3339 time such as 2026-11-01T09:30:00Z", arg)
+	}
+	return t, nil
+}
+
+// appendEvent writes one event of the playbook's history into file: it
+// repairs the history, then runs write, which must call reserve exactly once
+// with the line's offset and length before writing the line. The caller
+// holds the lock.
+func (l *Ledger) appendEvent(playbook string, write func(reserve func(file string, off int64, n int) error) error) (int64, error) {
+	h, err := l.historyOf(playbook)
+	if err != nil {
+		return 0, err
+	}
+	if err := h.repair(l.V); err != nil {
+		return 0, err
+	}
+	var seq int64
+	err = write(func(file string, off int64, n int) error {
+		s, err := h.reserve(file, off, n)
+		seq = s
+		return err
+	})
+	return seq, err
+}
+
+// nextSeq is the seq the next event of the playbook will take. The caller
+// holds the lock and has repaired the history.
+func (l *Ledger) nextSeq(playbook string) (int64, error) {
+	h, err := l.historyOf(playbook)
+	if err != nil {
+		return 0, err
+	}
+	if err := h.repair(l.V); err != nil {
+		return 0, err
+	}
+	return h.count + 1, nil
+}
+
+// recordPlaybookEvent appends an event to playbooks/<p>/events.jsonl. The
+// caller holds the lock and commits.
+func (l *Ledger) recordPlaybookEvent(playbook string, ln *event.Line) error {
+	seq, err := l.nextSeq(playbook)
+	if err != nil {
+		return err
+	}
+	ln.Seq = seq
+	if ln.ID == "" {
+		ln.ID = newID()
+	}
+	raw, err := ln.Marshal()
+	if err != nil {
+		return err
+	}
+	file := path.Join(playbookDir(playbook), "events.jsonl")
+	abs := l.V.Abs(file)
+	if _, err := vault.RepairTail(abs); err != nil && !isNotExist(err) {
+		return err
+	}
+	off := fileSize(abs)
+	if _, err := l.appendEvent(playbook, func(reserve func(string, int64, int) error) error {
+		if err := reserve(file, off, len(raw)); err != nil {
+			return err
+		}
+		_, err := vault.AppendLine(abs, raw)
+		return err
+	}); err != nil {
+		return err
+	}
+	return nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("ledger: %v", err))
+	}
+	return b
+}
+
+// notify tells the watcher (quire serve's keeper) of a new event.
+func (l *Ledger) notify(playbook string, seq int64) {
+	if l.OnEvent != nil && seq > 0 {
+		l.OnEvent(playbook, seq)
+	}
+}

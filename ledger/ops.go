@@ -1,0 +1,136 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strings"
+
+	"quire/ledger/refusal"
+)
+
+// Op is one operation of the table that every interface serves: the CLI's
+// `quire call`, the HTTP routes and the MCP tools are all made from it.
+type Op struct {
+	Name string
+	// Description says what the operation does, what it changes and what
+	// it refuses, for an agent to act on.
+	Description string
+	ReadOnly    bool
+	Idempotent  bool
+	// Scope is the token scope a caller needs: playbook:read,
+	// playbook:write or admin.
+	Scope string
+	// Method and Path are the HTTP route, relative to /v1/orgs/{org}.
+	// Path segments in braces are filled from the arguments of those names.
+	Method string
+	Path   string
+	// Args is the type of the arguments (a struct); Result of the answer.
+	Args   reflect.Type
+	Result reflect.Type
+
+	call func(ctx context.Context, l *Ledger, args any) (any, error)
+}
+
+var table = map[string]*Op{}
+
+// register adds an operation with typed arguments and answer.
+func register[A any, R any](op Op, h func(ctx context.Context, l *Ledger, a *A) (R, error)) {
+	if _, dup := table[op.Name]; dup {
+		panic("ledger: operation " + op.Name + " registered twice")
+	}
+	op.Args = reflect.TypeFor[A]()
+	op.Result = reflect.TypeFor[R]()
+	op.call = func(ctx context.Context, l *Ledger, args any) (any, error) {
+		return h(ctx, l, args.(*A))
+	}
+	table[op.Name] = &op
+}
+
+// Ops lists the operations by name.
+func Ops() []*Op {
+	out := make([]*Op, 0, len(table))
+	for _, op := range table {
+		out = append(out, op)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Lookup finds an operation by name.
+func Lookup(name string) (*Op, bool) {
+	op, ok := table[name]
+	return op, ok
+}
+
+// Decode reads an operation's arguments from JSON, strictly: an unknown
+// field, a value of the wrong type and a missing required field (one whose
+// json tag has no omitempty) are refused at their path.
+func (op *Op) Decode(raw json.RawMessage) (any, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, refusal.Invalid("", "the arguments of %s are not a JSON object: %v", op.Name, err)
+	}
+	known := map[string]bool{}
+	for i := 0; i < op.Args.NumField(); i++ {
+		f := op.Args.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || name == "" {
+			continue
+		}
+		known[name] = true
+		if !strings.Contains(opts, "omitempty") {
+			if v, ok := fields[name]; !ok || string(v) == "null" {
+				return nil, refusal.Invalid("/"+name, "%s needs %s", op.Name, name)
+			}
+		}
+	}
+	for name := range fields {
+		if !known[name] {
+			return nil, refusal.Invalid("/"+name, "%s takes no argument %q", op.Name, name)
+		}
+	}
+	args := reflect.New(op.Args).Interface()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(args); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, refusal.Invalid("/"+strings.ReplaceAll(te.Field, ".", "/"), "expected %s, not a JSON %s", te.Type, te.Value)
+		}
+		return nil, refusal.Invalid("", "%v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, refusal.Invalid("", "the arguments hold more than one JSON value")
+	}
+	return args, nil
+}
+
+// Call runs one operation with its arguments as JSON.
+func (l *Ledger) Call(ctx context.Context, name string, raw json.RawMessage) (any, error) {
+	op, ok := Lookup(name)
+	if !ok {
+		return nil, refusal.New(refusal.NotFound, "no operation %q; quire call --list shows them", name)
+	}
+	args, err := op.Decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	return l.Invoke(ctx, op, args)
+}
+
+// Invoke runs an operation with decoded arguments (a pointer to its Args).
+func (l *Ledger) Invoke(ctx context.Context, op *Op, args any) (any, error) {
+	if reflect.TypeOf(args) != reflect.PointerTo(op.Args) {
+		return nil, fmt.Errorf("ledger: %s takes *%s, not %T", op.Name, op.Args, args)
+	}
+	return op.call(ctx, l, args)
+}

@@ -1,0 +1,373 @@
+package runfolder
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"quire/ledger/event"
+	"quire/ledger/refusal"
+	"quire/vault"
+)
+
+// The six entries of a run folder.
+const (
+	DefinitionFile = "definition.md"
+	ContextFile    = "context.md"
+	ThreadFile     = "thread.md"
+	LogFile        = "run.jsonl"
+	StateFile      = "run.state.json"
+	ArtifactsDir   = "artifacts"
+	OutputArtifact = "output.json"
+)
+
+// Entries lists the six entries every run folder holds.
+var Entries = []string{DefinitionFile, ContextFile, ThreadFile, LogFile, StateFile, ArtifactsDir}
+
+// Front is the front matter of definition.md: the core fields, then the
+// capsule's required fields, then quire's own.
+type Front struct {
+	UID             string   `yaml:"uid"`
+	Type            string   `yaml:"type"`
+	Name            string   `yaml:"name"`
+	Created         string   `yaml:"created"`
+	Playbook        string   `yaml:"playbook"`
+	PlaybookVersion string   `yaml:"playbook_version"`
+	MemberOf        []string `yaml:"member_of"`
+	Binding         string   `yaml:"binding"`
+	Started         string   `yaml:"started"`
+	Executor        string   `yaml:"executor"`
+	AuthorizedBy    string   `yaml:"authorized_by"`
+	QuirePlaybook   string   `yaml:"quire_playbook"`
+	DefinitionType  string   `yaml:"definition_type"`
+	DefinitionName  string   `yaml:"definition_name"`
+}
+
+// RequiredFields are the capsule's required front matter fields.
+var RequiredFields = []string{"playbook", "playbook_version", "member_of", "binding", "started", "executor", "authorized_by"}
+
+// Dir is the folder name of a run: <name>-<run_id>-<YYYY-MM-DD>.
+func Dir(name, runID string, started time.Time) string {
+	return path.Join(vault.RunsDir, fmt.Sprintf("%s-%s-%s", name, runID, started.UTC().Format("2006-01-02")))
+}
+
+// Folder is one run folder, at Rel relative to the vault's root.
+type Folder struct {
+	V   *vault.Vault
+	Rel string
+}
+
+func (f Folder) abs(name string) string { return f.V.Abs(path.Join(f.Rel, name)) }
+
+// Create makes the run folder with its six entries, all at once: it builds
+// them in a hidden folder beside the final one and renames it into place,
+// so no folder is ever seen without its six entries. first is the
+// run_created line; its seq and id are set by the caller.
+func Create(v *vault.Vault, rel string, front Front, context string, first *event.Line) (*State, error) {
+	final := v.Abs(rel)
+	if _, err := os.Lstat(final); err == nil {
+		return nil, refusal.New(refusal.Conflict, "%s already exists", rel)
+	}
+	tmp := v.Abs(path.Join(vault.RunsDir, ".new-"+path.Base(rel)))
+	os.RemoveAll(tmp)
+	if err := os.MkdirAll(filepath.Join(tmp, ArtifactsDir), 0o755); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+	fm, err := yaml.Marshal(front)
+	if err != nil {
+		return nil, err
+	}
+	def := "---\n" + string(fm) + "---\n\n" + fmt.Sprintf("# %s run %s\n\nRun of %s/%s at version %s, authorized by %s, executed by %s.\n",
+		front.DefinitionName, front.UID, front.DefinitionType, front.DefinitionName, front.PlaybookVersion, front.AuthorizedBy, front.Executor)
+	line, err := first.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	st := &State{
+		RunID: front.UID, Playbook: front.QuirePlaybook, Type: front.DefinitionType, Name: front.DefinitionName,
+		Executor: front.Executor, AuthorizedBy: front.AuthorizedBy, StepsSeen: []string{},
+	}
+	fmt.Sscan(front.PlaybookVersion, &st.Version)
+	st.Apply(first, len(line))
+	stateJSON, err := marshalState(st)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{
+		DefinitionFile:                      []byte(def),
+		ContextFile:                         []byte(context),
+		ThreadFile:                          []byte(fmt.Sprintf("# Thread of run %s\n\n", front.UID)),
+		LogFile:                             line,
+		StateFile:                           stateJSON,
+		path.Join(ArtifactsDir, ".gitkeep"): nil,
+	}
+	for name, data := range files {
+		if err := vault.WriteAtomic(filepath.Join(tmp, filepath.FromSlash(name)), data); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return nil, err
+	}
+	ok = true
+	return st, nil
+}
+
+func marshalState(st *State) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(st); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// ReadFront reads definition.md's front matter.
+func (f Folder) ReadFront() (Front, error) {
+	var fr Front
+	data, err := os.ReadFile(f.abs(DefinitionFile))
+	if err != nil {
+		return fr, err
+	}
+	body, ok := bytes.CutPrefix(data, []byte("---\n"))
+	if !ok {
+		return fr, errors.New("definition.md does not begin with YAML front matter (---)")
+	}
+	end := bytes.Index(body, []byte("\n---"))
+	if end < 0 {
+		return fr, errors.New("definition.md's front matter is never closed with ---")
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(body[:end+1]))
+	dec.KnownFields(true)
+	if err := dec.Decode(&fr); err != nil {
+		return fr, fmt.Errorf("definition.md front matter: %v", err)
+	}
+	return fr, nil
+}
+
+// LoadState reads run.state.json and replays the lines of run.jsonl after
+// the ones it reflects, so it is current even after a crash between an
+// event and its state write. A torn last line is not read.
+func (f Folder) LoadState() (*State, error) {
+	data, err := os.ReadFile(f.abs(StateFile))
+	if err != nil {
+		return nil, err
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("%s/%s: %v", f.Rel, StateFile, err)
+	}
+	fh, err := os.Open(f.abs(LogFile))
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > st.LogBytes {
+		tail := make([]byte, fi.Size()-st.LogBytes)
+		if _, err := fh.ReadAt(tail, st.LogBytes); err != nil {
+			return nil, err
+		}
+		for len(tail) > 0 {
+			i := bytes.IndexByte(tail, '\n')
+			if i < 0 {
+				break // torn
+			}
+			l, err := event.Parse(tail[:i])
+			if err == nil {
+				st.Apply(&l, i+1)
+			} else {
+				st.LogBytes += int64(i + 1)
+			}
+			tail = tail[i+1:]
+		}
+	}
+	return &st, nil
+}
+
+// WriteState replaces run.state.json atomically.
+func (f Folder) WriteState(st *State) error {
+	data, err := marshalState(st)
+	if err != nil {
+		return err
+	}
+	return vault.WriteAtomic(f.abs(StateFile), data)
+}
+
+// Append checks the line against the run's state and rules, and appends it
+// to run.jsonl. reserve is called with the offset and length the line will
+// take, after every check and before the write, so the caller can record
+// where the event goes before it exists. At a boundary it rewrites
+// run.state.json. It returns the state after the line.
+func (f Folder) Append(l *event.Line, reserve func(off int64, n int) error) (*State, error) {
+	st, err := f.LoadState()
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Check(l); err != nil {
+		return nil, err
+	}
+	if err := checkTime(st, l.Timestamp); err != nil {
+		return nil, err
+	}
+	line, err := l.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	if len(line) > event.MaxLine {
+		return nil, refusal.Invalid("/data", "the event line would take %d bytes; one line holds at most %d", len(line), event.MaxLine)
+	}
+	logPath := f.abs(LogFile)
+	if _, err := vault.RepairTail(logPath); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(logPath)
+	if err != nil {
+		return nil, err
+	}
+	if reserve != nil {
+		if err := reserve(fi.Size(), len(line)); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := vault.AppendLine(logPath, line); err != nil {
+		return nil, err
+	}
+	st.Apply(l, len(line))
+	if event.IsBoundary(l.Event) {
+		if err := f.WriteState(st); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+func checkTime(st *State, ts string) error {
+	t, err := event.ParseTime(ts)
+	if err != nil {
+		return refusal.Invalid("/time", "%v", err)
+	}
+	if st.LastEventAt != "" {
+		prev, err := event.ParseTime(st.LastEventAt)
+		if err == nil && t.Before(prev) {
+			return refusal.Invalid("/time", "%s is before the run's previous event at %s; time may not go back", ts, st.LastEventAt)
+		}
+	}
+	return nil
+}
+
+// AppendThread appends text to thread.md, which is append-only; an archived
+// run refuses it.
+func (f Folder) AppendThread(text string) error {
+	st, err := f.LoadState()
+	if err != nil {
+		return err
+	}
+	if st.State == Archived {
+		return refusal.New(refusal.Conflict, "rule 5: run %s is archived, and archived runs are read-only", st.RunID)
+	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	fh, err := os.OpenFile(f.abs(ThreadFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	if _, err := fh.Write([]byte(text + "\n")); err != nil {
+		return err
+	}
+	return fh.Sync()
+}
+
+// ArtifactPath checks an artifact's name and returns its path relative to
+// the vault. A name is one or more segments of letters, digits, '.', '_'
+// and '-', none of them "." or ".." or starting with a dot; nothing can
+// climb out of artifacts/.
+func (f Folder) ArtifactPath(name string) (string, error) {
+	if name == "" || len(name) > 255 {
+		return "", refusal.Invalid("/name", "an artifact's name is 1 to 255 characters")
+	}
+	for _, seg := range strings.Split(name, "/") {
+		if seg == "" || strings.HasPrefix(seg, ".") {
+			return "", refusal.Invalid("/name", "%q would leave artifacts/ or hide a file: no empty segment, no segment starting with '.'", name)
+		}
+		for _, r := range seg {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+				return "", refusal.Invalid("/name", "%q holds %q; an artifact's name takes letters, digits, '.', '_', '-' and '/'", name, r)
+			}
+		}
+	}
+	rel := path.Join(f.Rel, ArtifactsDir, name)
+	if _, err := f.V.Join(rel); err != nil {
+		return "", refusal.Invalid("/name", "%v", err)
+	}
+	return rel, nil
+}
+
+// PutArtifact writes an artifact atomically.
+func (f Folder) PutArtifact(name string, content []byte) (string, error) {
+	st, err := f.LoadState()
+	if err != nil {
+		return "", err
+	}
+	if st.State == Archived {
+		return "", refusal.New(refusal.Conflict, "rule 5: run %s is archived, and archived runs are read-only", st.RunID)
+	}
+	rel, err := f.ArtifactPath(name)
+	if err != nil {
+		return "", err
+	}
+	abs := f.V.Abs(rel)
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return "", err
+	}
+	if fi, err := os.Lstat(abs); err == nil && !fi.Mode().IsRegular() {
+		return "", refusal.Invalid("/name", "%s exists and is not a regular file", name)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	return rel, vault.WriteAtomic(abs, content)
+}
+
+// ReadLines reads every whole line of run.jsonl with its offset; a torn last
+// line is left out.
+func (f Folder) ReadLines(fn func(off int64, raw []byte) error) error {
+	data, err := os.ReadFile(f.abs(LogFile))
+	if err != nil {
+		return err
+	}
+	off := int64(0)
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return nil
+		}
+		if err := fn(off, data[:i]); err != nil {
+			return err
+		}
+		off += int64(i + 1)
+		data = data[i+1:]
+	}
+	return nil
+}
