@@ -53,52 +53,64 @@
 //
 // Each issue is at a JSON pointer into the value; "" is the whole value.
 // The words of the spec are used where it gives them; the others follow
-// their style.
+// their style. A test holds every message the tests see to this table, with
+// each number read as any number.
 //
-//	Where                                   Message
-//	""                                      Expected the name of a shape: series, categories, table, or text.
-//	""                                      Expected JSON in UTF-8.
-//	""                                      Expected JSON: the text ends before its value does.
-//	""                                      Expected JSON: the text holds more than one value.
-//	""                                      Expected JSON: the text is not JSON at byte N.
-//	""                                      Expected JSON.
-//	any value of the wrong type             Expected an object. | Expected a list. | Expected text. | Expected a number.
-//	/rows/i/j                               Expected a cell: text, a number, true, false or null.
-//	a Go value JSON has no form for         Expected a JSON value.
-//	a value, low, high or cell              Expected a number that a 64-bit double holds.
-//	a record without a required field       Expected the field "at".  (one issue for each field, at the record)
-//	a field a record does not take          Expected no such field: a point has only at, value, low and high.
-//	                                        (a series has only unit, period, origin, lines and marks;
-//	                                        a line has only name and points; a mark has only label and value;
-//	                                        categories have only unit and values;
-//	                                        a value has only name, value, low and high;
-//	                                        a table has only columns and rows; a column has only name and unit;
-//	                                        a text has only text), at the field itself
-//	/lines                                  Expected at least 1 line. | Expected at most 20 lines.
-//	/lines                                  Expected at most 2,000 points across the lines.
-//	/lines/i/points                         Expected at most 2,000 points.
-//	/marks                                  Expected at most 8 marks.
-//	/values                                 Expected at least 1 value. | Expected at most 200 values.
-//	/columns                                Expected at least 1 column. | Expected at most 50 columns.
-//	/rows                                   Expected at most 500 rows.
-//	/rows/i                                 Expected 3 cells, one for each column.
-//	a name, label or unit                   Expected a name of 1 to 64 characters. (a label, a unit)
-//	/text                                   Expected at most 65,536 bytes of text in UTF-8.
-//	/period                                 Expected a period: day, week, month, quarter or year.
-//	/lines/i/name                           Expected a name no line before it has.
-//	/values/i/name                          Expected a name no value before it has.
-//	/columns/i/name                         Expected a name no column before it has.
-//	…/low                                   Expected a low at most its value.
-//	…/high                                  Expected a high at least its value.
-//	/lines/i/points/j/at                    Expected a time later than the point before it.
-//	/lines/i/points/j/at or /origin         Expected a day in the form YYYY-MM-DD.
-//	                                        Expected a day its month has: 2026-02 has 28 days.
-//	                                        Expected a week in the form YYYY-Www.
-//	                                        Expected a week its year has: 2027 has 52 weeks.
-//	                                        Expected a month in the form YYYY-MM.
-//	                                        Expected a quarter in the form YYYY-Qn.
-//	                                        Expected a year in the form YYYY.
-//	                                        Expected an RFC 3339 date and time, such as 2026-10-15T09:30:00Z.
+//	Where                         Message
+//	""                            Expected the name of a shape: series, categories, table, or text.
+//	""                            Expected JSON in UTF-8.
+//	""                            Expected JSON: the text ends before its value does.
+//	""                            Expected JSON: the text holds more than one value.
+//	""                            Expected JSON: the text is not JSON at byte 12.
+//	a value of the wrong type     Expected an object.
+//	                              Expected a list.
+//	                              Expected text.
+//	                              Expected a number.
+//	/rows/i/j                     Expected a cell: text, a number, true, false or null.
+//	a Go value JSON cannot hold   Expected a JSON value.
+//	a value, low, high or cell    Expected a number that a 64-bit double holds.
+//	a record without a field      Expected the field "at". (at the record; one for each field)
+//	a field its record lacks      (at the field itself)
+//	  ""                          Expected no such field: a series has only unit, period, origin, lines and marks.
+//	  /lines/i/…                  Expected no such field: a line has only name and points.
+//	  /lines/i/points/j/…         Expected no such field: a point has only at, value, low and high.
+//	  /marks/i/…                  Expected no such field: a mark has only label and value.
+//	  ""                          Expected no such field: categories have only unit and values.
+//	  /values/i/…                 Expected no such field: a value has only name, value, low and high.
+//	  ""                          Expected no such field: a table has only columns and rows.
+//	  /columns/i/…                Expected no such field: a column has only name and unit.
+//	  ""                          Expected no such field: a text has only text.
+//	/lines                        Expected at least 1 line.
+//	                              Expected at most 20 lines.
+//	                              Expected at most 2,000 points across the lines.
+//	/lines/i/points               Expected at most 2,000 points.
+//	/marks                        Expected at most 8 marks.
+//	/values                       Expected at least 1 value.
+//	                              Expected at most 200 values.
+//	/columns                      Expected at least 1 column.
+//	                              Expected at most 50 columns.
+//	/rows                         Expected at most 500 rows.
+//	/rows/i                       Expected 3 cells, one for each column.
+//	                              Expected 1 cell, one for each column.
+//	…/name                        Expected a name of 1 to 64 characters.
+//	…/label                       Expected a label of 1 to 64 characters.
+//	…/unit                        Expected a unit of 1 to 64 characters.
+//	/text                         Expected at most 65,536 bytes of text in UTF-8.
+//	/period                       Expected a period: day, week, month, quarter or year.
+//	/lines/i/name                 Expected a name no line before it has.
+//	/values/i/name                Expected a name no value before it has.
+//	/columns/i/name               Expected a name no column before it has.
+//	…/low                         Expected a low at most its value.
+//	…/high                        Expected a high at least its value.
+//	/lines/i/points/j/at          Expected a time later than the point before it.
+//	…/at and /origin              Expected a day in the form YYYY-MM-DD.
+//	                              Expected a day its month has: 2026-02 has 28 days.
+//	                              Expected a week in the form YYYY-Www.
+//	                              Expected a week its year has: 2027 has 52 weeks.
+//	                              Expected a month in the form YYYY-MM.
+//	                              Expected a quarter in the form YYYY-Qn.
+//	                              Expected a year in the form YYYY.
+//	                              Expected an RFC 3339 date and time, such as 2026-10-15T09:30:00Z.
 //
 // Should a keyword be added to a schema without its words in translate.go,
 // its issue reads "Expected a value of the shape <name> here.", and a test

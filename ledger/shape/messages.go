@@ -65,9 +65,10 @@ func msgRequired(field string) string {
 	return `Expected the field "` + field + `".`
 }
 
-// msgLength: a name, a label or a unit that is empty or too long.
+// msgLength: a name, a label or a unit that is empty or too long; what is
+// the field's name.
 func msgLength(what string) string {
-	return "Expected " + article(what) + " of 1 to 64 characters."
+	return "Expected a " + what + " of 1 to 64 characters."
 }
 
 // msgAtLeast and msgAtMost: a list with too few or too many records.
@@ -106,13 +107,6 @@ var fields = map[string]map[string]string{
 var nouns = map[string]string{
 	"lines": "line", "points": "point", "marks": "mark", "values": "value",
 	"columns": "column", "rows": "row",
-}
-
-func article(s string) string {
-	if s != "" && strings.ContainsRune("aeiou", rune(s[0])) {
-		return "an " + s
-	}
-	return "a " + s
 }
 
 // count writes n and the noun, in the plural unless n is 1, with
