@@ -125,16 +125,8 @@ type Stall struct {
 }
 
 func stallAt(ev Event, kind, text string, line int) *Stall {
-	var head struct {
-		ID   string `json:"id"`
-		Type string `json:"type"`
-		Time string `json:"time"`
-	}
-	_ = json.Unmarshal(ev.JSON, &head)
-	if head.Time == "" && !ev.Time.IsZero() {
-		head.Time = ev.Time.UTC().Format(time.RFC3339Nano)
-	}
-	return &Stall{Event: StallEvent{ID: head.ID, Type: head.Type, Time: head.Time}, Kind: kind, Error: text, Line: line, Seq: ev.Seq}
+	id, typ, at := eventHead(ev)
+	return &Stall{Event: StallEvent{ID: id, Type: typ, Time: at}, Kind: kind, Error: text, Line: line, Seq: ev.Seq}
 }
 
 // ShapeChecker checks a value (as encoding/json decodes into any) against

@@ -1,0 +1,489 @@
+package fold
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// History is the playbook's history as the keeper reads it; the caller
+// (package ledger) implements it over the vault.
+type History interface {
+	// Page returns up to limit records with Seq > after, in seq order,
+	// and when the newest record of the history was written. Records are
+	// every event of the playbook; the keeper filters them.
+	Page(ctx context.Context, after int64, limit int) (records []Event, newestAt time.Time, err error)
+}
+
+// Page is a page with data, as the keeper keeps its views.
+type Page struct {
+	// ID names the page (its subject, such as "workflow/morning-social-content").
+	ID string
+	// Version is the subject's version the page is of.
+	Version int
+	// DataHash is the hash of the page's data: a page registered again
+	// with another hash is rebuilt from the start; with the same hash it
+	// keeps its views.
+	DataHash string
+	Program  *Program
+	Filters  Filters
+}
+
+// States of the standing.
+const (
+	StateLive       = "live"
+	StateRebuilding = "rebuilding"
+	StateWaiting    = "waiting"
+	StateStalled    = "stalled"
+	StateOutOfReach = "out_of_reach"
+)
+
+// LastEvent is the last event the views folded.
+type LastEvent struct {
+	ID   string `json:"id"`
+	Time string `json:"time"`
+}
+
+// Standing is the page format's standing of the views.
+type Standing struct {
+	State          string     `json:"state"`
+	Version        int        `json:"version"`
+	Checkpoint     *string    `json:"checkpoint"`
+	CheckpointAt   *time.Time `json:"checkpoint_at"`
+	LastEvent      *LastEvent `json:"last_event"`
+	Folded         int64      `json:"folded"`
+	LagMs          int64      `json:"lag_ms"`
+	NewestRecordAt *time.Time `json:"newest_record_at"`
+	Stalled        *Stall     `json:"stalled,omitempty"`
+}
+
+// MarshalJSON gives an out_of_reach standing with its version alone.
+func (s Standing) MarshalJSON() ([]byte, error) {
+	if s.State == StateOutOfReach {
+		return json.Marshal(struct {
+			State   string `json:"state"`
+			Version int    `json:"version"`
+		}{s.State, s.Version})
+	}
+	type plain Standing
+	return json.Marshal(plain(s))
+}
+
+// KeeperOptions configure a Keeper.
+type KeeperOptions struct {
+	// Dir is the folder (under .quire/) the views are kept in.
+	Dir     string
+	History History
+	Pool    *Pool
+	// MaxRebuilds is PAGE_MAX_REBUILDS: how many pages are built at once (4).
+	MaxRebuilds int
+	// PageSize is how many records are read and folded at once (1,000).
+	PageSize int
+	// ReplayPages is how many pages a replay as of a run may read (10).
+	ReplayPages int
+	// Pass is how often Run looks for records another server wrote (1 s).
+	Pass time.Duration
+}
+
+// Keeper keeps the views of registered pages in Dir, advancing them page
+// by page from their checkpoints.
+type Keeper struct {
+	opts KeeperOptions
+
+	mu    sync.Mutex
+	pages map[string]*pageState
+	reg   int64
+	wake  chan struct{}
+}
+
+type pageState struct {
+	fold sync.Mutex // held while the views advance
+
+	// guarded by Keeper.mu
+	page    Page
+	reg     int64
+	gen     int64 // bumped when the data changes: a fold of an older gen is dropped
+	st      kept
+	running bool
+}
+
+// NewKeeper makes a keeper; Dir is made if it is not there.
+func NewKeeper(opts KeeperOptions) (*Keeper, error) {
+	if opts.Dir == "" || opts.History == nil || opts.Pool == nil {
+		return nil, errors.New("fold: a keeper needs a folder, a history and a pool")
+	}
+	if opts.MaxRebuilds <= 0 {
+		opts.MaxRebuilds = 4
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = 1000
+	}
+	if opts.ReplayPages <= 0 {
+		opts.ReplayPages = 10
+	}
+	if opts.Pass <= 0 {
+		opts.Pass = time.Second
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("fold: the views' folder: %w", err)
+	}
+	return &Keeper{opts: opts, pages: map[string]*pageState{}, wake: make(chan struct{}, 1)}, nil
+}
+
+// Register adds a page, or saves a new version of one. Views kept for the
+// same data hash (in memory or in Dir) are kept; otherwise, and whenever
+// the data changed, the views are built from the start of the history,
+// replacing views being built, waiting or stalled.
+func (k *Keeper) Register(p Page) error {
+	if p.ID == "" || p.Program == nil {
+		return errors.New("fold: a page needs an id and a program")
+	}
+	p.Program.init()
+	k.mu.Lock()
+	ps, ok := k.pages[p.ID]
+	if ok && ps.st.DataHash == p.DataHash {
+		ps.page = p
+		ps.st.Version = p.Version
+		k.mu.Unlock()
+		k.Wake()
+		return nil
+	}
+	k.mu.Unlock()
+
+	var st kept
+	if !ok {
+		if disk, err := readKept(k.opts.Dir, p.ID); err != nil {
+			return err
+		} else if disk != nil && disk.DataHash == p.DataHash {
+			st = *disk
+		}
+	}
+	if st.Views == nil {
+		st = kept{ID: p.ID, DataHash: p.DataHash, Views: json.RawMessage(`{}`)}
+	}
+	st.Version = p.Version
+
+	k.mu.Lock()
+	if ps, ok = k.pages[p.ID]; ok {
+		ps.page, ps.st = p, st
+		ps.gen++
+	} else {
+		k.reg++
+		k.pages[p.ID] = &pageState{page: p, reg: k.reg, st: st}
+	}
+	k.mu.Unlock()
+	k.Wake()
+	return nil
+}
+
+// Unregister stops keeping a page's views (a retired definition) and
+// removes them from Dir.
+func (k *Keeper) Unregister(id string) error {
+	k.mu.Lock()
+	ps, ok := k.pages[id]
+	if ok {
+		ps.gen++
+		delete(k.pages, id)
+	}
+	k.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	ps.fold.Lock() // let a page being folded finish
+	defer ps.fold.Unlock()
+	if err := os.Remove(keptPath(k.opts.Dir, id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	k.Wake()
+	return nil
+}
+
+// Wake tells the keeper a new event was recorded; Run folds it.
+func (k *Keeper) Wake() {
+	select {
+	case k.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run keeps the views until ctx ends: on every Wake and every pass it
+// advances each page that is live or has its turn to be built, each in a
+// goroutine of its own.
+func (k *Keeper) Run(ctx context.Context) error {
+	t := time.NewTicker(k.opts.Pass)
+	defer t.Stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		k.mu.Lock()
+		for _, ps := range k.pages {
+			if ps.running || ps.st.Stalled != nil || (!ps.st.Live && !k.grantedLocked(ps)) {
+				continue
+			}
+			ps.running = true
+			wg.Add(1)
+			go func(ps *pageState) {
+				defer wg.Done()
+				_ = k.advance(ctx, ps)
+				k.mu.Lock()
+				ps.running = false
+				k.mu.Unlock()
+				k.Wake()
+			}(ps)
+		}
+		k.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-k.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// grantedLocked tells whether a page being built has its turn: it is
+// among the first MaxRebuilds pages being built, in registration order.
+func (k *Keeper) grantedLocked(ps *pageState) bool {
+	building := make([]*pageState, 0, len(k.pages))
+	for _, o := range k.pages {
+		if !o.st.Live && o.st.Stalled == nil {
+			building = append(building, o)
+		}
+	}
+	sort.Slice(building, func(i, j int) bool { return building[i].reg < building[j].reg })
+	for i, o := range building {
+		if o == ps {
+			return i < k.opts.MaxRebuilds
+		}
+	}
+	return false
+}
+
+// CatchUp folds what is new for the page, synchronously and within the
+// same limits, and answers its standing. A page waiting for its turn to
+// be built, or stalled, is left as it is.
+func (k *Keeper) CatchUp(ctx context.Context, id string) (Standing, error) {
+	k.mu.Lock()
+	ps, ok := k.pages[id]
+	k.mu.Unlock()
+	if !ok {
+		return Standing{}, fmt.Errorf("fold: no page %q is registered", id)
+	}
+	if err := k.advance(ctx, ps); err != nil {
+		return Standing{}, err
+	}
+	_, s, err := k.Views(id)
+	return s, err
+}
+
+// Views answers the page's views as JSON text (keys in the order the fold
+// wrote them) and their standing.
+func (k *Keeper) Views(id string) (json.RawMessage, Standing, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	ps, ok := k.pages[id]
+	if !ok {
+		return nil, Standing{}, fmt.Errorf("fold: no page %q is registered", id)
+	}
+	return ps.st.Views, k.standingLocked(ps), nil
+}
+
+func (k *Keeper) standingLocked(ps *pageState) Standing {
+	s := standingOf(&ps.st)
+	switch {
+	case ps.st.Stalled != nil:
+		s.State = StateStalled
+	case ps.st.Live:
+		s.State = StateLive
+	case k.grantedLocked(ps):
+		s.State = StateRebuilding
+	default:
+		s.State = StateWaiting
+	}
+	return s
+}
+
+func standingOf(st *kept) Standing {
+	s := Standing{Version: st.Version, Folded: st.Folded, LastEvent: st.LastEvent, Stalled: st.Stalled}
+	if st.Seq > 0 {
+		c := strconv.FormatInt(st.Seq, 10)
+		s.Checkpoint = &c
+		at := st.SeqAt
+		s.CheckpointAt = &at
+	}
+	if !st.NewestAt.IsZero() {
+		n := st.NewestAt
+		s.NewestRecordAt = &n
+		if st.Seq > 0 && n.After(st.SeqAt) {
+			s.LagMs = n.Sub(st.SeqAt).Milliseconds()
+		}
+	}
+	return s
+}
+
+// advance folds the page until it has caught up, stalls, loses its turn
+// or its data changes. It writes the views once a page of records.
+func (k *Keeper) advance(ctx context.Context, ps *pageState) error {
+	ps.fold.Lock()
+	defer ps.fold.Unlock()
+	for {
+		k.mu.Lock()
+		if _, ok := k.pages[ps.page.ID]; !ok || ps.st.Stalled != nil || (!ps.st.Live && !k.grantedLocked(ps)) {
+			k.mu.Unlock()
+			return nil
+		}
+		gen, page, st := ps.gen, ps.page, ps.st
+		k.mu.Unlock()
+
+		more, err := k.step(ctx, page, &st)
+		if err != nil {
+			return err
+		}
+		k.mu.Lock()
+		if ps.gen != gen {
+			k.mu.Unlock()
+			continue // the data changed while this page folded: start over
+		}
+		st.Version = ps.st.Version
+		ps.st = st
+		k.mu.Unlock()
+		if !more {
+			return nil
+		}
+	}
+}
+
+// step reads and folds one page of records after st's checkpoint, and
+// writes the views if anything was read. more tells whether the history
+// has records beyond the page.
+func (k *Keeper) step(ctx context.Context, page Page, st *kept) (more bool, err error) {
+	recs, newestAt, err := k.opts.History.Page(ctx, st.Seq, k.opts.PageSize)
+	if err != nil {
+		return false, fmt.Errorf("fold: reading the history: %w", err)
+	}
+	st.NewestAt = newestAt
+	if len(recs) == 0 {
+		if !st.Live {
+			st.Live = true
+			return false, writeKept(k.opts.Dir, st)
+		}
+		return false, nil
+	}
+	stall, err := k.foldRecords(ctx, page, st, recs)
+	if err != nil {
+		return false, err
+	}
+	more = stall == nil && len(recs) == k.opts.PageSize
+	if stall == nil && !more {
+		st.Live = true
+	}
+	return more, writeKept(k.opts.Dir, st)
+}
+
+// foldRecords folds the records the filters take over st, moving its
+// checkpoint: to the last record, or to the record before the event the
+// views stalled at.
+func (k *Keeper) foldRecords(ctx context.Context, page Page, st *kept, recs []Event) (*Stall, error) {
+	events := make([]Event, 0, len(recs))
+	for _, r := range recs {
+		if page.Filters.MatchJSON(r.JSON) {
+			events = append(events, r)
+		}
+	}
+	res, err := k.opts.Pool.Fold(ctx, page.Program, st.Views, events)
+	if err != nil {
+		return nil, err
+	}
+	st.Views = res.Views
+	st.Folded += int64(res.Folded)
+	if res.Folded > 0 {
+		id, _, t := eventHead(events[res.Folded-1])
+		st.LastEvent = &LastEvent{ID: id, Time: t}
+	}
+	if res.Stall != nil {
+		st.Stalled = res.Stall
+		for _, r := range recs {
+			if r.Seq >= res.Stall.Seq {
+				break
+			}
+			st.Seq, st.SeqAt = r.Seq, r.Time
+		}
+		return res.Stall, nil
+	}
+	last := recs[len(recs)-1]
+	st.Seq, st.SeqAt = last.Seq, last.Time
+	return nil, nil
+}
+
+// AsOf folds the page's history again from its start up to and with the
+// record lastSeq, with the same fold and limits, one page at a time, and
+// writes nothing. Beyond ReplayPages pages of records it answers the
+// standing out_of_reach, with the version alone, and no views.
+func (k *Keeper) AsOf(ctx context.Context, id string, lastSeq int64) (json.RawMessage, Standing, error) {
+	k.mu.Lock()
+	ps, ok := k.pages[id]
+	var page Page
+	if ok {
+		page = ps.page
+	}
+	k.mu.Unlock()
+	if !ok {
+		return nil, Standing{}, fmt.Errorf("fold: no page %q is registered", id)
+	}
+	st := kept{ID: id, Version: page.Version, Views: json.RawMessage(`{}`)}
+	outOfReach := Standing{State: StateOutOfReach, Version: page.Version}
+	for n := 0; ; n++ {
+		if n == k.opts.ReplayPages {
+			return nil, outOfReach, nil
+		}
+		recs, newestAt, err := k.opts.History.Page(ctx, st.Seq, k.opts.PageSize)
+		if err != nil {
+			return nil, Standing{}, fmt.Errorf("fold: reading the history: %w", err)
+		}
+		st.NewestAt = newestAt
+		end := len(recs)
+		for i, r := range recs {
+			if r.Seq > lastSeq {
+				end = i
+				break
+			}
+		}
+		reached := end < len(recs) || len(recs) < k.opts.PageSize || (end > 0 && recs[end-1].Seq == lastSeq)
+		if end > 0 {
+			stall, err := k.foldRecords(ctx, page, &st, recs[:end])
+			if err != nil {
+				return nil, Standing{}, err
+			}
+			if stall != nil {
+				s := standingOf(&st)
+				s.State = StateStalled
+				return st.Views, s, nil
+			}
+		}
+		if reached {
+			s := standingOf(&st)
+			s.State = StateLive
+			return st.Views, s, nil
+		}
+	}
+}
+
+// eventHead reads an event's id, type and time.
+func eventHead(ev Event) (id, typ, at string) {
+	var head struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+		Time string `json:"time"`
+	}
+	_ = json.Unmarshal(ev.JSON, &head)
+	if head.Time == "" && !ev.Time.IsZero() {
+		head.Time = ev.Time.UTC().Format(time.RFC3339Nano)
+	}
+	return head.ID, head.Type, head.Time
+}

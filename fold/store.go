@@ -1,0 +1,100 @@
+package fold
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// kept is what the keeper writes of one page, in one file, once a page of
+// records: the views and the standing together, so a reader never sees
+// the views of one checkpoint beside the standing of another.
+type kept struct {
+	Format    int             `json:"format"`
+	ID        string          `json:"id"`
+	Version   int             `json:"version"`
+	DataHash  string          `json:"data_hash"`
+	Seq       int64           `json:"seq"`
+	SeqAt     time.Time       `json:"seq_at"`
+	Folded    int64           `json:"folded"`
+	LastEvent *LastEvent      `json:"last_event"`
+	Live      bool            `json:"live"`
+	Stalled   *Stall          `json:"stalled"`
+	NewestAt  time.Time       `json:"newest_at"`
+	Views     json.RawMessage `json:"views"`
+}
+
+// keptFormat is the version of the file's format; a file of another is
+// thrown away and the views rebuilt (they are derived state).
+const keptFormat = 1
+
+func keptPath(dir, id string) string {
+	h := sha256.Sum256([]byte(id))
+	return filepath.Join(dir, "views-"+hex.EncodeToString(h[:12])+".json")
+}
+
+func readKept(dir, id string) (*kept, error) {
+	b, err := os.ReadFile(keptPath(dir, id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var k kept
+	if json.Unmarshal(b, &k) != nil || k.Format != keptFormat || k.ID != id || len(k.Views) == 0 {
+		return nil, nil // derived state that cannot be read is rebuilt
+	}
+	return &k, nil
+}
+
+func writeKept(dir string, k *kept) error {
+	k.Format = keptFormat
+	b, err := json.Marshal(k)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(keptPath(dir, k.ID), b)
+}
+
+// writeFileAtomic replaces path with data so that a reader, or a restart
+// after a crash, sees the old file or the new one whole: a temporary file
+// in the same folder, written, fsynced, closed and renamed, then the
+// folder fsynced.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-")
+	if err != nil {
+		return fmt.Errorf("fold: keeping views: %w", err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("fold: keeping views: %w", err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("fold: keeping views: %w", err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("fold: keeping views: %w", err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("fold: keeping views: %w", err)
+	}
+	if d, e := os.Open(dir); e == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
