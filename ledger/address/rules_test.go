@@ -109,7 +109,7 @@ func TestContains(t *testing.T) {
 
 func TestForms(t *testing.T) {
 	for _, c := range []struct {
-		s                       string
+		s                      string
 		comment, org, activity bool
 	}{
 		{"playbooks/finance", true, false, true},
