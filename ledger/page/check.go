@@ -1,0 +1,198 @@
+package page
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"quire/fold/module"
+	"quire/ledger/refusal"
+)
+
+// TemplateChecker checks one template of a page at save. render provides
+// one; ledger passes it in, so this package does not import render. The
+// contract:
+//
+//   - which is "result", "runs" or "glance" (each string of glance is
+//     checked alone, with which "glance");
+//   - text is the template as YAML gave it; firstLine is the document's
+//     line of its first line, so the line n of text is the document's
+//     line firstLine+n-1;
+//   - views is data.views as name → shape: series, categories, table or
+//     text; empty when the page has no data;
+//   - subject is the subject's type: "playbook", "workflow", or the
+//     function's type (such as "reasoning"), or "function";
+//   - it answers one issue for each problem, with Line the document's line
+//     (at least 1) and Message in the page format's words; Path may be
+//     left empty, and the page's path (/source or /page) is put in;
+//   - it checks what the page format checks of a template at save: it
+//     compiles; its tags, filters and variables (result: output, run,
+//     subject, today, now; runs: views, subject, today, now; glance:
+//     views, output, run), views.<name> naming a declared view, run. and
+//     subject. fields; the chart fences written out (kind, roles); the
+//     rows written out; at most 1,000 names in tags and outputs;
+//   - it is safe to call from several goroutines, does not panic on any
+//     text, and returns within a small part of the 2-second check.
+type TemplateChecker func(which, text string, firstLine int, views map[string]string, subject string) []refusal.Issue
+
+// Options configure Check.
+type Options struct {
+	// Module configures the module's check; Module.Mode SyntaxOnly is the
+	// vault's typecheck: syntax-only.
+	Module module.Options
+	// Templates checks the templates; nil checks none of them (for tests,
+	// and for tools that check the module alone).
+	Templates TemplateChecker
+	// Budget bounds the whole check; 2 seconds if zero.
+	Budget time.Duration
+}
+
+// Checked is a page checked at save.
+type Checked struct {
+	// JS is the module transpiled for the sandbox; empty without data.
+	JS string
+	// DataHash is DataHash of the page.
+	DataHash string
+}
+
+// Check checks what Parse leaves to it: the module (fold/module: its rules,
+// esbuild's syntax and tsc's types, each problem at its line of the
+// document with the compiler's words) and each template (the caller's
+// TemplateChecker). It answers the issues, or err: a refusal of code
+// unavailable when the compiler is not installed (outside syntax-only) or
+// the check ran out of its budget, or another error for a fault of the
+// runtime.
+func Check(ctx context.Context, p *Page, opts Options) (Checked, []refusal.Issue, error) {
+	var out Checked
+	if p == nil {
+		return out, nil, nil
+	}
+	budget := opts.Budget
+	if budget <= 0 {
+		budget = 2 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	var issues []refusal.Issue
+	views := p.ViewMap()
+	if opts.Templates != nil {
+		for _, t := range p.Templates() {
+			which := t.Key
+			if which != "result" && which != "runs" {
+				which = "glance"
+			}
+			for _, is := range opts.Templates(which, t.Text, t.Line, views, p.Subject) {
+				if is.Path == "" {
+					is.Path = p.Path
+				}
+				if is.Line < 1 {
+					is.Line = t.Line
+				}
+				issues = append(issues, is)
+			}
+		}
+	}
+	if d := p.Data; d != nil && d.viewsOK && d.ModuleLine > 0 {
+		mopts := opts.Module
+		if mopts.Timeout <= 0 {
+			if dl, ok := ctx.Deadline(); ok {
+				mopts.Timeout = time.Until(dl)
+			}
+		}
+		js, mis, err := module.Check(ctx, module.Source{TS: d.Module, FirstLine: d.ModuleLine, Path: p.Path, Views: d.moduleViews()}, mopts)
+		if err != nil {
+			return out, nil, err
+		}
+		issues = append(issues, mis...)
+		out.JS = js
+	}
+	if ctx.Err() != nil {
+		return out, nil, &refusal.Error{Code: refusal.Unavailable, Message: fmt.Sprintf("The page's check ran out of its %s.", budget)}
+	}
+	out.DataHash = DataHash(p)
+	if len(issues) > 0 {
+		return out, issues, nil
+	}
+	return out, nil, nil
+}
+
+// CheckDocument parses the page of a document and checks it, as
+// create_definition, update_definition and update_playbook do. It answers
+// the page (nil for none) and every issue of both steps; the module is
+// checked only when its views were read without a problem, since its types
+// are made from them.
+func CheckDocument(ctx context.Context, doc []byte, where Where, opts Options) (*Page, Checked, []refusal.Issue, error) {
+	p, issues := Parse(doc, where)
+	if p == nil {
+		return nil, Checked{}, issues, nil
+	}
+	c, more, err := Check(ctx, p, opts)
+	if err != nil {
+		return p, c, nil, err
+	}
+	issues = append(issues, more...)
+	sortIssues(issues)
+	return p, c, issues, nil
+}
+
+// DataHash is a stable hash of the page's data key: the SHA-256 of its
+// value as JSON with sorted keys, as "sha256:<hex>". Two versions whose
+// data decode to the same value (whatever their layout, comments or key
+// order) have the same hash, and the keeper rebuilds the views only when
+// it changes. A page without data hashes to "".
+func DataHash(p *Page) string {
+	if p == nil || p.Data == nil || p.Data.node == nil {
+		return ""
+	}
+	var v any
+	var b []byte
+	err := p.Data.node.Decode(&v)
+	if err == nil {
+		b, err = json.Marshal(normalize(v))
+	}
+	if err != nil {
+		// A value JSON cannot carry (such as .nan): hash the YAML instead.
+		b, _ = yaml.Marshal(p.Data.node)
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// normalize turns yaml.v3's maps with keys of any type into maps JSON can
+// encode, with sorted keys.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = normalize(e)
+		}
+		return m
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = normalize(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = normalize(e)
+		}
+		return s
+	}
+	return v
+}
+
+func sortIssues(is []refusal.Issue) {
+	for i := 1; i < len(is); i++ {
+		for j := i; j > 0 && is[j].Line < is[j-1].Line; j-- {
+			is[j], is[j-1] = is[j-1], is[j]
+		}
+	}
+}

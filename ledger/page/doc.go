@@ -1,0 +1,44 @@
+// Package page reads a page, the page format's mapping of data, result,
+// runs and glance, from where it goes, and checks it at save.
+//
+// Where the page goes (Where.Form):
+//
+//   - InWorkflow: the top-level key page of a workflow's YAML document;
+//   - InFunction: the key page of a function's front matter (a Markdown
+//     document opening with a line of ---); lines count in the whole
+//     document;
+//   - ForPlaybook: the YAML text update_playbook takes in page, which is
+//     the page mapping; its issues are under /page;
+//   - AsDefinition: a definition of the type page, the page mapping with
+//     the key of naming its subject.
+//
+// A document without page, with page: {} or with page: null has no page:
+// Parse answers nil.
+//
+// Parse refuses, each as a refusal.Issue under /source (or /page) with its
+// line in the whole document: a page that is not a mapping; an unknown or
+// repeated key; glance outside a workflow's page; data that is not a
+// mapping, lacks language, source.events, views or module, or has another
+// key; a language other than typescript; 0 or more than 8 filters, and
+// filters that are not mappings, lack a type, or whose values (data apart)
+// are not written out as scalars; 0 or more than 8 views, a view's name not
+// of the form [a-z][a-z0-9_]{0,31}, a name twice, a shape other than series,
+// categories, table or text; result, runs or data.module that is not text;
+// result in the playbook's page; data without runs and runs without data;
+// templates over 32 KiB together (at the page's line). Two refusals have
+// no line (Line 0) since they concern the whole document: a document over
+// 65,536 bytes, and YAML so broken that its parser names no line.
+//
+// The filters are checked here structurally, since fold exports no filter
+// parser yet; when it does, Parse should call it for each filter.
+//
+// Check does the rest: the module through quire/fold/module (its rules,
+// esbuild's syntax check and tsc's type check, each problem at its line of
+// the document, counted from the line after `module: |`), and each template
+// through the caller's TemplateChecker, whose contract is on its type.
+// render provides the checker; ledger passes it in, so page does not
+// import render. CheckDocument is Parse then Check.
+//
+// DataHash hashes the data key so that the keeper rebuilds the views only
+// when data changed.
+package page

@@ -1,0 +1,338 @@
+package page
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"quire/ledger/refusal"
+)
+
+// Limits of the page format checked by Parse.
+const (
+	MaxDocument  = 65536 // bytes of the whole document, the page included
+	MaxTemplates = 32768 // bytes of the templates together
+	MaxViews     = 8
+	MaxFilters   = 8
+)
+
+// Keys are the keys a page takes.
+var Keys = []string{"data", "result", "runs", "glance"}
+
+type parser struct {
+	path    string
+	offset  int // lines before the YAML text in the document
+	subject string
+	form    Form
+	issues  []refusal.Issue
+}
+
+func (ps *parser) add(line int, format string, args ...any) {
+	ps.issues = append(ps.issues, refusal.Issue{Path: ps.path, Line: line, Message: fmt.Sprintf(format, args...)})
+}
+
+// line is the document's line of a node.
+func (ps *parser) line(n *yaml.Node) int {
+	if n == nil || n.Line == 0 {
+		return 0
+	}
+	return n.Line + ps.offset
+}
+
+// Parse reads the page of a document from where it goes, and refuses what
+// the page format refuses of its form: a page that is not a mapping,
+// unknown keys, data without what it needs, views and filters, templates
+// that are not text, result in the playbook's page, data without runs or
+// runs without data, and the sizes of the document and the templates.
+// The module and the templates are checked by Check.
+//
+// It answers nil and no issues for a document without a page, or with
+// page: {} or page: null. Every issue has the line of its document where
+// the problem is, with two whole-document exceptions whose line is 0: a
+// document over 65,536 bytes, and a document that is not YAML at all when
+// the YAML parser names no line.
+func Parse(doc []byte, where Where) (*Page, []refusal.Issue) {
+	ps := &parser{path: "/source", subject: where.Subject, form: where.Form}
+	switch where.Form {
+	case InWorkflow:
+		ps.subject = "workflow"
+	case ForPlaybook:
+		ps.subject = "playbook"
+		ps.path = "/page"
+	}
+	if ps.subject == "" {
+		ps.subject = "function"
+	}
+	if len(doc) > MaxDocument {
+		ps.add(0, "The document takes %d bytes, over the 65,536 bytes a document may take, its page included.", len(doc))
+		return nil, ps.issues
+	}
+	text := doc
+	if where.Form == InFunction {
+		fm, ok, line := frontMatter(doc)
+		if !ok {
+			if line > 0 {
+				ps.add(line, "The front matter is not closed by a line of ---.")
+				return nil, ps.issues
+			}
+			return nil, nil
+		}
+		text, ps.offset = fm, 1
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(text, &root); err != nil {
+		ps.add(ps.yamlErrLine(err), "The document is not YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, ps.issues
+	}
+	if len(root.Content) == 0 {
+		return nil, nil
+	}
+	top := deref(root.Content[0])
+	var pageKey, pageNode *yaml.Node
+	switch where.Form {
+	case InWorkflow, InFunction:
+		if top.Kind != yaml.MappingNode {
+			return nil, nil // not this package's to refuse
+		}
+		for i := 0; i+1 < len(top.Content); i += 2 {
+			if top.Content[i].Value == "page" && top.Content[i].Kind == yaml.ScalarNode {
+				pageKey, pageNode = top.Content[i], deref(top.Content[i+1])
+			}
+		}
+		if pageNode == nil {
+			return nil, nil
+		}
+	default:
+		pageNode = top
+	}
+	if isNull(pageNode) {
+		return nil, nil
+	}
+	p := &Page{Path: ps.path, Subject: ps.subject, Line: ps.line(pageNode)}
+	if pageKey != nil {
+		p.Line = ps.line(pageKey)
+	}
+	if pageNode.Kind != yaml.MappingNode {
+		ps.add(ps.line(pageNode), "The page is not a mapping: a page takes the keys data, result, runs and glance.")
+		return nil, ps.issues
+	}
+	if len(pageNode.Content) == 0 {
+		return nil, nil
+	}
+	ps.page(p, pageNode)
+	if len(ps.issues) > 0 {
+		return p, ps.issues
+	}
+	return p, nil
+}
+
+// frontMatter cuts the YAML front matter out of a Markdown document. ok
+// is false without front matter; line is then the line of an opening ---
+// that no line closes, or 0.
+func frontMatter(doc []byte) (fm []byte, ok bool, line int) {
+	rest, found := bytes.CutPrefix(doc, []byte("---\n"))
+	if !found {
+		if rest, found = bytes.CutPrefix(doc, []byte("---\r\n")); !found {
+			return nil, false, 0
+		}
+	}
+	start := len(doc) - len(rest)
+	off := start
+	for off <= len(doc) {
+		end := bytes.IndexByte(doc[off:], '\n')
+		var l []byte
+		if end < 0 {
+			l = doc[off:]
+		} else {
+			l = doc[off : off+end]
+		}
+		l = bytes.TrimRight(l, "\r \t")
+		if string(l) == "---" || string(l) == "..." {
+			return doc[start:off], true, 0
+		}
+		if end < 0 {
+			break
+		}
+		off += end + 1
+	}
+	return nil, false, 1
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+func (ps *parser) yamlErrLine(err error) int {
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		if n > 0 {
+			return n + ps.offset
+		}
+	}
+	return 0
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 8; i++ {
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		return deref(n.Content[0])
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+func isText(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!str"
+}
+
+// textLine is the document's line of a text's first line: the line after
+// the indicator of a block scalar, the node's own line otherwise.
+func (ps *parser) textLine(n *yaml.Node) int {
+	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return ps.line(n) + 1
+	}
+	return ps.line(n)
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	switch n.Tag {
+	case "!!null":
+		return "null"
+	case "!!int", "!!float":
+		return "a number"
+	case "!!bool":
+		return "true or false"
+	case "!!str":
+		return "text"
+	}
+	return "a value of type " + strings.TrimPrefix(n.Tag, "!!")
+}
+
+func (ps *parser) page(p *Page, m *yaml.Node) {
+	seen := map[string]int{}
+	var dataNode, runsKey *yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], deref(m.Content[i+1])
+		key := k.Value
+		if first, dup := seen[key]; dup {
+			ps.add(ps.line(k), "The page has the key %s twice; it was first on line %d.", key, first)
+			continue
+		}
+		seen[key] = ps.line(k)
+		switch {
+		case key == "of" && ps.form == AsDefinition:
+			if !isText(v) || v.Value == "" {
+				ps.add(ps.line(v), "of is %s, but it names the page's subject, such as workflow/close-the-month.", describe(v))
+				continue
+			}
+			p.Of = v.Value
+			if t, _, ok := strings.Cut(v.Value, "/"); ok && ps.subject == "function" && t != "" {
+				p.Subject = t
+			} else if v.Value == "playbook" {
+				p.Subject = "playbook"
+			}
+		case key == "data":
+			dataNode = v
+			p.Data = ps.data(k, v)
+		case key == "result" || key == "runs":
+			if !isText(v) {
+				ps.add(ps.line(v), "%s is %s, but it is a template: write it as text, a block scalar such as %s: |.", key, describe(v), key)
+				if key == "runs" {
+					runsKey = k
+				}
+				continue
+			}
+			t := &Template{Key: key, Text: v.Value, Line: ps.textLine(v)}
+			if key == "result" {
+				p.Result = t
+				if p.Subject == "playbook" {
+					ps.add(ps.line(k), "The playbook's page has result, but the playbook has no runs of its own.")
+				}
+			} else {
+				p.Runs, runsKey = t, k
+			}
+		case key == "glance":
+			p.GlanceLine = ps.line(k)
+			if ps.subject != "workflow" {
+				ps.add(ps.line(k), "glance is a workflow's alone, and this page's subject is %s.", articled(ps.subject))
+				continue
+			}
+			if v.Kind != yaml.MappingNode {
+				ps.add(ps.line(v), "glance is %s, but it is a mapping whose strings are templates.", describe(v))
+				continue
+			}
+			count := 0
+			ps.glance(p, "glance", v, 0, &count)
+		default:
+			ps.add(ps.line(k), "The page has the unknown key %s: a page takes the keys data, result, runs and glance.", strconv.Quote(key))
+		}
+	}
+	if dataNode != nil && runsKey == nil {
+		ps.add(seen["data"], "The page has data without runs: the views are kept for runs alone.")
+	}
+	if runsKey != nil && dataNode == nil {
+		ps.add(ps.line(runsKey), "The page has runs without data: runs renders the views, which data keeps.")
+	}
+	total := 0
+	for _, t := range p.Templates() {
+		total += len(t.Text)
+	}
+	if total > MaxTemplates {
+		ps.add(p.Line, "The page's templates take %d bytes together, over the 32 KiB (32,768 bytes) they may take.", total)
+	}
+}
+
+func articled(s string) string {
+	if s != "" && strings.ContainsRune("aeiou", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
+}
+
+// glance gathers the strings of glance, each a template.
+func (ps *parser) glance(p *Page, path string, n *yaml.Node, depth int, count *int) {
+	if depth > 16 || *count > 1000 {
+		return
+	}
+	*count++
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			ps.glance(p, path+"/"+n.Content[i].Value, deref(n.Content[i+1]), depth+1, count)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			ps.glance(p, path+"/"+strconv.Itoa(i), deref(c), depth+1, count)
+		}
+	case yaml.ScalarNode:
+		if isText(n) {
+			p.Glance = append(p.Glance, Template{Key: path, Text: n.Value, Line: ps.textLine(n)})
+		}
+	}
+}
+
+// Templates gives the page's templates in the order of the page format:
+// result, runs, then glance's strings.
+func (p *Page) Templates() []Template {
+	var ts []Template
+	if p.Result != nil {
+		ts = append(ts, *p.Result)
+	}
+	if p.Runs != nil {
+		ts = append(ts, *p.Runs)
+	}
+	return append(ts, p.Glance...)
+}
