@@ -217,7 +217,7 @@ func calls(a Address) (read, act []Call, note string) {
 
 func runActs(a Address) []Call {
 	return []Call{
-		{Tool: "update_definition", Args: args("playbook", a.Playbook), Note: "of the definition the run carried out, its type and name as get_run gives them"},
+		{Tool: "update_definition", Args: args("playbook", a.Playbook), Note: "of the definition the run carried out, its type and name as get_run with run_id " + a.RunID + " gives them"},
 		{Tool: "run_definition", Args: args("playbook", a.Playbook), Note: "then run that definition again"},
 		{Tool: "cancel_run", Args: args("playbook", a.Playbook, "run_id", a.RunID), Note: "while the run is started"},
 	}
@@ -270,7 +270,7 @@ func settingsCalls(page string) (read, act []Call) {
 
 // partNote says what a part adds to its thing's calls.
 func partNote(a Address) string {
-	note := fmt.Sprintf("The part %s says which piece of the %s the comment is about; read and act as for the %s, %s.", a.Part, a.Of, a.Of, a.Thing())
+	note := fmt.Sprintf("The part %s says which piece of %s, %s, the comment is about; read and act as for it.", a.Part, describe(a.Thing()), a.Thing())
 	var n, m int
 	switch {
 	case a.Of == KindRun && scan(a.Part, "result-%d-%d", &n, &m):

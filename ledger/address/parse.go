@@ -213,7 +213,7 @@ func (p *parser) org() (Address, error) {
 	}
 	what, v := p.seg[1], p.seg[2]
 	var a Address
-	var form string
+	var form, name string
 	switch what {
 	case "parts":
 		return p.parts(Address{Kind: KindOrg}, 1, "org")
@@ -229,26 +229,26 @@ func (p *parser) org() (Address, error) {
 		}
 		return Address{Kind: KindComment, CommentID: v}, nil
 	case "connections":
-		form = "org/connections/<connection>"
+		form, name = "org/connections/<connection>", "a connection"
 		if p.n > 2 && !ValidLowerUUID(v) {
 			return Address{}, segErr(3, "<connection>", v, ruleLower)
 		}
 		a = Address{Kind: KindConnection, Connection: v}
 	case "members":
-		form = "org/members/<member>"
+		form, name = "org/members/<member>", "a member"
 		if p.n > 2 && !ValidMember(v) {
 			return Address{}, segErr(3, "<member>", v, ruleMember)
 		}
 		a = Address{Kind: KindMember, Member: v}
 	default: // settings
-		form = "org/settings/<page>"
+		form, name = "org/settings/<page>", "a page of Settings"
 		if p.n > 2 && !ValidPage(v) {
 			return Address{}, segErr(3, "<page>", v, rulePart)
 		}
 		a = Address{Kind: KindSettings, Page: v}
 	}
 	if p.n == 2 {
-		return Address{}, p.ends("the address is " + form)
+		return Address{}, p.ends(name + " is " + form)
 	}
 	return p.parts(a, 3, form)
 }
@@ -295,7 +295,7 @@ func (p *parser) playbook() (Address, error) {
 	case p.n == 2:
 		return Address{}, invalid("segment 2 %q must be a <run_id>, a UUID in lowercase: an address of two segments is the request of a run, <playbook>/<run_id>", w)
 	case w == "parts":
-		return Address{}, invalid("segment 2 %q must not be parts: a part of a playbook is playbooks/<playbook>/parts/<part>", w)
+		return Address{}, invalid("segment 2 %q comes after the playbook's id: a part of a playbook is playbooks/<playbook>/parts/<part>", w)
 	default:
 		return Address{}, invalid("segment 2 %q must be definitions, runs, comments or a <type> (one of reasoning, lookup, interaction, prediction, computation, generation or workflow)", w)
 	}

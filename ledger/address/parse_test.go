@@ -133,13 +133,13 @@ var refusals = []refused{
 	{"part: one segment", "finance/definitions/reasoning/categorize-invoice/7/parts/a/b", `segment 8 "b" goes past the end of <playbook>/definitions/<type>/<name>/<version>/parts/<part>: a part is one segment, and a part takes no parts`},
 	{"part: takes no parts", "playbooks/finance/parts/a/parts/b", `segment 5 "parts" goes past the end of playbooks/<playbook>/parts/<part>: a part is one segment, and a part takes no parts`},
 	{"part: named", "org/settings/runtime/parts", `the address ends after segment 4: a part is org/settings/<page>/parts/<part>`},
-	{"part: of the playbook, under playbooks/", "finance/parts/ledger", `segment 2 "parts" must not be parts: a part of a playbook is playbooks/<playbook>/parts/<part>`},
+	{"part: of the playbook, under playbooks/", "finance/parts/ledger", `segment 2 "parts" comes after the playbook's id: a part of a playbook is playbooks/<playbook>/parts/<part>`},
 	{"part: after parts", "org/connections/" + connID + "/tools/x", `segment 4 "tools" must be parts: after org/connections/<connection> comes only /parts/<part>`},
 
 	// <connection>
 	{"connection: lowercase", "org/connections/" + strings.ToUpper(connID), `<connection> "019A3F10-2B4C-7D5E-8F60-718293A4B5C6" (segment 3) must be a UUID in lowercase, 8-4-4-4-12 hexadecimal digits`},
 	{"connection: a UUID", "org/connections/crm", `<connection> "crm" (segment 3) must be a UUID in lowercase, 8-4-4-4-12 hexadecimal digits`},
-	{"connection: named", "org/connections", `the address ends after segment 2: the address is org/connections/<connection>`},
+	{"connection: named", "org/connections", `the address ends after segment 2: a connection is org/connections/<connection>`},
 
 	// <member>
 	{"member: at most 64", "org/members/" + strings.Repeat("m", 65), `<member> "` + strings.Repeat("m", 65) + `" (segment 3) must be 1 to 64 ASCII letters, digits, underscores and hyphens`},
