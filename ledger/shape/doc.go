@@ -12,19 +12,34 @@
 //
 // The schemas live in schemas/*.json, are embedded, and are compiled once, on
 // first use, by the validator; a compiled schema is safe for concurrent use.
-// CheckValue validates the decoded value itself (nothing is marshalled
-// again), translates each of the validator's errors into an issue in the
-// words below, then runs the shape's rules over the same value. A rule looks
-// only at values of the type the schema asks for, so that a value of the
-// wrong type gives one issue, the schema's. The issues are sorted by path
-// (byte order of the JSON pointer), then message, each given once, and all
-// are given: callers cut them to the number they show (three for a
-// rejection, 20 for output_invalid).
+// CheckValue checks the decoded value itself (nothing is marshalled again)
+// in two parts:
 //
-// Check first decodes JSON text with json.Number for numbers, so that a
-// number is never rounded before it is checked; a number no double holds,
-// such as 1e400, is refused, since a fold and a template read numbers as
-// doubles.
+//   - The schema. The validator's errors are translated into issues in the
+//     words below. Since the validator takes about 3 ms over the 2,000
+//     points a series may hold, a plan read from the compiled schema
+//     (fast.go) first says whether the value is valid, and only a value it
+//     does not accept goes to the validator. The plan knows the keywords the
+//     shapes use and declines a schema with any other; FuzzCheck and every
+//     table test check that it and the validator agree.
+//   - The rules a schema cannot state (rules.go, period.go). A rule looks
+//     only at values of the type the schema asks for, so that a value of
+//     the wrong type gives one issue, the schema's.
+//
+// The issues are sorted by path (byte order of the JSON pointer), then
+// message, each given once, and all are given: callers cut them to the
+// number they show (three for a rejection, 20 for output_invalid).
+//
+// Check first reads JSON text with its own decoder (decode.go), which reads
+// what encoding/json reads, to the same values, with json.Number for
+// numbers, in a third of the time. A number is so never rounded before it
+// is checked: one no double holds, such as 1e400, is refused, since a fold
+// and a template read numbers as doubles.
+//
+// A valid series of 2,000 points over 20 lines, each an RFC 3339 time with a
+// value, a low and a high, takes about 3 ms from its text (Check) and under
+// 1 ms from its value (CheckValue) on one core of the project's machine:
+// BenchmarkCheckSeries2000 and BenchmarkCheckValueSeries2000.
 //
 // # Decisions where the spec is silent
 //

@@ -157,6 +157,13 @@ func expect(t *testing.T, shape, doc string, want ...string) {
 		t.Errorf("%s %s:\n got  %q\n want %q", shape, short, got, want)
 	}
 	seen(got)
+	// The plan and the validator agree on every value the tests check.
+	if v, msg := decode([]byte(doc)); msg == "" && Known(shape) {
+		ch := compiled()[shape]
+		if fast, slow := ch.plan.valid(v), ch.schema.Validate(v) == nil; fast != slow {
+			t.Errorf("%s: the plan says valid=%v, the validator %v", shape, fast, slow)
+		}
+	}
 }
 
 func formatAll(issues []refusal.Issue) []string {

@@ -61,13 +61,19 @@ func (c *collector) translate(shape string, e *jsonschema.ValidationError) {
 			c.add(path, msgLength(last))
 		}
 	case *kind.Enum:
-		c.add(path, msgPeriod)
+		if last == "period" {
+			c.add(path, msgPeriod)
+		} else {
+			c.add(path, fallback(shape))
+		}
 	default:
 		// The shapes' schemas use no other keyword; should one be added
 		// without its words here, the issue still names its place.
-		c.add(path, "Expected a value of the shape "+shape+" here.")
+		c.add(path, fallback(shape))
 	}
 }
+
+func fallback(shape string) string { return "Expected a value of the shape " + shape + " here." }
 
 // typeMessage words the types a place wants.
 func typeMessage(want []string) string {
