@@ -173,7 +173,7 @@ func typeCheck(ctx context.Context, c Compiler, src Source, timeout time.Duratio
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.Path, "-p", dir, "--pretty", "false")
+	cmd := exec.CommandContext(ctx, c.Path, append([]string{"-p", dir, "--pretty", "false"}, tscExtra...)...)
 	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -199,3 +199,6 @@ func typeCheck(ctx context.Context, c Compiler, src Source, timeout time.Duratio
 	}
 	return mine, nil
 }
+
+// tscExtra are further arguments to tsc.
+var tscExtra = []string{"--singleThreaded"}

@@ -1,0 +1,20 @@
+package page
+
+import (
+	"context"
+	"testing"
+)
+
+// BenchmarkCheckFulfillOrder is the whole save-time check of the
+// fulfill-order page: Parse, the module's rules, esbuild and tsc (the
+// templates' checker is render's and is not included).
+func BenchmarkCheckFulfillOrder(b *testing.B) {
+	doc := []byte(read(b, "fulfill-order.yaml"))
+	opts := Options{Module: compilerOpts(b)}
+	for b.Loop() {
+		_, _, issues, err := CheckDocument(context.Background(), doc, Where{Form: InWorkflow}, opts)
+		if err != nil || issues != nil {
+			b.Fatal(err, issues)
+		}
+	}
+}
