@@ -202,7 +202,9 @@ func init() {
 		})
 	register(Op{Name: "get_playbook", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}", ReadOnly: true, Idempotent: true,
 		Description: "Read a playbook: its name, description, the source of its page, and how many definitions and runs it holds. Refuses an unknown playbook (not_found)."},
-		func(ctx context.Context, l *Ledger, a *PlaybookArgs) (*Playbook, error) { return l.getPlaybook(a.Playbook) })
+		func(ctx context.Context, l *Ledger, a *PlaybookArgs) (*Playbook, error) {
+			return l.getPlaybook(a.Playbook)
+		})
 	register(Op{Name: "list_playbooks", Scope: "playbook:read", Method: "GET", Path: "/playbooks", ReadOnly: true, Idempotent: true,
 		Description: "List the vault's playbooks in the order they were made."},
 		func(ctx context.Context, l *Ledger, a *struct{}) ([]*Playbook, error) {

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// flagsFirst lets flags follow a command's arguments, as in
+// `quire call get_run --args '{…}'` or `quire init DIR --org acme`:
+// urfave/cli stops reading flags at the first argument, so the flags of the
+// command being run are moved before its arguments. A "--" ends the flags.
+func flagsFirst(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := []string{args[0]}
+	i := 1
+	flags := app.Flags
+	cmds := app.Commands
+	// Walk the command path: global flags and command names.
+	for i < len(args) {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			out = append(out, a)
+			if takesValue(flags, a) && i+1 < len(args) {
+				out = append(out, args[i+1])
+				i++
+			}
+			i++
+			continue
+		}
+		var next *cli.Command
+		for _, c := range cmds {
+			if c.HasName(a) {
+				next = c
+			}
+		}
+		if next == nil {
+			break
+		}
+		out = append(out, a)
+		flags, cmds = next.Flags, next.Subcommands
+		i++
+		if len(cmds) == 0 {
+			break
+		}
+	}
+	var positional, moved []string
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			moved = append(moved, a)
+			if takesValue(flags, a) && i+1 < len(args) {
+				moved = append(moved, args[i+1])
+				i++
+			}
+			continue
+		}
+		positional = append(positional, a)
+	}
+	return append(append(out, moved...), positional...)
+}
+
+func takesValue(flags []cli.Flag, arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	if strings.Contains(name, "=") {
+		return false
+	}
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				_, isBool := f.(*cli.BoolFlag)
+				return !isBool
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,175 @@
+// Command quire is the CLI of the quire ledger runtime. Every command is a
+// thin front over the ledger's table of operations; `quire call` runs any
+// of them by name with JSON arguments.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"quire/ledger"
+	"quire/ledger/refusal"
+	"quire/vault"
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// env is what commands see: their streams, so tests capture them.
+type env struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// run is main without the exit, for tests.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{in: stdin, out: stdout, err: stderr}
+	app := newApp(e)
+	if err := app.Run(flagsFirst(app, args)); err != nil {
+		return e.fail(err)
+	}
+	return 0
+}
+
+// fail is the one place an error becomes output and an exit code: a
+// refusal prints its message (and its issues) on stderr, and with --json
+// the refusal object on stdout; anything else prints as it is.
+func (e *env) fail(err error) int {
+	var exit cli.ExitCoder
+	if errors.As(err, &exit) && exit.ExitCode() == 0 {
+		return 0
+	}
+	r := refusal.Of(err)
+	fmt.Fprintln(e.err, "quire: "+r.Message)
+	for _, is := range r.Issues {
+		if is.Line > 0 {
+			fmt.Fprintf(e.err, "  %s line %d: %s\n", is.Path, is.Line, is.Message)
+		}
+	}
+	return 1
+}
+
+func (e *env) printJSON(v any) error {
+	enc := json.NewEncoder(e.out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+var vaultFlag = &cli.StringFlag{Name: "vault", Usage: "the vault's folder", EnvVars: []string{"QUIRE_VAULT"}, Value: "."}
+
+func openLedger(c *cli.Context) (*ledger.Ledger, error) {
+	return ledger.Open(c.String("vault"))
+}
+
+// withLedger opens the vault for a command and closes it after.
+func withLedger(fn func(c *cli.Context, l *ledger.Ledger) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		l, err := openLedger(c)
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		return fn(c, l)
+	}
+}
+
+func newApp(e *env) *cli.App {
+	app := &cli.App{
+		Name:            "quire",
+		Usage:           "a file-native ledger runtime: run folders in a git vault",
+		Writer:          e.out,
+		ErrWriter:       e.err,
+		Reader:          e.in,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {},
+		Flags:           []cli.Flag{vaultFlag},
+		Commands: []*cli.Command{
+			{
+				Name: "init", Usage: "make a vault", ArgsUsage: "DIR",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "org", Value: "org", Usage: "the organization's id"}},
+				Action: func(c *cli.Context) error {
+					dir := c.Args().First()
+					if dir == "" {
+						return refusal.Invalid("DIR", "quire init needs the folder to make the vault in")
+					}
+					v, err := vault.Init(dir, c.String("org"), time.Now())
+					if err != nil {
+						return err
+					}
+					v.Close()
+					fmt.Fprintf(e.out, "Made the vault of %s in %s\n", c.String("org"), v.Root())
+					return nil
+				},
+			},
+			callCommand(e),
+			runCommand(e),
+			runsCommand(e),
+			{
+				Name: "check", Usage: "validate the whole vault against the playbook-run capsule",
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}},
+				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+					rep, err := l.Check()
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						e.printJSON(rep)
+					} else {
+						for _, p := range rep.Problems {
+							fmt.Fprintln(e.out, p.String())
+						}
+						fmt.Fprintf(e.out, "%d runs, %d events, %d problems\n", rep.Runs, rep.Events, len(rep.Problems))
+					}
+					if len(rep.Problems) > 0 {
+						return cli.Exit("", 1)
+					}
+					return nil
+				}),
+			},
+			{
+				Name: "reindex", Usage: "rebuild .quire/ from the files",
+				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+					if err := l.Reindex(); err != nil {
+						return err
+					}
+					fmt.Fprintln(e.out, "Rebuilt .quire/ from the files")
+					return nil
+				}),
+			},
+			{
+				Name: "janitor", Usage: "archive complete and failed runs idle for 90 days or more",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "now", Usage: "RFC 3339 time to judge idleness at"}},
+				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+					args, _ := json.Marshal(map[string]any{"now": c.String("now")})
+					res, err := l.Call(c.Context, "archive_idle_runs", args)
+					if err != nil {
+						return err
+					}
+					for _, a := range res.(*ledger.JanitorReport).Archived {
+						fmt.Fprintln(e.out, "archived", a)
+					}
+					return nil
+				}),
+			},
+		},
+	}
+	for _, more := range extraCommands {
+		app.Commands = append(app.Commands, more(e))
+	}
+	return app
+}
+
+// extraCommands are the commands of later capabilities, each added by an
+// init function in a file of its own.
+var extraCommands []func(e *env) *cli.Command
+
+var _ = context.Background

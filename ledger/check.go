@@ -1,0 +1,352 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"quire/ledger/event"
+	"quire/ledger/refusal"
+	"quire/runfolder"
+	"quire/vault"
+)
+
+// Problem is one thing quire check found wrong, at its path (and line).
+type Problem struct {
+	Path    string `json:"path"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", p.Path, p.Line, p.Message)
+	}
+	return p.Path + ": " + p.Message
+}
+
+type CheckReport struct {
+	Runs     int       `json:"runs"`
+	Events   int       `json:"events"`
+	Problems []Problem `json:"problems"`
+}
+
+// Check validates the whole vault against the capsule: every run folder's
+// six entries, its front matter, member_of and playbook resolving in the
+// index, every event line parsing, seq without gaps or repeats in each
+// playbook's history, and run.state.json agreeing with the events.
+func (l *Ledger) Check() (*CheckReport, error) {
+	rep := &CheckReport{Problems: []Problem{}}
+	add := func(p, format string, args ...any) {
+		rep.Problems = append(rep.Problems, Problem{Path: p, Message: fmt.Sprintf(format, args...)})
+	}
+	entries, err := l.V.Entries()
+	if err != nil {
+		return nil, err
+	}
+	inIndex := map[string]vault.Entry{}
+	for _, e := range entries {
+		if _, err := l.V.Join(e.Path); err != nil {
+			add(vault.IndexFile, "%s %s: its path %v", e.Type, e.UID, err)
+			continue
+		}
+		if !l.V.Exists(e.Path) {
+			add(vault.IndexFile, "%s %s: %s does not exist", e.Type, e.UID, e.Path)
+		}
+		if e.Type == "playbook-run" {
+			inIndex[e.Path] = e
+		}
+	}
+	dirs, err := os.ReadDir(l.V.Abs(vault.RunsDir))
+	if err != nil {
+		return nil, err
+	}
+	seqs := map[string]map[int64]string{} // playbook → seq → where
+	unnumbered := map[string]int{}
+	for _, d := range dirs {
+		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			continue
+		}
+		rel := path.Join(vault.RunsDir, d.Name())
+		rep.Runs++
+		e, ok := inIndex[rel]
+		if !ok {
+			add(rel, "the run folder is not in %s", vault.IndexFile)
+		}
+		l.checkRun(rel, e, ok, add, func(p string, line int, msg string) {
+			rep.Problems = append(rep.Problems, Problem{Path: p, Line: line, Message: msg})
+		}, func(ln *event.Line, where string) {
+			rep.Events++
+			if !ok {
+				return
+			}
+			if ln.Seq == 0 {
+				unnumbered[e.Playbook]++
+				return
+			}
+			if seqs[e.Playbook] == nil {
+				seqs[e.Playbook] = map[int64]string{}
+			}
+			if prev, dup := seqs[e.Playbook][ln.Seq]; dup {
+				add(where, "seq %d of playbook %s repeats the seq of %s", ln.Seq, e.Playbook, prev)
+			}
+			seqs[e.Playbook][ln.Seq] = where
+		})
+	}
+	for _, e := range entries {
+		if e.Type != "playbook" {
+			continue
+		}
+		file := path.Join(playbookDir(e.Playbook), "events.jsonl")
+		data, err := os.ReadFile(l.V.Abs(file))
+		if err != nil {
+			continue
+		}
+		for i, raw := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			if raw == "" {
+				continue
+			}
+			ln, err := event.Parse([]byte(raw))
+			if err != nil {
+				rep.Problems = append(rep.Problems, Problem{Path: file, Line: i + 1, Message: err.Error()})
+				continue
+			}
+			rep.Events++
+			if ln.Seq == 0 {
+				unnumbered[e.Playbook]++
+				continue
+			}
+			if seqs[e.Playbook] == nil {
+				seqs[e.Playbook] = map[int64]string{}
+			}
+			where := fmt.Sprintf("%s:%d", file, i+1)
+			if prev, dup := seqs[e.Playbook][ln.Seq]; dup {
+				add(where, "seq %d of playbook %s repeats the seq of %s", ln.Seq, e.Playbook, prev)
+			}
+			seqs[e.Playbook][ln.Seq] = where
+		}
+	}
+	playbooks := make([]string, 0, len(seqs))
+	for p := range seqs {
+		playbooks = append(playbooks, p)
+	}
+	sort.Strings(playbooks)
+	for _, p := range playbooks {
+		n := int64(len(seqs[p]) + unnumbered[p])
+		var missing []string
+		for s := range seqs[p] {
+			if s > n {
+				missing = append(missing, strconv.FormatInt(s, 10))
+			}
+		}
+		if len(missing) > 0 {
+			sort.Strings(missing)
+			add(playbookDir(p), "the history's seq has gaps: %d events, but seq %s beyond them", n, strings.Join(missing, ", "))
+		}
+	}
+	return rep, nil
+}
+
+func (l *Ledger) checkRun(rel string, e vault.Entry, indexed bool, add func(string, string, ...any), addLine func(string, int, string), seen func(*event.Line, string)) {
+	for _, name := range runfolder.Entries {
+		fi, err := os.Stat(l.V.Abs(path.Join(rel, name)))
+		if err != nil {
+			add(rel, "rule 6: the run folder lacks %s", name)
+			continue
+		}
+		if (name == runfolder.ArtifactsDir) != fi.IsDir() {
+			add(path.Join(rel, name), "is a %s; the capsule wants a %s", kindOf(fi.IsDir()), kindOf(name == runfolder.ArtifactsDir))
+		}
+	}
+	f := runfolder.Folder{V: l.V, Rel: rel}
+	front, err := f.ReadFront()
+	defPath := path.Join(rel, runfolder.DefinitionFile)
+	if err != nil {
+		add(defPath, "%v", err)
+	} else {
+		l.checkFront(defPath, front, add)
+	}
+	// Replay the log from the start.
+	var replay runfolder.State
+	logPath := path.Join(rel, runfolder.LogFile)
+	lineNo := 0
+	err = f.ReadLines(func(off int64, raw []byte) error {
+		lineNo++
+		ln, err := event.Parse(raw)
+		if err != nil {
+			addLine(logPath, lineNo, err.Error())
+			replay.LogBytes += int64(len(raw) + 1)
+			return nil
+		}
+		if lineNo == 1 && ln.Event != event.RunCreated {
+			addLine(logPath, 1, "the first event is "+ln.Event+"; a run's log begins with run_created")
+		}
+		replay.Apply(&ln, len(raw)+1)
+		seen(&ln, fmt.Sprintf("%s:%d", logPath, lineNo))
+		return nil
+	})
+	if err != nil {
+		add(logPath, "%v", err)
+		return
+	}
+	if fi, err := os.Stat(l.V.Abs(logPath)); err == nil && fi.Size() > replay.LogBytes {
+		addLine(logPath, lineNo+1, "a torn last line (a write cut short); the next write repairs it")
+	}
+	st, err := f.LoadState()
+	if err != nil {
+		add(path.Join(rel, runfolder.StateFile), "%v", err)
+		return
+	}
+	statePath := path.Join(rel, runfolder.StateFile)
+	if st.State != replay.State || st.Status != replay.Status {
+		add(statePath, "says state %s, status %s; the events say %s, %s", st.State, st.Status, replay.State, replay.Status)
+	}
+	if st.Events != replay.Events || st.LastSeq != replay.LastSeq {
+		add(statePath, "says %d events up to seq %d; run.jsonl holds %d up to seq %d", st.Events, st.LastSeq, replay.Events, replay.LastSeq)
+	}
+	if err == nil && front.UID != "" && st.RunID != front.UID {
+		add(statePath, "names run %s; definition.md names %s", st.RunID, front.UID)
+	}
+	if indexed && front.UID != "" && front.UID != e.UID {
+		add(defPath, "uid %s differs from the index's %s", front.UID, e.UID)
+	}
+}
+
+func kindOf(dir bool) string {
+	if dir {
+		return "folder"
+	}
+	return "file"
+}
+
+func (l *Ledger) checkFront(p string, f runfolder.Front, add func(string, string, ...any)) {
+	missing := []string{}
+	if f.Playbook == "" {
+		missing = append(missing, "playbook")
+	}
+	if f.PlaybookVersion == "" {
+		missing = append(missing, "playbook_version")
+	}
+	if len(f.MemberOf) == 0 {
+		missing = append(missing, "member_of")
+	}
+	if f.Binding == "" {
+		missing = append(missing, "binding")
+	}
+	if f.Started == "" {
+		missing = append(missing, "started")
+	}
+	if f.Executor == "" {
+		missing = append(missing, "executor")
+	}
+	if f.AuthorizedBy == "" {
+		missing = append(missing, "authorized_by")
+	}
+	if len(missing) > 0 {
+		add(p, "front matter lacks the required field(s) %s", strings.Join(missing, ", "))
+	}
+	if v, err := strconv.Atoi(f.PlaybookVersion); f.PlaybookVersion != "" && (err != nil || v < 1) {
+		add(p, "playbook_version %q is not a version; rule 2 pins a concrete version", f.PlaybookVersion)
+	}
+	for i, uid := range f.MemberOf {
+		e, ok, _ := l.V.Lookup(uid)
+		if !ok || e.Type != "project" {
+			add(p, "rule 1: member_of[%d] %q is not a project in the index", i, uid)
+		}
+	}
+	if f.Playbook != "" {
+		if e, ok, _ := l.V.Lookup(f.Playbook); !ok || e.Type != "definition" {
+			add(p, "playbook %q is not a definition in the index", f.Playbook)
+		}
+	}
+	if f.Started != "" {
+		if _, err := event.ParseTime(f.Started); err != nil {
+			if _, err := time.Parse("2006-01-02", f.Started); err != nil {
+				add(p, "started %q is not an ISO 8601 date", f.Started)
+			}
+		}
+	}
+	if f.Binding != "" && !l.V.Exists(f.Binding) {
+		add(p, "binding %s does not exist", f.Binding)
+	}
+}
+
+// Reindex throws away .quire/ and rebuilds what it can from the files.
+func (l *Ledger) Reindex() error {
+	return l.V.Locked(func() error {
+		l.histMu.Lock()
+		l.hist = map[string]*history{}
+		l.histMu.Unlock()
+		if err := os.RemoveAll(l.V.Abs(path.Join(vault.QuireDir, "history"))); err != nil {
+			return err
+		}
+		es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook" })
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if _, err := l.historyOf(e.Playbook); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+type JanitorArgs struct {
+	Now  string `json:"now,omitempty" jsonschema:"RFC 3339 time to judge idleness at; now when left out"`
+	Days int    `json:"days,omitempty" jsonschema:"idle days before an archive (default 90)"`
+}
+
+type JanitorReport struct {
+	Archived []string `json:"archived"`
+}
+
+func init() {
+	register(Op{Name: "check_vault", Scope: "admin", Method: "GET", Path: "/check", ReadOnly: true, Idempotent: true,
+		Description: "Validate the whole vault against the playbook-run capsule and list each problem with its path and line."},
+		func(ctx context.Context, l *Ledger, a *struct{}) (*CheckReport, error) { return l.Check() })
+	register(Op{Name: "archive_idle_runs", Scope: "admin", Method: "POST", Path: "/janitor",
+		Description: "The vault janitor: archive every complete or failed run without activity for 90 days or more, writing its archived event with the reason first."},
+		func(ctx context.Context, l *Ledger, a *JanitorArgs) (*JanitorReport, error) {
+			now, err := l.when(a.Now, "/now")
+			if err != nil {
+				return nil, err
+			}
+			days := a.Days
+			if days == 0 {
+				days = 90
+			}
+			if days < 1 {
+				return nil, refusal.Invalid("/days", "days is 1 or more")
+			}
+			rep := &JanitorReport{Archived: []string{}}
+			runs, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" })
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range runs {
+				f := runfolder.Folder{V: l.V, Rel: e.Path}
+				st, err := f.LoadState()
+				if err != nil || (st.State != runfolder.Complete && st.State != runfolder.Failed) {
+					continue
+				}
+				last, err := event.ParseTime(st.LastEventAt)
+				if err != nil || now.Sub(last) < time.Duration(days)*24*time.Hour {
+					continue
+				}
+				reason := fmt.Sprintf("idle for %d days since %s (vault-janitor)", int(now.Sub(last).Hours()/24), st.LastEventAt)
+				ln := &event.Line{Event: event.Archived, Timestamp: event.FormatTime(now), Actor: janitor, Reason: reason, Detail: "Archived: " + reason}
+				if _, err := l.appendRun(e, f, ln); err != nil {
+					return nil, err
+				}
+				rep.Archived = append(rep.Archived, e.Playbook+"/runs/"+e.UID)
+			}
+			return rep, nil
+		})
+}

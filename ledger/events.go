@@ -1,0 +1,176 @@
+package ledger
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+
+	"quire/ledger/address"
+	"quire/ledger/event"
+	"quire/ledger/refusal"
+	"quire/runfolder"
+)
+
+// Event is an event as reads present it: CloudEvents form.
+type Event = event.Cloud
+
+func eventOf(playbook string, ln *event.Line) Event { return ln.ToCloud(playbook) }
+
+type ListEventsArgs struct {
+	Playbook string `json:"playbook"`
+	RunID    string `json:"run_id,omitempty" jsonschema:"only this run's events"`
+	After    int64  `json:"after,omitempty" jsonschema:"the seq to read after; 0 reads from the start"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many, 1 to 1000 (default 100)"`
+}
+
+type EventPage struct {
+	Events []Event `json:"events"`
+	// Next is the after to pass for the next page; 0 when there is none.
+	Next int64 `json:"next,omitempty"`
+}
+
+type GetEventArgs struct {
+	Playbook string `json:"playbook"`
+	EventID  string `json:"event_id"`
+}
+
+// History reads up to limit events of a playbook's history after seq, in
+// order. It is how the page keeper reads the history.
+func (l *Ledger) History(playbook string, after int64, limit int) ([]Record, error) {
+	h, err := l.historyOf(playbook)
+	if err != nil {
+		return nil, err
+	}
+	return h.page(l.V, after, limit)
+}
+
+// HistoryLen is how many events the playbook's history holds.
+func (l *Ledger) HistoryLen(playbook string) (int64, error) {
+	h, err := l.historyOf(playbook)
+	if err != nil {
+		return 0, err
+	}
+	return h.count, nil
+}
+
+func init() {
+	register(Op{Name: "list_playbook_events", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/events", ReadOnly: true, Idempotent: true,
+		Description: "Read a playbook's history in CloudEvents form, in the order the playbook recorded it (by seq), a page at a time from after; with run_id, that run's events alone."},
+		func(ctx context.Context, l *Ledger, a *ListEventsArgs) (*EventPage, error) {
+			if _, err := l.readPlaybook(a.Playbook); err != nil {
+				return nil, err
+			}
+			limit := a.Limit
+			if limit == 0 {
+				limit = 100
+			}
+			if limit < 1 || limit > 1000 {
+				return nil, refusal.Invalid("/limit", "limit is 1 to 1000")
+			}
+			if a.After < 0 {
+				return nil, refusal.Invalid("/after", "after is a seq, 0 or more")
+			}
+			out := &EventPage{Events: []Event{}}
+			if a.RunID != "" {
+				_, f, err := l.runFolder(a.Playbook, a.RunID)
+				if err != nil {
+					return nil, err
+				}
+				err = f.ReadLines(func(off int64, raw []byte) error {
+					ln, err := event.Parse(raw)
+					if err != nil || ln.Seq <= a.After {
+						return nil
+					}
+					if len(out.Events) == limit {
+						out.Next = out.Events[len(out.Events)-1].Seq
+						return errStop
+					}
+					out.Events = append(out.Events, eventOf(a.Playbook, &ln))
+					return nil
+				})
+				if err != nil && err != errStop {
+					return nil, err
+				}
+				return out, nil
+			}
+			recs, err := l.History(a.Playbook, a.After, limit+1)
+			if err != nil {
+				return nil, err
+			}
+			for i := range recs {
+				if i == limit {
+					out.Next = recs[i-1].Seq
+					break
+				}
+				out.Events = append(out.Events, eventOf(a.Playbook, &recs[i].Line))
+			}
+			return out, nil
+		})
+	register(Op{Name: "get_event", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/events/{event_id}", ReadOnly: true, Idempotent: true,
+		Description: "Read one event of a playbook by its id, in CloudEvents form. A run's event has the id <run_id>_<n>, its nth event."},
+		func(ctx context.Context, l *Ledger, a *GetEventArgs) (*Event, error) {
+			if !address.ValidEventID(a.EventID) {
+				return nil, refusal.Invalid("/event_id", "%q is not an event id: a UUID, or a UUID, an underscore and a number from 1", a.EventID)
+			}
+			if runID, n, ok := strings.Cut(a.EventID, "_"); ok {
+				_, f, err := l.runFolder(a.Playbook, strings.ToLower(runID))
+				if err != nil {
+					if r, ok := refusal.As(err); ok && r.Code == refusal.NotFound {
+						return nil, refusal.New(refusal.NotFound, "playbook %s has no event %s", a.Playbook, a.EventID)
+					}
+					return nil, err
+				}
+				want, _ := strconv.Atoi(n)
+				var found *Event
+				i := 0
+				err = f.ReadLines(func(off int64, raw []byte) error {
+					i++
+					if i != want {
+						return nil
+					}
+					ln, err := event.Parse(raw)
+					if err != nil {
+						return err
+					}
+					ev := eventOf(a.Playbook, &ln)
+					found = &ev
+					return errStop
+				})
+				if err != nil && err != errStop {
+					return nil, err
+				}
+				if found == nil {
+					return nil, refusal.New(refusal.NotFound, "playbook %s has no event %s", a.Playbook, a.EventID)
+				}
+				return found, nil
+			}
+			if _, err := l.readPlaybook(a.Playbook); err != nil {
+				return nil, err
+			}
+			fh, err := os.Open(l.V.Abs(path.Join(playbookDir(a.Playbook), "events.jsonl")))
+			if err == nil {
+				defer fh.Close()
+				sc := bufio.NewScanner(fh)
+				sc.Buffer(make([]byte, 64<<10), event.MaxLine+1)
+				for sc.Scan() {
+					ln, err := event.Parse(sc.Bytes())
+					if err == nil && ln.ID == a.EventID {
+						ev := eventOf(a.Playbook, &ln)
+						return &ev, nil
+					}
+				}
+			}
+			return nil, refusal.New(refusal.NotFound, "playbook %s has no event %s", a.Playbook, a.EventID)
+		})
+}
+
+type stopErr struct{}
+
+func (stopErr) Error() string { return "stop" }
+
+var errStop error = stopErr{}
+
+var _ = runfolder.LogFile

@@ -1,0 +1,575 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+
+	"quire/ledger/address"
+	"quire/ledger/event"
+	"quire/ledger/refusal"
+	"quire/runfolder"
+	"quire/vault"
+)
+
+type RunDefinitionArgs struct {
+	Playbook     string          `json:"playbook"`
+	Type         string          `json:"type"`
+	Name         string          `json:"name"`
+	Input        json.RawMessage `json:"input,omitempty" jsonschema:"the run's input, any JSON value"`
+	MemberOf     []string        `json:"member_of" jsonschema:"uids of the projects the run belongs to (list_projects); at least one"`
+	Executor     string          `json:"executor" jsonschema:"the agent that executes the run"`
+	AuthorizedBy string          `json:"authorized_by" jsonschema:"the human or agent that authorized it"`
+	Context      string          `json:"context,omitempty" jsonschema:"context.md: who and what this run is for"`
+	Time         string          `json:"time,omitempty" jsonschema:"RFC 3339 time the run started, for a backfill; now when left out"`
+}
+
+type RunArgs struct {
+	Playbook string `json:"playbook"`
+	RunID    string `json:"run_id"`
+}
+
+type RecordEventArgs struct {
+	Playbook string          `json:"playbook"`
+	RunID    string          `json:"run_id"`
+	Event    string          `json:"event" jsonschema:"one of the capsule's event types, such as step_started or step_completed"`
+	Step     string          `json:"step,omitempty" jsonschema:"the step's reference, such as do/1/review"`
+	Detail   string          `json:"detail,omitempty"`
+	Data     json.RawMessage `json:"data,omitempty" jsonschema:"a JSON object"`
+	Actor    string          `json:"actor" jsonschema:"who records it"`
+	Time     string          `json:"time,omitempty" jsonschema:"RFC 3339; not before the run's previous event"`
+}
+
+type AppendThreadArgs struct {
+	Playbook string `json:"playbook"`
+	RunID    string `json:"run_id"`
+	Text     string `json:"text"`
+	Actor    string `json:"actor"`
+}
+
+type PutArtifactArgs struct {
+	Playbook string `json:"playbook"`
+	RunID    string `json:"run_id"`
+	Name     string `json:"name" jsonschema:"path under artifacts/: letters, digits, '.', '_', '-' and '/'"`
+	Content  string `json:"content"`
+	Encoding string `json:"encoding,omitempty" jsonschema:"utf-8 (default) or base64"`
+	Actor    string `json:"actor,omitempty"`
+}
+
+type EndRunArgs struct {
+	Playbook string          `json:"playbook"`
+	RunID    string          `json:"run_id"`
+	Status   string          `json:"status" jsonschema:"succeeded, rejected or failed"`
+	Output   json.RawMessage `json:"output,omitempty" jsonschema:"the run's output, for succeeded"`
+	Reason   string          `json:"reason,omitempty" jsonschema:"why it was rejected"`
+	Kind     string          `json:"kind,omitempty"`
+	Detail   string          `json:"detail,omitempty"`
+	Actor    string          `json:"actor"`
+	Time     string          `json:"time,omitempty"`
+}
+
+type TransitionRunArgs struct {
+	Playbook string `json:"playbook"`
+	RunID    string `json:"run_id"`
+	To       string `json:"to" jsonschema:"paused, active (resume) or archived"`
+	Reason   string `json:"reason,omitempty" jsonschema:"required to archive"`
+	Actor    string `json:"actor"`
+	Time     string `json:"time,omitempty"`
+}
+
+// Run is a run as reads answer it.
+type Run struct {
+	RunID        string          `json:"run_id"`
+	Playbook     string          `json:"playbook"`
+	Type         string          `json:"type"`
+	Name         string          `json:"name"`
+	Version      int             `json:"version"`
+	Status       string          `json:"status"`
+	State        string          `json:"state"`
+	Started      string          `json:"started"`
+	Ended        string          `json:"ended,omitempty"`
+	Output       json.RawMessage `json:"output,omitempty"`
+	OutputShape  string          `json:"output_shape,omitempty"`
+	Reason       string          `json:"reason,omitempty"`
+	Kind         string          `json:"kind,omitempty"`
+	Detail       string          `json:"detail,omitempty"`
+	Executor     string          `json:"executor"`
+	AuthorizedBy string          `json:"authorized_by"`
+	CurrentStep  *string         `json:"current_step"`
+	Events       int             `json:"events"`
+	LastSeq      int64           `json:"last_seq"`
+	Path         string          `json:"path"`
+	Address      string          `json:"address"`
+	Page         map[string]any  `json:"page,omitempty"`
+}
+
+func runOf(e vault.Entry, st *runfolder.State) *Run {
+	return &Run{RunID: st.RunID, Playbook: e.Playbook, Type: st.Type, Name: st.Name, Version: st.Version,
+		Status: st.Status, State: st.State, Started: st.Started, Ended: st.Ended, Output: st.Output,
+		OutputShape: st.OutputShape, Reason: st.Reason, Kind: st.Kind, Detail: st.Detail,
+		Executor: st.Executor, AuthorizedBy: st.AuthorizedBy, CurrentStep: st.CurrentStep, Events: st.Events,
+		LastSeq: st.LastSeq, Path: e.Path, Address: e.Playbook + "/runs/" + st.RunID}
+}
+
+// runFolder finds a run of a playbook through the index.
+func (l *Ledger) runFolder(playbook, runID string) (vault.Entry, runfolder.Folder, error) {
+	if err := checkPlaybookID(playbook); err != nil {
+		return vault.Entry{}, runfolder.Folder{}, err
+	}
+	if !address.ValidLowerUUID(runID) {
+		return vault.Entry{}, runfolder.Folder{}, refusal.Invalid("/run_id", "%q is not a run id: a UUID in lowercase", runID)
+	}
+	e, ok, err := l.V.Lookup(runID)
+	if err != nil {
+		return e, runfolder.Folder{}, err
+	}
+	if !ok || e.Type != "playbook-run" || e.Playbook != playbook {
+		return e, runfolder.Folder{}, refusal.New(refusal.NotFound, "playbook %s has no run %s", playbook, runID)
+	}
+	if _, err := l.V.Join(e.Path); err != nil {
+		return e, runfolder.Folder{}, fmt.Errorf("the index's path for run %s: %v", runID, err)
+	}
+	return e, runfolder.Folder{V: l.V, Rel: e.Path}, nil
+}
+
+// appendRun records one event of a run under the lock: it numbers it in
+// the playbook's history, appends it and, at a boundary, commits.
+func (l *Ledger) appendRun(e vault.Entry, f runfolder.Folder, ln *event.Line) (*runfolder.State, error) {
+	return l.appendRunWith(e, f, ln, nil)
+}
+
+func (l *Ledger) commitRun(e vault.Entry, f runfolder.Folder, ln *event.Line) error {
+	t, _ := event.ParseTime(ln.Timestamp)
+	msg := fmt.Sprintf("%s: run %s of %s: %s", e.Playbook, path.Base(f.Rel), ln.Subject, ln.Event)
+	var body []string
+	if ln.Step != nil {
+		body = append(body, "step: "+*ln.Step)
+	}
+	if ln.Detail != "" {
+		body = append(body, ln.Detail)
+	}
+	if ln.Reason != "" {
+		body = append(body, "reason: "+ln.Reason)
+	}
+	body = append(body, fmt.Sprintf("event %s, seq %d", ln.ID, ln.Seq))
+	msg += "\n\n" + strings.Join(body, "\n")
+	_, err := l.V.Commit([]string{f.Rel, vault.IndexFile}, vault.Signature{Name: ln.Actor, When: t}, msg)
+	return err
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func init() {
+	register(Op{Name: "run_definition", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/runs",
+		Description: "Start a run of a definition at its current version: creates playbook-runs/<name>-<run_id>-<YYYY-MM-DD>/ with definition.md (pinned playbook_version), context.md, thread.md, run.jsonl seeded with run_created, run.state.json and artifacts/, appends the run to the index and commits. Refuses an empty member_of or one naming no project (invalid_input at /member_of), an unknown definition (not_found) and a retired one (conflict). Renders nothing."},
+		func(ctx context.Context, l *Ledger, a *RunDefinitionArgs) (*Run, error) {
+			if len(a.MemberOf) == 0 {
+				return nil, refusal.Invalid("/member_of", "rule 1: every run has at least one parent project; member_of is empty")
+			}
+			for i, uid := range a.MemberOf {
+				e, ok, err := l.V.Lookup(uid)
+				if err != nil {
+					return nil, err
+				}
+				if !ok || e.Type != "project" {
+					return nil, refusal.Invalid(fmt.Sprintf("/member_of/%d", i), "rule 1: %q is not a project in vault/00-index.jsonl", uid)
+				}
+			}
+			for field, v := range map[string]string{"/executor": a.Executor, "/authorized_by": a.AuthorizedBy} {
+				if strings.TrimSpace(v) == "" || len(v) > 200 || strings.ContainsAny(v, "\n\r") {
+					return nil, refusal.Invalid(field, "a principal is 1 to 200 characters on one line")
+				}
+			}
+			if len(a.Input) > 0 && !json.Valid(a.Input) {
+				return nil, refusal.Invalid("/input", "not JSON")
+			}
+			started, err := l.when(a.Time, "/time")
+			if err != nil {
+				return nil, err
+			}
+			runID := newID()
+			var out *Run
+			var seq int64
+			err = l.V.Locked(func() error {
+				d, err := l.definition(a.Playbook, a.Type, a.Name)
+				if err != nil {
+					return err
+				}
+				if d.Retired {
+					return refusal.New(refusal.Conflict, "the %s %q is retired and takes no new runs", a.Type, a.Name)
+				}
+				v := d.latest()
+				rel := runfolder.Dir(a.Name, runID, started)
+				front := runfolder.Front{UID: runID, Type: "playbook-run", Name: a.Name + " " + runID, Created: event.FormatTime(started),
+					Playbook: d.UID, PlaybookVersion: fmt.Sprint(v.Version), MemberOf: a.MemberOf, Binding: v.Path,
+					Started: event.FormatTime(started), Executor: a.Executor, AuthorizedBy: a.AuthorizedBy,
+					QuirePlaybook: a.Playbook, DefinitionType: a.Type, DefinitionName: a.Name}
+				data := map[string]any{"run_id": runID}
+				if len(a.Input) > 0 {
+					data["input"] = a.Input
+				}
+				ln := &event.Line{Event: event.RunCreated, Timestamp: event.FormatTime(started), Playbook: d.UID,
+					AuthorizedBy: a.AuthorizedBy, Detail: "Run initialized", ID: runID + "_1", Subject: a.Type + "/" + a.Name,
+					Version: v.Version, Actor: a.AuthorizedBy, Run: runID, Data: mustJSON(data)}
+				if ln.Seq, err = l.nextSeq(a.Playbook); err != nil {
+					return err
+				}
+				raw, err := ln.Marshal()
+				if err != nil {
+					return err
+				}
+				if len(raw) > event.MaxLine {
+					return refusal.Invalid("/input", "the input makes the run_created line %d bytes; a line holds at most %d", len(raw), event.MaxLine)
+				}
+				ctxText := a.Context
+				if ctxText == "" {
+					ctxText = fmt.Sprintf("# Context\n\nRun of %s/%s, authorized by %s.\n", a.Type, a.Name, a.AuthorizedBy)
+				}
+				var st *runfolder.State
+				seq, err = l.appendEvent(a.Playbook, func(reserve func(string, int64, int) error) error {
+					if err := reserve(path.Join(rel, runfolder.LogFile), 0, len(raw)); err != nil {
+						return err
+					}
+					st, err = runfolder.Create(l.V, rel, front, ctxText, ln)
+					return err
+				})
+				if err != nil {
+					return err
+				}
+				e := vault.Entry{UID: runID, Type: "playbook-run", Path: rel, Playbook: a.Playbook, Name: a.Name, DefType: a.Type, Created: event.FormatTime(started)}
+				if err := l.V.Register(e); err != nil {
+					return err
+				}
+				out = runOf(e, st)
+				return l.commitRun(e, runfolder.Folder{V: l.V, Rel: rel}, ln)
+			})
+			if err != nil {
+				return nil, err
+			}
+			l.notify(a.Playbook, seq)
+			return out, nil
+		})
+
+	register(Op{Name: "record_event", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/events",
+		Description: "Append one event to a run's run.jsonl (fsynced before the answer), numbered in the playbook's history; a boundary (step completed, failed, skipped or dead-lettered, pause, resume, milestone, verification receipt, compensation) rewrites run.state.json and commits. Refuses unknown event types, run_created/archived/run ends (use run_definition, transition_run, end_run), an archived run (rule 5), a pause or resume by anyone but the executor or authorized_by (rule 4, forbidden), and a time before the run's previous event."},
+		func(ctx context.Context, l *Ledger, a *RecordEventArgs) (*Event, error) {
+			switch a.Event {
+			case event.RunCreated:
+				return nil, refusal.Invalid("/event", "run_created is written by run_definition alone")
+			case event.Archived:
+				return nil, refusal.Invalid("/event", "an archive goes through transition_run with to: archived and its reason")
+			case event.RunSucceeded, event.RunRejected, event.RunFailed:
+				return nil, refusal.Invalid("/event", "a run's end goes through end_run")
+			}
+			if !event.IsRunType(a.Event) {
+				return nil, refusal.Invalid("/event", "%q is not an event type of the capsule; the types are %s", a.Event, strings.Join(event.RunTypes[:17], ", "))
+			}
+			if strings.HasPrefix(a.Event, "step_") && a.Step == "" {
+				return nil, refusal.Invalid("/step", "a %s event names its step", a.Event)
+			}
+			if len(a.Step) > 256 {
+				return nil, refusal.Invalid("/step", "a step's reference is at most 256 bytes")
+			}
+			if len(a.Data) > 0 && (!json.Valid(a.Data) || strings.TrimSpace(string(a.Data))[0] != '{') {
+				return nil, refusal.Invalid("/data", "data is a JSON object")
+			}
+			if err := checkActor(a.Actor); err != nil {
+				return nil, err
+			}
+			e, f, err := l.runFolder(a.Playbook, a.RunID)
+			if err != nil {
+				return nil, err
+			}
+			t, err := l.when(a.Time, "/time")
+			if err != nil {
+				return nil, err
+			}
+			ln := &event.Line{Event: a.Event, Timestamp: event.FormatTime(t), Step: strPtr(a.Step), Detail: a.Detail, Actor: a.Actor, Data: compact(a.Data)}
+			if _, err := l.appendRun(e, f, ln); err != nil {
+				return nil, err
+			}
+			ev := eventOf(a.Playbook, ln)
+			return &ev, nil
+		})
+
+	register(Op{Name: "append_thread", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/thread",
+		Description: "Append text to a run's thread.md, the working memory for whoever continues it. thread.md is append-only; it is committed with the run's next boundary. Refuses an archived run (rule 5)."},
+		func(ctx context.Context, l *Ledger, a *AppendThreadArgs) (*Run, error) {
+			if err := checkActor(a.Actor); err != nil {
+				return nil, err
+			}
+			if strings.TrimSpace(a.Text) == "" {
+				return nil, refusal.Invalid("/text", "the text is empty")
+			}
+			e, f, err := l.runFolder(a.Playbook, a.RunID)
+			if err != nil {
+				return nil, err
+			}
+			err = l.V.Locked(func() error {
+				return f.AppendThread(fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(l.Now()), a.Text))
+			})
+			if err != nil {
+				return nil, err
+			}
+			return l.readRun(e, f)
+		})
+
+	register(Op{Name: "put_artifact", Scope: "playbook:write", Method: "PUT", Path: "/playbooks/{playbook}/runs/{run_id}/artifacts/{name}",
+		Description: "Write a file into a run's artifacts/ (replacing one of the same name), committed with the run's next boundary. Refuses a name that would leave artifacts/ (.., absolute paths, symbolic links) and an archived run."},
+		func(ctx context.Context, l *Ledger, a *PutArtifactArgs) (map[string]any, error) {
+			content := []byte(a.Content)
+			switch a.Encoding {
+			case "", "utf-8":
+			case "base64":
+				var err error
+				if content, err = base64.StdEncoding.DecodeString(a.Content); err != nil {
+					return nil, refusal.Invalid("/content", "not base64: %v", err)
+				}
+			default:
+				return nil, refusal.Invalid("/encoding", "%q is not utf-8 or base64", a.Encoding)
+			}
+			_, f, err := l.runFolder(a.Playbook, a.RunID)
+			if err != nil {
+				return nil, err
+			}
+			var rel string
+			err = l.V.Locked(func() error {
+				rel, err = f.PutArtifact(a.Name, content)
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"path": rel, "bytes": len(content)}, nil
+		})
+
+	register(Op{Name: "end_run", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/end",
+		Description: "End a run: succeeded (with its output) writes run_succeeded and the run becomes complete; rejected (with reason, and optionally kind and detail) writes run_rejected, failed writes run_failed, and the run becomes failed. An output too large for its event (256 KiB a line) is kept whole in run.state.json and artifacts/output.json and the event carries its size. Commits. Refuses anyone but the executor or authorized_by (rule 4), a run that already ended, and an archived run."},
+		func(ctx context.Context, l *Ledger, a *EndRunArgs) (*Run, error) {
+			if err := checkActor(a.Actor); err != nil {
+				return nil, err
+			}
+			e, f, err := l.runFolder(a.Playbook, a.RunID)
+			if err != nil {
+				return nil, err
+			}
+			t, err := l.when(a.Time, "/time")
+			if err != nil {
+				return nil, err
+			}
+			ln := &event.Line{Timestamp: event.FormatTime(t), Actor: a.Actor, Detail: a.Detail}
+			var output json.RawMessage
+			switch a.Status {
+			case "succeeded":
+				if len(a.Output) > 0 && !json.Valid(a.Output) {
+					return nil, refusal.Invalid("/output", "not JSON")
+				}
+				if a.Reason != "" || a.Kind != "" {
+					return nil, refusal.Invalid("/reason", "reason and kind are for a rejected run")
+				}
+				output = compact(a.Output)
+				if err := l.checkOutput(ctx, e, f, output); err != nil {
+					return nil, err
+				}
+				ln.Event = event.RunSucceeded
+				ln.Detail = "Run succeeded"
+				if len(output) > 0 {
+					ln.Data = mustJSON(map[string]json.RawMessage{"output": output})
+				}
+			case "rejected":
+				if strings.TrimSpace(a.Reason) == "" {
+					return nil, refusal.Invalid("/reason", "a rejected run says why: reason")
+				}
+				if len(a.Output) > 0 {
+					return nil, refusal.Invalid("/output", "only a run that succeeded has an output")
+				}
+				ln.Event = event.RunRejected
+				d := map[string]string{"reason": a.Reason}
+				if a.Kind != "" {
+					d["kind"] = a.Kind
+				}
+				if a.Detail != "" {
+					d["detail"] = a.Detail
+				}
+				ln.Data = mustJSON(d)
+			case "failed":
+				if len(a.Output) > 0 || a.Reason != "" || a.Kind != "" {
+					return nil, refusal.Invalid("/status", "a failed run takes no output, reason or kind; detail says what went wrong")
+				}
+				ln.Event = event.RunFailed
+			default:
+				return nil, refusal.Invalid("/status", "%q is not succeeded, rejected or failed", a.Status)
+			}
+			big := false
+			if raw, _ := ln.Marshal(); len(raw) > event.MaxLine-1024 {
+				// Too large for its event: keep it whole beside the log.
+				big = true
+				ln.Data = mustJSON(map[string]any{"output_size": len(output), "output_ref": runfolder.ArtifactsDir + "/" + runfolder.OutputArtifact})
+			}
+			var st *runfolder.State
+			if big {
+				err = l.V.Locked(func() error {
+					cur, err := f.LoadState()
+					if err != nil {
+						return err
+					}
+					if err := cur.Check(ln); err != nil {
+						return err
+					}
+					_, err = f.PutArtifact(runfolder.OutputArtifact, output)
+					return err
+				})
+				if err != nil {
+					return nil, err
+				}
+			}
+			if st, err = l.appendRunWith(e, f, ln, func(st *runfolder.State) error {
+				if big {
+					st.Output = output
+					return f.WriteState(st)
+				}
+				return nil
+			}); err != nil {
+				return nil, err
+			}
+			return runOf(e, st), nil
+		})
+
+	register(Op{Name: "transition_run", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/transition",
+		Description: "Move a run along the capsule's state machine: to paused (pause_started), active (pause_resumed) or archived (writes the archived event with its reason first; the run is then read-only). Only the executor or authorized_by may (rule 4, forbidden). Runs end through end_run."},
+		func(ctx context.Context, l *Ledger, a *TransitionRunArgs) (*Run, error) {
+			if err := checkActor(a.Actor); err != nil {
+				return nil, err
+			}
+			if a.Actor == janitor {
+				return nil, refusal.Invalid("/actor", "%s is reserved for quire janitor", janitor)
+			}
+			e, f, err := l.runFolder(a.Playbook, a.RunID)
+			if err != nil {
+				return nil, err
+			}
+			t, err := l.when(a.Time, "/time")
+			if err != nil {
+				return nil, err
+			}
+			ln := &event.Line{Timestamp: event.FormatTime(t), Actor: a.Actor}
+			switch a.To {
+			case runfolder.Paused:
+				ln.Event, ln.Detail = event.PauseStarted, "Paused"
+			case runfolder.Active:
+				ln.Event, ln.Detail = event.PauseResumed, "Resumed"
+			case runfolder.Archived:
+				if strings.TrimSpace(a.Reason) == "" {
+					return nil, refusal.Invalid("/reason", "an archive needs its reason, written to run.jsonl first")
+				}
+				ln.Event, ln.Detail, ln.Reason = event.Archived, "Archived: "+a.Reason, a.Reason
+			case runfolder.Complete, runfolder.Failed:
+				return nil, refusal.Invalid("/to", "a run completes or fails through end_run, which records its output or reason")
+			default:
+				return nil, refusal.Invalid("/to", "%q is not paused, active or archived", a.To)
+			}
+			if a.Reason != "" && ln.Reason == "" {
+				ln.Detail += ": " + a.Reason
+			}
+			st, err := l.appendRun(e, f, ln)
+			if err != nil {
+				return nil, err
+			}
+			return runOf(e, st), nil
+		})
+
+	register(Op{Name: "get_run", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}", ReadOnly: true, Idempotent: true,
+		Description: "Read a run: status (started, succeeded, failed, rejected), state (active, paused, complete, failed, archived), the version it pinned, started and ended, its output, its current step and its folder."},
+		func(ctx context.Context, l *Ledger, a *RunArgs) (*Run, error) {
+			e, f, err := l.runFolder(a.Playbook, a.RunID)
+			if err != nil {
+				return nil, err
+			}
+			return l.readRun(e, f)
+		})
+}
+
+// appendRunWith is appendRun with a step, after, run under the same lock
+// once the event is written and before the commit.
+func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line, after func(*runfolder.State) error) (*runfolder.State, error) {
+	var st *runfolder.State
+	var seq int64
+	err := l.V.Locked(func() error {
+		var err error
+		if ln.Seq, err = l.nextSeq(e.Playbook); err != nil {
+			return err
+		}
+		cur, err := f.LoadState()
+		if err != nil {
+			return err
+		}
+		ln.ID = fmt.Sprintf("%s_%d", cur.RunID, cur.Events+1)
+		ln.Run, ln.Subject, ln.Version = cur.RunID, cur.Type+"/"+cur.Name, cur.Version
+		file := path.Join(f.Rel, runfolder.LogFile)
+		seq, err = l.appendEvent(e.Playbook, func(reserve func(string, int64, int) error) error {
+			var err error
+			st, err = f.Append(ln, func(off int64, n int) error { return reserve(file, off, n) })
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if after != nil {
+			if err := after(st); err != nil {
+				return err
+			}
+		}
+		if event.IsBoundary(ln.Event) {
+			return l.commitRun(e, f, ln)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.notify(e.Playbook, seq)
+	return st, nil
+}
+
+func (l *Ledger) readRun(e vault.Entry, f runfolder.Folder) (*Run, error) {
+	st, err := f.LoadState()
+	if err != nil {
+		return nil, err
+	}
+	return runOf(e, st), nil
+}
+
+// checkOutput is where the output shape check of a definition hooks in.
+func (l *Ledger) checkOutput(ctx context.Context, e vault.Entry, f runfolder.Folder, output json.RawMessage) error {
+	return nil
+}
+
+const janitor = runfolder.Janitor
+
+func checkActor(a string) error {
+	if strings.TrimSpace(a) == "" || len(a) > 200 || strings.ContainsAny(a, "\n\r") {
+		return refusal.Invalid("/actor", "the acting principal is 1 to 200 characters on one line")
+	}
+	return nil
+}
+
+// compact removes insignificant white space from JSON, so a line stays one line.
+func compact(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
