@@ -1,0 +1,42 @@
+# quire: make demo, make test, make bench. Each installs what it needs.
+GO      ?= go
+BIN     := bin/quire
+TSC     := .tools/node_modules/.bin/tsc
+GOTEST  := $(GO) test -count=1 -timeout 20m
+
+.PHONY: all build tools test bench demo fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/quire
+
+# The TypeScript compiler that checks pages' modules (typescript@7, native
+# tsc), installed into .tools/ from npm.
+tools: $(TSC)
+$(TSC):
+	@command -v npm >/dev/null || { echo "npm is needed to install typescript@7 (apt-get install nodejs npm)"; exit 1; }
+	mkdir -p .tools
+	cd .tools && ( [ -f package.json ] || echo '{"private":true}' > package.json ) && npm install --no-audit --no-fund typescript@7
+
+test: tools
+	$(GO) vet ./...
+	$(GOTEST) ./...
+
+# Benchmarks: never part of make test. Prints every figure the issues ask for.
+bench: tools build
+	$(GO) run ./cmd/quire-bench
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./ledger/shape/ ./ledger/address/ ./fold/module/ ./render/ 2>/dev/null | grep -E '^(Benchmark|ok)' || true
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./fold/ ./serve/ 2>/dev/null | grep -E '^(Benchmark|ok)' || true
+
+# The main job: build quire, make a sample vault from testdata/ and run it.
+demo: tools build
+	bash testdata/demo.sh
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./ledger/address/
+	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime 30s ./ledger/shape/
+	$(GO) test -run '^$$' -fuzz FuzzLine -fuzztime 30s ./ledger/event/
+
+clean:
+	rm -rf bin demo-vault
