@@ -149,9 +149,9 @@ func (s *server) call(ctx context.Context, p *principal, op *ledger.Op, raw json
 			op.Name, op.Scope, where, p.Name, strings.Join(p.Scopes, ", "))
 	}
 	if !p.open && p.Name != "" {
-		if f, ok := findArg(op, "actor"); ok && f.Type.Kind() == reflect.String {
-			if a, ok := fields["actor"]; !ok || string(a) == `""` || string(a) == "null" {
-				fields["actor"], _ = json.Marshal(p.Name)
+		if name := actorArg(op); name != "" {
+			if a, ok := fields[name]; !ok || string(a) == `""` || string(a) == "null" {
+				fields[name], _ = json.Marshal(p.Name)
 			}
 		}
 	}
@@ -170,6 +170,17 @@ func (s *server) call(ctx context.Context, p *principal, op *ledger.Op, raw json
 		}
 	}()
 	return s.invoke(ctx, op, args)
+}
+
+// actorArg is the argument that names who acts: actor, or author where an
+// operation has no actor (make_comment); "" when it has neither.
+func actorArg(op *ledger.Op) string {
+	for _, name := range []string{"actor", "author"} {
+		if f, ok := findArg(op, name); ok && f.Type.Kind() == reflect.String {
+			return name
+		}
+	}
+	return ""
 }
 
 func panicked(where string, v any) error {
