@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -164,7 +165,9 @@ func Layout(md, format string) string {
 		return md
 	}
 	var parts []string
+	var apart []bool // a broken row stands apart, after and before a blank line
 	for _, s := range segments(md) {
+		apart = append(apart, false)
 		if s.row == nil {
 			parts = append(parts, drawCharts(strings.Join(s.lines, "\n"), format))
 			continue
@@ -179,10 +182,11 @@ func Layout(md, format string) string {
 			for _, c := range cells {
 				c = strings.Trim(c, "\n")
 				if strings.TrimSpace(c) != "" {
-					kept = append(kept, withoutRowLines(c))
+					kept = append(kept, strings.Trim(withoutRowLines(c), "\n"))
 				}
 			}
 			parts = append(parts, joinBlocks(append([]string{why}, kept...)))
+			apart[len(apart)-1] = true
 			continue
 		}
 		var b strings.Builder
@@ -196,7 +200,18 @@ func Layout(md, format string) string {
 		b.WriteString("\n" + r.close)
 		parts = append(parts, b.String())
 	}
-	return strings.Join(parts, "\n")
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte('\n')
+			prev := parts[i-1]
+			if (apart[i] || apart[i-1]) && !strings.HasSuffix(prev, "\n") && prev != "" && !strings.HasPrefix(p, "\n") && p != "" {
+				b.WriteByte('\n')
+			}
+		}
+		b.WriteString(p)
+	}
+	return b.String()
 }
 
 // withoutRowLines drops the ::: row, --- and ::: lines of a row nested in
@@ -209,6 +224,9 @@ func withoutRowLines(s string) string {
 	var f fence
 	for _, l := range strings.Split(s, "\n") {
 		if !f.step(l) && (isRowOpen(l) || isRowClose(l) || isCellSep(l)) {
+			if len(out) > 0 && out[len(out)-1] != "" {
+				out = append(out, "")
+			}
 			continue
 		}
 		out = append(out, l)
@@ -457,7 +475,11 @@ func topBlocks(md string) []Block {
 			}
 		}
 		if from >= 0 && from < to {
-			b.Text = strings.TrimRight(strings.Join(lines[from:to], "\n"), "\n ")
+			block := lines[from:to]
+			for len(block) > 0 && (strings.TrimSpace(block[len(block)-1]) == "" || isRule(block[len(block)-1])) {
+				block = block[:len(block)-1]
+			}
+			b.Text = strings.Join(block, "\n")
 		}
 		out = append(out, b)
 	}
@@ -483,3 +505,7 @@ func kindOf2(info string) string {
 	}
 	return w[1]
 }
+
+var ruleLine = regexp.MustCompile(`^ {0,3}((\* *){3,}|(- *){3,}|(_ *){3,})$`)
+
+func isRule(l string) bool { return ruleLine.MatchString(l) }
