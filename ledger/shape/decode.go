@@ -110,7 +110,7 @@ func (d *decoder) literal(word string) bool {
 
 func (d *decoder) object(depth int) (any, bool) {
 	d.i++ // {
-	obj := map[string]any{}
+	obj := make(map[string]any, 4) // a point's fields, in one allocation
 	d.space()
 	if d.i < len(d.s) && d.s[d.i] == '}' {
 		d.i++
@@ -242,15 +242,45 @@ func (d *decoder) needDigits() bool {
 	return true
 }
 
-// fieldNames are the shapes' fields, which key reads without allocating.
-var fieldNames = func() map[string]string {
-	m := map[string]string{}
-	for _, f := range []string{"unit", "period", "origin", "lines", "marks", "name", "points",
-		"at", "value", "low", "high", "label", "values", "columns", "rows", "text"} {
-		m[f] = f
+// field gives the shapes' field of this name, as a constant string, or
+// "" and false.
+func field(b []byte) (string, bool) {
+	switch string(b) { // compiled to comparisons, without allocating
+	case "unit":
+		return "unit", true
+	case "period":
+		return "period", true
+	case "origin":
+		return "origin", true
+	case "lines":
+		return "lines", true
+	case "marks":
+		return "marks", true
+	case "name":
+		return "name", true
+	case "points":
+		return "points", true
+	case "at":
+		return "at", true
+	case "value":
+		return "value", true
+	case "low":
+		return "low", true
+	case "high":
+		return "high", true
+	case "label":
+		return "label", true
+	case "values":
+		return "values", true
+	case "columns":
+		return "columns", true
+	case "rows":
+		return "rows", true
+	case "text":
+		return "text", true
 	}
-	return m
-}()
+	return "", false
+}
 
 // key reads a member's name: one of the shapes' fields is not copied.
 func (d *decoder) key() (string, bool) {
@@ -259,7 +289,7 @@ func (d *decoder) key() (string, bool) {
 		end++
 	}
 	if end < len(d.s) && d.s[end] == '"' {
-		if f, ok := fieldNames[string(d.s[d.i+1:end])]; ok {
+		if f, ok := field(d.s[d.i+1 : end]); ok {
 			d.i = end + 1
 			return f, true
 		}

@@ -22,7 +22,7 @@ import (
 type plan struct {
 	types    uint8 // the bits of jsonTypes; 0 for any
 	enum     map[string]bool
-	props    map[string]*plan
+	props    []prop // few, so a search beats a map's hashing
 	required []string
 	closed   bool // additionalProperties: false
 	minItems int  // -1 for none
@@ -30,6 +30,20 @@ type plan struct {
 	items    *plan
 	minLen   int // -1 for none
 	maxLen   int
+}
+
+type prop struct {
+	name string
+	plan *plan
+}
+
+func (p *plan) prop(name string) *plan {
+	for i := range p.props {
+		if p.props[i].name == name {
+			return p.props[i].plan
+		}
+	}
+	return nil
 }
 
 const (
@@ -92,13 +106,12 @@ func makePlan(s *jsonschema.Schema) (*plan, error) {
 		return nil, fmt.Errorf("%s: additionalProperties of a schema", s.Location)
 	}
 	if len(s.Properties) > 0 {
-		p.props = make(map[string]*plan, len(s.Properties))
 		for name, sub := range s.Properties {
 			sp, err := makePlan(sub)
 			if err != nil {
 				return nil, err
 			}
-			p.props[name] = sp
+			p.props = append(p.props, prop{name, sp})
 		}
 	}
 	if s.Items2020 != nil {
@@ -180,8 +193,8 @@ func (p *plan) valid(v any) bool {
 			}
 		}
 		for k, val := range x {
-			sp, ok := p.props[k]
-			if !ok {
+			sp := p.prop(k)
+			if sp == nil {
 				if p.closed {
 					return false
 				}
