@@ -109,7 +109,7 @@ func (d *decoder) literal(word string) bool {
 }
 
 func (d *decoder) object(depth int) (any, bool) {
-	d.i++ // {
+	d.i++                          // {
 	obj := make(map[string]any, 4) // a point's fields, in one allocation
 	d.space()
 	if d.i < len(d.s) && d.s[d.i] == '}' {
