@@ -41,7 +41,7 @@ var filters = []filter{
 	{"json", 0, 0, fJSON, `{{ output.posts | json }}`, `[{"channel":"LinkedIn","value":3},{"channel":"X","value":5}]`,
 		"The value as JSON.stringify writes it: objects keep the order of their keys."},
 	{"sum", 0, 1, fSum, `{{ output.posts | sum: "value" }} {{ "1,2" | split: "," | sum }}`, "8 3",
-		"The sum of a list's numbers, or of the field its argument names in each item; a null counts 0."},
+		"The sum of a list's numbers (or numbers written as text), or of the field its argument names in each item; a null counts 0."},
 	{"number", 0, 1, fNumber, `{{ 1234567.5 | number }} {{ 1234.567 | number: 1 }}`, "1,234,567.5 1,234.6",
 		"A number with thousands separators; with an argument, rounded to that many decimals first."},
 	{"percent", 0, 1, fPercent, `{{ 0.256 | percent }} {{ 0.256 | percent: 1 }} {{ 1.5 | percent }}`, "26% 25.6% 150%",
@@ -72,7 +72,7 @@ var filters = []filter{
 	{"map", 1, 1, fMap, `{{ output.posts | map: "value" | join: "+" }}`, "3+5", "The field the argument names, of each item."},
 	{"minus", 1, 1, fArith('-'), `{{ 10 | minus: 2.5 }}`, "7.5", "Subtraction."},
 	{"modulo", 1, 1, fArith('%'), `{{ 7 | modulo: 3 }}`, "1", "The remainder of a division."},
-	{"newline_to_br", 0, 0, fText(func(s string) string { return strings.ReplaceAll(s, "\n", "<br />\n") }), `{{ "a" | append: "\n" | append: "b" | newline_to_br }}`, "a<br />\nb", "Each line break preceded by <br />."},
+	{"newline_to_br", 0, 0, fText(func(s string) string { return strings.ReplaceAll(s, "\n", "<br />\n") }), `{{ output.note | newline_to_br }}`, "a<br />\nb", "Each line break preceded by <br />."},
 	{"plus", 1, 1, fArith('+'), `{{ 1 | plus: 2 }} {{ 0.1 | plus: 0.2 }}`, "3 0.30000000000000004", "Addition."},
 	{"prepend", 1, 1, fPrepend, `{{ "b" | prepend: "a" }}`, "ab", "Text with the argument added at its start."},
 	{"remove", 1, 1, fReplaceN("all", true), `{{ "a-b-c" | remove: "-" }}`, "abc", "Text without any of the argument."},
@@ -85,13 +85,13 @@ var filters = []filter{
 	{"round", 0, 1, fRound, `{{ 4.800000000000001 | round }} {{ 2.345 | round: 1 }}`, "5 2.3", "Rounded to a whole number, or to the decimals its argument names (halves away from zero)."},
 	{"rstrip", 0, 0, fText(func(s string) string { return strings.TrimRightFunc(s, unicode.IsSpace) }), `[{{ " a  " | rstrip }}]`, "[ a]", "Text without white space at its end."},
 	{"size", 0, 0, fSize, `{{ output.posts | size }} {{ "héllo" | size }}`, "2 5", "The number of items of a list, of fields of an object, or of characters of text."},
-	{"slice", 1, 2, fSlice, `{{ "Liquid" | slice: 0, 3 }} {{ "Liquid" | slice: -2 }}`, "Liq d", "Part of text or of a list: from the first argument (negative counts from the end), as many as the second (1 by default)."},
+	{"slice", 1, 2, fSlice, `{{ "Liquid" | slice: 0, 3 }} {{ "Liquid" | slice: -2, 2 }}`, "Liq id", "Part of text or of a list: from the first argument (negative counts from the end), as many as the second (1 by default)."},
 	{"sort", 0, 1, fSort(false), `{{ output.posts | sort: "value" | map: "channel" | join: "," }}`, "LinkedIn,X", "The list sorted, by the field its argument names; nulls last."},
 	{"sort_natural", 0, 1, fSort(true), `{{ "b,A,c" | split: "," | sort_natural | join: "" }}`, "Abc", "As sort, ignoring case."},
 	{"split", 1, 1, fSplit, `{{ "a,b" | split: "," | size }}`, "2", "Text cut into a list at each argument."},
 	{"strip", 0, 0, fText(strings.TrimSpace), `[{{ " a " | strip }}]`, "[a]", "Text without white space at either end."},
 	{"strip_html", 0, 0, fText(func(s string) string { return htmlTags.ReplaceAllString(s, "") }), `{{ "<b>a</b>" | strip_html }}`, "a", "Text without HTML tags."},
-	{"strip_newlines", 0, 0, fText(func(s string) string { return strings.NewReplacer("\r\n", "", "\n", "", "\r", "").Replace(s) }), `{{ "a" | append: "\n" | append: "b" | strip_newlines }}`, "ab", "Text without line breaks."},
+	{"strip_newlines", 0, 0, fText(func(s string) string { return strings.NewReplacer("\r\n", "", "\n", "", "\r", "").Replace(s) }), `{{ output.note | strip_newlines }}`, "ab", "Text without line breaks."},
 	{"times", 1, 1, fArith('*'), `{{ 3 | times: 1.5 }}`, "4.5", "Multiplication."},
 	{"truncate", 1, 2, fTruncate, `{{ "Ground control to Major Tom." | truncate: 20 }}`, "Ground control to...", "Liquid's truncate: at most n characters, the ellipsis (... by default) included."},
 	{"truncatewords", 1, 2, fTruncateWords, `{{ "Ground control to Major Tom." | truncatewords: 3 }}`, "Ground control to...", "The first n words, then the ellipsis (... by default)."},
@@ -568,7 +568,7 @@ func fSum(in any, args []any, _ *rstate) (any, error) {
 			continue
 		}
 		f, ok := toNumber(x)
-		if _, isText := x.(string); !ok || isText {
+		if !ok {
 			return nil, stopf("sum: item %d is %s, not a number", i+1, kindOf(x))
 		}
 		if _, isInt := x.(int); !isInt {
