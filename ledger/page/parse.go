@@ -28,10 +28,16 @@ type parser struct {
 	offset  int // lines before the YAML text in the document
 	subject string
 	form    Form
+	maxLine int // the document's last line
 	issues  []refusal.Issue
 }
 
 func (ps *parser) add(line int, format string, args ...any) {
+	// YAML also breaks lines at a lone carriage return; a line is counted
+	// here by line feeds, as editors and the issues' readers count.
+	if line > ps.maxLine {
+		line = ps.maxLine
+	}
 	ps.issues = append(ps.issues, refusal.Issue{Path: ps.path, Line: line, Message: fmt.Sprintf(format, args...)})
 }
 
@@ -56,7 +62,7 @@ func (ps *parser) line(n *yaml.Node) int {
 // document over 65,536 bytes, and a document that is not YAML at all when
 // the YAML parser names no line.
 func Parse(doc []byte, where Where) (*Page, []refusal.Issue) {
-	ps := &parser{path: "/source", subject: where.Subject, form: where.Form}
+	ps := &parser{path: "/source", subject: where.Subject, form: where.Form, maxLine: bytes.Count(doc, []byte("\n")) + 1}
 	switch where.Form {
 	case InWorkflow:
 		ps.subject = "workflow"
@@ -195,10 +201,11 @@ func isText(n *yaml.Node) bool {
 // textLine is the document's line of a text's first line: the line after
 // the indicator of a block scalar, the node's own line otherwise.
 func (ps *parser) textLine(n *yaml.Node) int {
+	l := ps.line(n)
 	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
-		return ps.line(n) + 1
+		l++
 	}
-	return ps.line(n)
+	return min(l, ps.maxLine)
 }
 
 func describe(n *yaml.Node) string {
