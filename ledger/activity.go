@@ -409,8 +409,12 @@ func (l *Ledger) markActivitySeen(a *MarkSeenArgs) (*SeenMarks, error) {
 func init() {
 	register(Op{Name: "list_activity", Scope: "playbook:read", Method: "GET", Path: "/activity", ReadOnly: true, Idempotent: true,
 		Description: "List the organization's activity, newest first, each row named by its address: runs started and ended (<playbook>/runs/<run_id>), definitions saved (<playbook>/definitions/<type>/<name>/<version>) or broken (<playbook>/<type>/<name>), playbooks created or updated (playbooks/<playbook>/<at ms>), and comments made or resolved (<playbook>/comments/<id>, org/comments/<id>). Each row has its kind, playbook, at (RFC 3339), actor and a summary. playbook keeps one playbook's rows; since keeps the rows after it; limit (1 to 1000, default 50) caps them; member marks each row seen true or false for that member."},
-		func(ctx context.Context, l *Ledger, a *ListActivityArgs) (*ActivityPage, error) { return l.listActivity(a) })
+		func(ctx context.Context, l *Ledger, a *ListActivityArgs) (*ActivityPage, error) {
+			return l.listActivity(a)
+		})
 	register(Op{Name: "mark_activity_seen", Scope: "playbook:read", Method: "POST", Path: "/activity/seen",
 		Description: "Mark rows of the activity as seen by a member, by their addresses: appends one line to org/members/<member>/seen.jsonl and commits as the member. A row is seen when marked at or after its time. Refuses an item whose address is not of a form the activity names with invalid_input at /items/<i>, and a member id that breaks its rule at /member."},
-		func(ctx context.Context, l *Ledger, a *MarkSeenArgs) (*SeenMarks, error) { return l.markActivitySeen(a) })
+		func(ctx context.Context, l *Ledger, a *MarkSeenArgs) (*SeenMarks, error) {
+			return l.markActivitySeen(a)
+		})
 }

@@ -440,8 +440,12 @@ func init() {
 		func(ctx context.Context, l *Ledger, a *MakeCommentArgs) (*Comment, error) { return l.makeComment(a) })
 	register(Op{Name: "list_comments", Scope: "playbook:read", Method: "GET", Path: "/comments", ReadOnly: true, Idempotent: true,
 		Description: "List the comments of a playbook (or, without playbook, the organization's own), oldest first, with their text and whether and how they were resolved. under keeps the comments on an address and what it holds: its parts; a run also its events and the blocks of its result; a definition at a version its steps; <playbook>/definitions/<type>/<name> every version, their steps and parts; anything else its parts alone. address keeps the comments on exactly that address; resolved true or false keeps the resolved or the open. Refuses an under or address not of a form the owner takes (invalid_input at /under or /address)."},
-		func(ctx context.Context, l *Ledger, a *ListCommentsArgs) ([]*Comment, error) { return l.listComments(a) })
+		func(ctx context.Context, l *Ledger, a *ListCommentsArgs) ([]*Comment, error) {
+			return l.listComments(a)
+		})
 	register(Op{Name: "resolve_comment", Scope: "playbook:write", Method: "POST", Path: "/comments/{id}/resolve",
 		Description: "Resolve a comment, saying how: acted (the change it asked for is made), declined, answered or obsolete. Rewrites its front matter (resolved, how, resolved_at, resolved_by), records comment_resolved in the playbook's history and commits as the resolver (actor). Without playbook it resolves one of the organization's own comments. Refuses an unknown id (not_found), a comment already resolved (conflict) and any other how (invalid_input at /how)."},
-		func(ctx context.Context, l *Ledger, a *ResolveCommentArgs) (*Comment, error) { return l.resolveComment(a) })
+		func(ctx context.Context, l *Ledger, a *ResolveCommentArgs) (*Comment, error) {
+			return l.resolveComment(a)
+		})
 }
