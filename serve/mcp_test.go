@@ -135,11 +135,10 @@ func (c *caller) call(name string, args map[string]any) (map[string]any, *mcp.Ca
 	if !jsonEqual(json.RawMessage(text), raw) && !jsonEqual(json.RawMessage(`{"items":`+text+`}`), raw) {
 		c.t.Fatalf("%s: the text %s is not the structured content %s", name, text, raw)
 	}
-	if !res.IsError {
-		v, _ := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
-		if err := c.schemas[name].Validate(v); err != nil {
-			c.t.Fatalf("%s: %s is not of its output schema: %v", name, raw, err)
-		}
+	// A refusal too: clients check every structured content.
+	v, _ := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+	if err := c.schemas[name].Validate(v); err != nil {
+		c.t.Fatalf("%s: %s is not of its output schema: %v", name, raw, err)
 	}
 	return out, res
 }

@@ -46,10 +46,16 @@ func schemaOf(t reflect.Type) *jsonschema.Schema {
 	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{IgnoreInvalidTypes: true, TypeSchemas: custom})
 	if err != nil {
 		// A cycle or a type JSON cannot carry: any value, rather than no tool.
-		s = &jsonschema.Schema{}
+		s = anyValue()
 	}
 	schemaCache[t] = s
 	return s
+}
+
+// anyValue is the schema that allows any JSON value, written as an object
+// (not true), since some clients take only objects as property schemas.
+func anyValue() *jsonschema.Schema {
+	return &jsonschema.Schema{Description: "any JSON value"}
 }
 
 // collectCustom finds the types under t that encode themselves.
@@ -62,7 +68,7 @@ func collectCustom(t reflect.Type, out map[reflect.Type]*jsonschema.Schema, seen
 		pt := reflect.PointerTo(t)
 		if t.Implements(marshalerT) || pt.Implements(marshalerT) || pt.Implements(unmarshalerT) ||
 			(t.Kind() != reflect.String && (t.Implements(textMarshalerT) || pt.Implements(textMarshalerT))) {
-			out[t] = &jsonschema.Schema{}
+			out[t] = anyValue()
 			return
 		}
 	}
@@ -108,6 +114,11 @@ func isCustom(t reflect.Type) bool {
 
 // outputSchema is the MCP output schema of an operation: its answer's
 // schema, or {"items": …} for an answer that is not an object.
+//
+// A refused call's structured content is the refusal object, and clients
+// (the TypeScript SDK's among them) check structured content against the
+// output schema even for a tool error, so the schema is either one:
+// {"type": "object", "anyOf": [answer, refusal]}.
 func outputSchema(op *ledger.Op) *jsonschema.Schema {
 	s := schemaOf(op.Result).CloneSchemas()
 	if answerIsObject(op) {
@@ -116,10 +127,21 @@ func outputSchema(op *ledger.Op) *jsonschema.Schema {
 			s.Types = nil
 			s.Type = "object"
 		}
-		return s
+	} else {
+		s = &jsonschema.Schema{Type: "object", Required: []string{"items"},
+			Properties: map[string]*jsonschema.Schema{"items": s}}
 	}
-	return &jsonschema.Schema{Type: "object", Required: []string{"items"},
-		Properties: map[string]*jsonschema.Schema{"items": s}}
+	return &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{s, refusalJSONSchema()}}
+}
+
+// refusalJSONSchema is refusalSchema as a *jsonschema.Schema.
+func refusalJSONSchema() *jsonschema.Schema {
+	b, _ := json.Marshal(refusalSchema)
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		panic("serve: the refusal's schema: " + err.Error())
+	}
+	return &s
 }
 
 // argField is one argument of an operation: its JSON name, Go type and
