@@ -197,6 +197,10 @@ func renderTemplate(tmpl string, b map[string]any, now time.Time, opts Options, 
 	w := &limitWriter{st: st}
 	defer func() {
 		if r := recover(); r != nil {
+			if st.passed != "" {
+				result = stopped + limitWords(st.passed) + "."
+				return
+			}
 			result = stopped + fmt.Sprintf("the render failed (%v).", r)
 		}
 	}()
