@@ -59,6 +59,23 @@ func BenchmarkCheckValueSeries2000(b *testing.B) {
 	}
 }
 
+// BenchmarkValidatorSeries2000 is the validator alone, which CheckValue
+// spares a valid value (fast.go).
+func BenchmarkValidatorSeries2000(b *testing.B) {
+	var v any
+	if err := json.Unmarshal(series2000(), &v); err != nil {
+		b.Fatal(err)
+	}
+	s := compiled()["series"].schema
+	b.ReportAllocs()
+	defer cpuPerOp(b)()
+	for b.Loop() {
+		if err := s.Validate(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // cpuPerOp reports the process's CPU time per operation beside the time
 // on the clock, which on a machine shared with other work says more.
 func cpuPerOp(b *testing.B) func() {

@@ -109,8 +109,8 @@ func (d *decoder) literal(word string) bool {
 }
 
 func (d *decoder) object(depth int) (any, bool) {
-	d.i++                          // {
-	obj := make(map[string]any, 4) // a point's fields, in one allocation
+	d.i++ // {
+	obj := map[string]any{}
 	d.space()
 	if d.i < len(d.s) && d.s[d.i] == '}' {
 		d.i++
