@@ -33,6 +33,11 @@ var continues = map[string]bool{
 	"||": true, "??": true, "new": true, "readonly": true, "unique": true,
 }
 
+// declared are the types the runtime declares for the module.
+var declared = map[string]struct{}{
+	"View": {}, "Event": {}, "Json": {}, "Series": {}, "Categories": {}, "Table": {}, "Text": {},
+}
+
 type function struct {
 	name       string
 	line       int
@@ -73,6 +78,9 @@ func checkRules(toks []token) []problem {
 		case h.kind == tIdent && (h.text == "type" || h.text == "interface") && i+1 < len(toks) && toks[i+1].kind == tIdent:
 			if toks[i+1].text == "answer" && exported {
 				add(h.line, "The module exports answer, but a page never runs.")
+			}
+			if _, ok := declared[toks[i+1].text]; ok {
+				add(h.line, "The module declares its own %s, but the runtime declares View, Event, Json, Series, Categories, Table and Text for it.", toks[i+1].text)
 			}
 			i = skipStatement(toks, i+1)
 			continue

@@ -40,6 +40,7 @@ func TestRules(t *testing.T) {
 		{"enum inside", strings.Replace(fold, "return view;", "enum Color { Red }\n  return view;", 1), 21, "An enum"},
 		{"namespace", "namespace N {\n  export type T = number;\n}\n" + fold, 20, "A namespace"},
 		{"parameter property", strings.Replace(fold, "return view;", "class P {\n    constructor(private readonly n: number) {}\n  }\n  return view;", 1), 22, "A parameter property (private readonly)"},
+		{"own View", "type View = { [name: string]: unknown };\n" + fold, 20, "declares its own View"},
 		{"answer", fold + "export function answer(): number {\n  return 1;\n}\n", 23, "exports answer"},
 	}
 	for _, c := range cases {

@@ -1,11 +1,12 @@
 package page
 
 import (
-	"regexp"
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"quire/fold"
 	"quire/fold/module"
 	"quire/ledger/shape"
 )
@@ -88,80 +89,54 @@ func (ps *parser) source(d *Data, key, n *yaml.Node) {
 		ps.add(ps.line(events), "data.source.events is %s, but it is a list of 1 to 8 filters.", describe(events))
 		return
 	}
-	switch n := len(events.Content); {
-	case n == 0:
-		ps.add(ps.line(events), "data.source.events has no filter, but it takes 1 to 8.")
-	case n > MaxFilters:
-		ps.add(ps.line(events.Content[MaxFilters]), "data.source.events has %d filters, but it takes at most 8.", n)
+	var raw any
+	if err := events.Decode(&raw); err != nil {
+		ps.add(ps.line(events), "data.source.events cannot be read: %s.", strings.TrimPrefix(err.Error(), "yaml: "))
+		return
 	}
-	for _, f := range events.Content {
-		if filter, ok := ps.filter(deref(f)); ok {
-			d.Filters = append(d.Filters, filter)
+	parsed, issues := fold.ParseFilters(raw)
+	for _, is := range issues {
+		ps.add(ps.pointerLine(events, is.Path), "data.source.events%s: %s.", is.Path, strings.TrimSuffix(is.Message, "."))
+	}
+	if issues != nil || len(parsed) != len(events.Content) {
+		return
+	}
+	for i, item := range events.Content {
+		f := Filter{Line: ps.line(item), Match: parsed[i]}
+		if err := deref(item).Decode(&f.Value); err != nil {
+			ps.add(ps.line(item), "The filter cannot be read: %s.", strings.TrimPrefix(err.Error(), "yaml: "))
+			continue
 		}
+		d.Filters = append(d.Filters, f)
 	}
 }
 
-// attrName is the form of a CloudEvents attribute's name.
-var attrName = regexp.MustCompile(`^[a-z0-9]{1,20}$`)
-
-// filter checks one filter as the events guide writes it: a type, and
-// optionally a source, a subject, any other attribute and data. Every
-// value but data is written out: a scalar matched as it is, never a
-// pattern, a list or a mapping. type, source and subject are text.
-//
-// fold does not export a filter parser yet, so these structural rules
-// live here; see doc.go.
-func (ps *parser) filter(n *yaml.Node) (Filter, bool) {
-	f := Filter{Line: ps.line(n)}
-	if n.Kind != yaml.MappingNode {
-		ps.add(ps.line(n), "A filter is %s, but it is a mapping of a type, and optionally a source, a subject, other attributes and data.", describe(n))
-		return f, false
-	}
-	ok := true
-	hasType := false
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], deref(n.Content[i+1])
-		name := k.Value
-		if seen[name] {
-			ps.add(ps.line(k), "The filter has %s twice.", name)
-			ok = false
-			continue
+// pointerLine is the line of what a JSON pointer relative to the list of
+// filters names (fold.ParseFilters answers such pointers): a filter, an
+// attribute's value, or, for a filter without the attribute named, the
+// filter itself. The pointer "" names the list, or its ninth filter when
+// it holds too many.
+func (ps *parser) pointerLine(events *yaml.Node, pointer string) int {
+	if pointer == "" {
+		if len(events.Content) > MaxFilters {
+			return ps.line(events.Content[MaxFilters])
 		}
-		seen[name] = true
-		switch {
-		case name == "data":
-			continue
-		case !attrName.MatchString(name):
-			ps.add(ps.line(k), "The filter names the attribute %s, but an attribute's name is 1 to 20 lowercase letters and digits.", strconv.Quote(name))
-			ok = false
-		case name == "type" || name == "source" || name == "subject" || name == "id" || name == "time":
-			if !isText(v) || v.Value == "" {
-				ps.add(ps.line(v), "The filter's %s is %s, but it is written out as text.", name, describe(v))
-				ok = false
-			}
-			if name == "type" {
-				hasType = true
-			}
-		default:
-			if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
-				ps.add(ps.line(v), "The filter's %s is %s, but every value but data is written out as text, a number or true or false.", name, describe(v))
-				ok = false
+		return ps.line(events)
+	}
+	parts := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
+	i, err := strconv.Atoi(parts[0])
+	if err != nil || i < 0 || i >= len(events.Content) {
+		return ps.line(events)
+	}
+	item := deref(events.Content[i])
+	if len(parts) > 1 && item.Kind == yaml.MappingNode {
+		for k := 0; k+1 < len(item.Content); k += 2 {
+			if item.Content[k].Value == parts[1] {
+				return ps.line(item.Content[k+1])
 			}
 		}
 	}
-	if !hasType && !seen["type"] {
-		ps.add(ps.line(n), "The filter has no type: each filter names a type, and optionally a source, a subject, other attributes and data.")
-		ok = false
-	}
-	if !ok {
-		return f, false
-	}
-	if err := n.Decode(&f.Value); err != nil {
-		ps.add(ps.line(n), "The filter cannot be read: %s", err)
-		return f, false
-	}
-	return f, true
+	return ps.line(item)
 }
 
 func (ps *parser) views(d *Data, key, n *yaml.Node) {

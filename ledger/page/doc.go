@@ -19,18 +19,16 @@
 // line in the whole document: a page that is not a mapping; an unknown or
 // repeated key; glance outside a workflow's page; data that is not a
 // mapping, lacks language, source.events, views or module, or has another
-// key; a language other than typescript; 0 or more than 8 filters, and
-// filters that are not mappings, lack a type, or whose values (data apart)
-// are not written out as scalars; 0 or more than 8 views, a view's name not
+// key; a language other than typescript; filters that quire/fold's
+// ParseFilters refuses (0 or more than 8, not mappings, without a type,
+// an attribute Event does not name, a value other than data not written
+// out, data not a mapping), each at the line of the filter or its value; 0 or more than 8 views, a view's name not
 // of the form [a-z][a-z0-9_]{0,31}, a name twice, a shape other than series,
 // categories, table or text; result, runs or data.module that is not text;
 // result in the playbook's page; data without runs and runs without data;
 // templates over 32 KiB together (at the page's line). Two refusals have
 // no line (Line 0) since they concern the whole document: a document over
 // 65,536 bytes, and YAML so broken that its parser names no line.
-//
-// The filters are checked here structurally, since fold exports no filter
-// parser yet; when it does, Parse should call it for each filter.
 //
 // Check does the rest: the module through quire/fold/module (its rules,
 // esbuild's syntax check and tsc's type check, each problem at its line of

@@ -5,6 +5,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"quire/fold"
 	"quire/fold/module"
 )
 
@@ -69,7 +70,8 @@ type Data struct {
 // Filter is one of data.source.events, decoded from YAML.
 type Filter struct {
 	Line  int
-	Value map[string]any // as yaml.v3 decodes it; data may be any value
+	Value map[string]any // as yaml.v3 decodes it
+	Match fold.Filter    // as fold reads it, to match events
 }
 
 // View is one declared view.
