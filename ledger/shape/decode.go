@@ -8,16 +8,17 @@ import (
 )
 
 // decode reads JSON text (RFC 8259) into the values encoding/json gives
-// with UseNumber: map[string]any, []any, json.Number, string, bool and nil.
-// It exists for speed: encoding/json's Decoder takes several milliseconds
-// over the 2,000 points a series may hold, this a fraction of that, not
-// least as strings and numbers are cut from one copy of the text (the
-// values are only checked, never kept). It
-// reads exactly what encoding/json reads, to the same value, as
-// FuzzCheck verifies: a member named twice keeps its last value, and an
-// escaped surrogate without its pair reads as U+FFFD. The text must be
-// UTF-8 (Check refuses other text first). It gives the value, or the
-// message of the issue.
+// with UseNumber, []any, json.Number, string, bool and nil, but for an
+// object, which it reads as an *object (object.go): std turns it into
+// encoding/json's map[string]any. It exists for speed: encoding/json's
+// Decoder takes several milliseconds over the 2,000 points a series may
+// hold, this a fraction of that, not least as strings and numbers are cut
+// from one copy of the text, and objects and lists from blocks (the values
+// are only checked, never kept). It reads exactly what encoding/json
+// reads, to the same value, as FuzzCheck verifies: a member named twice
+// keeps its last value, and an escaped surrogate without its pair reads as
+// U+FFFD. The text must be UTF-8 (Check refuses other text first). It
+// gives the value, or the message of the issue.
 func decode(doc []byte) (any, string) {
 	d := decoder{s: doc, text: string(doc)}
 	d.space()
@@ -38,8 +39,17 @@ const maxDepth = 10000
 type decoder struct {
 	s    []byte
 	text string // s as a string, which strings and numbers are cut from
-	i    int
-	bad  int // where the text stopped being JSON; -1 when it ended too soon
+
+	// The members and elements being read, of every object and array
+	// open, and the blocks the finished ones are cut from, so that most
+	// take no allocation of their own.
+	members []member
+	elems   []any
+	mblock  []member
+	eblock  []any
+	oblock  []object
+	i       int
+	bad     int // where the text stopped being JSON; -1 when it ended too soon
 }
 
 func (d *decoder) message() string {
@@ -110,11 +120,11 @@ func (d *decoder) literal(word string) bool {
 
 func (d *decoder) object(depth int) (any, bool) {
 	d.i++ // {
-	obj := map[string]any{}
+	base := len(d.members)
 	d.space()
 	if d.i < len(d.s) && d.s[d.i] == '}' {
 		d.i++
-		return obj, true
+		return d.newObject(base), true
 	}
 	for {
 		if d.i >= len(d.s) {
@@ -140,7 +150,7 @@ func (d *decoder) object(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		obj[key] = v
+		d.members = append(d.members, member{key, v})
 		d.space()
 		if d.i >= len(d.s) {
 			return nil, d.fail(-1)
@@ -151,27 +161,79 @@ func (d *decoder) object(depth int) (any, bool) {
 			d.space()
 		case '}':
 			d.i++
-			return obj, true
+			return d.newObject(base), true
 		default:
 			return nil, d.fail(d.i)
 		}
 	}
 }
 
+// newObject makes an object of the members read since base, each name once
+// with its last value.
+func (d *decoder) newObject(base int) *object {
+	ms := d.members[base:]
+	// Drop each member whose name comes again later.
+	keep := ms[:0]
+	if len(ms) <= 16 {
+		for i := range ms {
+			again := false
+			for j := i + 1; j < len(ms); j++ {
+				if ms[j].name == ms[i].name {
+					again = true
+					break
+				}
+			}
+			if !again {
+				keep = append(keep, ms[i])
+			}
+		}
+	} else {
+		last := make(map[string]int, len(ms))
+		for i := range ms {
+			last[ms[i].name] = i
+		}
+		for i := range ms {
+			if last[ms[i].name] == i {
+				keep = append(keep, ms[i])
+			}
+		}
+	}
+	n := len(keep)
+	if len(d.mblock) < n {
+		d.mblock = make([]member, max(n, 1024))
+	}
+	o := d.allocObject()
+	o.members = d.mblock[:n:n]
+	copy(o.members, keep)
+	d.mblock = d.mblock[n:]
+	clear(d.members[base:])
+	d.members = d.members[:base]
+	return o
+}
+
+func (d *decoder) allocObject() *object {
+	if len(d.oblock) == 0 {
+		d.oblock = make([]object, 256)
+	}
+	o := &d.oblock[0]
+	d.oblock = d.oblock[1:]
+	return o
+}
+
 func (d *decoder) array(depth int) (any, bool) {
 	d.i++ // [
-	arr := []any{}
+	base := len(d.elems)
 	d.space()
 	if d.i < len(d.s) && d.s[d.i] == ']' {
 		d.i++
-		return arr, true
+		return d.newArray(base), true
 	}
 	for {
 		v, ok := d.value(depth)
 		if !ok {
 			return nil, false
 		}
-		arr = append(arr, v)
+		d.elems = append(d.elems, v)
 		d.space()
 		if d.i >= len(d.s) {
 			return nil, d.fail(-1)
@@ -182,11 +244,28 @@ func (d *decoder) array(depth int) (any, bool) {
 			d.space()
 		case ']':
 			d.i++
-			return arr, true
+			return d.newArray(base), true
 		default:
 			return nil, d.fail(d.i)
 		}
 	}
+}
+
+// newArray makes a list of the elements read since base.
+func (d *decoder) newArray(base int) []any {
+	n := len(d.elems) - base
+	if n == 0 {
+		return []any{}
+	}
+	if len(d.eblock) < n {
+		d.eblock = make([]any, max(n, 1024))
+	}
+	arr := d.eblock[:n:n]
+	copy(arr, d.elems[base:])
+	d.eblock = d.eblock[n:]
+	clear(d.elems[base:])
+	d.elems = d.elems[:base]
+	return arr
 }
 
 // number reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? as its text.

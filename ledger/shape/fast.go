@@ -163,7 +163,7 @@ func (p *plan) valid(v any) bool {
 		t = tString
 	case []any:
 		t = tArray
-	case map[string]any:
+	case map[string]any, *object:
 		t = tObject
 	default:
 		return false
@@ -185,28 +185,23 @@ func (p *plan) valid(v any) bool {
 			}
 		}
 		return true
-	case map[string]any:
+	case map[string]any, *object:
 		if p.enum != nil {
 			return false
 		}
+		o, _ := asObj(x)
 		for _, r := range p.required {
-			if _, ok := x[r]; !ok {
+			if _, ok := o.get(r); !ok {
 				return false
 			}
 		}
-		for k, val := range x {
+		return o.each(func(k string, val any) bool {
 			sp := p.prop(k)
 			if sp == nil {
-				if p.closed {
-					return false
-				}
-				continue
+				return !p.closed
 			}
-			if !sp.valid(val) {
-				return false
-			}
-		}
-		return true
+			return sp.valid(val)
+		})
 	case []any:
 		if p.enum != nil {
 			return false

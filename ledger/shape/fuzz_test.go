@@ -56,6 +56,7 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 		v, ours := decode(doc)
+		v = std(v)
 		if !utf8.Valid(doc) {
 			ours = msgNotUTF8
 		} else {

@@ -22,33 +22,33 @@ const (
 )
 
 func seriesRules(c *collector, v any) {
-	obj, ok := v.(map[string]any)
+	o, ok := asObj(v)
 	if !ok {
 		return
 	}
 	f := formTime
-	if p, ok := obj["period"]; ok {
+	if p, ok := o.get("period"); ok {
 		if s, ok := p.(string); ok {
 			f = formOf(s)
 		} else {
 			f = formUnknown
 		}
 	}
-	if o, ok := obj["origin"].(string); ok && f != formUnknown {
-		if _, msg := parseAt(f, o); msg != "" {
+	if origin, ok := o.str("origin"); ok && f != formUnknown {
+		if _, msg := parseAt(f, origin); msg != "" {
 			c.add("/origin", msg)
 		}
 	}
-	if lines, ok := obj["lines"].([]any); ok {
+	if lines, ok := o.list("lines"); ok {
 		total, oneTooMany := 0, false
 		var seen map[string]bool
 		for i, l := range lines {
-			line, ok := l.(map[string]any)
+			line, ok := asObj(l)
 			if !ok {
 				continue
 			}
 			here := "/lines/" + strconv.Itoa(i)
-			if name, ok := line["name"].(string); ok {
+			if name, ok := line.str("name"); ok {
 				if seen == nil {
 					seen = make(map[string]bool, len(lines))
 				}
@@ -57,7 +57,7 @@ func seriesRules(c *collector, v any) {
 				}
 				seen[name] = true
 			}
-			points, ok := line["points"].([]any)
+			points, ok := line.list("points")
 			if !ok {
 				continue
 			}
@@ -70,10 +70,10 @@ func seriesRules(c *collector, v any) {
 			c.add("/lines", msgPoints)
 		}
 	}
-	if marks, ok := obj["marks"].([]any); ok {
+	if marks, ok := o.list("marks"); ok {
 		for i, m := range marks {
-			if mark, ok := m.(map[string]any); ok {
-				if x, ok := mark["value"]; ok {
+			if mark, ok := asObj(m); ok {
+				if x, ok := mark.get("value"); ok {
 					numberRule(c, x, func() string { return "/marks/" + strconv.Itoa(i) + "/value" })
 				}
 			}
@@ -87,14 +87,14 @@ func pointsRules(c *collector, here string, f form, points []any) {
 	var prev instant
 	prevOK := false
 	for j, p := range points {
-		point, ok := p.(map[string]any)
+		point, ok := asObj(p)
 		if !ok {
 			prevOK = false
 			continue
 		}
 		path := func() string { return here + "/" + strconv.Itoa(j) }
 		boundsRules(c, point, path)
-		at, ok := point["at"].(string)
+		at, ok := point.str("at")
 		if !ok || f == formUnknown {
 			prevOK = false
 			continue
@@ -114,10 +114,10 @@ func pointsRules(c *collector, here string, f form, points []any) {
 
 // boundsRules checks a record's value, low and high: each a number a
 // double holds, a low at most its value and a high at least it.
-func boundsRules(c *collector, rec map[string]any, path func() string) {
-	value, hasValue := rec["value"]
-	low, hasLow := rec["low"]
-	high, hasHigh := rec["high"]
+func boundsRules(c *collector, rec obj, path func() string) {
+	value, hasValue := rec.get("value")
+	low, hasLow := rec.get("low")
+	high, hasHigh := rec.get("high")
 	var vf float64
 	vOK := false
 	if hasValue {
@@ -195,22 +195,22 @@ func toFloat(x any) (f float64, known, ok bool) {
 }
 
 func categoriesRules(c *collector, v any) {
-	obj, ok := v.(map[string]any)
+	o, ok := asObj(v)
 	if !ok {
 		return
 	}
-	values, ok := obj["values"].([]any)
+	values, ok := o.list("values")
 	if !ok {
 		return
 	}
 	seen := make(map[string]bool, len(values))
 	for i, x := range values {
-		rec, ok := x.(map[string]any)
+		rec, ok := asObj(x)
 		if !ok {
 			continue
 		}
 		path := func() string { return "/values/" + strconv.Itoa(i) }
-		if name, ok := rec["name"].(string); ok {
+		if name, ok := rec.str("name"); ok {
 			if seen[name] {
 				c.add(path()+"/name", msgUnique("value"))
 			}
@@ -221,16 +221,16 @@ func categoriesRules(c *collector, v any) {
 }
 
 func tableRules(c *collector, v any) {
-	obj, ok := v.(map[string]any)
+	o, ok := asObj(v)
 	if !ok {
 		return
 	}
-	columns, colsOK := obj["columns"].([]any)
+	columns, colsOK := o.list("columns")
 	if colsOK {
 		seen := make(map[string]bool, len(columns))
 		for i, x := range columns {
-			if col, ok := x.(map[string]any); ok {
-				if name, ok := col["name"].(string); ok {
+			if col, ok := asObj(x); ok {
+				if name, ok := col.str("name"); ok {
 					if seen[name] {
 						c.add("/columns/"+strconv.Itoa(i)+"/name", msgUnique("column"))
 					}
@@ -239,7 +239,7 @@ func tableRules(c *collector, v any) {
 			}
 		}
 	}
-	rows, ok := obj["rows"].([]any)
+	rows, ok := o.list("rows")
 	if !ok {
 		return
 	}
@@ -258,11 +258,11 @@ func tableRules(c *collector, v any) {
 }
 
 func textRules(c *collector, v any) {
-	obj, ok := v.(map[string]any)
+	o, ok := asObj(v)
 	if !ok {
 		return
 	}
-	if s, ok := obj["text"].(string); ok && len(s) > maxTextBytes {
+	if s, ok := o.str("text"); ok && len(s) > maxTextBytes {
 		c.add("/text", msgTextLen)
 	}
 }

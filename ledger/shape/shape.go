@@ -91,7 +91,7 @@ func Check(name string, doc []byte) []refusal.Issue {
 	if !ok {
 		return []refusal.Issue{issue}
 	}
-	return CheckValue(name, v)
+	return check(name, v, true)
 }
 
 // CheckValue checks v, a value as encoding/json decodes into any
@@ -104,11 +104,17 @@ func CheckValue(name string, v any) []refusal.Issue {
 	if !Known(name) {
 		return []refusal.Issue{unknownShape()}
 	}
+	return check(name, v, false)
+}
+
+// check checks v against the known shape name; decoded says v is decode's,
+// with *object for objects.
+func check(name string, v any, decoded bool) []refusal.Issue {
 	var c collector
 	ch := compiled()[name]
 	if ch.plan != nil && ch.plan.valid(v) {
 		// The validator would find nothing (fast.go).
-	} else if err := ch.schema.Validate(v); err != nil {
+	} else if err := ch.schema.Validate(stdIf(v, decoded)); err != nil {
 		var verr *jsonschema.ValidationError
 		if errors.As(err, &verr) {
 			c.translate(name, verr)
@@ -132,6 +138,13 @@ func Format(issue refusal.Issue) string {
 		return issue.Message
 	}
 	return s + ": " + issue.Message
+}
+
+func stdIf(v any, decoded bool) any {
+	if decoded {
+		return std(v)
+	}
+	return v
 }
 
 func unknownShape() refusal.Issue {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"quire/ledger/refusal"
 )
@@ -158,9 +159,16 @@ func expect(t *testing.T, shape, doc string, want ...string) {
 	}
 	seen(got)
 	// The plan and the validator agree on every value the tests check.
-	if v, msg := decode([]byte(doc)); msg == "" && Known(shape) {
+	if v, msg := decode([]byte(doc)); msg == "" && Known(shape) && utf8.Valid([]byte(doc)) {
 		ch := compiled()[shape]
-		if fast, slow := ch.plan.valid(v), ch.schema.Validate(v) == nil; fast != slow {
+		if fast, slow := ch.plan.valid(v), ch.schema.Validate(std(v)) == nil; fast != slow {
+			t.Errorf("%s: the plan says valid=%v, the validator %v", shape, fast, slow)
+		}
+		// And CheckValue of encoding/json's value agrees with Check.
+		if again := formatAll(CheckValue(shape, std(v))); !slices.Equal(again, got) {
+			t.Errorf("%s: CheckValue gives %q, Check %q", shape, again, got)
+		}
+		if fast, slow := ch.plan.valid(std(v)), ch.schema.Validate(std(v)) == nil; fast != slow {
 			t.Errorf("%s: the plan says valid=%v, the validator %v", shape, fast, slow)
 		}
 	}
