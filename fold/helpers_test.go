@@ -27,7 +27,7 @@ func jsProgram(js string, views map[string]string) *Program {
 
 func newTestPool(t testing.TB, lim Limits) *Pool {
 	t.Helper()
-	p, err := NewPool(PoolOptions{Limits: lim, Check: testCheck})
+	p, err := NewPool(PoolOptions{Limits: lim})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"time"
+
+	"quire/ledger/shape"
 )
 
 // PoolOptions configure a Pool.
@@ -19,16 +23,21 @@ type PoolOptions struct {
 	Idle int
 	// Limits of each fold; a zero field takes the page format's value.
 	Limits Limits
-	// Check checks a view against its shape; nil checks no shapes (only
-	// the names, the size and what JSON carries).
+	// Check checks a view against its shape; nil is ledger/shape's Check.
 	Check ShapeChecker
+
+	// CacheDir keeps wazero's compiled QuickJS between processes, so a
+	// worker starts in some 70 ms rather than 700 ("" for a folder under
+	// the system's temporary folder).
+	CacheDir string
 
 	// crash, for tests: a fold of an event it answers true for crashes.
 	crash func(Event) bool
 }
 
-// Pool folds pages of events in QuickJS runtimes, one per worker, kept
-// loaded between pages. It is safe for concurrent use.
+// Pool folds pages of events in worker processes, each with a QuickJS
+// runtime per program, kept loaded between pages. It is safe for
+// concurrent use.
 type Pool struct {
 	opts PoolOptions
 	lim  Limits
@@ -36,7 +45,7 @@ type Pool struct {
 	dir  string
 
 	mu     sync.Mutex
-	idle   []*worker
+	idle   []*proc
 	closed bool
 }
 
@@ -47,6 +56,12 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 	}
 	if opts.Idle <= 0 {
 		opts.Idle = 8
+	}
+	if opts.Check == nil {
+		opts.Check = shape.Check
+	}
+	if opts.CacheDir == "" {
+		opts.CacheDir = filepath.Join(os.TempDir(), "quire-fold-qjs-cache")
 	}
 	dir, err := os.MkdirTemp("", "quire-fold-")
 	if err != nil {
@@ -65,7 +80,7 @@ func (p *Pool) Close() error {
 	p.idle, p.closed = nil, true
 	p.mu.Unlock()
 	for _, w := range idle {
-		w.close()
+		w.stop()
 	}
 	return os.RemoveAll(p.dir)
 }
@@ -107,24 +122,42 @@ func (p *Pool) Fold(ctx context.Context, prog *Program, views json.RawMessage, e
 	}
 	defer func() { <-p.sem }()
 
-	w, st, err := p.get(ctx, prog, events[0])
-	if err != nil || st != nil {
-		res.Stall = st
+	h, out, err := p.call(ctx, prog, views, events)
+	if err != nil {
 		return res, err
 	}
-	out, oc := w.call(ctx, p.lim, prog.names, views, events, p.opts.crash)
-	if oc.killed == killCanceled {
-		w.close()
-		return res, ctx.Err()
+	if h.Load != nil {
+		res.Stall = stallAt(events[0], KindRefused, h.Load.Text, prog.DocLine(h.Load.JSLine))
+		return res, nil
 	}
-	if oc.killed == "" && oc.trap == nil && out.Kind == "" && out.N == len(events) {
-		if p.checkShapes(prog, out.views) == "" {
-			p.put(w)
-			return Result{Views: out.views, Folded: len(events)}, nil
+	if h.Killed == "" && h.Trap == "" && h.Kind == "" && h.N == len(events) && p.checkShapes(prog, out) == "" {
+		return Result{Views: out, Folded: len(events)}, nil
+	}
+	return p.oneByOne(ctx, prog, views, events)
+}
+
+// call folds events in one call into a worker process.
+func (p *Pool) call(ctx context.Context, prog *Program, views json.RawMessage, events []Event) (childHeader, json.RawMessage, error) {
+	w, err := p.get(prog)
+	if err != nil {
+		return childHeader{}, nil, err
+	}
+	crash := false
+	if p.opts.crash != nil {
+		for _, ev := range events {
+			crash = crash || p.opts.crash(ev)
 		}
 	}
+	backstop := p.lim.Timeout + 30*time.Second + time.Duration(len(events))*10*time.Millisecond
+	h, out, err := w.fold(ctx, prog, p.lim, views, events, crash, backstop)
 	p.put(w)
-	return p.oneByOne(ctx, prog, views, events)
+	if err != nil {
+		return h, nil, err
+	}
+	if h.Fault != "" {
+		return h, nil, errors.New(h.Fault)
+	}
+	return h, out, nil
 }
 
 // oneByOne folds events one call each, checking each fold in full.
@@ -153,64 +186,52 @@ func (p *Pool) foldOne(ctx context.Context, prog *Program, views json.RawMessage
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		w, st, err := p.get(ctx, prog, ev)
-		if err != nil || st != nil {
-			return st, nil, err
-		}
-		out, oc := w.call(ctx, p.lim, prog.names, views, []Event{ev}, p.opts.crash)
-		p.put(w)
+		h, out, err := p.call(ctx, prog, views, []Event{ev})
 		switch {
-		case oc.killed == killCanceled:
-			return nil, nil, ctx.Err()
-		case oc.killed == killWork:
+		case err != nil:
+			return nil, nil, err
+		case h.Load != nil:
+			return stallAt(ev, KindRefused, h.Load.Text, prog.DocLine(h.Load.JSLine)), nil, nil
+		case h.Killed == killWork:
 			return stallAt(ev, KindWork, fmt.Sprintf("the fold did more work than one fold may: %d checkpoints (%v of CPU each)", p.lim.Checkpoints, p.lim.Checkpoint), 0), nil, nil
-		case oc.killed == killMemory:
+		case h.Killed == killMemory:
 			return stallAt(ev, KindMemory, fmt.Sprintf("the fold used more memory than its sandbox: %d MiB", p.lim.Memory>>20), 0), nil, nil
-		case oc.killed == killTime:
+		case h.Killed == killTime:
 			if attempt < p.lim.Attempts {
 				continue
 			}
 			return stallAt(ev, KindTime, fmt.Sprintf("the fold ran out of its %v %d times", p.lim.Timeout, attempt), 0), nil, nil
-		case oc.trap != nil:
-			if isStackTrap(oc.trap) {
+		case h.Trap != "":
+			if isStackTrap(h.Trap) {
 				// QuickJS built for WASI does not check its stack: a
 				// recursion without end traps the wasm. It does so every
 				// time, so a second trap in a fresh runtime is the fold's.
 				stackTraps++
 				if stackTraps >= 2 {
-					return stallAt(ev, KindRaised, "RangeError: Maximum call stack size exceeded (the fold's stack overflowed the sandbox: "+trapText(oc.trap)+")", 0), nil, nil
+					return stallAt(ev, KindRaised, "RangeError: Maximum call stack size exceeded (the fold's stack overflowed the sandbox: "+h.Trap+")", 0), nil, nil
 				}
 			}
 			if attempt < p.lim.Attempts {
 				continue
 			}
-			return stallAt(ev, KindCrash, fmt.Sprintf("the worker crashed at this event %d times: %s", attempt, trapText(oc.trap)), 0), nil, nil
-		case out.Kind != "":
+			return stallAt(ev, KindCrash, fmt.Sprintf("the worker crashed at this event %d times: %s", attempt, h.Trap), 0), nil, nil
+		case h.Kind != "":
 			line := 0
-			if out.Kind == KindRaised {
-				line = prog.DocLine(stackJSLine(out.Stack))
+			if h.Kind == KindRaised {
+				line = prog.DocLine(stackJSLine(h.Stack))
 			}
-			return stallAt(ev, out.Kind, out.Error, line), nil, nil
+			return stallAt(ev, h.Kind, h.Error, line), nil, nil
 		}
-		if why := p.checkShapes(prog, out.views); why != "" {
+		if why := p.checkShapes(prog, out); why != "" {
 			return stallAt(ev, KindShape, why, 0), nil, nil
 		}
-		return nil, out.views, nil
+		return nil, out, nil
 	}
 }
 
-func isStackTrap(err error) bool {
-	s := err.Error()
+func isStackTrap(s string) bool {
 	return strings.Contains(s, "out of bounds memory access") || strings.Contains(s, "invalid table access") ||
 		strings.Contains(s, "stack overflow") || strings.Contains(s, "call stack exhausted")
-}
-
-func trapText(err error) string {
-	s := firstLine(err.Error())
-	if i := strings.Index(s, "wasm error: "); i >= 0 {
-		s = s[i:]
-	}
-	return s
 }
 
 // checkShapes checks every view of the views' JSON text against its
@@ -226,72 +247,68 @@ func (p *Pool) checkShapes(prog *Program, views json.RawMessage) string {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		shape, ok := prog.Views[name]
+		shapeName, ok := prog.Views[name]
 		if !ok {
 			return fmt.Sprintf("the fold returned a view named %q, which data.views does not declare", name)
 		}
-		if p.opts.Check == nil {
-			continue
-		}
-		var v any
-		if err := json.Unmarshal(byName[name], &v); err != nil {
-			return fmt.Sprintf("view %s: %v", name, err)
-		}
-		if issues := p.opts.Check(shape, v); len(issues) > 0 {
+		if issues := p.opts.Check(shapeName, byName[name]); len(issues) > 0 {
 			parts := make([]string, 0, len(issues))
 			for _, is := range issues {
 				parts = append(parts, "/"+name+strings.TrimSuffix(is.Path, "/")+": "+is.Message)
 			}
-			return "view " + name + " does not match " + shape + ": " + strings.Join(parts, "; ")
+			return "view " + name + " does not match " + shapeName + ": " + strings.Join(parts, "; ")
 		}
 	}
 	return ""
 }
 
-// get takes an idle worker with prog loaded, or makes one. A module that
-// does not load answers a refused stall at ev.
-func (p *Pool) get(ctx context.Context, prog *Program, ev Event) (*worker, *Stall, error) {
+// get takes an idle worker process, one with prog loaded if there is
+// one, or starts one.
+func (p *Pool) get(prog *Program) (*proc, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, nil, errors.New("fold: the pool is closed")
+		return nil, errors.New("fold: the pool is closed")
 	}
+	pick := -1
 	for i := len(p.idle) - 1; i >= 0; i-- {
-		if w := p.idle[i]; w.key == prog.key {
-			p.idle = append(p.idle[:i], p.idle[i+1:]...)
-			p.mu.Unlock()
-			return w, nil, nil
+		if p.idle[i].keys[prog.key] {
+			pick = i
+			break
 		}
 	}
+	if pick < 0 {
+		pick = len(p.idle) - 1
+	}
+	if pick >= 0 {
+		w := p.idle[pick]
+		p.idle = append(p.idle[:pick], p.idle[pick+1:]...)
+		p.mu.Unlock()
+		return w, nil
+	}
 	p.mu.Unlock()
-	w, loadErr, err := newWorker(ctx, prog, p.dir, p.lim)
-	if err != nil {
-		return nil, nil, err
-	}
-	if loadErr != nil {
-		return nil, stallAt(ev, KindRefused, loadErr.Text, prog.DocLine(loadErr.JSLine)), nil
-	}
-	return w, nil, nil
+	return startProc(p.dir, p.opts.CacheDir)
 }
 
-// put keeps a live worker for the next page, or ends a dead one.
-func (p *Pool) put(w *worker) {
+// put keeps a live worker for the next page, or lets a dead one go.
+func (p *Pool) put(w *proc) {
 	if w.dead {
-		w.close()
 		return
 	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		w.close()
+		w.stop()
 		return
 	}
 	p.idle = append(p.idle, w)
-	var evict *worker
+	var evict *proc
 	if len(p.idle) > p.opts.Idle {
 		evict = p.idle[0]
 		p.idle = p.idle[1:]
 	}
 	p.mu.Unlock()
-	evict.close()
+	if evict != nil {
+		evict.stop()
+	}
 }

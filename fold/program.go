@@ -129,9 +129,11 @@ func stallAt(ev Event, kind, text string, line int) *Stall {
 	return &Stall{Event: StallEvent{ID: id, Type: typ, Time: at}, Kind: kind, Error: text, Line: line, Seq: ev.Seq}
 }
 
-// ShapeChecker checks a value (as encoding/json decodes into any) against
-// the shape of the given name, with the rules the shape adds.
-type ShapeChecker func(shape string, v any) []refusal.Issue
+// ShapeChecker checks one view, given as its JSON text, against the shape
+// of the given name, with the rules the shape adds. ledger/shape's Check
+// is the default: it reads numbers as json.Number, so none is rounded
+// before it is checked.
+type ShapeChecker func(shape string, view []byte) []refusal.Issue
 
 // Limits are the bounds of one fold.
 type Limits struct {

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/fastschema/qjs"
@@ -28,144 +27,108 @@ const moduleFile = "fold.js"
 // to the prelude.
 const bootLine = "\nimport * as __quire_ns from './" + moduleFile + "'; __quire_boot(__quire_ns);\n"
 
-// worker is one QuickJS runtime with one program loaded and the sandbox
-// sealed. It folds one page at a time; once a call into it was stopped or
-// trapped it is dead and is never used again.
+// worker is one QuickJS runtime, in a worker process, with one program
+// loaded and the sandbox sealed. It folds one page at a time. A fold
+// that runs past a bound ends the whole worker process (onKill): wazero
+// can stop running wasm only when the module is compiled to check for a
+// closed context, which makes QuickJS some 60 times slower, so the
+// process is the unit that is stopped and replaced.
 type worker struct {
 	rt      *qjs.Runtime
-	cancel  context.CancelFunc
 	driver  *qjs.Value
 	shared  uint32 // address of the running fold's index in wasm memory
 	baseMem uint32 // wasm memory size once loaded
 	key     string
-	dead    bool
 }
 
-// kill reasons the watchdog records.
+// kill reasons the watchdog gives.
 const (
-	killWork     = "work"
-	killMemory   = "memory"
-	killTime     = "time"
-	killCanceled = "canceled"
+	killWork   = "work"
+	killMemory = "memory"
+	killTime   = "time"
 )
-
-// callOutcome is how one call into a worker ended.
-type callOutcome struct {
-	killed string // a kill reason, or ""
-	trap   error  // a panic out of qjs (wasm trap, closed module), or nil
-	index  int    // the fold (from 1) running when it was killed, 0 if unknown
-}
 
 // guard runs fn on a locked OS thread under the watchdog: a fold that
 // spends more CPU than the work bound, grows the wasm memory past the
-// memory bound or runs past the timeout has its runtime closed. Panics out
-// of qjs are recovered; the process never dies of a fold.
-func (w *worker) guard(ctx context.Context, lim Limits, fn func()) (out callOutcome) {
+// memory bound or runs past the timeout is reported to onKill, which
+// does not return. A panic out of qjs (a wasm trap) is recovered and
+// returned.
+func (w *worker) guard(lim Limits, onKill func(reason string, index int), fn func()) (trap error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	clock := threadClock()
-	var killed atomic.Value
-	var index atomic.Int64
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		tick := lim.Checkpoint / 2
-		if tick > 5*time.Millisecond {
-			tick = 5 * time.Millisecond
-		}
-		if tick < time.Millisecond {
-			tick = time.Millisecond
-		}
+		tick := min(lim.Checkpoint/2, 5*time.Millisecond)
+		tick = max(tick, time.Millisecond)
 		t := time.NewTicker(tick)
 		defer t.Stop()
 		budget := int64(lim.Checkpoint) * int64(lim.Checkpoints)
 		last := uint32(0)
 		cpuStart, wallStart := clockCPU(clock), time.Now()
-		kill := func(why string) {
-			killed.Store(why)
-			index.Store(int64(last))
-			w.cancel()
-		}
+		mem := w.rt.Mem()
 		for {
 			select {
 			case <-done:
 				return
-			case <-ctx.Done():
-				kill(killCanceled)
-				return
 			case <-t.C:
 			}
-			mem := w.rt.Mem()
-			if mem == nil {
-				return
+			if w.shared != 0 {
+				if i, err := mem.ReadUint32(w.shared); err == nil && i != last {
+					last, cpuStart, wallStart = i, clockCPU(clock), time.Now()
+				}
 			}
-			if i, err := mem.ReadUint32(w.shared); err == nil && i != last {
-				last, cpuStart, wallStart = i, clockCPU(clock), time.Now()
-			}
-			if int64(mem.Size()) > int64(w.baseMem)+lim.Memory {
-				kill(killMemory)
-				return
-			}
-			if cpu := clockCPU(clock); cpu >= 0 && cpu-cpuStart > budget {
-				kill(killWork)
-				return
-			}
-			if time.Since(wallStart) > lim.Timeout {
-				kill(killTime)
-				return
+			switch {
+			case int64(mem.Size()) > int64(w.baseMem)+lim.Memory:
+				onKill(killMemory, int(last))
+			case clockCPU(clock)-cpuStart > budget:
+				onKill(killWork, int(last))
+			case time.Since(wallStart) > lim.Timeout:
+				onKill(killTime, int(last))
 			}
 		}
 	}()
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
-				out.trap = fmt.Errorf("%v", r)
+				trap = fmt.Errorf("%v", r)
 			}
 		}()
 		fn()
 	}()
 	close(done)
 	<-stopped
-	if k, ok := killed.Load().(string); ok {
-		out.killed, out.index = k, int(index.Load())
-		w.dead = true
-	}
-	if out.trap != nil {
-		w.dead = true
-	}
-	return out
+	return trap
 }
 
 // newWorker makes a runtime in dir (an empty folder: the only files the
-// runtime's module loader could see), runs the prelude, loads the program
-// and seals the sandbox. A module that does not load answers loadErr with
-// the error's text; err is a fault of the runtime itself.
-func newWorker(ctx context.Context, prog *Program, dir string, lim Limits) (w *worker, loadErr *jsError, err error) {
-	rctx, cancel := context.WithCancel(context.Background())
-	w = &worker{cancel: cancel, key: prog.key}
-	var rt *qjs.Runtime
+// runtime's module loader could see), runs the prelude, loads the module
+// and seals the sandbox. A module that does not load answers loadErr
+// with the error's text; err is a fault of the sandbox itself.
+func newWorker(key, js, dir, cacheDir string, lim Limits, onKill func(string, int)) (w *worker, loadErr *jsError, err error) {
+	w = &worker{key: key}
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
 				err = fmt.Errorf("fold: starting QuickJS: %v", r)
 			}
 		}()
-		rt, err = qjs.New(qjs.Option{CWD: dir, Context: rctx, CloseOnContextDone: true})
+		w.rt, err = qjs.New(qjs.Option{CWD: dir, CacheDir: cacheDir, Context: context.Background()})
 	}()
 	if err != nil {
-		cancel()
 		return nil, nil, err
 	}
-	w.rt = rt
-	// The prelude and the driver's address: the runtime's own fault if they fail.
+	w.baseMem = w.rt.Mem().Size()
 	var setupErr error
-	out := w.guard(ctx, lim, func() {
+	trap := w.guard(lim, onKill, func() {
+		rt := w.rt
 		if _, e := rt.Eval("prelude.js", qjs.Code(prelude)); e != nil {
 			setupErr = fmt.Errorf("fold: the sandbox's prelude: %w", e)
 			return
 		}
-		if _, e := rt.Eval(moduleFile, qjs.Code(prog.JS+bootLine), qjs.TypeModule()); e != nil {
+		if _, e := rt.Eval(moduleFile, qjs.Code(js+bootLine), qjs.TypeModule()); e != nil {
 			loadErr = parseJSError(e.Error())
 			return
 		}
@@ -176,25 +139,19 @@ func newWorker(ctx context.Context, prog *Program, dir string, lim Limits) (w *w
 		addr, _ := rt.Mem().UnpackPtr(h.Raw())
 		rt.FreeHandle(h.Raw())
 		buf.Free()
-		w.shared = addr
 		v, e := rt.Eval("seal.js", qjs.Code("__quire_seal()"))
 		if e != nil || !v.Bool() {
 			setupErr = fmt.Errorf("fold: sealing the sandbox: %v", e)
 			return
 		}
 		v.Free()
+		w.shared = addr
 		w.baseMem = rt.Mem().Size()
 	})
 	switch {
-	case out.killed == killCanceled:
+	case trap != nil:
 		w.close()
-		return nil, nil, ctx.Err()
-	case out.killed != "":
-		w.close()
-		return nil, &jsError{Text: "the module did not load: it ran out of its " + out.killed + " bound"}, nil
-	case out.trap != nil:
-		w.close()
-		return nil, &jsError{Text: "the module did not load: the sandbox trapped: " + firstLine(out.trap.Error())}, nil
+		return nil, &jsError{Text: "the module did not load: the sandbox trapped: " + trapText(trap)}, nil
 	case loadErr != nil:
 		w.close()
 		return nil, loadErr, nil
@@ -207,18 +164,14 @@ func newWorker(ctx context.Context, prog *Program, dir string, lim Limits) (w *w
 
 // close ends the runtime; a runtime that trapped may panic on the way out.
 func (w *worker) close() {
-	if w == nil {
+	if w == nil || w.rt == nil {
 		return
 	}
-	w.dead = true
-	w.cancel()
-	if w.rt != nil {
-		func() {
-			defer func() { _ = recover() }()
-			w.rt.Close()
-		}()
-		w.rt = nil
-	}
+	func() {
+		defer func() { _ = recover() }()
+		w.rt.Close()
+	}()
+	w.rt = nil
 }
 
 // pageHeader is the driver's first line.
@@ -229,48 +182,36 @@ type pageHeader struct {
 	Stack string `json:"stack"`
 }
 
-// pageOut is what one call of the driver answered.
-type pageOut struct {
-	pageHeader
-	views json.RawMessage
-}
-
-// call folds events over views in one call into the sandbox.
-func (w *worker) call(ctx context.Context, lim Limits, names string, views json.RawMessage, events []Event, crash func(Event) bool) (pageOut, callOutcome) {
-	var b strings.Builder
-	var t strings.Builder
-	b.Grow(len(events) * 256)
-	b.WriteByte('[')
-	t.WriteByte('[')
-	for i, ev := range events {
-		if i > 0 {
-			b.WriteByte(',')
-			t.WriteByte(',')
-		}
-		b.Write(ev.JSON)
-		t.WriteString(strconv.FormatInt(ev.Time.UnixMilli(), 10))
-	}
-	b.WriteByte(']')
-	t.WriteByte(']')
+// call folds a page in one call of the driver: views, events and times
+// are JSON texts (the events' CloudEvents forms and their times in ms).
+// It answers the driver's header and the views' JSON text, or the trap
+// that ended the call, after which the worker is not used again.
+func (w *worker) call(lim Limits, names, views, events, times string, onKill func(string, int)) (head pageHeader, out string, trap error) {
 	var res string
 	var callErr error
-	out := w.guard(ctx, lim, func() {
-		if crash != nil {
-			for _, ev := range events {
-				if crash(ev) {
-					panic("fold: a crash the test asked for")
-				}
+	c := w.rt.Context()
+	var args []*qjs.Value
+	trap = func() (trap error) {
+		defer func() {
+			if r := recover(); r != nil {
+				trap = fmt.Errorf("%v", r)
 			}
-		}
-		c := w.rt.Context()
-		args := []*qjs.Value{c.NewString(string(views)), c.NewString(b.String()), c.NewString(t.String()), c.NewString(names), c.NewInt64(int64(lim.ViewsBytes))}
+		}()
+		args = []*qjs.Value{c.NewString(views), c.NewString(events), c.NewString(times), c.NewString(names), c.NewInt64(int64(lim.ViewsBytes))}
+		return nil
+	}()
+	if trap != nil {
+		return head, "", trap
+	}
+	// The page's own text is not the fold's memory: the bound counts from here.
+	w.baseMem = w.rt.Mem().Size()
+	trap = w.guard(lim, onKill, func() {
 		defer func() {
 			for _, a := range args {
 				a.Free()
 			}
 		}()
-		undef := c.NewUndefined()
-		v, err := c.Invoke(w.driver, undef, args...)
+		v, err := c.Invoke(w.driver, c.NewUndefined(), args...)
 		if err != nil {
 			callErr = err
 			return
@@ -278,28 +219,26 @@ func (w *worker) call(ctx context.Context, lim Limits, names string, views json.
 		res = v.String()
 		v.Free()
 	})
-	if out.killed != "" || out.trap != nil {
-		return pageOut{}, out
+	if trap != nil {
+		return head, "", trap
 	}
 	if callErr != nil {
-		// The driver itself threw: out of memory inside QuickJS, or the
-		// like. Count it as a crash of the worker.
-		w.dead = true
-		out.trap = callErr
-		return pageOut{}, out
+		// The driver itself threw (QuickJS out of memory, or the like).
+		return head, "", fmt.Errorf("fold: the driver failed: %w", callErr)
 	}
 	nl := strings.IndexByte(res, '\n')
-	var po pageOut
-	if nl < 0 || json.Unmarshal([]byte(res[:nl]), &po.pageHeader) != nil {
-		w.dead = true
-		out.trap = errors.New("fold: the driver answered no header")
-		return pageOut{}, out
+	if nl < 0 || json.Unmarshal([]byte(res[:nl]), &head) != nil {
+		return head, "", errors.New("fold: the driver answered no header")
 	}
-	po.views = json.RawMessage(res[nl+1:])
-	if w.rt != nil && int64(w.rt.Mem().Size()) > int64(w.baseMem)+lim.Memory/2 {
-		w.dead = true // do not keep a runtime a fold has bloated
+	return head, res[nl+1:], nil
+}
+
+func trapText(err error) string {
+	s := firstLine(err.Error())
+	if i := strings.Index(s, "wasm error: "); i >= 0 {
+		s = s[i:]
 	}
-	return po, out
+	return s
 }
 
 // jsError is an error of the module: its text, and the line of the

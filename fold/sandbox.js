@@ -181,46 +181,100 @@
     }
   }
 
+  // copyView copies what a fold returned as JSON would give it back:
+  // plain objects (keys in their order) and lists of text, finite
+  // numbers (a negative zero as 0), booleans and null; an object two
+  // members share is copied twice; symbol keys and the members that are
+  // not enumerable are left out. It walks without recursion, since the
+  // sandbox's stack is small. It answers null when out is not JSON (unfit
+  // tells why), else the copy and an upper bound of its size as JSON.
+  const copyOut = { v: null, bound: 0 };
+  const srcStack = [], dstStack = [], depthStack = [];
+  function copyView(out) {
+    let bound = 2;
+    const root = {};
+    srcStack.length = 0; dstStack.length = 0; depthStack.length = 0;
+    srcStack.push(out); dstStack.push(root); depthStack.push(1);
+    while (srcStack.length > 0) {
+      const src = srcStack.pop(), dst = dstStack.pop(), d = depthStack.pop();
+      const list = isArray(src);
+      const ks = list ? null : objectKeys(src);
+      const n = list ? src.length : ks.length;
+      for (let i = 0; i < n; i++) {
+        const k = list ? i : ks[i];
+        const x = src[k];
+        let y;
+        bound += list ? 1 : 6 * k.length + 4;
+        switch (typeof x) {
+          case 'string': y = x; bound += 6 * x.length + 2; break;
+          case 'boolean': y = x; bound += 5; break;
+          case 'number':
+            if (!numberIsFinite(x)) return null;
+            y = x === 0 ? 0 : x; bound += 24; break;
+          case 'object':
+            if (x === null) { y = null; bound += 4; break; }
+            if (d >= maxDepth) return null;
+            if (isArray(x)) y = [];
+            else {
+              const proto = getProto(x);
+              if (proto !== ObjectProto && proto !== null) return null;
+              y = {};
+            }
+            bound += 2;
+            srcStack.push(x); dstStack.push(y); depthStack.push(d + 1);
+            break;
+          default: return null;
+        }
+        if (list) dst.push(y);
+        else if (k in ObjectProto) defineProperty(dst, k, { value: y, writable: true, enumerable: true, configurable: true });
+        else dst[k] = y;
+      }
+    }
+    copyOut.v = root; copyOut.bound = bound;
+    return copyOut;
+  }
+
   // --- The driver: folds a page of events in one call.
-  // views, events and times are JSON texts; names is the JSON list of the
-  // declared views; limit is the most bytes the views may take.
-  // It answers a header line of JSON, a newline and the views as JSON text.
+  // views is JSON text; events is the events' JSON texts, one a line;
+  // times is the JSON list of their times in ms; names the JSON list of
+  // the declared views; limit the most bytes the views may take. It
+  // answers a header line of JSON, a newline and the views as JSON text
+  // (after the last event, or, on a stall at the first event, as given).
   function driver(fold, viewsText, eventsText, timesText, namesText, limit) {
     let views = jsonParse(viewsText);
-    const events = jsonParse(eventsText);
+    const events = eventsText.split('\n');
     const times = jsonParse(timesText);
     const names = new Set(jsonParse(namesText));
-    let text = viewsText;
+    const stall = (i, head) => jsonStringify(head) + '\n' + (i === 0 ? viewsText : '');
     for (let i = 0; i < events.length; i++) {
       shared[0] = i + 1;
       now = times[i];
       let out;
       try {
-        out = fold(views, events[i]);
+        out = fold(views, jsonParse(events[i]));
       } catch (e) {
         const [error, stack] = errorText(e);
-        return jsonStringify({ n: i, kind: 'raised', error, stack }) + '\n' + text;
+        return stall(i, { n: i, kind: 'raised', error, stack });
       }
       if (typeof out !== 'object' || out === null || isArray(out) || (getProto(out) !== ObjectProto && getProto(out) !== null)) {
         const why = unfit(out);
-        if (why !== '') return jsonStringify({ n: i, kind: 'unfit', error: 'the fold returned ' + why }) + '\n' + text;
-        return jsonStringify({ n: i, kind: 'shape', error: 'the fold returned ' + (isArray(out) ? 'a list' : typeof out) + ', not an object of views' }) + '\n' + text;
+        if (why !== '') return stall(i, { n: i, kind: 'unfit', error: 'the fold returned ' + why });
+        return stall(i, { n: i, kind: 'shape', error: 'the fold returned ' + (isArray(out) ? 'a list' : typeof out) + ', not an object of views' });
       }
-      const why = unfit(out);
-      if (why !== '') return jsonStringify({ n: i, kind: 'unfit', error: 'the fold returned ' + why }) + '\n' + text;
       for (const k of objectKeys(out)) {
-        if (!names.has(k)) return jsonStringify({ n: i, kind: 'shape', error: 'the fold returned a view named ' + jsonStringify(k) + ', which data.views does not declare' }) + '\n' + text;
+        if (!names.has(k)) return stall(i, { n: i, kind: 'shape', error: 'the fold returned a view named ' + jsonStringify(k) + ', which data.views does not declare' });
       }
-      const next = jsonStringify(out);
-      if (next.length * 3 > limit) {
-        const size = utf8Length(next);
-        if (size > limit) return jsonStringify({ n: i, kind: 'size', error: 'the views take ' + size + ' bytes as JSON, more than ' + limit }) + '\n' + text;
+      const c = copyView(out);
+      if (c === null) return stall(i, { n: i, kind: 'unfit', error: 'the fold returned ' + (unfit(out) || 'a value JSON cannot carry') });
+      if (c.bound > limit) {
+        const size = utf8Length(jsonStringify(c.v));
+        if (size > limit) return stall(i, { n: i, kind: 'size', error: 'the views take ' + size + ' bytes as JSON, more than ' + limit });
       }
-      text = next;
-      if (i + 1 < events.length) views = jsonParse(next);
+      views = c.v;
+      c.v = null;
     }
     shared[0] = 0;
-    return jsonStringify({ n: events.length }) + '\n' + text;
+    return jsonStringify({ n: events.length }) + '\n' + jsonStringify(views);
   }
 
   let booted = false;

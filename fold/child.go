@@ -1,0 +1,176 @@
+package fold
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// The worker process. The pool runs its folds in processes of the
+// program's own executable (os.Executable), started with workerEnv set:
+// package fold's init sees it and serves folds on stdin and stdout
+// instead of running main. So any binary that imports quire/fold can be
+// its own worker, the test binaries included.
+const (
+	workerEnv = "QUIRE_FOLD_WORKER"
+	dirEnv    = "QUIRE_FOLD_DIR"
+	cacheEnv  = "QUIRE_FOLD_CACHE"
+)
+
+func init() {
+	if os.Getenv(workerEnv) == "1" {
+		os.Exit(serveWorker(os.Stdin, os.Stdout))
+	}
+}
+
+// A message is a count of parts, then each part's length and bytes, all
+// lengths as little-endian uint32.
+func writeParts(w *bufio.Writer, parts ...[]byte) error {
+	var n [4]byte
+	binary.LittleEndian.PutUint32(n[:], uint32(len(parts)))
+	w.Write(n[:])
+	for _, p := range parts {
+		binary.LittleEndian.PutUint32(n[:], uint32(len(p)))
+		w.Write(n[:])
+		w.Write(p)
+	}
+	return w.Flush()
+}
+
+func readParts(r *bufio.Reader) ([][]byte, error) {
+	var n [4]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, err
+	}
+	count := binary.LittleEndian.Uint32(n[:])
+	if count > 16 {
+		return nil, errors.New("fold: a message of too many parts")
+	}
+	parts := make([][]byte, count)
+	for i := range parts {
+		if _, err := io.ReadFull(r, n[:]); err != nil {
+			return nil, err
+		}
+		parts[i] = make([]byte, binary.LittleEndian.Uint32(n[:]))
+		if _, err := io.ReadFull(r, parts[i]); err != nil {
+			return nil, err
+		}
+	}
+	return parts, nil
+}
+
+// A request's parts.
+const (
+	reqKey = iota
+	reqJS
+	reqNames
+	reqViews
+	reqEvents
+	reqTimes
+	reqLimits
+	reqCrash
+	reqParts
+)
+
+// childHeader is the first part of the worker's answer; the second is the
+// views' JSON text.
+type childHeader struct {
+	pageHeader
+	Killed string   `json:"killed,omitempty"` // the bound a fold ran past; the process ended
+	Index  int      `json:"index,omitempty"`  // the fold (from 1) running when it was killed
+	Trap   string   `json:"trap,omitempty"`   // the sandbox trapped; the process ended
+	Load   *jsError `json:"load,omitempty"`   // the module did not load
+	Fault  string   `json:"fault,omitempty"`  // the sandbox could not be made
+}
+
+// serveWorker folds what the pool asks until stdin ends. It keeps the
+// runtimes of the last two programs loaded. A fold past a bound or a
+// trap is answered, and the process ends: the pool starts another.
+func serveWorker(stdin io.Reader, stdout io.Writer) int {
+	in := bufio.NewReaderSize(stdin, 1<<20)
+	out := bufio.NewWriterSize(stdout, 1<<20)
+	var outMu sync.Mutex
+	answer := func(h childHeader, views string) {
+		hb, _ := json.Marshal(h)
+		outMu.Lock()
+		defer outMu.Unlock()
+		if err := writeParts(out, hb, []byte(views)); err != nil {
+			os.Exit(5)
+		}
+	}
+	onKill := func(reason string, index int) {
+		answer(childHeader{Killed: reason, Index: index}, "")
+		os.Exit(3)
+	}
+	dir := os.Getenv(dirEnv)
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	cache := os.Getenv(cacheEnv)
+	var loaded []*worker
+	for {
+		parts, err := readParts(in)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return 0
+			}
+			fmt.Fprintln(os.Stderr, "fold worker:", err)
+			return 2
+		}
+		if len(parts) != reqParts {
+			fmt.Fprintln(os.Stderr, "fold worker: a request of", len(parts), "parts")
+			return 2
+		}
+		var lim Limits
+		if err := json.Unmarshal(parts[reqLimits], &lim); err != nil {
+			return 2
+		}
+		lim = lim.withDefaults()
+		key := string(parts[reqKey])
+		var w *worker
+		for i, l := range loaded {
+			if l.key == key {
+				w = l
+				loaded = append(loaded[:i], loaded[i+1:]...)
+				break
+			}
+		}
+		if w == nil {
+			nw, loadErr, err := newWorker(key, string(parts[reqJS]), dir, cache, lim, onKill)
+			if err != nil {
+				answer(childHeader{Fault: err.Error()}, "")
+				return 4
+			}
+			if loadErr != nil {
+				answer(childHeader{Load: loadErr}, "")
+				continue
+			}
+			w = nw
+		}
+		loaded = append(loaded, w)
+		if len(loaded) > 2 {
+			loaded[0].close()
+			loaded = loaded[1:]
+		}
+		if string(parts[reqCrash]) == "1" {
+			answer(childHeader{Trap: "a crash the test asked for"}, "")
+			return 4
+		}
+		head, views, trap := w.call(lim, string(parts[reqNames]), string(parts[reqViews]), string(parts[reqEvents]), string(parts[reqTimes]), onKill)
+		if trap != nil {
+			answer(childHeader{Trap: trapText(trap)}, "")
+			return 4
+		}
+		answer(childHeader{pageHeader: head}, views)
+		if int64(w.rt.Mem().Size()) > int64(w.baseMem)+lim.Memory/2 {
+			// Do not keep a runtime a fold has bloated.
+			w.close()
+			loaded = loaded[:len(loaded)-1]
+		}
+	}
+}

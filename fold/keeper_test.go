@@ -1,0 +1,245 @@
+package fold
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memHistory is a history in memory.
+type memHistory struct {
+	mu    sync.Mutex
+	recs  []Event
+	reads int // records read
+	calls int
+}
+
+func (h *memHistory) add(evs ...Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.recs = append(h.recs, evs...)
+}
+
+func (h *memHistory) Page(ctx context.Context, after int64, limit int) ([]Event, time.Time, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls++
+	i := sort.Search(len(h.recs), func(i int) bool { return h.recs[i].Seq > after })
+	j := min(i+limit, len(h.recs))
+	var newest time.Time
+	if len(h.recs) > 0 {
+		newest = h.recs[len(h.recs)-1].Time
+	}
+	h.reads += j - i
+	return h.recs[i:j], newest, nil
+}
+
+func newTestKeeper(t testing.TB, h History, o KeeperOptions) *Keeper {
+	t.Helper()
+	if o.Pool == nil {
+		o.Pool = newTestPool(t, Limits{})
+	}
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	o.History = h
+	k, err := NewKeeper(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func morningFilters(t testing.TB) Filters {
+	t.Helper()
+	fs, issues := ParseFilters([]any{map[string]any{"type": "run_succeeded", "subject": "workflow/morning-social-content"}})
+	if issues != nil {
+		t.Fatal(issues)
+	}
+	return fs
+}
+
+func registerMorning(t testing.TB, k *Keeper, prog *Program, version int, hash string) {
+	t.Helper()
+	registerAs(t, k, "morning", prog, version, hash)
+}
+
+func registerAs(t testing.TB, k *Keeper, id string, prog *Program, version int, hash string) {
+	t.Helper()
+	if err := k.Register(Page{ID: id, Version: version, DataHash: hash, Program: prog, Filters: morningFilters(t)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKeeperSpecRunsAndStanding(t *testing.T) {
+	h := &memHistory{}
+	h.add(specRuns()...)
+	k := newTestKeeper(t, h, KeeperOptions{})
+	registerMorning(t, k, tsProgram(t, morningTS, 1, morningViews), 3, "h1")
+	s, err := k.CatchUp(context.Background(), "morning")
+	if err != nil {
+		t.Fatal(err)
+	}
+	views, _, _ := k.Views("morning")
+	if string(views) != specViews {
+		t.Fatalf("views %s", views)
+	}
+	b, _ := json.Marshal(s)
+	want := `{"state":"live","version":3,"checkpoint":"3","checkpoint_at":"2026-11-01T07:30:00Z","last_event":{"id":"ev-3","time":"2026-11-01T07:30:00Z"},"folded":3,"lag_ms":0,"newest_record_at":"2026-11-01T07:30:00Z"}`
+	if string(b) != want {
+		t.Fatalf("standing\n got %s\nwant %s", b, want)
+	}
+}
+
+func TestKeeperRestartFoldsAtMostOnePage(t *testing.T) {
+	h := &memHistory{}
+	h.add(generatedHistory(2500)...)
+	dir := t.TempDir()
+	prog := tsProgram(t, morningTS, 1, morningViews)
+	k := newTestKeeper(t, h, KeeperOptions{Dir: dir})
+	registerMorning(t, k, prog, 1, "h1")
+	if _, err := k.CatchUp(context.Background(), "morning"); err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := k.Views("morning")
+
+	// A restart after the views were written reads nothing again.
+	h.reads = 0
+	k2 := newTestKeeper(t, h, KeeperOptions{Dir: dir})
+	registerMorning(t, k2, prog, 2, "h1") // a new version, the same data
+	if _, err := k2.CatchUp(context.Background(), "morning"); err != nil {
+		t.Fatal(err)
+	}
+	got, s, _ := k2.Views("morning")
+	if string(got) != string(want) || h.reads != 0 || s.Version != 2 {
+		t.Fatalf("restart read %d records, version %d", h.reads, s.Version)
+	}
+
+	// A crash in the middle of a page: the views of the page before stay,
+	// and that one page is folded again.
+	st, _ := readKept(dir, "morning")
+	st.Seq, st.Folded = 2000, 0
+	h3 := &memHistory{}
+	h3.add(h.recs[:2000]...)
+	k3 := newTestKeeper(t, h3, KeeperOptions{Dir: t.TempDir()})
+	registerMorning(t, k3, prog, 1, "h1")
+	k3.CatchUp(context.Background(), "morning")
+	mid, _, _ := k3.Views("morning")
+	st.Views = mid
+	if err := writeKept(dir, st); err != nil {
+		t.Fatal(err)
+	}
+	h.reads = 0
+	k4 := newTestKeeper(t, h, KeeperOptions{Dir: dir})
+	registerMorning(t, k4, prog, 1, "h1")
+	k4.CatchUp(context.Background(), "morning")
+	got, _, _ = k4.Views("morning")
+	if string(got) != string(want) || h.reads > 1000 {
+		t.Fatalf("after a crash: read %d records; views equal: %v", h.reads, string(got) == string(want))
+	}
+}
+
+func TestKeeperRebuildOnDataChange(t *testing.T) {
+	h := &memHistory{}
+	h.add(specRuns()...)
+	k := newTestKeeper(t, h, KeeperOptions{})
+	registerMorning(t, k, tsProgram(t, morningTS, 1, morningViews), 1, "h1")
+	k.CatchUp(context.Background(), "morning")
+	other := jsProgram(`export function fold(view, event) { return { n: { text: String(Number(view.n?.text ?? 0) + 1) } } }`, map[string]string{"n": "text"})
+	registerMorning(t, k, other, 2, "h2")
+	_, s, _ := k.Views("morning")
+	if s.State != StateRebuilding || s.Folded != 0 || s.Checkpoint != nil {
+		t.Fatalf("standing after the data changed: %+v", s)
+	}
+	k.CatchUp(context.Background(), "morning")
+	views, s, _ := k.Views("morning")
+	if string(views) != `{"n":{"text":"3"}}` || s.Version != 2 || s.State != StateLive {
+		t.Fatalf("rebuilt views %s, standing %+v", views, s)
+	}
+}
+
+func TestKeeperWaitsBeyondMaxRebuilds(t *testing.T) {
+	h := &memHistory{}
+	h.add(specRuns()...)
+	k := newTestKeeper(t, h, KeeperOptions{MaxRebuilds: 2})
+	prog := tsProgram(t, morningTS, 1, morningViews)
+	for _, id := range []string{"a", "b", "c", "d"} {
+		registerAs(t, k, id, prog, 1, "h1")
+	}
+	states := func() []string {
+		var out []string
+		for _, id := range []string{"a", "b", "c", "d"} {
+			_, s, _ := k.Views(id)
+			out = append(out, s.State)
+		}
+		return out
+	}
+	if got := states(); got[0] != StateRebuilding || got[1] != StateRebuilding || got[2] != StateWaiting || got[3] != StateWaiting {
+		t.Fatalf("states %v", got)
+	}
+	// A waiting page is not built by CatchUp before its turn.
+	if s, _ := k.CatchUp(context.Background(), "c"); s.State != StateWaiting {
+		t.Fatalf("c: %v", s.State)
+	}
+	k.CatchUp(context.Background(), "a")
+	if got := states(); got[0] != StateLive || got[2] != StateRebuilding || got[3] != StateWaiting {
+		t.Fatalf("states after a caught up: %v", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { k.Run(ctx); close(done) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if got := states(); got[0] == StateLive && got[1] == StateLive && got[2] == StateLive && got[3] == StateLive {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Run folds a new event on Wake.
+	h.add(event(4, time.Date(2026, 11, 2, 7, 0, 0, 0, time.UTC), morningOutput("2026-11-02", "X")))
+	k.Wake()
+	for time.Now().Before(deadline) {
+		if _, s, _ := k.Views("d"); s.Folded == 4 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if got := states(); got[3] != StateLive {
+		t.Fatalf("states at the end: %v", got)
+	}
+	if _, s, _ := k.Views("d"); s.Folded != 4 {
+		t.Fatalf("d folded %d", s.Folded)
+	}
+}
+
+func TestKeeperAsOf(t *testing.T) {
+	h := &memHistory{}
+	h.add(generatedHistory(12000)...)
+	k := newTestKeeper(t, h, KeeperOptions{Dir: t.TempDir()})
+	registerMorning(t, k, tsProgram(t, morningTS, 1, morningViews), 1, "h1")
+	views, s, err := k.AsOf(context.Background(), "morning", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first two records: a run without posts, and one of one post.
+	if s.State != StateLive || *s.Checkpoint != "2" || s.Folded != 2 || string(views) == "{}" {
+		t.Fatalf("as of 2: %s %+v", views, s)
+	}
+	entries, _ := os.ReadDir(k.opts.Dir)
+	if len(entries) != 0 {
+		t.Fatalf("AsOf wrote %d files", len(entries))
+	}
+	if _, s, _ := k.AsOf(context.Background(), "morning", 10000); s.State != StateLive {
+		t.Fatalf("as of 10,000: %+v", s)
+	}
+	_, s, _ = k.AsOf(context.Background(), "morning", 10001)
+	if b, _ := json.Marshal(s); string(b) != `{"state":"out_of_reach","version":1}` {
+		t.Fatalf("as of 10,001: %s", b)
+	}
+}

@@ -1,0 +1,164 @@
+package fold
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// proc is one worker process as the pool sees it: it folds one page at a
+// time, and keeps the programs it loaded.
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	in     *bufio.Writer
+	out    *bufio.Reader
+	keys   map[string]bool
+	exited chan struct{}
+	dead   bool
+}
+
+func startProc(dir, cacheDir string) (*proc, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("fold: finding the executable for a worker: %w", err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), workerEnv+"=1", dirEnv+"="+dir, cacheEnv+"="+cacheDir)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("fold: starting a worker: %w", err)
+	}
+	p := &proc{cmd: cmd, stdin: stdin, in: bufio.NewWriterSize(stdin, 1<<20), out: bufio.NewReaderSize(stdout, 1<<20), keys: map[string]bool{}, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// kill ends the process at once.
+func (p *proc) kill() {
+	p.dead = true
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// stop ends an idle process: its stdin closes and it returns.
+func (p *proc) stop() {
+	p.dead = true
+	_ = p.stdin.Close()
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// fold sends one page to the process and waits for its answer. A process
+// that ends without answering is answered as a trap; one that does not
+// answer within backstop (the worker stops its own folds; this is for a
+// worker that hangs) is killed and answered as out of time.
+func (p *proc) fold(ctx context.Context, prog *Program, lim Limits, views json.RawMessage, events []Event, crash bool, backstop time.Duration) (childHeader, json.RawMessage, error) {
+	var ev, times strings.Builder
+	ev.Grow(len(events) * 300)
+	times.WriteByte('[')
+	for i, e := range events {
+		if i > 0 {
+			ev.WriteByte('\n')
+			times.WriteByte(',')
+		}
+		if bytes.IndexByte(e.JSON, '\n') >= 0 {
+			var c bytes.Buffer
+			if json.Compact(&c, e.JSON) == nil {
+				ev.Write(c.Bytes())
+			} else {
+				ev.WriteString("null") // not JSON: the fold is given null
+			}
+		} else {
+			ev.Write(e.JSON)
+		}
+		times.WriteString(strconv.FormatInt(e.Time.UnixMilli(), 10))
+	}
+	times.WriteByte(']')
+	limits, _ := json.Marshal(lim)
+	crashFlag := []byte("0")
+	if crash {
+		crashFlag = []byte("1")
+	}
+	parts := make([][]byte, reqParts)
+	parts[reqKey] = []byte(prog.key)
+	parts[reqJS] = []byte(prog.JS)
+	parts[reqNames] = []byte(prog.names)
+	parts[reqViews] = views
+	parts[reqEvents] = []byte(ev.String())
+	parts[reqTimes] = []byte(times.String())
+	parts[reqLimits] = limits
+	parts[reqCrash] = crashFlag
+
+	type answer struct {
+		parts [][]byte
+		err   error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		if err := writeParts(p.in, parts...); err != nil {
+			ch <- answer{err: err}
+			return
+		}
+		a, err := readParts(p.out)
+		ch <- answer{a, err}
+	}()
+	timer := time.NewTimer(backstop)
+	defer timer.Stop()
+	var a answer
+	select {
+	case a = <-ch:
+	case <-ctx.Done():
+		p.kill()
+		return childHeader{}, nil, ctx.Err()
+	case <-timer.C:
+		p.kill()
+		return childHeader{Killed: killTime}, nil, nil
+	}
+	if a.err != nil || len(a.parts) != 2 {
+		p.kill()
+		why := "no answer"
+		if a.err != nil {
+			why = a.err.Error()
+		}
+		if st := p.cmd.ProcessState; st != nil {
+			why = st.String()
+		}
+		return childHeader{Trap: "the worker process ended: " + why}, nil, nil
+	}
+	var h childHeader
+	if err := json.Unmarshal(a.parts[0], &h); err != nil {
+		p.kill()
+		return childHeader{}, nil, errors.New("fold: a worker answered no header")
+	}
+	if h.Killed != "" || h.Trap != "" || h.Fault != "" {
+		p.kill() // it ends by itself; make sure
+	} else if h.Load == nil {
+		p.keys[prog.key] = true
+	}
+	return h, json.RawMessage(a.parts[1]), nil
+}
