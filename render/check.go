@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-
 	"quire/ledger/refusal"
 )
 
@@ -216,4 +215,3 @@ func blankLiquid(src string) string {
 	}
 	return string(b)
 }
-

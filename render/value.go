@@ -57,11 +57,11 @@ func (o *object) get(key string) (values.Value, bool) {
 	return nil, false
 }
 
-func (o *object) Interface() any                  { return o }
-func (o *object) Int() int                        { panic(values.TypeError(o.path + " is an object, not a number")) }
-func (o *object) Equal(v values.Value) bool       { return v.Interface() == any(o) }
-func (o *object) Less(values.Value) bool          { return false }
-func (o *object) Test() bool                      { return true }
+func (o *object) Interface() any                         { return o }
+func (o *object) Int() int                               { panic(values.TypeError(o.path + " is an object, not a number")) }
+func (o *object) Equal(v values.Value) bool              { return v.Interface() == any(o) }
+func (o *object) Less(values.Value) bool                 { return false }
+func (o *object) Test() bool                             { return true }
 func (o *object) IndexValue(v values.Value) values.Value { return o.PropertyValue(v) }
 func (o *object) Contains(v values.Value) bool {
 	k, ok := plain(v.Interface()).(string)
@@ -83,12 +83,12 @@ func (o *object) PropertyValue(v values.Value) values.Value {
 	return missing{fmt.Sprintf("%s has no field %s", o.path, k)}
 }
 
-func (l *list) Interface() any             { return l }
-func (l *list) Int() int                   { panic(values.TypeError(l.path + " is a list, not a number")) }
-func (l *list) Less(values.Value) bool     { return false }
-func (l *list) Test() bool                 { return true }
-func (l *list) Len() int                   { return len(l.items) }
-func (l *list) Index(i int) any            { return l.items[i] }
+func (l *list) Interface() any         { return l }
+func (l *list) Int() int               { panic(values.TypeError(l.path + " is a list, not a number")) }
+func (l *list) Less(values.Value) bool { return false }
+func (l *list) Test() bool             { return true }
+func (l *list) Len() int               { return len(l.items) }
+func (l *list) Index(i int) any        { return l.items[i] }
 func (l *list) Equal(v values.Value) bool {
 	o, ok := v.Interface().(*list)
 	if !ok {
@@ -156,11 +156,11 @@ func (l *list) PropertyValue(v values.Value) values.Value {
 	return missing{fmt.Sprintf("%s is a list: it has no field %s", l.path, describeKey(v.Interface()))}
 }
 
-func (s str) Interface() any             { return string(s) }
-func (s str) Int() int                   { return values.ValueOf(string(s)).Int() }
-func (s str) Equal(v values.Value) bool  { return values.Equal(string(s), v.Interface()) }
-func (s str) Less(v values.Value) bool   { return values.Less(string(s), v.Interface()) }
-func (s str) Test() bool                 { return true }
+func (s str) Interface() any                         { return string(s) }
+func (s str) Int() int                               { return values.ValueOf(string(s)).Int() }
+func (s str) Equal(v values.Value) bool              { return values.Equal(string(s), v.Interface()) }
+func (s str) Less(v values.Value) bool               { return values.Less(string(s), v.Interface()) }
+func (s str) Test() bool                             { return true }
 func (s str) IndexValue(v values.Value) values.Value { return s.PropertyValue(v) }
 func (s str) Contains(v values.Value) bool {
 	sub, ok := plain(v.Interface()).(string)
@@ -177,11 +177,11 @@ func (s str) PropertyValue(v values.Value) values.Value {
 	return missing{fmt.Sprintf("a text has no field %s", describeKey(v.Interface()))}
 }
 
-func (n num) Interface() any            { return float64(n) }
-func (n num) Equal(v values.Value) bool { return values.Equal(float64(n), v.Interface()) }
-func (n num) Less(v values.Value) bool  { return values.Less(float64(n), v.Interface()) }
-func (n num) Test() bool                { return true }
-func (n num) Contains(values.Value) bool { return false }
+func (n num) Interface() any                         { return float64(n) }
+func (n num) Equal(v values.Value) bool              { return values.Equal(float64(n), v.Interface()) }
+func (n num) Less(v values.Value) bool               { return values.Less(float64(n), v.Interface()) }
+func (n num) Test() bool                             { return true }
+func (n num) Contains(values.Value) bool             { return false }
 func (n num) IndexValue(v values.Value) values.Value { return n.PropertyValue(v) }
 func (n num) PropertyValue(v values.Value) values.Value {
 	return missing{fmt.Sprintf("a number has no field %s", describeKey(v.Interface()))}
@@ -194,12 +194,12 @@ func (n num) Int() int {
 	return int(f)
 }
 
-func (b boolean) Interface() any            { return bool(b) }
-func (b boolean) Int() int                  { panic(values.TypeError("true or false is not a number")) }
-func (b boolean) Equal(v values.Value) bool { return v.Interface() == any(bool(b)) }
-func (b boolean) Less(values.Value) bool    { return false }
-func (b boolean) Test() bool                { return bool(b) }
-func (b boolean) Contains(values.Value) bool { return false }
+func (b boolean) Interface() any                         { return bool(b) }
+func (b boolean) Int() int                               { panic(values.TypeError("true or false is not a number")) }
+func (b boolean) Equal(v values.Value) bool              { return v.Interface() == any(bool(b)) }
+func (b boolean) Less(values.Value) bool                 { return false }
+func (b boolean) Test() bool                             { return bool(b) }
+func (b boolean) Contains(values.Value) bool             { return false }
 func (b boolean) IndexValue(v values.Value) values.Value { return b.PropertyValue(v) }
 func (b boolean) PropertyValue(v values.Value) values.Value {
 	return missing{fmt.Sprintf("%t has no field %s", bool(b), describeKey(v.Interface()))}
@@ -214,9 +214,9 @@ func (n null) Equal(v values.Value) bool {
 	}
 	return x == nil
 }
-func (n null) Less(values.Value) bool      { return false }
-func (n null) Test() bool                  { return false }
-func (n null) Contains(values.Value) bool  { return false }
+func (n null) Less(values.Value) bool                 { return false }
+func (n null) Test() bool                             { return false }
+func (n null) Contains(values.Value) bool             { return false }
 func (n null) IndexValue(v values.Value) values.Value { return n.PropertyValue(v) }
 func (n null) PropertyValue(v values.Value) values.Value {
 	return missing{fmt.Sprintf("%s is null: it has no field %s", n.name(), describeKey(v.Interface()))}
