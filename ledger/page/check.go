@@ -28,8 +28,9 @@ import (
 //   - subject is the subject's type: "playbook", "workflow", or the
 //     function's type (such as "reasoning"), or "function";
 //   - it answers one issue for each problem, with Line the document's line
-//     (at least 1) and Message in the page format's words; Path may be
-//     left empty, and the page's path (/source or /page) is put in;
+//     (at least 1) and Message in the page format's words; Check puts the
+//     page's path (/source, or /page for the playbook's) in Path, whatever
+//     the checker wrote there;
 //   - it checks what the page format checks of a template at save: it
 //     compiles; its tags, filters and variables (result: output, run,
 //     subject, today, now; runs: views, subject, today, now; glance:
@@ -87,9 +88,7 @@ func Check(ctx context.Context, p *Page, opts Options) (Checked, []refusal.Issue
 				which = "glance"
 			}
 			for _, is := range opts.Templates(which, t.Text, t.Line, views, p.Subject) {
-				if is.Path == "" {
-					is.Path = p.Path
-				}
+				is.Path = p.Path
 				if is.Line < 1 {
 					is.Line = t.Line
 				}
