@@ -20,7 +20,9 @@ import (
 // U+FFFD. The text must be UTF-8 (Check refuses other text first). It
 // gives the value, or the message of the issue.
 func decode(doc []byte) (any, string) {
-	d := decoder{s: doc, text: string(doc)}
+	// A block holds up to 1,024 members or elements, fewer for a short
+	// text: each takes at least two bytes of it.
+	d := decoder{s: doc, text: string(doc), block: min(max(len(doc)/8, 16), 1024)}
 	d.space()
 	v, ok := d.value(0)
 	if !ok {
@@ -48,6 +50,7 @@ type decoder struct {
 	mblock  []member
 	eblock  []any
 	oblock  []object
+	block   int
 	i       int
 	bad     int // where the text stopped being JSON; -1 when it ended too soon
 }
@@ -200,7 +203,7 @@ func (d *decoder) newObject(base int) *object {
 	}
 	n := len(keep)
 	if len(d.mblock) < n {
-		d.mblock = make([]member, max(n, 1024))
+		d.mblock = make([]member, max(n, d.block))
 	}
 	o := d.allocObject()
 	o.members = d.mblock[:n:n]
@@ -213,7 +216,7 @@ func (d *decoder) newObject(base int) *object {
 
 func (d *decoder) allocObject() *object {
 	if len(d.oblock) == 0 {
-		d.oblock = make([]object, 256)
+		d.oblock = make([]object, d.block/2)
 	}
 	o := &d.oblock[0]
 	d.oblock = d.oblock[1:]
@@ -258,7 +261,7 @@ func (d *decoder) newArray(base int) []any {
 		return []any{}
 	}
 	if len(d.eblock) < n {
-		d.eblock = make([]any, max(n, 1024))
+		d.eblock = make([]any, max(n, d.block))
 	}
 	arr := d.eblock[:n:n]
 	copy(arr, d.elems[base:])

@@ -149,6 +149,27 @@ func TestResolves(t *testing.T) {
 	}
 }
 
+// TestDecodeNamesTwice: a member named twice keeps its last value, in a
+// small object and a large one.
+func TestDecodeNamesTwice(t *testing.T) {
+	var large strings.Builder
+	large.WriteString(`{"a": 1`)
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&large, `, "k%d": [%d, {"a": %d, "a": {}}], "a": %d`, i%7, i, i, i)
+	}
+	large.WriteString(`}`)
+	for _, doc := range []string{`{"a": 1, "b": 2, "a": 3}`, `{"a": 1, "a": 1, "a": {"a": []}}`, large.String()} {
+		v, msg := decode([]byte(doc))
+		want, err := stdDecode([]byte(doc))
+		if msg != "" || err != nil {
+			t.Fatalf("%s: %q, %v", doc, msg, err)
+		}
+		if got := std(v); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %#v, want %#v", doc, got, want)
+		}
+	}
+}
+
 // TestDecodeDepth: as deep as encoding/json reads, and no deeper.
 func TestDecodeDepth(t *testing.T) {
 	for _, n := range []int{maxDepth, maxDepth + 1} {
