@@ -15,7 +15,6 @@ const (
 	msgNotUTF8      = "Expected JSON in UTF-8."
 	msgJSONEnds     = "Expected JSON: the text ends before its value does."
 	msgJSONMore     = "Expected JSON: the text holds more than one value."
-	msgNotJSONText  = "Expected JSON."
 	msgNotJSON      = "Expected a JSON value."
 	msgDouble       = "Expected a number that a 64-bit double holds."
 

@@ -8,7 +8,9 @@ import (
 
 // rules checks, for each shape, what its schema cannot state. Each rule
 // looks only at values of the type the schema asks for and passes over the
-// rest, which the schema reports; so no rule repeats a schema's issue.
+// rest, which the schema reports. Where a rule and the schema both find a
+// problem (a NaN, a text too long), they word it alike, and the collector
+// keeps one.
 var rules = map[string]func(c *collector, v any){
 	"series":     seriesRules,
 	"categories": categoriesRules,
