@@ -46,3 +46,23 @@ func TestExamplesWithRender(t *testing.T) {
 		t.Fatalf("err=%v issues=%v (want line %d)", err, issues, line)
 	}
 }
+
+// BenchmarkCheckFulfillOrderWithTemplates is the whole check at save of the
+// fulfill-order page, render's template check included.
+func BenchmarkCheckFulfillOrderWithTemplates(b *testing.B) {
+	c, err := module.FindCompiler("")
+	if err != nil {
+		b.Skip(err)
+	}
+	doc, err := os.ReadFile("testdata/fulfill-order.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := page.Options{Module: module.Options{Compiler: &c}, Templates: render.CheckTemplate}
+	for b.Loop() {
+		_, _, issues, err := page.CheckDocument(context.Background(), doc, page.Where{Form: page.InWorkflow}, opts)
+		if err != nil || issues != nil {
+			b.Fatal(err, issues)
+		}
+	}
+}
