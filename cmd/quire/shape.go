@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"quire/ledger/refusal"
+	"quire/ledger/shape"
+)
+
+func init() {
+	extraCommands = append(extraCommands, func(e *env) *cli.Command {
+		return &cli.Command{
+			Name: "shape", Usage: "output shapes",
+			Subcommands: []*cli.Command{{
+				Name: "check", Usage: "check a JSON file against a shape (series, categories, table or text)", ArgsUsage: "SHAPE FILE",
+				Action: func(c *cli.Context) error {
+					name, file := c.Args().Get(0), c.Args().Get(1)
+					if !shape.Known(name) {
+						return refusal.Invalid("SHAPE", "%q is not a shape; the shapes are %v", name, shape.Names())
+					}
+					if file == "" {
+						return refusal.Invalid("FILE", "quire shape check needs the JSON file to check")
+					}
+					data, err := os.ReadFile(file)
+					if err != nil {
+						return refusal.Invalid("FILE", "%v", err)
+					}
+					issues := shape.Check(name, data)
+					for _, is := range issues {
+						fmt.Fprintln(e.out, shape.Format(is))
+					}
+					if len(issues) > 0 {
+						return &refusal.Error{Code: refusal.InvalidInput, Message: fmt.Sprintf("%s does not fit the shape %s: %d issues", file, name, len(issues)), Issues: issues}
+					}
+					fmt.Fprintf(e.out, "%s fits the shape %s.\n", file, name)
+					return nil
+				},
+			}},
+		}
+	})
+}
