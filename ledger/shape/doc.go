@@ -16,8 +16,8 @@
 // in two parts:
 //
 //   - The schema. The validator's errors are translated into issues in the
-//     words below. Since the validator takes about 3 ms over the 2,000
-//     points a series may hold, a plan read from the compiled schema
+//     words below. Since the validator takes several milliseconds over the
+//     2,000 points a series may hold, a plan read from the compiled schema
 //     (fast.go) first says whether the value is valid, and only a value it
 //     does not accept goes to the validator. The plan knows the keywords the
 //     shapes use and declines a schema with any other; FuzzCheck and every
@@ -64,7 +64,8 @@
 //     and a day its month lacks.
 //   - Years run from 0000 to 9999 in every form, as four digits.
 //   - JSON text in anything but UTF-8, and text after the one value, is
-//     refused at "".
+//     refused at "". A member named twice keeps its last value, as
+//     encoding/json keeps it.
 //   - Format writes an issue at "" as its message alone.
 //
 // # The messages
