@@ -1,0 +1,164 @@
+package fold
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+var textView = map[string]string{"out": "text"}
+
+// probe folds one event with a fold whose body is expr's JavaScript, its
+// value put in a text view as JSON; it answers that text, or the stall.
+func probe(t *testing.T, p *Pool, expr string) (string, *Stall) {
+	t.Helper()
+	js := fmt.Sprintf("export function fold(view, event) {\n  const v = (() => { %s })();\n  return { out: { text: JSON.stringify(v) ?? 'undefined' } };\n}\n", expr)
+	r := foldAll(t, p, jsProgram(js, textView), []Event{event(1, time.Date(2026, 11, 1, 9, 30, 0, 0, time.UTC), `{}`)})
+	if r.Stall != nil {
+		return "", r.Stall
+	}
+	var got struct{ Out struct{ Text string } }
+	if err := jsonUnmarshal(r.Views, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got.Out.Text, nil
+}
+
+func TestAbsentGlobals(t *testing.T) {
+	p := newTestPool(t, Limits{})
+	for _, name := range []string{"Math.random", "eval", "Function", "WeakRef", "FinalizationRegistry", "Promise", "console",
+		"fetch", "setTimeout", "setInterval", "clearTimeout", "clearInterval", "queueMicrotask", "Intl", "print", "std", "os",
+		"performance", "navigator", "gc", "scriptArgs", "bjson", "structuredClone", "require"} {
+		got, st := probe(t, p, "return typeof "+name)
+		if st != nil || got != `"undefined"` {
+			t.Errorf("typeof %s = %s %v", name, got, st)
+		}
+	}
+	for _, expr := range []string{
+		"return (function(){}).constructor('return 1')()",
+		"return (function*(){}).constructor('yield 1')",
+		"return (() => 1).constructor('return 1')()",
+		"return eval('1')",
+		"return new Function('return 1')()",
+		"return Math.random()",
+		"return new Date().getHours()",
+		"return new Date().getTimezoneOffset()",
+		"return new Date().setHours(1)",
+	} {
+		if got, st := probe(t, p, expr); st == nil || st.Kind != KindRaised {
+			t.Errorf("%s: %s %+v, want raised", expr, got, st)
+		}
+	}
+	// What the language has stays.
+	got, st := probe(t, p, "return [[3,1,2].toSorted(), Object.groupBy([1,2,3], (x) => x % 2 ? 'odd' : 'even'), [...new Set([1]).union(new Set([2]))], [1,2,3].values().map((x) => x * 2).toArray(), String(10n ** 20n), typeof Map.groupBy, [1,2].findLast((x) => x < 2)]")
+	if st != nil || got != `[[1,2,3],{"odd":[1,3],"even":[2]},[1,2],[2,4,6],"100000000000000000000","function",1]` {
+		t.Errorf("the library: %s %+v", got, st)
+	}
+}
+
+func TestDateRules(t *testing.T) {
+	p := newTestPool(t, Limits{})
+	works := map[string]string{
+		"return Date.now()":                                   `1793525400000`,
+		"return new Date().toISOString()":                     `"2026-11-01T09:30:00.000Z"`,
+		"return new Date(0).toISOString()":                    `"1970-01-01T00:00:00.000Z"`,
+		"return new Date(new Date(86400000)).toISOString()":   `"1970-01-02T00:00:00.000Z"`,
+		"return new Date('2026-01-01').toISOString()":         `"2026-01-01T00:00:00.000Z"`,
+		"return new Date('2026-01-01T10:00:00+02:00').getTime()": `1767254400000`,
+		"return new Date('2026-01-01T10:00:00Z').getUTCHours()":  `10`,
+		"return Date.UTC(2026, 0, 1)":                         `1767225600000`,
+		"return new Date(Date.UTC(2026, 0, 1)).getUTCDay()":   `4`,
+		"return Date.parse('2026-01-01T00:00:00.000Z')":       `1767225600000`,
+		"return new Date(0) instanceof Date":                  `true`,
+		"return JSON.stringify({d: new Date(0)})":             `"{\"d\":\"1970-01-01T00:00:00.000Z\"}"`,
+		"return new Date(0).toUTCString()":                    `"Thu, 01 Jan 1970 00:00:00 GMT"`,
+		"return new Date(5) - new Date(2)":                    `3`,
+	}
+	for expr, want := range works {
+		if got, st := probe(t, p, expr); st != nil || got != want {
+			t.Errorf("%s = %s %+v, want %s", expr, got, st, want)
+		}
+	}
+	for _, expr := range []string{
+		"return new Date(2026, 0, 1)",
+		"return new Date('2026-01-01T10:00:00')",
+		"return new Date('January 1, 2026')",
+		"return Date()",
+		"return String(new Date(0))",
+		"return new Date(0).toString()",
+		"return new Date(0).toLocaleString()",
+		"return new Date(0).toLocaleDateString()",
+		"return `${new Date(0)}`",
+		"return new Date(0) + ''",
+		"return Date.parse('2026-01-01T10:00:00')",
+	} {
+		if got, st := probe(t, p, expr); st == nil || st.Kind != KindRaised {
+			t.Errorf("%s: %s %+v, want raised", expr, got, st)
+		}
+	}
+}
+
+// Each event's time is its own Date.now(), within one page.
+func TestDateNowIsTheEventTime(t *testing.T) {
+	p := newTestPool(t, Limits{})
+	prog := jsProgram(`export function fold(view, event) {
+  return { out: { text: (view.out?.text ?? '') + (Date.now() === Date.parse(event.time) && new Date().toISOString() === new Date(event.time).toISOString() ? 'y' : 'n') } };
+}`, textView)
+	var evs []Event
+	for i := range 5 {
+		evs = append(evs, event(int64(i+1), time.Date(2026, 3, 1+i, 8, i, 0, 0, time.UTC), `{}`))
+	}
+	r := foldAll(t, p, prog, evs)
+	if r.Stall != nil || string(r.Views) != `{"out":{"text":"yyyyy"}}` {
+		t.Fatalf("%s %+v", r.Views, r.Stall)
+	}
+}
+
+// Nothing a fold writes outside its views reaches the next fold.
+func TestFrozen(t *testing.T) {
+	p := newTestPool(t, Limits{})
+	prog := jsProgram(`export function helper() { return 1; }
+export function fold(view, event) {
+  const seen = [typeof Math.leak, typeof Array.prototype.leak, typeof globalThis.leak, typeof helper.leak,
+    typeof Object.prototype.leak, typeof [].values().leak, typeof (function*(){})().leak, Math.max === Math.min];
+  const tries = [
+    () => { Math.leak = 1; }, () => { Array.prototype.leak = 1; }, () => { globalThis.leak = 1; },
+    () => { helper.leak = 1; }, () => { Object.prototype.leak = 1; },
+    () => { Object.getPrototypeOf([].values()).leak = 1; },
+    () => { Object.getPrototypeOf(Object.getPrototypeOf((function*(){})())).leak = 1; },
+    () => { Math.max = Math.min; }, () => { JSON.parse = null; }, () => { Date.now = () => 0; },
+  ];
+  let refused = 0;
+  for (const f of tries) { try { f(); } catch (e) { refused++; } }
+  return { out: { text: (view.out?.text ?? '') + JSON.stringify([seen, refused]) + ';' } };
+}`, textView)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := foldAll(t, p, prog, []Event{event(1, at, `{}`), event(2, at, `{}`)})
+	one := `[["undefined","undefined","undefined","undefined","undefined","undefined","undefined",false],10];`
+	if r.Stall != nil || string(r.Views) != `{"out":{"text":"`+strings.ReplaceAll(one+one, `"`, `\"`)+`"}}` {
+		t.Fatalf("%s %+v", r.Views, r.Stall)
+	}
+}
+
+// The next fold is given the views as JSON gives them back.
+func TestViewsAsJSONGivesThemBack(t *testing.T) {
+	p := newTestPool(t, Limits{})
+	prog := jsProgram(`export function fold(view, event) {
+  if (!view.a) {
+    const shared = { text: 'x' };
+    const v = { a: shared, b: shared };
+    Object.defineProperty(v.a, 'hidden', { value: 1, enumerable: false });
+    v.a[Symbol.for('s')] = 1;
+    return v;
+  }
+  view.a.text = 'changed';
+  const keys = Reflect.ownKeys(view.a).map(String).join(',');
+  return { b: { text: view.b.text + '|' + keys + '|' + Object.isFrozen(view.b) }, a: view.a };
+}`, map[string]string{"a": "text", "b": "text"})
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := foldAll(t, p, prog, []Event{event(1, at, `{}`), event(2, at, `{}`)})
+	if r.Stall != nil || string(r.Views) != `{"b":{"text":"x|text|false"},"a":{"text":"changed"}}` {
+		t.Fatalf("%s %+v", r.Views, r.Stall)
+	}
+}

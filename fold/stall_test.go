@@ -1,0 +1,158 @@
+package fold
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func stallOf(t *testing.T, p *Pool, js string, views map[string]string) *Stall {
+	t.Helper()
+	at := time.Date(2026, 11, 1, 9, 30, 0, 0, time.UTC)
+	r := foldAll(t, p, jsProgram(js, views), []Event{event(1, at, `{}`), event(2, at, `{"output":1}`), event(3, at, `{}`)})
+	if r.Stall == nil {
+		t.Fatalf("no stall; views %s", r.Views)
+	}
+	return r.Stall
+}
+
+// Each hostile fold stalls with its kind at its event, and the pool
+// folds another page afterwards.
+func TestHostileFolds(t *testing.T) {
+	cases := []struct {
+		name, kind, js, text string
+		lim              Limits
+		views            map[string]string
+	}{
+		{name: "loop for ever", kind: KindTime, lim: Limits{Timeout: 100 * time.Millisecond, Attempts: 3},
+			js: `export function fold(view, event) { if (event.data.output) for (;;) {} return view; }`, text: "ran out of its 100ms 3 times"},
+		{name: "work", kind: KindWork, lim: Limits{Checkpoint: time.Millisecond, Checkpoints: 50},
+			js: `export function fold(view, event) { if (event.data.output) for (;;) {} return view; }`, text: "50 checkpoints"},
+		{name: "allocate without end", kind: KindMemory, lim: Limits{Checkpoints: 6000, Timeout: 2 * time.Minute},
+			js: `export function fold(view, event) { const a = []; if (event.data.output) for (;;) a.push(new Array(10000).fill(1.5)); return view; }`, text: "64 MiB"},
+		{name: "recurse without end", kind: KindRaised,
+			js: `export function fold(view, event) { const r = (n) => r(n + 1) + 1; if (event.data.output) r(0); return view; }`, text: "Maximum call stack size exceeded"},
+		{name: "huge views", kind: KindSize,
+			js: `export function fold(view, event) { return event.data.output ? { out: { text: 'é'.repeat(300000) } } : view; }`, text: "600019 bytes"},
+		{name: "a Map", kind: KindUnfit, js: `export function fold(view, event) { return event.data.output ? { out: new Map() } : view; }`, text: "a Map at /out"},
+		{name: "a Date", kind: KindUnfit, js: `export function fold(view, event) { return event.data.output ? { out: { text: new Date() } } : view; }`, text: "a Date at /out/text"},
+		{name: "NaN", kind: KindUnfit, js: `export function fold(view, event) { return event.data.output ? { out: { lines: [{ points: [{ value: NaN }] }] } } : view; }`, text: "NaN at /out/lines/0/points/0/value"},
+		{name: "Infinity", kind: KindUnfit, js: `export function fold(view, event) { return event.data.output ? { out: { v: 1 / 0 } } : view; }`, text: "Infinity at /out/v"},
+		{name: "undefined member", kind: KindUnfit, js: `export function fold(view, event) { return event.data.output ? { out: { text: undefined } } : view; }`, text: "undefined at /out/text"},
+		{name: "undefined in a list", kind: KindUnfit, js: `export function fold(view, event) { return event.data.output ? { out: { l: [1, , 3] } } : view; }`, text: "undefined at /out/l/1"},
+		{name: "a cycle", kind: KindUnfit, js: `export function fold(view, event) { const o = { text: 'x' }; o.self = o; return event.data.output ? { out: o } : view; }`, text: "a cycle or nesting deeper than 512 levels"},
+		{name: "too deep", kind: KindUnfit, js: `export function fold(view, event) { let o = 1; for (let i = 0; i < 600; i++) o = [o]; return event.data.output ? { out: { o } } : view; }`, text: "deeper than 512"},
+		{name: "a BigInt", kind: KindUnfit, js: `export function fold(view, event) { return event.data.output ? { out: { n: 1n } } : view; }`, text: "a BigInt at /out/n"},
+		{name: "a function", kind: KindUnfit, js: `export function fold(view, event) { return event.data.output ? { out: { f() {} } } : view; }`, text: "a function at /out/f"},
+		{name: "a class instance", kind: KindUnfit, js: `class A { constructor() { this.text = 'x'; } }
+export function fold(view, event) { return event.data.output ? { out: new A() } : view; }`, text: "an instance of a class at /out"},
+		{name: "a symbol", kind: KindUnfit, js: `export function fold(view, event) { return event.data.output ? { out: { s: Symbol('x') } } : view; }`, text: "a symbol at /out/s"},
+		{name: "undefined views", kind: KindUnfit, js: `export function fold(view, event) { if (!event.data.output) return view; }`, text: "undefined"},
+		{name: "an undeclared view", kind: KindShape, js: `export function fold(view, event) { return event.data.output ? { other: { text: 'x' } } : view; }`, text: `named "other"`},
+		{name: "a wrong shape", kind: KindShape, js: `export function fold(view, event) { return event.data.output ? { out: { text: 5 } } : view; }`, text: "/out/text"},
+		{name: "a list of views", kind: KindShape, js: `export function fold(view, event) { return event.data.output ? [] : view; }`, text: "a list"},
+		{name: "a syntax error", kind: KindRefused, js: "export function fold(view, event) {\n  return view +;\n}", text: "SyntaxError"},
+		{name: "no fold", kind: KindRefused, js: `export function other() {}`, text: "does not export a function fold"},
+		{name: "answer", kind: KindRefused, js: `export function fold(v) { return v; } export function answer() {}`, text: "exports answer"},
+		{name: "a module that throws", kind: KindRefused, js: `throw new Error('no'); export function fold(v) { return v; }`, text: "Error: no"},
+		{name: "throw a text", kind: KindRaised, js: `export function fold(view, event) { if (event.data.output) throw 'boom'; return view; }`, text: "boom"},
+		{name: "throw an object", kind: KindRaised, js: `export function fold(view, event) { if (event.data.output) throw { code: 7 }; return view; }`, text: `{"code":7}`},
+		{name: "throw a number", kind: KindRaised, js: `export function fold(view, event) { if (event.data.output) throw 42; return view; }`, text: "42"},
+		{name: "throw an Error", kind: KindRaised, js: `export function fold(view, event) { if (event.data.output) throw new TypeError('bad'); return view; }`, text: "TypeError: bad"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			views := c.views
+			if views == nil {
+				views = textView
+			}
+			p := newTestPool(t, c.lim)
+			st := stallOf(t, p, c.js, views)
+			if st.Kind != c.kind || !strings.Contains(st.Error, c.text) {
+				t.Fatalf("stall %+v, want %s with %q", st, c.kind, c.text)
+			}
+			wantID := "ev-2"
+			if c.kind == KindRefused {
+				wantID = "ev-1"
+			}
+			if st.Event.ID != wantID || st.Event.Type != "run_succeeded" || st.Event.Time != "2026-11-01T09:30:00Z" {
+				t.Fatalf("stalled at %+v", st.Event)
+			}
+			// The same pool folds another page afterwards.
+			r := foldAll(t, p, tsProgram(t, morningTS, 1, morningViews), specRuns())
+			if r.Stall != nil || string(r.Views) != specViews {
+				t.Fatalf("after the stall: %s %+v", r.Views, r.Stall)
+			}
+		})
+	}
+}
+
+// The first events of a page are folded, the views stop before the one
+// that stalls, and the error names its line in the definition's document.
+func TestStallKeepsEarlierViewsAndNamesTheLine(t *testing.T) {
+	p := newTestPool(t, Limits{})
+	ts := `type Count = { text: string };
+export function fold(view: View, event: Event): View {
+  const n = Number(view.out?.text ?? 0);
+  if (n === 2) {
+    throw new RangeError('two is enough');
+  }
+  return { out: { text: String(n + 1) } };
+}
+`
+	prog := tsProgram(t, ts, 40, textView)
+	at := time.Date(2026, 11, 1, 9, 30, 0, 0, time.UTC)
+	var evs []Event
+	for i := range 5 {
+		evs = append(evs, event(int64(i+1), at, `{}`))
+	}
+	r := foldAll(t, p, prog, evs)
+	if r.Stall == nil || r.Folded != 2 || string(r.Views) != `{"out":{"text":"2"}}` {
+		t.Fatalf("%s %d %+v", r.Views, r.Folded, r.Stall)
+	}
+	if r.Stall.Kind != KindRaised || r.Stall.Error != "RangeError: two is enough" || r.Stall.Line != 44 || r.Stall.Event.ID != "ev-3" {
+		t.Fatalf("stall %+v", r.Stall)
+	}
+}
+
+func TestCrash(t *testing.T) {
+	p, err := NewPool(PoolOptions{Limits: Limits{Attempts: 3}, crash: func(ev Event) bool { return ev.Seq == 2 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	r := foldAll(t, p, tsProgram(t, morningTS, 1, morningViews), specRuns())
+	if r.Stall == nil || r.Stall.Kind != KindCrash || r.Folded != 1 || !strings.Contains(r.Stall.Error, "3 times") {
+		t.Fatalf("%d %+v", r.Folded, r.Stall)
+	}
+}
+
+// A stall through the keeper: the standing says stalled, the views keep
+// their earlier data, and the checkpoint stays before the event.
+func TestKeeperStalled(t *testing.T) {
+	h := &memHistory{}
+	h.add(specRuns()...)
+	k := newTestKeeper(t, h, KeeperOptions{})
+	prog := jsProgram("export function fold(view, event) {\n  if (event.id === 'ev-3') throw new Error('third');\n  return { out: { text: event.id } };\n}", textView)
+	registerMorning(t, k, prog, 1, "h1")
+	s, err := k.CatchUp(context.Background(), "morning")
+	if err != nil {
+		t.Fatal(err)
+	}
+	views, _, _ := k.Views("morning")
+	if s.State != StateStalled || string(views) != `{"out":{"text":"ev-2"}}` || *s.Checkpoint != "2" || s.Folded != 2 ||
+		s.Stalled.Kind != KindRaised || s.Stalled.Line != 2 || s.Stalled.Event.ID != "ev-3" {
+		t.Fatalf("%s %+v %+v", views, s, s.Stalled)
+	}
+	// A new version with the same data stays stalled; changed data rebuilds.
+	registerMorning(t, k, prog, 2, "h1")
+	if _, s, _ := k.Views("morning"); s.State != StateStalled {
+		t.Fatalf("same data: %s", s.State)
+	}
+	registerMorning(t, k, tsProgram(t, morningTS, 1, morningViews), 3, "h2")
+	s, _ = k.CatchUp(context.Background(), "morning")
+	if views, _, _ := k.Views("morning"); s.State != StateLive || string(views) != specViews {
+		t.Fatalf("after a fix: %s %+v", views, s)
+	}
+}
