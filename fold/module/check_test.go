@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"quire/ledger/refusal"
 )
@@ -44,7 +45,7 @@ func TestExamplesPass(t *testing.T) {
 	c := compiler(t)
 	for name, views := range examples {
 		t.Run(name, func(t *testing.T) {
-			js, issues, err := Check(context.Background(), Source{TS: readExample(t, name), FirstLine: 30, Views: views}, Options{Compiler: c})
+			js, issues, err := Check(context.Background(), Source{TS: readExample(t, name), FirstLine: 30, Views: views}, Options{Compiler: c, Timeout: testTimeout})
 			if err != nil || len(issues) > 0 {
 				t.Fatalf("err=%v issues=%v", err, issues)
 			}
@@ -67,7 +68,7 @@ export function pacificDay(time: string): string {
   return new Date(at - (summer ? 7 : 8) * 3_600_000).toISOString().slice(0, 10);
 }
 `
-	_, issues, err := Check(context.Background(), Source{TS: ts, FirstLine: 1, Views: examples["close-the-month"]}, Options{Compiler: c})
+	_, issues, err := Check(context.Background(), Source{TS: ts, FirstLine: 1, Views: examples["close-the-month"]}, Options{Compiler: c, Timeout: testTimeout})
 	if err != nil || len(issues) > 0 {
 		t.Fatalf("err=%v issues=%v", err, issues)
 	}
@@ -109,7 +110,7 @@ func TestAbsentGlobalsRefused(t *testing.T) {
 	}
 	for name, stmt := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, issues, err := Check(context.Background(), Source{TS: wrap(stmt), FirstLine: 10}, Options{Compiler: c})
+			_, issues, err := Check(context.Background(), Source{TS: wrap(stmt), FirstLine: 10}, Options{Compiler: c, Timeout: testTimeout})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +144,7 @@ func TestPresentLibraryTypeChecks(t *testing.T) {
 		"const e = new Error('x', { cause: 1 });",
 	}
 	for _, stmt := range stmts {
-		_, issues, err := Check(context.Background(), Source{TS: wrap(stmt), FirstLine: 1}, Options{Compiler: c})
+		_, issues, err := Check(context.Background(), Source{TS: wrap(stmt), FirstLine: 1}, Options{Compiler: c, Timeout: testTimeout})
 		if err != nil || len(issues) > 0 {
 			t.Errorf("%s: err=%v issues=%v", stmt, err, issues)
 		}
@@ -181,3 +182,21 @@ func TestSyntaxOnly(t *testing.T) {
 		t.Fatalf("rule: %v", issues)
 	}
 }
+
+func TestFindCompilerResolvesTheWrapper(t *testing.T) {
+	c := compiler(t)
+	// QUIRE_TSC may name npm's wrapper; the native binary beside it is used.
+	wrapper := strings.TrimSuffix(moduleRoot("."), "/") + "/.tools/node_modules/.bin/tsc"
+	if _, err := os.Stat(wrapper); err != nil {
+		t.Skip("no .tools copy")
+	}
+	t.Setenv("QUIRE_TSC", wrapper)
+	got, err := FindCompiler("")
+	if err != nil || got.Path != c.Path || !strings.HasSuffix(got.LibDir, "/lib") {
+		t.Fatalf("got %+v, %v; want %+v", got, err, c)
+	}
+}
+
+// testTimeout is the compiler's timeout in tests: the machine the tests
+// run on may be loaded far past what a server's check worker sees.
+const testTimeout = 60 * time.Second

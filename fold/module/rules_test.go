@@ -85,7 +85,7 @@ export function fold(view: View, event: Event): View {
 		t.Fatalf("err=%v issues=%v", err, issues)
 	}
 	c := compiler(t)
-	_, issues, err = Check(context.Background(), Source{TS: ts, FirstLine: 1}, Options{Compiler: c})
+	_, issues, err = Check(context.Background(), Source{TS: ts, FirstLine: 1}, Options{Compiler: c, Timeout: testTimeout})
 	if err != nil || len(issues) > 0 {
 		t.Fatalf("type check: err=%v issues=%v", err, issues)
 	}
@@ -117,7 +117,7 @@ func TestAssignments(t *testing.T) {
 func TestTypeErrorsQuoteTheCompiler(t *testing.T) {
 	c := compiler(t)
 	ts := "export function fold(view: View, event: Event): View {\n  const n: number = event.subject;\n  return { revenue: { lines: [] }, extra: 1 };\n}\n"
-	_, issues, err := Check(context.Background(), Source{TS: ts, FirstLine: 40, Views: []View{{"revenue", "series"}}}, Options{Compiler: c})
+	_, issues, err := Check(context.Background(), Source{TS: ts, FirstLine: 40, Views: []View{{"revenue", "series"}}}, Options{Compiler: c, Timeout: testTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestTypeErrorsQuoteTheCompiler(t *testing.T) {
 	}
 	// exactOptionalPropertyTypes: undefined is not an absent view.
 	ts = "export function fold(view: View, event: Event): View {\n  return { revenue: undefined };\n}\n"
-	_, issues, _ = Check(context.Background(), Source{TS: ts, FirstLine: 1, Views: []View{{"revenue", "series"}}}, Options{Compiler: c})
+	_, issues, _ = Check(context.Background(), Source{TS: ts, FirstLine: 1, Views: []View{{"revenue", "series"}}}, Options{Compiler: c, Timeout: testTimeout})
 	if len(issues) != 1 || !strings.Contains(issues[0].Message, "exactOptionalPropertyTypes") {
 		t.Fatalf("exactOptionalPropertyTypes: %v", issues)
 	}

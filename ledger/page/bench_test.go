@@ -3,6 +3,7 @@ package page
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 // BenchmarkCheckFulfillOrder is the whole save-time check of the
@@ -10,7 +11,7 @@ import (
 // templates' checker is render's and is not included).
 func BenchmarkCheckFulfillOrder(b *testing.B) {
 	doc := []byte(read(b, "fulfill-order.yaml"))
-	opts := Options{Module: compilerOpts(b)}
+	opts := Options{Module: compilerOpts(b), Budget: time.Minute}
 	for b.Loop() {
 		_, _, issues, err := CheckDocument(context.Background(), doc, Where{Form: InWorkflow}, opts)
 		if err != nil || issues != nil {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"quire/fold/module"
 	"quire/ledger/refusal"
@@ -38,13 +39,13 @@ func compilerOpts(t testing.TB) module.Options {
 		}
 		t.Skipf("no TypeScript compiler: %v", err)
 	}
-	return module.Options{Compiler: &c}
+	return module.Options{Compiler: &c, Timeout: 60 * time.Second}
 }
 
 var workflows = []string{"morning-social-content.yaml", "close-the-month.yaml", "fulfill-order.yaml"}
 
 func TestExamplesAccepted(t *testing.T) {
-	opts := Options{Module: compilerOpts(t)}
+	opts := Options{Module: compilerOpts(t), Budget: time.Minute}
 	for _, name := range workflows {
 		t.Run(name, func(t *testing.T) {
 			doc := read(t, name)
@@ -123,7 +124,7 @@ func TestPlaybookPage(t *testing.T) {
 		t.Fatalf("issues = %v", issues)
 	}
 	noResult := text[:strings.Index(text, "result: |")] + text[strings.Index(text, "runs: |"):]
-	p, c, issues, err := CheckDocument(context.Background(), []byte(noResult), Where{Form: ForPlaybook}, Options{Module: compilerOpts(t)})
+	p, c, issues, err := CheckDocument(context.Background(), []byte(noResult), Where{Form: ForPlaybook}, Options{Module: compilerOpts(t), Budget: time.Minute})
 	if err != nil || issues != nil || p.Subject != "playbook" || p.Path != "/page" || c.JS == "" {
 		t.Fatalf("p=%+v err=%v issues=%v", p, err, issues)
 	}
@@ -199,5 +200,19 @@ func TestGlance(t *testing.T) {
 	_, issues = Parse([]byte(fn), Where{Form: InFunction, Subject: "reasoning"})
 	if len(issues) != 1 || issues[0].Line != 6 || !strings.Contains(issues[0].Message, "glance is a workflow's alone") {
 		t.Fatalf("function glance: %v", issues)
+	}
+}
+
+func TestCompilerMissing(t *testing.T) {
+	t.Setenv("QUIRE_TSC", "/nonexistent/tsc")
+	doc := []byte(read(t, "close-the-month.yaml"))
+	_, _, issues, err := CheckDocument(context.Background(), doc, Where{Form: InWorkflow}, Options{})
+	r, ok := refusal.As(err)
+	if !ok || r.Code != refusal.Unavailable || !strings.Contains(r.Message, "npm install typescript@7") || issues != nil {
+		t.Fatalf("err=%v issues=%v", err, issues)
+	}
+	_, c, issues, err := CheckDocument(context.Background(), doc, Where{Form: InWorkflow}, Options{Module: module.Options{Mode: module.SyntaxOnly}})
+	if err != nil || issues != nil || c.JS == "" {
+		t.Fatalf("syntax-only: err=%v issues=%v", err, issues)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"quire/fold/module"
 )
@@ -76,7 +77,7 @@ func TestRefusals(t *testing.T) {
 		{name: "wrong view type", doc: month, old: "{ revenue: { unit: 'USD', period: 'month'", new: "{ revenue: { unit: 'USD', period: 'monthly'", at: "period: 'monthly'", words: "Type '\"monthly\"' is not assignable"},
 		{name: "undeclared view", doc: month, old: "      revenue: series", new: "      income: series", at: "const others = (view.revenue", words: "Property 'revenue' does not exist on type 'View'"},
 	}
-	opts := Options{Module: compilerOpts(t)}
+	opts := Options{Module: compilerOpts(t), Budget: time.Minute}
 	for _, c := range typed {
 		t.Run(c.name, func(t *testing.T) { run(t, c, opts) })
 	}

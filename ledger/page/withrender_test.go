@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"quire/fold/module"
 	"quire/ledger/page"
@@ -21,7 +22,7 @@ func TestExamplesWithRender(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	opts := page.Options{Module: module.Options{Compiler: &c}, Templates: render.CheckTemplate}
+	opts := page.Options{Module: module.Options{Compiler: &c, Timeout: time.Minute}, Templates: render.CheckTemplate, Budget: time.Minute}
 	docs := map[string]page.Where{
 		"morning-social-content.yaml": {Form: page.InWorkflow},
 		"close-the-month.yaml":        {Form: page.InWorkflow},
@@ -58,7 +59,7 @@ func BenchmarkCheckFulfillOrderWithTemplates(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts := page.Options{Module: module.Options{Compiler: &c}, Templates: render.CheckTemplate}
+	opts := page.Options{Module: module.Options{Compiler: &c, Timeout: time.Minute}, Templates: render.CheckTemplate, Budget: time.Minute}
 	for b.Loop() {
 		_, _, issues, err := page.CheckDocument(context.Background(), doc, page.Where{Form: page.InWorkflow}, opts)
 		if err != nil || issues != nil {
