@@ -54,9 +54,10 @@ type Options struct {
 // It answers the module transpiled to ES2023 ESM when the module is
 // accepted, and otherwise the issues, each at its line in the document and
 // in the words of the rule or of the compiler. err is a refusal of code
-// unavailable when the compiler is missing or does not answer in time, or
+// unavailable when the compiler is missing, or
 // another error for a fault of the runtime; issues and err are never both
-// set.
+// set. A type check past its timeout is an issue at the module's first
+// line, as the page format's limit on the check at save says (invalid_input).
 func Check(ctx context.Context, src Source, opts Options) (js string, issues []refusal.Issue, err error) {
 	path := src.Path
 	if path == "" {
@@ -98,7 +99,13 @@ func Check(ctx context.Context, src Source, opts Options) (js string, issues []r
 		return "", nil, &refusal.Error{Code: refusal.Unavailable, Message: InstallHint}
 	}
 	ds, err := typeCheck(ctx, c, src, opts.Timeout)
-	if err != nil {
+	var te *timeoutError
+	if errors.As(err, &te) {
+		// The page format's limit: the check at save takes at most 2
+		// seconds, and a module past it is refused as invalid_input.
+		issues = append(issues, refusal.Issue{Path: path, Line: at(1), Message: fmt.Sprintf("The module's type check took longer than the %s a check at save may take.", te.after)})
+		return "", sortIssues(issues), nil
+	} else if err != nil {
 		return "", nil, err
 	}
 	for _, d := range ds {
@@ -179,7 +186,7 @@ func typeCheck(ctx context.Context, c Compiler, src Source, timeout time.Duratio
 	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
-		return nil, &refusal.Error{Code: refusal.Unavailable, Message: fmt.Sprintf("The TypeScript compiler did not answer within %s.", timeout)}
+		return nil, &timeoutError{timeout}
 	}
 	var exitErr *exec.ExitError
 	if runErr != nil && !errors.As(runErr, &exitErr) {
@@ -202,3 +209,8 @@ func typeCheck(ctx context.Context, c Compiler, src Source, timeout time.Duratio
 
 // tscExtra are further arguments to tsc.
 var tscExtra = []string{"--singleThreaded"}
+
+// timeoutError is a type check that ran out of its time.
+type timeoutError struct{ after time.Duration }
+
+func (e *timeoutError) Error() string { return fmt.Sprintf("the type check took longer than %s", e.after) }

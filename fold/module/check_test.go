@@ -200,3 +200,11 @@ func TestFindCompilerResolvesTheWrapper(t *testing.T) {
 // testTimeout is the compiler's timeout in tests: the machine the tests
 // run on may be loaded far past what a server's check worker sees.
 const testTimeout = 60 * time.Second
+
+func TestTypeCheckPastItsTime(t *testing.T) {
+	c := compiler(t)
+	_, issues, err := Check(context.Background(), Source{TS: readExample(t, "close-the-month"), FirstLine: 9, Views: examples["close-the-month"]}, Options{Compiler: c, Timeout: time.Millisecond})
+	if err != nil || len(issues) != 1 || issues[0].Line != 9 || !strings.Contains(issues[0].Message, "took longer than the 1ms") {
+		t.Fatalf("err=%v issues=%v", err, issues)
+	}
+}

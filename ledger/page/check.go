@@ -65,9 +65,9 @@ type Checked struct {
 // esbuild's syntax and tsc's types, each problem at its line of the
 // document with the compiler's words) and each template (the caller's
 // TemplateChecker). It answers the issues, or err: a refusal of code
-// unavailable when the compiler is not installed (outside syntax-only) or
-// the check ran out of its budget, or another error for a fault of the
-// runtime.
+// unavailable when the compiler is not installed (outside syntax-only), or
+// another error for a fault of the runtime. A check past its budget is an
+// issue at the page's line.
 func Check(ctx context.Context, p *Page, opts Options) (Checked, []refusal.Issue, error) {
 	var out Checked
 	if p == nil {
@@ -110,8 +110,10 @@ func Check(ctx context.Context, p *Page, opts Options) (Checked, []refusal.Issue
 		issues = append(issues, mis...)
 		out.JS = js
 	}
-	if ctx.Err() != nil {
-		return out, nil, &refusal.Error{Code: refusal.Unavailable, Message: fmt.Sprintf("The page's check ran out of its %s.", budget)}
+	if ctx.Err() != nil && len(issues) == 0 {
+		// The check at save takes at most 2 seconds; past them the page is
+		// refused (invalid_input), as the page format's limits say.
+		issues = append(issues, refusal.Issue{Path: p.Path, Line: p.Line, Message: fmt.Sprintf("The page's check took longer than the %s a check at save may take.", budget)})
 	}
 	out.DataHash = DataHash(p)
 	if len(issues) > 0 {
