@@ -213,4 +213,6 @@ var tscExtra = []string{"--singleThreaded"}
 // timeoutError is a type check that ran out of its time.
 type timeoutError struct{ after time.Duration }
 
-func (e *timeoutError) Error() string { return fmt.Sprintf("the type check took longer than %s", e.after) }
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("the type check took longer than %s", e.after)
+}
