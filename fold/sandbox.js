@@ -185,52 +185,103 @@
   // plain objects (keys in their order) and lists of text, finite
   // numbers (a negative zero as 0), booleans and null; an object two
   // members share is copied twice; symbol keys and the members that are
-  // not enumerable are left out. It walks without recursion, since the
-  // sandbox's stack is small. It answers null when out is not JSON (unfit
-  // tells why), else the copy and an upper bound of its size as JSON.
+  // not enumerable are left out. It answers null when out is not JSON
+  // (unfit tells why), else copyOut with the copy and an upper bound of
+  // its size as JSON text.
+  //
+  // It recurses (cheaper than a stack of its own in QuickJS) down to
+  // recurseDepth levels, and below that walks with a stack of its own:
+  // QuickJS built for WASI does not check its C stack, which holds some
+  // 200 frames of JavaScript.
+  const recurseDepth = 48;
   const copyOut = { v: null, bound: 0 };
-  const srcStack = [], dstStack = [], depthStack = [];
-  function copyView(out) {
-    let bound = 2;
-    const root = {};
-    srcStack.length = 0; dstStack.length = 0; depthStack.length = 0;
-    srcStack.push(out); dstStack.push(root); depthStack.push(1);
-    while (srcStack.length > 0) {
-      const src = srcStack.pop(), dst = dstStack.pop(), d = depthStack.pop();
+  let bound = 0;
+  let bad = false;
+  function set(dst, k, y) {
+    if (k in ObjectProto) defineProperty(dst, k, { value: y, writable: true, enumerable: true, configurable: true });
+    else dst[k] = y;
+  }
+  function copy(x, d) {
+    switch (typeof x) {
+      case 'string': bound += 6 * x.length + 2; return x;
+      case 'boolean': bound += 5; return x;
+      case 'number':
+        if (!numberIsFinite(x)) { bad = true; return null; }
+        bound += 24;
+        return x === 0 ? 0 : x;
+      case 'object':
+        if (x === null) { bound += 4; return null; }
+        break;
+      default:
+        bad = true;
+        return null;
+    }
+    if (d >= maxDepth) { bad = true; return null; }
+    if (d >= recurseDepth) return copyDeep(x, d);
+    bound += 2;
+    if (isArray(x)) {
+      const n = x.length;
+      const out = [];
+      for (let i = 0; i < n; i++) {
+        out.push(copy(x[i], d + 1));
+        if (bad) return null;
+      }
+      bound += n;
+      return out;
+    }
+    const proto = getProto(x);
+    if (proto !== ObjectProto && proto !== null) { bad = true; return null; }
+    const out = {};
+    const ks = objectKeys(x);
+    for (let i = 0; i < ks.length; i++) {
+      const k = ks[i];
+      bound += 6 * k.length + 4;
+      set(out, k, copy(x[k], d + 1));
+      if (bad) return null;
+    }
+    return out;
+  }
+  // copyDeep copies below recurseDepth without recursing.
+  function copyDeep(x0, d0) {
+    const holder = [];
+    const srcs = [[x0]], dsts = [holder], depths = [d0 - 1];
+    while (srcs.length > 0) {
+      const src = srcs.pop(), dst = dsts.pop(), d = depths.pop();
       const list = isArray(src);
       const ks = list ? null : objectKeys(src);
       const n = list ? src.length : ks.length;
+      bound += 2 + n;
       for (let i = 0; i < n; i++) {
         const k = list ? i : ks[i];
         const x = src[k];
         let y;
-        bound += list ? 1 : 6 * k.length + 4;
-        switch (typeof x) {
-          case 'string': y = x; bound += 6 * x.length + 2; break;
-          case 'boolean': y = x; bound += 5; break;
-          case 'number':
-            if (!numberIsFinite(x)) return null;
-            y = x === 0 ? 0 : x; bound += 24; break;
-          case 'object':
-            if (x === null) { y = null; bound += 4; break; }
-            if (d >= maxDepth) return null;
-            if (isArray(x)) y = [];
-            else {
-              const proto = getProto(x);
-              if (proto !== ObjectProto && proto !== null) return null;
-              y = {};
-            }
-            bound += 2;
-            srcStack.push(x); dstStack.push(y); depthStack.push(d + 1);
-            break;
-          default: return null;
+        if (!list) bound += 6 * k.length + 4;
+        if (typeof x === 'object' && x !== null) {
+          if (d + 1 >= maxDepth) { bad = true; return null; }
+          if (isArray(x)) y = [];
+          else {
+            const proto = getProto(x);
+            if (proto !== ObjectProto && proto !== null) { bad = true; return null; }
+            y = {};
+          }
+          srcs.push(x); dsts.push(y); depths.push(d + 1);
+        } else {
+          y = copy(x, d + 1);
+          if (bad) return null;
         }
         if (list) dst.push(y);
-        else if (k in ObjectProto) defineProperty(dst, k, { value: y, writable: true, enumerable: true, configurable: true });
-        else dst[k] = y;
+        else set(dst, k, y);
       }
     }
-    copyOut.v = root; copyOut.bound = bound;
+    return holder[0];
+  }
+  function copyView(out) {
+    bound = 0;
+    bad = false;
+    const v = copy(out, 0);
+    if (bad) return null;
+    copyOut.v = v;
+    copyOut.bound = bound;
     return copyOut;
   }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"quire/ledger/refusal"
 )
 
 var textView = map[string]string{"out": "text"}
@@ -159,6 +161,33 @@ func TestViewsAsJSONGivesThemBack(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	r := foldAll(t, p, prog, []Event{event(1, at, `{}`), event(2, at, `{}`)})
 	if r.Stall != nil || string(r.Views) != `{"b":{"text":"x|text|false"},"a":{"text":"changed"}}` {
+		t.Fatalf("%s %+v", r.Views, r.Stall)
+	}
+}
+
+// Deep views are copied without overflowing the sandbox's small stack;
+// keys that Object.prototype has are kept as members; -0 becomes 0.
+func TestCopyOfDeepAndOddViews(t *testing.T) {
+	p, err := NewPool(PoolOptions{Check: func(string, []byte) []refusal.Issue { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	prog := jsProgram(`export function fold(view, event) {
+  if (!view.out) {
+    let o = { end: true };
+    for (let i = 0; i < 505; i++) o = i % 2 ? [o] : { o };
+    const odd = JSON.parse('{"__proto__": 1}');
+    Object.defineProperty(odd, 'toString', { value: 2, enumerable: true, writable: true, configurable: true });
+    return { out: { deep: o, odd, zero: -0 } };
+  }
+  let d = 0;
+  for (let o = view.out.deep; !o.end; o = Array.isArray(o) ? o[0] : o.o) d++;
+  return { out: { text: [d, Object.keys(view.out.odd).join(), Object.getPrototypeOf(view.out.odd) === Object.prototype, Object.is(view.out.zero, -0)].join(' ') } };
+}`, textView)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := foldAll(t, p, prog, []Event{event(1, at, `{}`), event(2, at, `{}`)})
+	if r.Stall != nil || string(r.Views) != `{"out":{"text":"505 __proto__,toString true false"}}` {
 		t.Fatalf("%s %+v", r.Views, r.Stall)
 	}
 }
