@@ -123,22 +123,10 @@ func (o *objects) readTree(id plumbing.Hash) ([]treeEntry, error) {
 	}
 	o.mu.Unlock()
 	var t *object.Tree
-	var err error
-	for try := 0; try < 2; try++ {
-		o.mu.Lock()
-		st := o.store
-		o.mu.Unlock()
+	err := o.retry(func(st *filesystem.Storage) (err error) {
 		t, err = object.GetTree(st, id)
-		if errors.Is(err, plumbing.ErrObjectNotFound) && try == 0 {
-			// Another process may have packed it since the pack list was
-			// read: look again with a fresh storage.
-			o.mu.Lock()
-			o.reopen()
-			o.mu.Unlock()
-			continue
-		}
-		break
-	}
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("vault: reading tree %s: %w", id, err)
 	}
@@ -199,49 +187,52 @@ func sortTree(entries []treeEntry) {
 	sort.Slice(entries, func(i, j int) bool { return sortKey(entries[i]) < sortKey(entries[j]) })
 }
 
+// retry runs fn against the object storage, and once more against a fresh
+// one when an object was not found: another process may have packed it
+// since this one read the list of packs.
+func (o *objects) retry(fn func(st *filesystem.Storage) error) error {
+	o.mu.Lock()
+	st := o.store
+	o.mu.Unlock()
+	err := fn(st)
+	if !errors.Is(err, plumbing.ErrObjectNotFound) {
+		return err
+	}
+	o.mu.Lock()
+	o.reopen()
+	st = o.store
+	o.mu.Unlock()
+	return fn(st)
+}
+
 // readCommitTree returns the tree of a commit.
 func (o *objects) readCommitTree(id plumbing.Hash) (plumbing.Hash, error) {
-	for try := 0; try < 2; try++ {
-		o.mu.Lock()
-		st := o.store
-		o.mu.Unlock()
+	var tree plumbing.Hash
+	err := o.retry(func(st *filesystem.Storage) error {
 		c, err := object.GetCommit(st, id)
-		if errors.Is(err, plumbing.ErrObjectNotFound) && try == 0 {
-			o.mu.Lock()
-			o.reopen()
-			o.mu.Unlock()
-			continue
+		if err == nil {
+			tree = c.TreeHash
 		}
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		return c.TreeHash, nil
-	}
-	return plumbing.ZeroHash, plumbing.ErrObjectNotFound
+		return err
+	})
+	return tree, err
 }
 
 // readBlob reads a blob's content.
 func (o *objects) readBlob(id plumbing.Hash) ([]byte, error) {
-	for try := 0; try < 2; try++ {
-		o.mu.Lock()
-		st := o.store
-		o.mu.Unlock()
+	var data []byte
+	err := o.retry(func(st *filesystem.Storage) error {
 		b, err := object.GetBlob(st, id)
-		if errors.Is(err, plumbing.ErrObjectNotFound) && try == 0 {
-			o.mu.Lock()
-			o.reopen()
-			o.mu.Unlock()
-			continue
-		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r, err := b.Reader()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		defer r.Close()
-		return io.ReadAll(r)
-	}
-	return nil, plumbing.ErrObjectNotFound
+		data, err = io.ReadAll(r)
+		return err
+	})
+	return data, err
 }
