@@ -23,7 +23,10 @@ func BenchmarkBoundaryCommit(b *testing.B) {
 			os.WriteFile(filepath.Join(dir, n, f), []byte(n+f), 0o644)
 		}
 	}
-	v.Locked(func() error { _, err := v.Commit([]string{"playbook-runs"}, Signature{Name: "x", When: time.Now()}, "seed"); return err })
+	v.Locked(func() error {
+		_, err := v.Commit([]string{"playbook-runs"}, Signature{Name: "x", When: time.Now()}, "seed")
+		return err
+	})
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		n := names[i%len(names)]
