@@ -275,3 +275,15 @@ func TestCrossOriginWritesRefused(t *testing.T) {
 		t.Fatal("the cross-site POST made a project")
 	}
 }
+
+// No two operations share a route: the second would never be served.
+func TestRoutesAreDistinct(t *testing.T) {
+	seen := map[string]string{}
+	for _, op := range ledger.Ops() {
+		key := op.Method + " " + braces.ReplaceAllString(op.Path, "{}")
+		if other, dup := seen[key]; dup {
+			t.Errorf("%s and %s share the route %s", other, op.Name, key)
+		}
+		seen[key] = op.Name
+	}
+}

@@ -93,6 +93,12 @@ func checkTools(t *testing.T, cs *mcp.ClientSession) map[string]*jsonschema.Sche
 				t.Errorf("%s: %s required %v, schema says %s", tool.Name, f.Name, f.Required, req)
 			}
 		}
+		outRaw, _ := json.Marshal(tool.OutputSchema)
+		for _, raw := range [][]byte{in, outRaw} {
+			if where := booleanSubschema(raw); where != "" {
+				t.Errorf("%s: a boolean schema at %s, which the TypeScript SDK's client refuses", tool.Name, where)
+			}
+		}
 		a := tool.Annotations
 		if (op.ReadOnly || op.Idempotent) && (a == nil || a.ReadOnlyHint != op.ReadOnly || a.IdempotentHint != op.Idempotent) {
 			t.Errorf("%s: annotations %+v for read-only %v, idempotent %v", tool.Name, a, op.ReadOnly, op.Idempotent)
@@ -288,4 +294,43 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(ev["events"]), "caller:ana") {
 		t.Fatalf("the principal is not the actor: %v", ev)
 	}
+}
+
+// booleanSubschema finds a property or items schema written as true or
+// false, and answers its path.
+func booleanSubschema(raw []byte) string {
+	var walk func(v any, path string) string
+	walk = func(v any, path string) string {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return ""
+		}
+		if props, ok := m["properties"].(map[string]any); ok {
+			for k, p := range props {
+				if _, isBool := p.(bool); isBool {
+					return path + "/properties/" + k
+				}
+				if w := walk(p, path+"/properties/"+k); w != "" {
+					return w
+				}
+			}
+		}
+		for _, key := range []string{"items", "additionalProperties"} {
+			if w := walk(m[key], path+"/"+key); w != "" {
+				return w
+			}
+		}
+		for _, key := range []string{"anyOf", "oneOf", "allOf"} {
+			list, _ := m[key].([]any)
+			for i, sub := range list {
+				if w := walk(sub, fmt.Sprintf("%s/%s/%d", path, key, i)); w != "" {
+					return w
+				}
+			}
+		}
+		return ""
+	}
+	var v any
+	json.Unmarshal(raw, &v)
+	return walk(v, "")
 }

@@ -41,7 +41,7 @@ func schemaOf(t reflect.Type) *jsonschema.Schema {
 	if s, ok := schemaCache[t]; ok {
 		return s
 	}
-	custom := map[reflect.Type]*jsonschema.Schema{}
+	custom := map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[any](): anyValue()}
 	collectCustom(t, custom, map[reflect.Type]bool{})
 	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{IgnoreInvalidTypes: true, TypeSchemas: custom})
 	if err != nil {
