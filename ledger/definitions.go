@@ -17,6 +17,7 @@ import (
 	"quire/ledger/address"
 	"quire/ledger/event"
 	"quire/ledger/refusal"
+	"quire/ledger/shape"
 	"quire/vault"
 )
 
@@ -289,6 +290,16 @@ type Definition struct {
 	Saved    string `json:"saved"`
 	Address  string `json:"address"`
 	Source   string `json:"source,omitempty"`
+	// OutputSchema is the shape's schema, for a definition that declares
+	// output.shape, and Details.Shape its name.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Details      *Details        `json:"details,omitempty"`
+	Page         map[string]any  `json:"page,omitempty"`
+}
+
+// Details says what a definition answers.
+type Details struct {
+	Shape string `json:"shape,omitempty"`
 }
 
 // defVersion is one save of a definition, from definition_saved.
@@ -358,8 +369,8 @@ func checkDefinitionArgs(playbook, typ, name string) error {
 	if err := checkPlaybookID(playbook); err != nil {
 		return err
 	}
-	if !address.ValidType(typ) {
-		return refusal.Invalid("/type", "%q is not a type; the types are %s", typ, strings.Join(address.Types(), ", "))
+	if !address.ValidType(typ) && typ != TypePage {
+		return refusal.Invalid("/type", "%q is not a type; the types are %s and page", typ, strings.Join(address.Types(), ", "))
 	}
 	if !address.ValidName(name) {
 		return refusal.Invalid("/name", "%q is not a name: 3 to 48 lowercase letters, digits and hyphens, beginning with a letter", name)
@@ -387,7 +398,7 @@ func (l *Ledger) definition(playbook, typ, name string) (*defInfo, error) {
 
 func definitionPath(playbook, typ, name string) string {
 	ext := ".md"
-	if typ == "workflow" {
+	if typ == "workflow" || typ == TypePage {
 		ext = ".yaml"
 	}
 	return path.Join(playbookDir(playbook), "definitions", typ, name+ext)
@@ -403,7 +414,7 @@ func parseDocument(typ, source string) error {
 	if strings.TrimSpace(source) == "" {
 		return refusal.Invalid("/source", "the document is empty")
 	}
-	if typ == "workflow" {
+	if typ == "workflow" || typ == TypePage {
 		var node yaml.Node
 		if err := yaml.Unmarshal([]byte(source), &node); err != nil {
 			return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{{Path: "/source", Line: yamlErrLine(err), Message: err.Error()}})
@@ -493,7 +504,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return l.getDefinition(a.Playbook, a.Type, a.Name, 0, false)
+			return l.getDefinition(a.Playbook, a.Type, a.Name, 0, true)
 		}
 	}
 	register(Op{Name: "create_definition", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/definitions",
@@ -524,7 +535,11 @@ func init() {
 			out := []*Definition{}
 			for _, e := range es {
 				if d := defs[e.DefType+"/"+e.Name]; d != nil {
-					out = append(out, definitionOf(a.Playbook, d, d.latest()))
+					def := definitionOf(a.Playbook, d, d.latest())
+					if src, err := os.ReadFile(l.V.Abs(def.Path)); err == nil {
+						l.withShape(ctx, def, string(src))
+					}
+					out = append(out, def)
 				}
 			}
 			return out, nil
@@ -584,10 +599,25 @@ func (l *Ledger) getDefinition(playbook, typ, name string, version int, withSour
 			}
 		}
 		out.Source = string(src)
+		l.withShape(context.Background(), out, out.Source)
 	}
 	return out, nil
 }
 
-// checkSave is where later checks of a document (its page and output
-// shape) hook in; here a document is stored as given once it parses.
-func (l *Ledger) checkSave(ctx context.Context, a *SaveDefinitionArgs) error { return nil }
+// checkSave checks a document as a save does: its output shape or schema
+// and its page, module type check included.
+func (l *Ledger) checkSave(ctx context.Context, a *SaveDefinitionArgs) error {
+	_, err := l.inspect(ctx, a.Type, a.Source, true)
+	return err
+}
+
+// withShape adds output_schema and details.shape to a definition that
+// declares output.shape.
+func (l *Ledger) withShape(ctx context.Context, d *Definition, source string) {
+	info, err := l.inspect(ctx, d.Type, source, false)
+	if err != nil || info.Shape == "" {
+		return
+	}
+	d.OutputSchema = shape.Schema(info.Shape)
+	d.Details = &Details{Shape: info.Shape}
+}

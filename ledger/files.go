@@ -1,9 +1,13 @@
 package ledger
 
 import (
+	"time"
+
 	"errors"
 	"io/fs"
 	"os"
+	"quire/ledger/event"
+	"quire/vault"
 )
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
@@ -15,3 +19,9 @@ func fileSize(abs string) int64 {
 	}
 	return fi.Size()
 }
+
+type eventLine = event.Line
+
+var formatTime = event.FormatTime
+
+func sig(name string, when time.Time) vault.Signature { return vault.Signature{Name: name, When: when} }

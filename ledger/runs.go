@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path"
 	"strings"
 
@@ -213,6 +214,11 @@ func init() {
 					Playbook: d.UID, PlaybookVersion: fmt.Sprint(v.Version), MemberOf: a.MemberOf, Binding: v.Path,
 					Started: event.FormatTime(started), Executor: a.Executor, AuthorizedBy: a.AuthorizedBy,
 					QuirePlaybook: a.Playbook, DefinitionType: a.Type, DefinitionName: a.Name}
+				if src, err := os.ReadFile(l.V.Abs(v.Path)); err == nil {
+					if info, err := l.inspect(ctx, a.Type, string(src), false); err == nil {
+						front.OutputShape = info.Shape
+					}
+				}
 				data := map[string]any{"run_id": runID}
 				if len(a.Input) > 0 {
 					data["input"] = a.Input
@@ -548,9 +554,53 @@ func (l *Ledger) readRun(e vault.Entry, f runfolder.Folder) (*Run, error) {
 	return runOf(e, st), nil
 }
 
-// checkOutput is where the output shape check of a definition hooks in.
+// checkOutput checks a succeeded run's output against the shape (or the
+// output.schema) of the version the run pinned, and refuses a misfit as
+// conflict of the kind unworkable naming at most three issues.
 func (l *Ledger) checkOutput(ctx context.Context, e vault.Entry, f runfolder.Folder, output json.RawMessage) error {
-	return nil
+	info, err := l.pinnedDocument(ctx, e, f)
+	if err != nil || info == nil || (info.Shape == "" && info.Schema == nil) {
+		return err
+	}
+	if len(output) == 0 {
+		output = json.RawMessage("null")
+	}
+	issues := checkAgainst(info, output, 3)
+	if len(issues) == 0 {
+		return nil
+	}
+	for i := range issues {
+		issues[i].Path = "/output" + issues[i].Path
+	}
+	r := refusal.WithIssues(refusal.Conflict, issues)
+	r.Kind = "unworkable"
+	what := "its output schema"
+	if info.Shape != "" {
+		what = "the shape " + info.Shape
+	}
+	r.Message = "The output does not fit " + what + ": " + r.Message
+	return r
+}
+
+// pinnedDocument reads the document of the version a run pinned.
+func (l *Ledger) pinnedDocument(ctx context.Context, e vault.Entry, f runfolder.Folder) (*docInfo, error) {
+	st, err := f.LoadState()
+	if err != nil {
+		return nil, err
+	}
+	defs, err := l.definitions(e.Playbook)
+	if err != nil {
+		return nil, err
+	}
+	d := defs[st.Type+"/"+st.Name]
+	if d == nil || st.Version < 1 || st.Version > len(d.Versions) {
+		return nil, nil
+	}
+	src, err := l.V.ReadBlob(d.Versions[st.Version-1].Blob)
+	if err != nil {
+		return nil, err
+	}
+	return l.inspect(ctx, st.Type, string(src), false)
 }
 
 const janitor = runfolder.Janitor

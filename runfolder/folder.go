@@ -50,6 +50,9 @@ type Front struct {
 	QuirePlaybook   string   `yaml:"quire_playbook"`
 	DefinitionType  string   `yaml:"definition_type"`
 	DefinitionName  string   `yaml:"definition_name"`
+	// OutputShape is the shape the definition's outputs take, kept in
+	// run.state.json (not in definition.md).
+	OutputShape string `yaml:"-"`
 }
 
 // RequiredFields are the capsule's required front matter fields.
@@ -101,6 +104,7 @@ func Create(v *vault.Vault, rel string, front Front, context string, first *even
 	st := &State{
 		RunID: front.UID, Playbook: front.QuirePlaybook, Type: front.DefinitionType, Name: front.DefinitionName,
 		Executor: front.Executor, AuthorizedBy: front.AuthorizedBy, StepsSeen: []string{},
+		OutputShape: front.OutputShape,
 	}
 	fmt.Sscan(front.PlaybookVersion, &st.Version)
 	st.Apply(first, len(line))

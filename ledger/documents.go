@@ -1,0 +1,335 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"gopkg.in/yaml.v3"
+
+	"quire/fold/module"
+	"quire/ledger/page"
+	"quire/ledger/refusal"
+	"quire/ledger/shape"
+	"quire/render"
+)
+
+// A definition's document carries, beside what it does, what ledger reads
+// of it: its output (output.shape or output.schema) and its page. Both are
+// checked when the document is saved, and read again (without the module's
+// type check) when a run ends or a page renders.
+
+// TypePage is the type of a page saved as a definition of its own.
+const TypePage = "page"
+
+// docInfo is what ledger reads of one version of a document.
+type docInfo struct {
+	Shape      string
+	ShapeLine  int
+	Schema     any // output.schema as YAML decodes it; nil without one
+	SchemaLine int
+	Page       *page.Page
+	JS         string // the page's module, transpiled (after a full check)
+	DataHash   string
+}
+
+// outputOf finds the output mapping of a document: a workflow's top-level
+// key, a function's front matter key. lineOff is added to node lines.
+func outputOf(typ, source string) (*yaml.Node, int) {
+	text, off := source, 0
+	if typ != "workflow" {
+		fm, ok := frontMatter(source)
+		if !ok {
+			return nil, 0
+		}
+		text, off = fm, 1
+	}
+	var doc yaml.Node
+	if yaml.Unmarshal([]byte(text), &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, 0
+	}
+	root := doc.Content[0]
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "output" {
+			return root.Content[i+1], off
+		}
+	}
+	return nil, 0
+}
+
+// frontMatter is the YAML between a document's first two --- lines.
+func frontMatter(source string) (string, bool) {
+	rest, ok := strings.CutPrefix(source, "---\n")
+	if !ok {
+		rest, ok = strings.CutPrefix(source, "---\r\n")
+	}
+	if !ok {
+		return "", false
+	}
+	if i := strings.Index(rest, "\n---"); i >= 0 {
+		return rest[:i+1], true
+	}
+	return "", false
+}
+
+func pageWhere(typ string) page.Where {
+	switch typ {
+	case "workflow":
+		return page.Where{Form: page.InWorkflow, Subject: "workflow"}
+	case TypePage:
+		return page.Where{Form: page.AsDefinition}
+	}
+	return page.Where{Form: page.InFunction, Subject: typ}
+}
+
+// inspect reads a document's output and page. With check, it checks them
+// as a save does: the shape rules, the page's every rule, the module's
+// type check; issues come back as one invalid_input refusal.
+func (l *Ledger) inspect(ctx context.Context, typ, source string, check bool) (*docInfo, error) {
+	info := &docInfo{}
+	var issues []refusal.Issue
+	if out, off := outputOf(typ, source); out != nil && out.Kind == yaml.MappingNode {
+		var shapeNode, schemaNode *yaml.Node
+		for i := 0; i+1 < len(out.Content); i += 2 {
+			switch out.Content[i].Value {
+			case "shape":
+				shapeNode = out.Content[i+1]
+				info.ShapeLine = out.Content[i].Line + off
+			case "schema":
+				schemaNode = out.Content[i+1]
+				info.SchemaLine = out.Content[i].Line + off
+			}
+		}
+		if shapeNode != nil {
+			info.Shape = shapeNode.Value
+			switch {
+			case shapeNode.Kind != yaml.ScalarNode || !shape.Known(shapeNode.Value):
+				issues = append(issues, refusal.Issue{Path: "/source", Line: info.ShapeLine, Message: "/output/shape: Expected the name of a shape: series, categories, table, or text."})
+				info.Shape = ""
+			case typ == "prediction":
+				issues = append(issues, refusal.Issue{Path: "/source", Line: info.ShapeLine, Message: "/output/shape: A prediction function declares no output.shape; its questions answer a series."})
+			case typ != "workflow" && typ != "reasoning" && typ != "computation":
+				issues = append(issues, refusal.Issue{Path: "/source", Line: info.ShapeLine, Message: fmt.Sprintf("/output/shape: A %s function declares no output.shape; a reasoning function, a computation function and a workflow can.", typ)})
+			}
+			if schemaNode != nil {
+				issues = append(issues, refusal.Issue{Path: "/source", Line: info.SchemaLine, Message: "/output/schema: output.schema stands beside output.shape, whose schema is the output schema."})
+			}
+		} else if schemaNode != nil {
+			var s any
+			if err := schemaNode.Decode(&s); err == nil {
+				info.Schema = normalizeYAML(s)
+				if check {
+					if _, err := compileSchema(info.Schema); err != nil {
+						issues = append(issues, refusal.Issue{Path: "/source", Line: info.SchemaLine, Message: "/output/schema: " + err.Error()})
+					}
+				}
+			}
+		}
+	}
+	if check {
+		cfg, err := l.V.Config()
+		if err != nil {
+			return nil, err
+		}
+		mode := module.Full
+		if cfg.Typecheck == "syntax-only" {
+			mode = module.SyntaxOnly
+		}
+		p, checked, pageIssues, err := page.CheckDocument(ctx, []byte(source), pageWhere(typ), page.Options{
+			Module: module.Options{Mode: mode}, Templates: render.CheckTemplate})
+		if err != nil {
+			return nil, err
+		}
+		issues = append(issues, pageIssues...)
+		info.Page, info.JS, info.DataHash = p, checked.JS, checked.DataHash
+	} else {
+		p, _ := page.Parse([]byte(source), pageWhere(typ))
+		info.Page = p
+		if p != nil && p.Data != nil {
+			info.DataHash = page.DataHash(p)
+		}
+	}
+	if len(issues) > 0 {
+		return nil, refusal.WithIssues(refusal.InvalidInput, issues)
+	}
+	return info, nil
+}
+
+// normalizeYAML turns YAML's maps into JSON's.
+func normalizeYAML(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalizeYAML(e)
+		}
+		return x
+	case map[any]any:
+		m := map[string]any{}
+		for k, e := range x {
+			m[fmt.Sprint(k)] = normalizeYAML(e)
+		}
+		return m
+	case []any:
+		for i, e := range x {
+			x[i] = normalizeYAML(e)
+		}
+	case int:
+		return float64(x)
+	}
+	return v
+}
+
+var schemaCache sync.Map // string(json) → *jsonschema.Schema
+
+func compileSchema(s any) (*jsonschema.Schema, error) {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := schemaCache.Load(string(raw)); ok {
+		return c.(*jsonschema.Schema), nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("output.json", doc); err != nil {
+		return nil, err
+	}
+	sch, err := c.Compile("output.json")
+	if err != nil {
+		return nil, fmt.Errorf("the schema does not compile: %v", err)
+	}
+	schemaCache.Store(string(raw), sch)
+	return sch, nil
+}
+
+// checkAgainst checks an output against a definition's shape or schema and
+// answers at most max issues.
+func checkAgainst(info *docInfo, output json.RawMessage, max int) []refusal.Issue {
+	var issues []refusal.Issue
+	switch {
+	case info.Shape != "":
+		issues = shape.Check(info.Shape, output)
+	case info.Schema != nil:
+		sch, err := compileSchema(info.Schema)
+		if err != nil {
+			return nil
+		}
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(output)))
+		if err != nil {
+			return []refusal.Issue{{Path: "/output", Message: "Expected JSON."}}
+		}
+		if err := sch.Validate(v); err != nil {
+			if ve, ok := err.(*jsonschema.ValidationError); ok {
+				for _, u := range ve.BasicOutput().Errors {
+					if u.Error == nil || u.InstanceLocation == "" && len(ve.Causes) > 0 {
+						continue
+					}
+					issues = append(issues, refusal.Issue{Path: u.InstanceLocation, Message: u.Error.String()})
+				}
+			}
+			if len(issues) == 0 {
+				issues = append(issues, refusal.Issue{Path: "", Message: err.Error()})
+			}
+		}
+	}
+	if len(issues) > max {
+		issues = issues[:max]
+	}
+	return issues
+}
+
+// UpdatePlaybookArgs changes a playbook's name, description or page.
+type UpdatePlaybookArgs struct {
+	Playbook    string          `json:"playbook"`
+	Name        string          `json:"name,omitempty"`
+	Description *string         `json:"description,omitempty"`
+	Page        json.RawMessage `json:"page,omitempty" jsonschema:"the playbook's page as YAML text; null removes it"`
+	Actor       string          `json:"actor,omitempty"`
+}
+
+func init() {
+	register(Op{Name: "update_playbook", Scope: "admin", Method: "PUT", Path: "/playbooks/{playbook}",
+		Description: "Change a playbook's name, description or page. The page is YAML text (the page mapping: data and runs, no result), checked as a definition's page is, its issues under /page with their lines; null removes it. Each page save records playbook_page_saved in the playbook's history. Commits."},
+		func(ctx context.Context, l *Ledger, a *UpdatePlaybookArgs) (*Playbook, error) {
+			f, err := l.readPlaybook(a.Playbook)
+			if err != nil {
+				return nil, err
+			}
+			newPage, pageSet := f.Page, false
+			if len(a.Page) > 0 {
+				pageSet = true
+				if string(a.Page) == "null" {
+					newPage = ""
+				} else {
+					var text string
+					if err := json.Unmarshal(a.Page, &text); err != nil {
+						return nil, refusal.Invalid("/page", "the page is YAML text (a JSON string), or null to remove it")
+					}
+					cfg, err := l.V.Config()
+					if err != nil {
+						return nil, err
+					}
+					mode := module.Full
+					if cfg.Typecheck == "syntax-only" {
+						mode = module.SyntaxOnly
+					}
+					_, _, issues, err := page.CheckDocument(ctx, []byte(text), page.Where{Form: page.ForPlaybook},
+						page.Options{Module: module.Options{Mode: mode}, Templates: render.CheckTemplate})
+					if err != nil {
+						return nil, err
+					}
+					if len(issues) > 0 {
+						return nil, refusal.WithIssues(refusal.InvalidInput, issues)
+					}
+					newPage = text
+				}
+			}
+			if a.Name == "" && a.Description == nil && !pageSet {
+				return nil, refusal.Invalid("", "update_playbook changes name, description or page; none was given")
+			}
+			err = l.V.Locked(func() error {
+				f, err := l.readPlaybook(a.Playbook)
+				if err != nil {
+					return err
+				}
+				if a.Name != "" {
+					f.Name = a.Name
+				}
+				if a.Description != nil {
+					f.Description = *a.Description
+				}
+				f.Page = newPage
+				fm, err := yaml.Marshal(f)
+				if err != nil {
+					return err
+				}
+				rel := playbookDir(a.Playbook) + "/playbook.md"
+				if err := writeNew(l.V, rel, []byte("---\n"+string(fm)+"---\n")); err != nil {
+					return err
+				}
+				now := l.Now()
+				typ, detail := "playbook_updated", "Playbook updated"
+				if pageSet {
+					typ, detail = "playbook_page_saved", "Page saved"
+					if newPage == "" {
+						detail = "Page removed"
+					}
+				}
+				if err := l.recordPlaybookEvent(a.Playbook, &eventLine{Event: typ, Timestamp: formatTime(now), Detail: detail, Actor: actorOr(a.Actor)}); err != nil {
+					return err
+				}
+				_, err = l.V.Commit([]string{playbookDir(a.Playbook)}, sig(actorOr(a.Actor), now), fmt.Sprintf("%s: %s", a.Playbook, strings.ToLower(detail)))
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			return l.getPlaybook(a.Playbook)
+		})
+}

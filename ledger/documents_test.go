@@ -1,0 +1,124 @@
+package ledger
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"quire/ledger/refusal"
+)
+
+func source(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile("../testdata/vault/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func saveArgs(typ, name, src string) string {
+	b, _ := json.Marshal(map[string]string{"playbook": "finance", "type": typ, "name": name, "source": src})
+	return string(b)
+}
+
+func TestExamplePagesSaveAndBrokenOnesAreRefused(t *testing.T) {
+	f := newFixture(t)
+	for _, w := range []string{"morning-social-content", "close-the-month", "fulfill-order"} {
+		src := source(t, w+".yaml")
+		name := w
+		if w == "close-the-month" {
+			name = "close-month"
+		}
+		d := f.call("create_definition", saveArgs("workflow", name, src)).(*Definition)
+		if d.Source != src {
+			t.Errorf("%s: the source was not stored as given", w)
+		}
+	}
+	// A page key the format does not have, at its line.
+	src := source(t, "morning-social-content.yaml")
+	lines := strings.Split(src, "\n")
+	at := 0
+	for i, l := range lines {
+		if l == "page:" {
+			at = i + 1
+		}
+	}
+	broken := strings.Replace(src, "page:\n", "page:\n  colour: blue\n", 1)
+	r := f.refuse("create_definition", saveArgs("workflow", "broken-page", broken), refusal.InvalidInput, "/source", "")
+	if r.Issues[0].Line != at+1 {
+		t.Fatalf("issue at line %d, want %d: %+v", r.Issues[0].Line, at+1, r.Issues)
+	}
+	// A module that uses what the sandbox lacks is refused with the compiler's words.
+	bad := strings.Replace(src, "const time = event.time?.slice(0, 10);", "const time = event.time?.slice(0, 10); console.log(time);", 1)
+	r = f.refuse("create_definition", saveArgs("workflow", "console-page", bad), refusal.InvalidInput, "/source", "console")
+	if r.Issues[0].Line == 0 {
+		t.Fatalf("no line: %+v", r.Issues)
+	}
+}
+
+func TestOutputShapeChecksAtSaveAndAtTheEnd(t *testing.T) {
+	f := newFixture(t)
+	f.refuse("create_definition", saveArgs("workflow", "nope", "document:\n  name: x\noutput:\n  shape: pie\n"),
+		refusal.InvalidInput, "/source", "/output/shape: Expected the name of a shape: series, categories, table, or text.")
+	r := f.refuse("create_definition", saveArgs("workflow", "nope", "document:\n  name: x\noutput:\n  shape: table\n  schema:\n    type: object\n"),
+		refusal.InvalidInput, "/source", "/output/schema")
+	if r.Issues[0].Line != 5 {
+		t.Fatalf("line %d: %+v", r.Issues[0].Line, r.Issues)
+	}
+	d := f.call("create_definition", saveArgs("workflow", "by-channel", "document:\n  name: x\noutput:\n  shape: categories\n")).(*Definition)
+	if d.Details == nil || d.Details.Shape != "categories" || !strings.Contains(string(d.OutputSchema), `"$id"`) ||
+		!strings.Contains(string(d.OutputSchema), "https://on.auto/shapes/categories") {
+		t.Fatalf("definition: %+v %s", d.Details, d.OutputSchema)
+	}
+	run := f.call("run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"by-channel","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, f.project)).(*Run)
+	if run.OutputShape != "categories" {
+		t.Fatalf("output_shape %q", run.OutputShape)
+	}
+	r = f.refuse("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"succeeded","output":{"values":[{"name":"a","value":"x"},{"name":"a","value":1},{"name":"","value":2},{"name":"b","value":1,"low":5}]},"actor":"agent-7"}`, run.RunID),
+		refusal.Conflict, "", "does not fit the shape categories")
+	if r.Kind != "unworkable" || len(r.Issues) != 3 || !strings.HasPrefix(r.Issues[0].Path, "/output/values/") {
+		t.Fatalf("refusal %+v", r)
+	}
+	got := f.call("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"succeeded","output":{"unit":"posts","values":[{"name":"LinkedIn","value":3}]},"actor":"agent-7"}`, run.RunID)).(*Run)
+	if got.Status != "succeeded" || got.OutputShape != "categories" {
+		t.Fatalf("%+v", got)
+	}
+	// A definition's own output.schema is checked too.
+	f.call("create_definition", saveArgs("workflow", "own-schema", "document:\n  name: x\noutput:\n  schema:\n    type: object\n    required: [month]\n"))
+	run = f.call("run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"own-schema","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, f.project)).(*Run)
+	f.refuse("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"succeeded","output":{"revenue":1},"actor":"agent-7"}`, run.RunID), refusal.Conflict, "", "month")
+	f.clean()
+}
+
+func TestPlaybookPage(t *testing.T) {
+	f := newFixture(t)
+	pg := "data:\n  language: typescript\n  source:\n    events:\n      - type: run_succeeded\n  views:\n    runs_per_day: series\n  module: |\n    export function fold(view: View, event: Event): View {\n      return view;\n    }\nruns: |\n  {{ views.runs_per_day | json }}\n"
+	args, _ := json.Marshal(map[string]any{"playbook": "finance", "page": pg})
+	p := f.call("update_playbook", string(args)).(*Playbook)
+	if p.Page["source"] != pg {
+		t.Fatalf("page %+v", p.Page)
+	}
+	args, _ = json.Marshal(map[string]any{"playbook": "finance", "page": pg + "result: |\n  x\n"})
+	r := f.refuse("update_playbook", string(args), refusal.InvalidInput, "/page", "")
+	if r.Issues[0].Line != 14 {
+		t.Fatalf("line %d: %+v", r.Issues[0].Line, r.Issues)
+	}
+	p = f.call("update_playbook", `{"playbook":"finance","page":null}`).(*Playbook)
+	if p.Page != nil {
+		t.Fatalf("page not removed: %+v", p.Page)
+	}
+	ev := f.call("list_playbook_events", `{"playbook":"finance"}`).(*EventPage)
+	n := 0
+	for _, e := range ev.Events {
+		if e.Type == "playbook_page_saved" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d playbook_page_saved events", n)
+	}
+	f.clean()
+}
