@@ -89,6 +89,10 @@ type KeeperOptions struct {
 	ReplayPages int
 	// Pass is how often Run looks for records another server wrote (1 s).
 	Pass time.Duration
+	// PassedOver is told, once for each, of an event the filters take but
+	// the fold cannot read (not JSON, or nesting deeper than 512 levels);
+	// the views go on without it. nil: nobody is told.
+	PassedOver func(pageID string, ev Event, why string)
 }
 
 // Keeper keeps the views of registered pages in Dir, advancing them page
@@ -100,6 +104,9 @@ type Keeper struct {
 	pages map[string]*pageState
 	reg   int64
 	wake  chan struct{}
+
+	toldMu sync.Mutex
+	told   map[int64]bool
 }
 
 type pageState struct {
@@ -392,9 +399,14 @@ func (k *Keeper) step(ctx context.Context, page Page, st *kept) (more bool, err 
 func (k *Keeper) foldRecords(ctx context.Context, page Page, st *kept, recs []Event) (*Stall, error) {
 	events := make([]Event, 0, len(recs))
 	for _, r := range recs {
-		if page.Filters.MatchJSON(r.JSON) {
-			events = append(events, r)
+		if !page.Filters.MatchJSON(r.JSON) {
+			continue
 		}
+		if d := jsonDepth(r.JSON); d > 513 { // the event's own object, then its data's 512 levels
+			k.passOver(page.ID, r, fmt.Sprintf("it nests %d levels deep", d))
+			continue
+		}
+		events = append(events, r)
 	}
 	res, err := k.opts.Pool.Fold(ctx, page.Program, st.Views, events)
 	if err != nil {
@@ -419,6 +431,19 @@ func (k *Keeper) foldRecords(ctx context.Context, page Page, st *kept, recs []Ev
 	last := recs[len(recs)-1]
 	st.Seq, st.SeqAt = last.Seq, last.Time
 	return nil, nil
+}
+
+func (k *Keeper) passOver(id string, ev Event, why string) {
+	k.toldMu.Lock()
+	defer k.toldMu.Unlock()
+	if k.told == nil {
+		k.told = map[int64]bool{}
+	}
+	if k.told[ev.Seq] || k.opts.PassedOver == nil {
+		return
+	}
+	k.told[ev.Seq] = true
+	k.opts.PassedOver(id, ev, why)
 }
 
 // AsOf folds the page's history again from its start up to and with the
