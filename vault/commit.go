@@ -78,7 +78,11 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (plumb
 		return plumbing.ZeroHash, err
 	}
 	var root plumbing.Hash
-	if !parent.IsZero() {
+	switch {
+	case parent.IsZero():
+	case parent == v.lastCommit:
+		root = v.lastTree // the commit this process made last
+	default:
 		if root, err = v.objs.readCommitTree(parent); err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -106,6 +110,7 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (plumb
 	if err := v.moveBranch(parent, id, author, firstLine(msg)); err != nil {
 		return plumbing.ZeroHash, err
 	}
+	v.lastCommit, v.lastTree = id, newRoot
 	if err := v.gitIdx.write(); err != nil {
 		return id, err
 	}

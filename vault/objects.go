@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -53,6 +54,15 @@ func (o *objects) reopen() {
 	o.store = filesystem.NewStorage(osfs.New(o.gitDir), cache.NewObjectLRU(16<<20))
 }
 
+var (
+	tmpSeq   atomic.Int64
+	bufPool  = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	zlibPool = sync.Pool{New: func() any {
+		zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
+		return zw
+	}}
+)
+
 // hashObject is git's object id of content of the given type.
 func hashObject(typ string, content []byte) plumbing.Hash {
 	h := sha1.New()
@@ -86,29 +96,38 @@ func (o *objects) write(typ string, content []byte) (plumbing.Hash, error) {
 		o.dirs[hex[:2]] = true
 		o.mu.Unlock()
 	}
-	var buf bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&buf, zlib.BestSpeed)
-	fmt.Fprintf(zw, "%s %d\x00", typ, len(content))
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+	buf.Reset()
+	zw := zlibPool.Get().(*zlib.Writer)
+	defer zlibPool.Put(zw)
+	zw.Reset(buf)
+	zw.Write([]byte(typ))
+	zw.Write([]byte{' '})
+	zw.Write(strconv.AppendInt(nil, int64(len(content)), 10))
+	zw.Write([]byte{0})
 	zw.Write(content)
 	if err := zw.Close(); err != nil {
 		return id, err
 	}
-	tmp, err := os.CreateTemp(dir, "tmp_obj_")
+	// A temporary name of this process's own, created exclusively and
+	// read-only as git's objects are, then renamed into place.
+	tmp := filepath.Join(dir, fmt.Sprintf("tmp_obj_%d_%d", os.Getpid(), tmpSeq.Add(1)))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if err != nil {
 		return id, err
 	}
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		os.Remove(tmp)
 		return id, err
 	}
-	tmp.Chmod(0o444)
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
 		return id, err
 	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
-		os.Remove(tmp.Name())
+	if err := os.Rename(tmp, file); err != nil {
+		os.Remove(tmp)
 		return id, err
 	}
 	return id, nil

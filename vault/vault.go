@@ -53,6 +53,9 @@ type Vault struct {
 	objs    *objects
 	gitIdx  *gitIndex
 	commits int
+	// lastCommit and lastTree are the commit this process made last and
+	// its tree, so the next commit need not read it back.
+	lastCommit, lastTree plumbing.Hash
 
 	compacting sync.WaitGroup
 	compactMu  sync.Mutex
