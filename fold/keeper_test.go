@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -241,5 +242,20 @@ func TestKeeperAsOf(t *testing.T) {
 	_, s, _ = k.AsOf(context.Background(), "morning", 10001)
 	if b, _ := json.Marshal(s); string(b) != `{"state":"out_of_reach","version":1}` {
 		t.Fatalf("as of 10,001: %s", b)
+	}
+}
+
+func TestKeeperPassesOverDeepEvents(t *testing.T) {
+	h := &memHistory{}
+	runs := specRuns()
+	deep := strings.Repeat(`{"a":`, 520) + `1` + strings.Repeat(`}`, 520)
+	bad := event(2, runs[1].Time, `{"output":`+deep+`}`)
+	h.add(runs[0], bad, Event{Seq: 3, JSON: runs[2].JSON, Time: runs[2].Time})
+	var told []string
+	k := newTestKeeper(t, h, KeeperOptions{PassedOver: func(id string, ev Event, why string) { told = append(told, id+" "+why) }})
+	registerMorning(t, k, tsProgram(t, morningTS, 1, morningViews), 1, "h1")
+	s, err := k.CatchUp(context.Background(), "morning")
+	if err != nil || s.State != StateLive || s.Folded != 2 || len(told) != 1 || !strings.Contains(told[0], "nests 522 levels") {
+		t.Fatalf("%v %+v %v", err, s, told)
 	}
 }

@@ -1,0 +1,140 @@
+// Package fold runs a page's module over the playbook's history and keeps
+// its views, as spec/page-format.md sets out ("The views" to "As of a
+// run", and "Limits"). It knows nothing of the vault: package ledger
+// feeds it events (History) and a folder under .quire/ to keep views in.
+// Checking and transpiling the module at save is fold/module's.
+//
+// # API
+//
+//	NewProgram(js string, lines []int, firstLine int, views map[string]string) *Program
+//	NewPool(PoolOptions) (*Pool, error)
+//	(*Pool).Fold(ctx, *Program, views json.RawMessage, []Event) (Result, error)
+//	(*Pool).Close() error
+//	ParseFilters(v any) ([]Filter, []refusal.Issue)
+//	(Filter).Match(event map[string]any) bool; (Filters).Match, (Filters).MatchJSON(raw []byte) bool
+//	NewKeeper(KeeperOptions) (*Keeper, error)
+//	(*Keeper).Register(Page) error; Unregister(id) error; Wake(); Run(ctx) error
+//	(*Keeper).CatchUp(ctx, id) (Standing, error)
+//	(*Keeper).Views(id) (json.RawMessage, Standing, error)
+//	(*Keeper).AsOf(ctx, id, lastSeq int64) (json.RawMessage, Standing, error)
+//
+// A Program is the module as JavaScript (an ES module exporting fold),
+// with the table from its lines back to the TypeScript's that
+// fold/module's TranspileMapped gives, and the document's line of the
+// module's first line. An Event is one record: its seq, its CloudEvents
+// form as JSON and its time.
+//
+// # The sandbox (sandbox.js, sandbox.go)
+//
+// QuickJS through github.com/fastschema/qjs v0.0.6. A fresh runtime runs
+// the prelude (sandbox.js): it deletes every global the page format says
+// is absent (a list of the ones kept, so whatever qjs adds, such as print,
+// std, os, navigator, performance or gc, goes too), Function's
+// constructors among them, reached through (function(){}).constructor
+// and its generator and async kin; it replaces Date with one that reads
+// only UTC and whose now is the event's time. Then the module is loaded
+// with one line appended (after its last line, so its lines keep their
+// numbers) that imports its own namespace and hands it to the prelude;
+// then everything reachable from globalThis, the intrinsics no global
+// names (iterator, generator, async and iterator-helper prototypes,
+// %TypedArray%, Promise.prototype) and the module's exports are frozen.
+//
+// A page is folded in one call: the events go in as one text, one
+// event a line, parsed one at a time. After every fold the driver checks,
+// in JavaScript: the views are a plain object; no name data.views does
+// not declare; the value is JSON (a walk that refuses a Date, a Map, a
+// Set, a class instance, a function, a BigInt, a symbol, NaN, Infinity,
+// undefined, a hole, a cycle or nesting deeper than 512 levels, each
+// named with its JSON pointer); and the size, against an upper bound of
+// the JSON text counted on the walk, stringified and counted in UTF-8
+// bytes only when the bound passes 524,288. The same walk makes the copy
+// the next fold is given, as JSON would give it back (an object two
+// members share is copied twice, -0 is 0, symbol keys and members that
+// are not enumerable are left out). A copy in JavaScript costs less than
+// JSON.stringify and JSON.parse together in this QuickJS.
+//
+// The shapes are checked in Go with ledger/shape, once a page, on the
+// views the page ends with. When anything fails (a check, a stall, a
+// worker that was stopped), the page is folded again one event at a
+// time, each fold checked in full, so the stall is found at its event and
+// the views are those of the fold before it. The one case the fast path
+// could read differently from a check after every fold is a view that
+// fails its shape at one fold and is mended by a later fold of the same
+// page: the fast path keeps folding there.
+//
+// # Worker processes
+//
+// wazero stops running wasm only when the module was compiled to check a
+// closed context (qjs's CloseOnContextDone), and that build runs QuickJS
+// about 60 times slower (measured: 12.9 s for a loop of 10^6 additions
+// against 0.2 s). So folds run in worker processes, the executable itself
+// started with QUIRE_FOLD_WORKER=1: this package's init then serves folds
+// on stdin and stdout instead of running main (child.go). Any binary that
+// imports quire/fold is thereby its own worker, test binaries included.
+// A worker keeps the runtimes of its last two programs, so a page's module
+// is loaded once and reused between pages. The runtime's module loader
+// sees only an empty folder. wazero's compiled QuickJS is cached in a
+// folder (PoolOptions.CacheDir), so a worker starts in tens of ms.
+//
+// A watchdog goroutine in the worker ends the process when a fold passes
+// a bound; the pool then starts another. A panic out of qjs (a wasm trap)
+// is recovered and answered, and that worker ends too. The parent kills a
+// worker that does not answer within the timeout plus 30 s, and on its
+// context's end. The server never dies of a fold.
+//
+// # The bounds of one fold
+//
+//   - Work, 500 checkpoints: a checkpoint is 10 ms of CPU time of the
+//     thread running the fold (the worker locks it and reads its Linux
+//     per-thread CPU clock; elsewhere, wall time). So the bound is 5 s of
+//     CPU, whatever else the machine runs. QuickJS's interrupt handler,
+//     the natural counter, is not reachable through qjs's wasm build.
+//   - Memory, 64 MiB: the growth of the runtime's wasm memory past its
+//     size when the page's call began, read from Go by the watchdog every
+//     5 ms. qjs's MemoryLimit does not stop an allocation loop.
+//   - Time, 10 s of wall time for one fold, from when the driver marks it
+//     started (an index in a typed array whose address in wasm memory the
+//     watchdog reads). A fold that runs out is tried again in a fresh
+//     worker; the views stall as time the 20th time.
+//   - Crash: a worker that ends or traps while folding is replaced and the
+//     fold tried again; the views stall as crash the 20th time. QuickJS
+//     built for WASI does not check its C stack (which holds about 200
+//     frames of JavaScript): a recursion without end traps the wasm. Two
+//     such traps (out of bounds memory, invalid table access) at one event
+//     are the fold's own, and stall as raised, "Maximum call stack size
+//     exceeded". A deep but finite recursion may trap the same way.
+//
+// # Lines
+//
+// An error's stack names frames as fold.js:LINE:COL, LINE being the
+// transpiled JavaScript's. Program.Lines (fold/module's TranspileMapped,
+// read from esbuild's source map) maps it to the module's line; FirstLine
+// places that in the definition's document. A stall of kind raised (and
+// a module that does not load) carries that line; the others have none.
+//
+// # Keeping the views (keeper.go, store.go)
+//
+// A page's views and standing are one JSON file in Dir, replaced whole
+// (temporary file, fsync, rename, fsync of the folder) once a page of
+// records, so a restart folds at most one page again. The views are the
+// fold's own JSON text (json.RawMessage), keys in the order it wrote them.
+// The checkpoint is the seq of the last record read, written as text: an
+// opaque cursor. A page registered with another data hash starts again
+// from {}; with the same hash (a new version) it keeps its views, and a
+// stalled one stays stalled. At most MaxRebuilds pages not yet caught up
+// are built at once, the first ones registered; the others wait. A page
+// once live advances on every Wake and every pass (Run), and on CatchUp.
+// AsOf folds from the start, one page of records at a time, in memory.
+//
+// # Filters
+//
+// ParseFilters refuses what is not a list of 1 to 8 mappings, a filter
+// without a type or with an empty value, an attribute the page format's
+// Event type does not name, a value other than data that is not written
+// out as a scalar (a number or a boolean is matched as its text, so
+// depth: 1 matches the event's 1 and "1"), and data that is not a
+// mapping. data matches as a subset: each key given must be in the
+// event's data and equal, objects compared the same way, lists and
+// scalars exactly (numbers by value). Its issues' paths are relative to
+// data.source.events; the caller prefixes them and adds the lines.
+package fold
