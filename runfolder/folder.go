@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -169,16 +170,34 @@ func (f Folder) ReadFront() (Front, error) {
 // LoadState reads run.state.json and replays the lines of run.jsonl after
 // the ones it reflects, so it is current even after a crash between an
 // event and its state write. A torn last line is not read.
+//
+// The state is also kept in memory per run, with the stat of
+// run.state.json it was read from and how much of run.jsonl it reflects:
+// while run.state.json is unchanged only the new lines are replayed, so an
+// append costs the same after one event as after a thousand since the last
+// boundary. A changed run.state.json (another process's boundary) is read
+// again.
 func (f Folder) LoadState() (*State, error) {
-	data, err := os.ReadFile(f.abs(StateFile))
+	statePath, logPath := f.abs(StateFile), f.abs(LogFile)
+	sfi, err := os.Stat(statePath)
 	if err != nil {
 		return nil, err
 	}
-	var st State
-	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, fmt.Errorf("%s/%s: %v", f.Rel, StateFile, err)
+	stamp := sfi.ModTime().UnixNano() ^ sfi.Size()<<1
+	var st *State
+	if c, ok := stateCache.Load(logPath); ok && c.(*cached).stamp == stamp {
+		st = c.(*cached).st.clone()
+	} else {
+		data, err := os.ReadFile(statePath)
+		if err != nil {
+			return nil, err
+		}
+		st = &State{}
+		if err := json.Unmarshal(data, st); err != nil {
+			return nil, fmt.Errorf("%s/%s: %v", f.Rel, StateFile, err)
+		}
 	}
-	fh, err := os.Open(f.abs(LogFile))
+	fh, err := os.Open(logPath)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +225,26 @@ func (f Folder) LoadState() (*State, error) {
 			tail = tail[i+1:]
 		}
 	}
-	return &st, nil
+	stateCache.Store(logPath, &cached{stamp: stamp, st: st.clone()})
+	return st, nil
+}
+
+// stateCache holds each run's state as LoadState last saw it.
+var stateCache sync.Map // abs path of run.jsonl → *cached
+
+type cached struct {
+	stamp int64
+	st    *State
+}
+
+func (s *State) clone() *State {
+	c := *s
+	c.StepsSeen = append([]string(nil), s.StepsSeen...)
+	if s.CurrentStep != nil {
+		step := *s.CurrentStep
+		c.CurrentStep = &step
+	}
+	return &c
 }
 
 // WriteState replaces run.state.json atomically.
@@ -215,7 +253,14 @@ func (f Folder) WriteState(st *State) error {
 	if err != nil {
 		return err
 	}
-	return vault.WriteAtomic(f.abs(StateFile), data)
+	if err := vault.WriteAtomic(f.abs(StateFile), data); err != nil {
+		stateCache.Delete(f.abs(LogFile))
+		return err
+	}
+	if fi, err := os.Stat(f.abs(StateFile)); err == nil {
+		stateCache.Store(f.abs(LogFile), &cached{stamp: fi.ModTime().UnixNano() ^ fi.Size()<<1, st: st.clone()})
+	}
+	return nil
 }
 
 // Append checks the line against the run's state and rules, and appends it
@@ -262,6 +307,8 @@ func (f Folder) Append(l *event.Line, reserve func(off int64, n int) error) (*St
 		if err := f.WriteState(st); err != nil {
 			return nil, err
 		}
+	} else if c, ok := stateCache.Load(logPath); ok {
+		stateCache.Store(logPath, &cached{stamp: c.(*cached).stamp, st: st.clone()})
 	}
 	return st, nil
 }
