@@ -108,6 +108,9 @@ func (w *worker) guard(lim Limits, onKill func(reason string, index int), fn fun
 // and seals the sandbox. A module that does not load answers loadErr
 // with the error's text; err is a fault of the sandbox itself.
 func newWorker(key, js, dir, cacheDir string, lim Limits, onKill func(string, int)) (w *worker, loadErr *jsError, err error) {
+	if name, ok := moduleImport(js); ok {
+		return nil, importError(js, name), nil
+	}
 	w = &worker{key: key}
 	func() {
 		defer func() {

@@ -56,6 +56,8 @@ export function fold(view, event) { return event.data.output ? { out: new A() } 
 		{name: "no fold", kind: KindRefused, js: `export function other() {}`, text: "does not export a function fold"},
 		{name: "answer", kind: KindRefused, js: `export function fold(v) { return v; } export function answer() {}`, text: "exports answer"},
 		{name: "a module that throws", kind: KindRefused, js: `throw new Error('no'); export function fold(v) { return v; }`, text: "Error: no"},
+		{name: "import qjs:os", kind: KindRefused, js: "import * as os from 'qjs:os';\nexport function fold(v) { return v; }", text: `imports "qjs:os"`},
+		{name: "import() qjs:std", kind: KindRefused, js: "export function fold(v) { import('qjs:std'); return v; }", text: `imports "qjs:std"`},
 		{name: "throw a text", kind: KindRaised, js: `export function fold(view, event) { if (event.data.output) throw 'boom'; return view; }`, text: "boom"},
 		{name: "throw an object", kind: KindRaised, js: `export function fold(view, event) { if (event.data.output) throw { code: 7 }; return view; }`, text: `{"code":7}`},
 		{name: "throw a number", kind: KindRaised, js: `export function fold(view, event) { if (event.data.output) throw 42; return view; }`, text: "42"},
