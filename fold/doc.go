@@ -71,6 +71,9 @@
 // started with QUIRE_FOLD_WORKER=1: this package's init then serves folds
 // on stdin and stdout instead of running main (child.go). Any binary that
 // imports quire/fold is thereby its own worker, test binaries included.
+// A module that imports anything does not load (imports.go finds its
+// imports with esbuild's parser): every qjs runtime has the modules
+// qjs:std and qjs:os, with files, clocks and std.evalScript.
 // A worker keeps the runtimes of its last two programs, so a page's module
 // is loaded once and reused between pages. The runtime's module loader
 // sees only an empty folder. wazero's compiled QuickJS is cached in a
