@@ -127,7 +127,7 @@ type Playbook struct {
 	Name        string         `json:"name"`
 	Description string         `json:"description"`
 	Address     string         `json:"address"`
-	Page        map[string]any `json:"page,omitempty"`
+	Page        *PageView      `json:"page,omitempty"`
 	Definitions int            `json:"definitions"`
 	Runs        int            `json:"runs"`
 }
@@ -241,7 +241,7 @@ func (l *Ledger) getPlaybook(p string) (*Playbook, error) {
 	out := &Playbook{UID: f.UID, Playbook: p, Name: f.Name, Description: f.Description, Address: "playbooks/" + p,
 		Definitions: len(defs), Runs: len(runs)}
 	if f.Page != "" {
-		out.Page = map[string]any{"source": f.Page}
+		out.Page = &PageView{Source: f.Page}
 	}
 	return out, nil
 }
@@ -263,10 +263,13 @@ type SaveDefinitionArgs struct {
 }
 
 type GetDefinitionArgs struct {
-	Playbook string `json:"playbook"`
-	Type     string `json:"type"`
-	Name     string `json:"name"`
-	Version  int    `json:"version,omitempty" jsonschema:"an earlier version to read back; the current one when left out"`
+	Playbook     string          `json:"playbook"`
+	Type         string          `json:"type"`
+	Name         string          `json:"name"`
+	Version      int             `json:"version,omitempty" jsonschema:"an earlier version to read back; the current one when left out"`
+	Render       bool            `json:"render,omitempty" jsonschema:"the preview: also render page.result, over sample_output or the latest run"`
+	SampleOutput json.RawMessage `json:"sample_output,omitempty" jsonschema:"an output to render result over, as a run that succeeded; needs render"`
+	Format       string          `json:"format,omitempty" jsonschema:"markdown (default), or text: every chart block printed as its data's table"`
 }
 
 type RetireDefinitionArgs struct {
@@ -294,7 +297,7 @@ type Definition struct {
 	// output.shape, and Details.Shape its name.
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	Details      *Details        `json:"details,omitempty"`
-	Page         map[string]any  `json:"page,omitempty"`
+	Page         *PageView       `json:"page,omitempty"`
 }
 
 // Details says what a definition answers.
@@ -516,7 +519,41 @@ func init() {
 	register(Op{Name: "get_definition", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/definitions/{type}/{name}", ReadOnly: true, Idempotent: true,
 		Description: "Read a definition at its current version, or at an earlier one with version: its document (source), version, whether it is retired. Refuses an unknown definition or version (not_found)."},
 		func(ctx context.Context, l *Ledger, a *GetDefinitionArgs) (*Definition, error) {
-			return l.getDefinition(a.Playbook, a.Type, a.Name, a.Version, true)
+			if err := checkFormat(a.Format); err != nil {
+				return nil, err
+			}
+			if len(a.SampleOutput) > 0 && !a.Render {
+				return nil, refusal.Invalid("/sample_output", "sample_output is for the preview: it needs render: true")
+			}
+			d, err := l.getDefinition(a.Playbook, a.Type, a.Name, a.Version, true)
+			if err != nil {
+				return nil, err
+			}
+			s, err := l.subjectOf(a.Playbook, a.Type, a.Name)
+			if err != nil {
+				return nil, err
+			}
+			if a.Render {
+				if s.Page == nil {
+					return nil, refusal.Invalid("/render", "the %s %q has no page to render", a.Type, a.Name)
+				}
+				if s.Retired {
+					return nil, refusal.New(refusal.Conflict, "the %s %q is retired: its page renders nowhere", a.Type, a.Name)
+				}
+				if len(a.SampleOutput) > 0 {
+					if err := l.checkSample(s, a.SampleOutput); err != nil {
+						return nil, err
+					}
+				}
+			}
+			var sample json.RawMessage
+			if len(a.SampleOutput) > 0 {
+				sample = compact(a.SampleOutput)
+			}
+			if d.Page, err = l.definitionPage(ctx, s, a.Render, sample, a.Format); err != nil {
+				return nil, err
+			}
+			return d, nil
 		})
 	register(Op{Name: "list_definitions", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/definitions", ReadOnly: true, Idempotent: true,
 		Description: "List a playbook's definitions with their current versions, without their documents."},

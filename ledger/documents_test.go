@@ -98,7 +98,7 @@ func TestPlaybookPage(t *testing.T) {
 	pg := "data:\n  language: typescript\n  source:\n    events:\n      - type: run_succeeded\n  views:\n    runs_per_day: series\n  module: |\n    export function fold(view: View, event: Event): View {\n      return view;\n    }\nruns: |\n  {{ views.runs_per_day | json }}\n"
 	args, _ := json.Marshal(map[string]any{"playbook": "finance", "page": pg})
 	p := f.call("update_playbook", string(args)).(*Playbook)
-	if p.Page["source"] != pg {
+	if p.Page == nil || p.Page.Source != pg {
 		t.Fatalf("page %+v", p.Page)
 	}
 	args, _ = json.Marshal(map[string]any{"playbook": "finance", "page": pg + "result: |\n  x\n"})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"quire/fold"
 	"quire/ledger/event"
 	"quire/ledger/refusal"
 	"quire/vault"
@@ -22,6 +23,8 @@ type Ledger struct {
 
 	histMu sync.Mutex
 	hist   map[string]*history
+
+	views views
 
 	// OnEvent, when set, is called after every event the ledger records,
 	// outside the lock, with the playbook and its new last seq.
@@ -39,11 +42,23 @@ func Open(dir string) (*Ledger, error) {
 
 // New wraps an open vault.
 func New(v *vault.Vault) *Ledger {
-	return &Ledger{V: v, Now: time.Now, hist: map[string]*history{}}
+	l := &Ledger{V: v, Now: time.Now, hist: map[string]*history{}}
+	l.views.keepers = map[string]*keeperOf{}
+	l.views.programs = map[string]*fold.Program{}
+	return l
 }
 
-// Close waits for the vault's background work.
-func (l *Ledger) Close() error { return l.V.Close() }
+// Close stops the fold's workers and waits for the vault's background work.
+func (l *Ledger) Close() error {
+	l.views.mu.Lock()
+	pool := l.views.pool
+	l.views.pool = nil
+	l.views.mu.Unlock()
+	if pool != nil {
+		pool.Close()
+	}
+	return l.V.Close()
+}
 
 func playbookDir(p string) string { return path.Join("playbooks", p) }
 

@@ -34,6 +34,20 @@ type RunArgs struct {
 	RunID    string `json:"run_id"`
 }
 
+type GetRunArgs struct {
+	Playbook string `json:"playbook"`
+	RunID    string `json:"run_id"`
+	Blocks   bool   `json:"blocks,omitempty" jsonschema:"list the blocks of page.result, each with its address"`
+	Format   string `json:"format,omitempty" jsonschema:"markdown (default), or text: every chart block printed as its data's table"`
+}
+
+func checkFormat(f string) error {
+	if f != "" && f != "markdown" && f != "text" {
+		return refusal.Invalid("/format", "%q is not markdown or text", f)
+	}
+	return nil
+}
+
 type RecordEventArgs struct {
 	Playbook string          `json:"playbook"`
 	RunID    string          `json:"run_id"`
@@ -105,7 +119,7 @@ type Run struct {
 	LastSeq      int64           `json:"last_seq"`
 	Path         string          `json:"path"`
 	Address      string          `json:"address"`
-	Page         map[string]any  `json:"page,omitempty"`
+	Page         *PageView       `json:"page,omitempty"`
 }
 
 func runOf(e vault.Entry, st *runfolder.State) *Run {
@@ -494,13 +508,24 @@ func init() {
 		})
 
 	register(Op{Name: "get_run", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}", ReadOnly: true, Idempotent: true,
-		Description: "Read a run: status (started, succeeded, failed, rejected), state (active, paused, complete, failed, archived), the version it pinned, started and ended, its output, its current step and its folder."},
-		func(ctx context.Context, l *Ledger, a *RunArgs) (*Run, error) {
+		Description: "Read a run: status (started, succeeded, failed, rejected), state (active, paused, complete, failed, archived), the version it pinned, started and ended, its output, its current step and its folder; and page.result, the run rendered through its definition's page (its first line is the headline). With blocks, page.blocks lists the result's blocks with their addresses <playbook>/runs/<run_id>/result/<n>."},
+		func(ctx context.Context, l *Ledger, a *GetRunArgs) (*Run, error) {
+			if err := checkFormat(a.Format); err != nil {
+				return nil, err
+			}
 			e, f, err := l.runFolder(a.Playbook, a.RunID)
 			if err != nil {
 				return nil, err
 			}
-			return l.readRun(e, f)
+			st, err := f.LoadState()
+			if err != nil {
+				return nil, err
+			}
+			r := runOf(e, st)
+			if r.Page, err = l.runPage(e, st, a.Blocks, a.Format); err != nil {
+				return nil, err
+			}
+			return r, nil
 		})
 }
 

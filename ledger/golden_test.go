@@ -1,0 +1,120 @@
+package ledger
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"quire/ledger/refusal"
+)
+
+// The spec's rendered examples, reproduced character for character by
+// really running the definitions through the vault: create, run, record
+// the outputs at the spec's dates, end, then read.
+
+func golden(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile("../render/testdata/pages/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimRight(string(data), "\n")
+}
+
+func (f *fixture) runAt(name, day string, output string) *Run {
+	f.t.Helper()
+	r := f.call("run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":%q,"member_of":[%q],"executor":"agent-7","authorized_by":"ana","time":"%sT07:00:00Z"}`, name, f.project, day)).(*Run)
+	if output != "" {
+		f.call("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"succeeded","output":%s,"actor":"agent-7","time":"%sT09:00:00Z"}`, r.RunID, output, day))
+	}
+	return r
+}
+
+func TestGoldenMorningSocialContent(t *testing.T) {
+	f := newFixture(t)
+	f.call("create_definition", saveArgs("workflow", "morning-social-content", source(t, "morning-social-content.yaml")))
+	post := func(ch string, n int) string {
+		return fmt.Sprintf(`{"channel":%q,"title":"Post %d","url":"https://example.com/drafts/%d"}`, ch, n, n)
+	}
+	f.runAt("morning-social-content", "2026-10-30", `{"date":"2026-10-30","posts":[`+post("LinkedIn", 1)+","+post("X", 2)+","+post("Instagram", 3)+`]}`)
+	f.runAt("morning-social-content", "2026-10-31", `{"date":"2026-10-31","posts":[`+post("LinkedIn", 4)+","+post("X", 5)+`]}`)
+	out, _ := os.ReadFile("../render/testdata/pages/morning/output.json")
+	last := f.runAt("morning-social-content", "2026-11-01", string(out))
+	waiting := f.runAt("morning-social-content", "2026-11-02", "")
+
+	got := f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, last.RunID)).(*Run)
+	if got.Page == nil || got.Page.Result != golden(t, "morning/result.md") {
+		t.Fatalf("page.result:\n%v", got.Page)
+	}
+	if got.Page.Headline != "3 posts drafted for 2026-11-01." {
+		t.Fatalf("headline %q", got.Page.Headline)
+	}
+	got = f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, waiting.RunID)).(*Run)
+	if got.Page.Result != golden(t, "morning/waiting.md") {
+		t.Fatalf("waiting: %q", got.Page.Result)
+	}
+	d := f.call("get_definition", `{"playbook":"finance","type":"workflow","name":"morning-social-content"}`).(*Definition)
+	if d.Page == nil || d.Page.Runs != golden(t, "morning/runs.md") {
+		t.Fatalf("page.runs:\n%+v", d.Page)
+	}
+	if d.Page.Standing == nil || d.Page.Standing.State != "live" || d.Page.Standing.Folded != 3 {
+		t.Fatalf("standing %+v", d.Page.Standing)
+	}
+	// The blocks of a result, with their addresses.
+	got = f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"blocks":true}`, last.RunID)).(*Run)
+	if len(got.Page.Blocks) != 2 || got.Page.Blocks[1].Address != "finance/runs/"+last.RunID+"/result/2" || got.Page.Blocks[1].Kind != "list" {
+		t.Fatalf("blocks %+v", got.Page.Blocks)
+	}
+	// As of the run of 31 October: the views then.
+	second := f.call("list_runs", `{"playbook":"finance","name":"morning-social-content"}`).(*RunPage).Runs[2]
+	asOf := f.call("render_page", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"morning-social-content","run_id":%q}`, second.RunID)).(*Definition)
+	if !strings.HasPrefix(asOf.Page.Runs, "Since it began, the workflow has drafted 5 posts across 3 channels.") {
+		t.Fatalf("as of 31 October:\n%s", asOf.Page.Runs)
+	}
+	// The preview over a sample output, and its refusals.
+	pv := f.call("get_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"morning-social-content","render":true,"sample_output":%s}`, out)).(*Definition)
+	if pv.Page.Result != golden(t, "morning/result.md") {
+		t.Fatalf("preview: %q", pv.Page.Result)
+	}
+	f.refuse("get_definition", `{"playbook":"finance","type":"workflow","name":"morning-social-content","sample_output":{}}`, refusal.InvalidInput, "/sample_output", "render")
+	f.refuse("get_definition", `{"playbook":"finance","type":"workflow","name":"close-the-month","render":true}`, refusal.InvalidInput, "/render", "no page")
+	f.refuse("render_page", `{"playbook":"finance","type":"workflow","name":"close-the-month"}`, refusal.NotFound, "", "no page")
+	f.refuse("render_page", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"morning-social-content","run_id":%q,"sample_output":{}}`, last.RunID), refusal.InvalidInput, "/run_id", "")
+	deep := strings.Repeat("[", 600) + strings.Repeat("]", 600)
+	f.refuse("get_definition", `{"playbook":"finance","type":"workflow","name":"morning-social-content","render":true,"sample_output":`+deep+`}`, refusal.InvalidInput, "/sample_output", "512")
+	other := f.start()
+	f.refuse("render_page", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"morning-social-content","run_id":%q}`, other.RunID), refusal.InvalidInput, "/run_id", "close-the-month")
+}
+
+func TestGoldenCloseTheMonthAndFulfillOrder(t *testing.T) {
+	f := newFixture(t)
+	src := source(t, "close-the-month.yaml")
+	f.call("create_definition", saveArgs("workflow", "close-month", src))
+	r := f.runAt("close-month", "2026-11-02", `{"month":"2026-10","revenue":182450}`)
+	got := f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, r.RunID)).(*Run)
+	if got.Page == nil || got.Page.Result != "2026-10 closed with $182,450 of revenue." {
+		t.Fatalf("close-the-month result: %+v", got.Page)
+	}
+	f.call("create_definition", saveArgs("workflow", "fulfill-order", source(t, "fulfill-order.yaml")))
+	f.runAt("fulfill-order", "2026-10-30", `{"order":"A-1041","channel":"Web","total":86.5}`)
+	f.runAt("fulfill-order", "2026-10-31", `{"order":"A-1042","channel":"Marketplace","total":24}`)
+	last := f.runAt("fulfill-order", "2026-11-01", `{ "order": "A-1043", "channel": "Web", "total": 132.25 }`)
+	got = f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, last.RunID)).(*Run)
+	if got.Page.Result != golden(t, "fulfill/result.md") {
+		t.Fatalf("fulfill result: %q", got.Page.Result)
+	}
+	d := f.call("get_definition", `{"playbook":"finance","type":"workflow","name":"fulfill-order"}`).(*Definition)
+	if d.Page.Runs != golden(t, "fulfill/runs.md") {
+		t.Fatalf("fulfill runs:\n%s\nwant\n%s", d.Page.Runs, golden(t, "fulfill/runs.md"))
+	}
+	text := f.call("get_definition", `{"playbook":"finance","type":"workflow","name":"fulfill-order","format":"text"}`).(*Definition)
+	if strings.Contains(text.Page.Runs, "```chart") {
+		t.Fatalf("format text kept a chart block:\n%s", text.Page.Runs)
+	}
+	b, _ := json.Marshal(d.Page.Standing)
+	if !strings.Contains(string(b), `"state":"live"`) {
+		t.Fatalf("standing %s", b)
+	}
+}

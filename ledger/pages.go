@@ -1,0 +1,497 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"quire/fold"
+	"quire/ledger/event"
+	"quire/ledger/page"
+	"quire/ledger/refusal"
+	"quire/render"
+	"quire/runfolder"
+	"quire/vault"
+)
+
+// subject is a definition (or the playbook) with the page that presents it.
+type subject struct {
+	Playbook, Type, Name string
+	ID                   string // the keeper's id: <type>/<name>, or "playbook"
+	Version              int
+	Description          string
+	Retired              bool
+	Page                 *page.Page
+	DataHash             string
+}
+
+func (s *subject) render() render.Subject {
+	return render.Subject{Type: s.Type, Name: s.Name, Description: s.Description, Version: s.Version}
+}
+
+var docCache sync.Map // type + blob → *docInfo
+
+// document reads (and caches by blob) what ledger needs of one version.
+func (l *Ledger) document(typ string, v defVersion) (*docInfo, string, error) {
+	key := typ + "\x00" + v.Blob
+	src, err := os.ReadFile(l.V.Abs(v.Path))
+	if err != nil || vault.BlobID(src) != v.Blob {
+		if src, err = l.V.ReadBlob(v.Blob); err != nil {
+			return nil, "", err
+		}
+	}
+	if c, ok := docCache.Load(key); ok {
+		return c.(*docInfo), string(src), nil
+	}
+	info, err := l.inspect(context.Background(), typ, string(src), false)
+	if err != nil {
+		return nil, "", err
+	}
+	docCache.Store(key, info)
+	return info, string(src), nil
+}
+
+// description reads a document's description: a function's front matter
+// description, a workflow's top-level description or document.summary.
+func description(typ, src string) string {
+	text := src
+	if typ != "workflow" && typ != TypePage {
+		fm, ok := frontMatter(src)
+		if !ok {
+			return ""
+		}
+		text = fm
+	}
+	var d struct {
+		Description string `yaml:"description"`
+		Document    struct {
+			Summary string `yaml:"summary"`
+		} `yaml:"document"`
+	}
+	if yaml.Unmarshal([]byte(text), &d) != nil {
+		return ""
+	}
+	if d.Description != "" {
+		return d.Description
+	}
+	return d.Document.Summary
+}
+
+// pagedSubjects lists a playbook's subjects with their pages: each
+// definition with the page of its document, or else the page saved as a
+// definition of its own whose of names it, and the playbook's own page.
+func (l *Ledger) pagedSubjects(playbook string) ([]*subject, error) {
+	defs, err := l.definitions(playbook)
+	if err != nil {
+		return nil, err
+	}
+	es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "definition" && e.Playbook == playbook })
+	if err != nil {
+		return nil, err
+	}
+	var out []*subject
+	own := map[string]*page.Page{} // pages saved as definitions, by subject
+	for _, e := range es {
+		d := defs[e.DefType+"/"+e.Name]
+		if d == nil || d.Type != TypePage || d.Retired {
+			continue
+		}
+		info, _, err := l.document(d.Type, d.latest())
+		if err == nil && info.Page != nil && info.Page.Of != "" {
+			own[info.Page.Of] = info.Page
+		}
+	}
+	for _, e := range es {
+		d := defs[e.DefType+"/"+e.Name]
+		if d == nil || d.Type == TypePage {
+			continue
+		}
+		v := d.latest()
+		info, src, err := l.document(d.Type, v)
+		if err != nil {
+			continue
+		}
+		s := &subject{Playbook: playbook, Type: d.Type, Name: d.Name, ID: d.Type + "/" + d.Name, Version: v.Version,
+			Description: description(d.Type, src), Retired: d.Retired, Page: info.Page}
+		if s.Page == nil {
+			s.Page = own[s.ID]
+		}
+		if s.Page != nil && s.Page.Data != nil {
+			s.DataHash = page.DataHash(s.Page)
+		}
+		out = append(out, s)
+	}
+	if pb, err := l.playbookSubject(playbook); err == nil && pb.Page != nil {
+		out = append(out, pb)
+	}
+	return out, nil
+}
+
+func (l *Ledger) playbookSubject(playbook string) (*subject, error) {
+	f, err := l.readPlaybook(playbook)
+	if err != nil {
+		return nil, err
+	}
+	s := &subject{Playbook: playbook, Type: "playbook", Name: playbook, ID: "playbook", Description: f.Description}
+	if f.Page != "" {
+		p, _ := page.Parse([]byte(f.Page), page.Where{Form: page.ForPlaybook})
+		s.Page = p
+		if p != nil && p.Data != nil {
+			s.DataHash = page.DataHash(p)
+		}
+	}
+	return s, nil
+}
+
+// subjectOf finds one definition's subject.
+func (l *Ledger) subjectOf(playbook, typ, name string) (*subject, error) {
+	if _, err := l.definition(playbook, typ, name); err != nil {
+		return nil, err
+	}
+	all, err := l.pagedSubjects(playbook)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range all {
+		if s.Type == typ && s.Name == name {
+			return s, nil
+		}
+	}
+	return nil, refusal.New(refusal.NotFound, "playbook %s has no %s %q", playbook, typ, name)
+}
+
+// runsPage renders a subject's runs template over its views, or the line
+// in place of it.
+func (l *Ledger) runsPage(ctx context.Context, s *subject, format string) (string, *fold.Standing, error) {
+	if s.Page == nil || s.Page.Data == nil {
+		return "", nil, nil
+	}
+	views, st, err := l.viewsOf(ctx, s)
+	if err != nil {
+		return "", nil, err
+	}
+	if s.Page.Runs == nil {
+		return "", &st, nil
+	}
+	return l.runsText(s, views, st, l.Now(), format), &st, nil
+}
+
+func (l *Ledger) runsText(s *subject, views json.RawMessage, st fold.Standing, now time.Time, format string) string {
+	switch st.State {
+	case fold.StateRebuilding, fold.StateWaiting:
+		return render.LineBuilding
+	case fold.StateStalled:
+		return render.LineStalled
+	case fold.StateOutOfReach:
+		return render.LineOutOfReach
+	}
+	return render.Runs(s.Page.Runs.Text, views, s.render(), now, render.Options{Format: format, FirstLine: s.Page.Runs.Line})
+}
+
+// resultOf renders a run through its subject's result template.
+func (l *Ledger) resultOf(s *subject, st *runfolder.State, format string) string {
+	run := render.Run{Status: st.Status, Started: st.Started, Ended: st.Ended, Version: st.Version,
+		Reason: st.Reason, Kind: st.Kind, Detail: st.Detail}
+	return render.Result(s.Page.Result.Text, run, s.render(), st.Output, l.Now(),
+		render.Options{Format: format, FirstLine: s.Page.Result.Line})
+}
+
+// PageView is what a read carries of a page.
+type PageView struct {
+	Result   string          `json:"result,omitempty"`
+	Headline string          `json:"headline,omitempty"`
+	Runs     string          `json:"runs,omitempty"`
+	Standing *fold.Standing  `json:"standing,omitempty"`
+	Glance   []string        `json:"glance,omitempty"`
+	Blocks   []ResultBlock   `json:"blocks,omitempty"`
+	Source   string          `json:"source,omitempty"`
+	Views    json.RawMessage `json:"-"`
+}
+
+// ResultBlock is one top-level block of a run's rendered result, with its
+// address and the addresses of its cells.
+type ResultBlock struct {
+	N       int      `json:"n"`
+	Kind    string   `json:"kind"`
+	Address string   `json:"address"`
+	Text    string   `json:"text"`
+	Cells   []string `json:"cells,omitempty"`
+}
+
+func blocksOf(playbook, runID, result string) []ResultBlock {
+	var out []ResultBlock
+	for _, b := range render.Blocks(result) {
+		rb := ResultBlock{N: b.N, Kind: b.Kind, Text: b.Text, Address: fmt.Sprintf("%s/runs/%s/result/%d", playbook, runID, b.N)}
+		for m := 1; m <= b.Cells; m++ {
+			rb.Cells = append(rb.Cells, fmt.Sprintf("%s/runs/%s/parts/result-%d-%d", playbook, runID, b.N, m))
+		}
+		out = append(out, rb)
+	}
+	return out
+}
+
+// runPage is get_run's page: the run rendered through its subject's
+// result, where the subject has one.
+func (l *Ledger) runPage(e vault.Entry, st *runfolder.State, blocks bool, format string) (*PageView, error) {
+	s, err := l.subjectOf(e.Playbook, st.Type, st.Name)
+	if err != nil {
+		if r, ok := refusal.As(err); ok && r.Code == refusal.NotFound {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if s.Retired || s.Page == nil || s.Page.Result == nil {
+		return nil, nil
+	}
+	res := l.resultOf(s, st, format)
+	p := &PageView{Result: res, Headline: render.Headline(res)}
+	if blocks {
+		p.Blocks = blocksOf(e.Playbook, st.RunID, res)
+	}
+	return p, nil
+}
+
+// latestRun is a subject's latest run, nil before its first.
+func (l *Ledger) latestRun(s *subject) (*runfolder.State, error) {
+	runs, err := l.V.Find(func(e *vault.Entry) bool {
+		return e.Type == "playbook-run" && e.Playbook == s.Playbook && e.DefType == s.Type && e.Name == s.Name
+	})
+	if err != nil || len(runs) == 0 {
+		return nil, err
+	}
+	last := runs[len(runs)-1]
+	return runfolder.Folder{V: l.V, Rel: last.Path}.LoadState()
+}
+
+// definitionPage is get_definition's page: runs and standing, glance, and
+// in a preview result over the latest run or a sample output.
+func (l *Ledger) definitionPage(ctx context.Context, s *subject, preview bool, sample json.RawMessage, format string) (*PageView, error) {
+	if s.Page == nil || s.Retired {
+		return nil, nil
+	}
+	p := &PageView{}
+	runs, st, err := l.runsPage(ctx, s, format)
+	if err != nil {
+		return nil, err
+	}
+	p.Runs, p.Standing = runs, st
+	var latest *runfolder.State
+	if preview || len(s.Page.Glance) > 0 {
+		if latest, err = l.latestRun(s); err != nil {
+			return nil, err
+		}
+	}
+	if len(s.Page.Glance) > 0 {
+		var views json.RawMessage
+		if s.Page.Data != nil {
+			views, _, _ = l.viewsOf(ctx, s)
+		}
+		run := render.Run{}
+		var output []byte
+		if latest != nil {
+			run = render.Run{Status: latest.Status, Started: latest.Started, Ended: latest.Ended, Version: latest.Version, Reason: latest.Reason, Kind: latest.Kind, Detail: latest.Detail}
+			output = latest.Output
+		}
+		for _, g := range s.Page.Glance {
+			p.Glance = append(p.Glance, render.Glance(g.Text, views, run, s.render(), output, l.Now(), render.Options{Format: format, FirstLine: g.Line}))
+		}
+	}
+	if preview && s.Page.Result != nil {
+		switch {
+		case sample != nil:
+			now := event.FormatTime(l.Now())
+			st := &runfolder.State{Status: "succeeded", Started: now, Ended: now, Version: s.Version, Output: sample}
+			p.Result = l.resultOf(s, st, format)
+		case latest != nil:
+			p.Result = l.resultOf(s, latest, format)
+		}
+		if p.Result != "" {
+			p.Headline = render.Headline(p.Result)
+		}
+	}
+	return p, nil
+}
+
+// checkSample checks a preview's sample_output: at most 256 KiB and 512
+// levels, and fitting the subject's output shape or schema.
+func (l *Ledger) checkSample(s *subject, sample json.RawMessage) error {
+	if len(sample) > 256<<10 {
+		return refusal.Invalid("/sample_output", "the sample output takes %d bytes; it may take at most 256 KiB as JSON", len(sample))
+	}
+	if !json.Valid(sample) {
+		return refusal.Invalid("/sample_output", "not JSON")
+	}
+	depth, max := 0, 0
+	inString, escaped := false, false
+	for _, c := range sample {
+		switch {
+		case inString:
+			if escaped {
+				escaped = false
+			} else if c == '\\' {
+				escaped = true
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			max = maxInt(max, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	if max > 512 {
+		return refusal.Invalid("/sample_output", "the sample output nests %d levels; it may nest at most 512", max)
+	}
+	defs, err := l.definitions(s.Playbook)
+	if err != nil {
+		return err
+	}
+	if d := defs[s.Type+"/"+s.Name]; d != nil {
+		info, _, err := l.document(d.Type, d.latest())
+		if err == nil {
+			if issues := checkAgainst(info, sample, 20); len(issues) > 0 {
+				msgs := make([]string, len(issues))
+				for i, is := range issues {
+					msgs[i] = strings.TrimPrefix(is.Path+": "+is.Message, ": ")
+				}
+				r := refusal.Invalid("/sample_output", "the sample output does not fit the output schema: %s", strings.Join(msgs, "; "))
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+type RenderPageArgs struct {
+	Playbook     string          `json:"playbook"`
+	Type         string          `json:"type"`
+	Name         string          `json:"name"`
+	SampleOutput json.RawMessage `json:"sample_output,omitempty" jsonschema:"an output to render result over, as a run that succeeded"`
+	RunID        string          `json:"run_id,omitempty" jsonschema:"render as of this run: its result, and runs as they stood when it ended"`
+	Format       string          `json:"format,omitempty"`
+}
+
+type RenderPlaybookPageArgs struct {
+	Playbook string `json:"playbook"`
+	Format   string `json:"format,omitempty"`
+}
+
+type RenderedPlaybook struct {
+	Page *PageView `json:"page"`
+}
+
+func init() {
+	register(Op{Name: "render_page", Scope: "playbook:read", Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/render", ReadOnly: true, Idempotent: true,
+		Description: "The preview of a definition's page: answers the definition as get_definition does, with page.result (over sample_output, or the latest run) and page.runs. With run_id, page.result, page.runs and page.standing as they stood when that run ended, folded again from the start of the history (writing nothing; out_of_reach past 10 pages of 1,000 records). Refuses a definition without a page (not_found), a retired one (conflict), a run of another definition or run_id with sample_output (invalid_input at /run_id)."},
+		func(ctx context.Context, l *Ledger, a *RenderPageArgs) (*Definition, error) {
+			if err := checkFormat(a.Format); err != nil {
+				return nil, err
+			}
+			if a.RunID != "" && len(a.SampleOutput) > 0 {
+				return nil, refusal.Invalid("/run_id", "run_id and sample_output do not go together: a preview renders over one or the other")
+			}
+			d, err := l.getDefinition(a.Playbook, a.Type, a.Name, 0, true)
+			if err != nil {
+				return nil, err
+			}
+			s, err := l.subjectOf(a.Playbook, a.Type, a.Name)
+			if err != nil {
+				return nil, err
+			}
+			if s.Page == nil {
+				return nil, refusal.New(refusal.NotFound, "the %s %q has no page", a.Type, a.Name)
+			}
+			if s.Retired {
+				return nil, refusal.New(refusal.Conflict, "the %s %q is retired: its page renders nowhere", a.Type, a.Name)
+			}
+			if a.RunID == "" {
+				var sample json.RawMessage
+				if len(a.SampleOutput) > 0 {
+					if err := l.checkSample(s, a.SampleOutput); err != nil {
+						return nil, err
+					}
+					sample = compact(a.SampleOutput)
+				}
+				d.Page, err = l.definitionPage(ctx, s, true, sample, a.Format)
+				return d, err
+			}
+			e, f, err := l.runFolder(a.Playbook, a.RunID)
+			if err != nil {
+				return nil, err
+			}
+			st, err := f.LoadState()
+			if err != nil {
+				return nil, err
+			}
+			if st.Type != a.Type || st.Name != a.Name {
+				return nil, refusal.Invalid("/run_id", "run %s is a run of %s/%s, not of %s/%s", a.RunID, st.Type, st.Name, a.Type, a.Name)
+			}
+			p := &PageView{}
+			if s.Page.Result != nil {
+				p.Result = l.resultOf(s, st, a.Format)
+				p.Headline = render.Headline(p.Result)
+			}
+			if s.Page.Data != nil {
+				if st.Ended == "" {
+					// A run still going renders over the views as they stand.
+					runs, std, err := l.runsPage(ctx, s, a.Format)
+					if err != nil {
+						return nil, err
+					}
+					p.Runs, p.Standing = runs, std
+				} else {
+					ko, err := l.keeper(a.Playbook)
+					if err != nil {
+						return nil, err
+					}
+					views, std, err := ko.k.AsOf(ctx, s.ID, st.LastSeq)
+					if err != nil {
+						return nil, err
+					}
+					p.Standing = &std
+					if s.Page.Runs != nil {
+						ended, _ := event.ParseTime(st.Ended)
+						p.Runs = l.runsText(s, views, std, ended, a.Format)
+					}
+				}
+			}
+			_ = e
+			d.Page = p
+			return d, nil
+		})
+	register(Op{Name: "render_playbook_page", Scope: "playbook:read", Method: "POST", Path: "/playbooks/{playbook}/render", ReadOnly: true, Idempotent: true,
+		Description: "Render the playbook's own page: {page: {runs, standing}}. Refuses a playbook without a page (not_found)."},
+		func(ctx context.Context, l *Ledger, a *RenderPlaybookPageArgs) (*RenderedPlaybook, error) {
+			if err := checkFormat(a.Format); err != nil {
+				return nil, err
+			}
+			s, err := l.playbookSubject(a.Playbook)
+			if err != nil {
+				return nil, err
+			}
+			if s.Page == nil {
+				return nil, refusal.New(refusal.NotFound, "the playbook %s has no page", a.Playbook)
+			}
+			runs, st, err := l.runsPage(ctx, s, a.Format)
+			if err != nil {
+				return nil, err
+			}
+			return &RenderedPlaybook{Page: &PageView{Runs: runs, Standing: st}}, nil
+		})
+}

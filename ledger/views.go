@@ -1,0 +1,268 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"sync"
+	"time"
+
+	"quire/fold"
+	"quire/fold/module"
+	"quire/ledger/event"
+	"quire/ledger/page"
+	"quire/vault"
+)
+
+// The views of every page with data are kept by one fold.Keeper per
+// playbook, over that playbook's history, in .quire/views/<playbook>/.
+// A page is known to its keeper by its subject (<type>/<name>, or
+// "playbook" for the playbook's own page).
+//
+// quire serve keeps them in the background (Keep): woken by every event
+// the ledger records, and once a second for events other processes wrote.
+// Without a server, a read first folds what is new (CatchUp), within the
+// same limits, so the CLI answers with live views when it can.
+
+type views struct {
+	mu       sync.Mutex
+	pool     *fold.Pool
+	keepers  map[string]*keeperOf
+	programs map[string]*fold.Program // by data hash
+	serving  bool
+	ctx      context.Context
+}
+
+type keeperOf struct {
+	k     *fold.Keeper
+	stamp int64 // the playbook's events.jsonl size and playbook.md's mtime when its pages were registered
+	ids   map[string]bool
+}
+
+// playbookHistory is what a keeper reads: the playbook's history in
+// CloudEvents form, without the events a fold never sees (steps, tool
+// calls).
+type playbookHistory struct {
+	l        *Ledger
+	playbook string
+}
+
+func unseen(typ string) bool {
+	switch typ {
+	case event.StepStarted, event.StepCompleted, event.StepFailed, event.StepRetrying, event.StepDeadLetter,
+		event.StepInDoubt, event.StepSkipped, event.CallRecord, event.CompensationStepCompleted, event.CompensationStepFailed:
+		return true
+	}
+	return false
+}
+
+func (h playbookHistory) Page(ctx context.Context, after int64, limit int) ([]fold.Event, time.Time, error) {
+	recs, err := h.l.History(h.playbook, after, limit)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	newest, err := h.l.newestRecordAt(h.playbook)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	out := make([]fold.Event, 0, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		if unseen(r.Line.Event) {
+			continue
+		}
+		c := r.Line.ToCloud(h.playbook)
+		raw, err := json.Marshal(c)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		t, _ := event.ParseTime(r.Line.Timestamp)
+		out = append(out, fold.Event{Seq: r.Seq, JSON: raw, Time: t})
+	}
+	if n := len(recs); n > 0 && (len(out) == 0 || out[len(out)-1].Seq != recs[n-1].Seq) {
+		// Keep the checkpoint moving past events the fold never sees: a
+		// record no filter takes stands for them.
+		last := recs[len(recs)-1]
+		t, _ := event.ParseTime(last.Line.Timestamp)
+		out = append(out, fold.Event{Seq: last.Seq, JSON: []byte(`{"specversion":"1.0","id":"` + last.Line.ID + `","type":"quire.skipped","source":"playbooks/` + h.playbook + `"}`), Time: t})
+	}
+	return out, newest, nil
+}
+
+// newestRecordAt is when the playbook last recorded anything.
+func (l *Ledger) newestRecordAt(playbook string) (time.Time, error) {
+	n, err := l.HistoryLen(playbook)
+	if err != nil || n == 0 {
+		return time.Time{}, err
+	}
+	recs, err := l.History(playbook, n-1, 1)
+	if err != nil || len(recs) == 0 {
+		return time.Time{}, err
+	}
+	t, _ := event.ParseTime(recs[0].Line.Timestamp)
+	return t, nil
+}
+
+// Keep runs the keepers of every playbook until ctx ends: quire serve's
+// background folding. Reads then answer at once with the standing as it is.
+func (l *Ledger) Keep(ctx context.Context) error {
+	l.views.mu.Lock()
+	l.views.serving, l.views.ctx = true, ctx
+	l.views.mu.Unlock()
+	prev := l.OnEvent
+	l.OnEvent = func(playbook string, seq int64) {
+		if k, err := l.keeper(playbook); err == nil {
+			k.k.Wake()
+		}
+		if prev != nil {
+			prev(playbook, seq)
+		}
+	}
+	es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook" })
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		if _, err := l.keeper(e.Playbook); err != nil {
+			return err
+		}
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (l *Ledger) foldPool() (*fold.Pool, error) {
+	v := &l.views
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.pool == nil {
+		p, err := fold.NewPool(fold.PoolOptions{CacheDir: l.V.Abs(path.Join(vault.QuireDir, "qjs-cache"))})
+		if err != nil {
+			return nil, err
+		}
+		v.pool = p
+	}
+	return v.pool, nil
+}
+
+// keeper answers the playbook's keeper, registering its pages anew when the
+// playbook's events or playbook.md changed since.
+func (l *Ledger) keeper(playbook string) (*keeperOf, error) {
+	pool, err := l.foldPool()
+	if err != nil {
+		return nil, err
+	}
+	stamp := fileSize(l.V.Abs(path.Join(playbookDir(playbook), "events.jsonl")))
+	if fi, err := os.Stat(l.V.Abs(path.Join(playbookDir(playbook), "playbook.md"))); err == nil {
+		stamp = stamp*31 + fi.ModTime().UnixNano()
+	}
+	v := &l.views
+	v.mu.Lock()
+	ko := v.keepers[playbook]
+	if ko == nil {
+		cfg, err := l.V.Config()
+		if err != nil {
+			v.mu.Unlock()
+			return nil, err
+		}
+		k, err := fold.NewKeeper(fold.KeeperOptions{
+			Dir: l.V.Abs(path.Join(vault.QuireDir, "views", playbook)), History: playbookHistory{l, playbook},
+			Pool: pool, MaxRebuilds: cfg.PageMaxRebuilds,
+		})
+		if err != nil {
+			v.mu.Unlock()
+			return nil, err
+		}
+		ko = &keeperOf{k: k, stamp: -1, ids: map[string]bool{}}
+		v.keepers[playbook] = ko
+		if v.serving {
+			go k.Run(v.ctx)
+		}
+	}
+	fresh := ko.stamp == stamp
+	v.mu.Unlock()
+	if fresh {
+		return ko, nil
+	}
+	if err := l.registerPages(playbook, ko); err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	ko.stamp = stamp
+	v.mu.Unlock()
+	return ko, nil
+}
+
+// registerPages registers every page with data of the playbook (in the
+// order their subjects were made, so rebuilds wait in save order), and
+// unregisters those gone or retired.
+func (l *Ledger) registerPages(playbook string, ko *keeperOf) error {
+	subjects, err := l.pagedSubjects(playbook)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, s := range subjects {
+		if s.Page == nil || s.Page.Data == nil || s.Retired {
+			continue
+		}
+		prog, err := l.program(s.Page, s.DataHash)
+		if err != nil {
+			continue // a page saved before its checks: it keeps no views
+		}
+		filters := make(fold.Filters, len(s.Page.Data.Filters))
+		for i, f := range s.Page.Data.Filters {
+			filters[i] = f.Match
+		}
+		if err := ko.k.Register(fold.Page{ID: s.ID, Version: s.Version, DataHash: s.DataHash, Program: prog, Filters: filters}); err != nil {
+			return err
+		}
+		seen[s.ID] = true
+	}
+	for id := range ko.ids {
+		if !seen[id] {
+			ko.k.Unregister(id)
+		}
+	}
+	ko.ids = seen
+	return nil
+}
+
+func (l *Ledger) program(p *page.Page, hash string) (*fold.Program, error) {
+	v := &l.views
+	v.mu.Lock()
+	prog := v.programs[hash]
+	v.mu.Unlock()
+	if prog != nil {
+		return prog, nil
+	}
+	js, lines, err := module.TranspileMapped(p.Data.Module)
+	if err != nil {
+		return nil, fmt.Errorf("transpiling the module: %w", err)
+	}
+	prog = fold.NewProgram(js, lines, p.Data.ModuleLine, p.ViewMap())
+	v.mu.Lock()
+	v.programs[hash] = prog
+	v.mu.Unlock()
+	return prog, nil
+}
+
+// viewsOf answers a subject's views and standing: at once while serving,
+// after folding what is new otherwise.
+func (l *Ledger) viewsOf(ctx context.Context, s *subject) (json.RawMessage, fold.Standing, error) {
+	ko, err := l.keeper(s.Playbook)
+	if err != nil {
+		return nil, fold.Standing{}, err
+	}
+	l.views.mu.Lock()
+	serving := l.views.serving
+	l.views.mu.Unlock()
+	if !serving {
+		if _, err := ko.k.CatchUp(ctx, s.ID); err != nil {
+			return nil, fold.Standing{}, err
+		}
+	}
+	return ko.k.Views(s.ID)
+}
