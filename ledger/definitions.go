@@ -122,14 +122,14 @@ type PlaybookArgs struct {
 }
 
 type Playbook struct {
-	UID         string         `json:"uid"`
-	Playbook    string         `json:"playbook"`
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	Address     string         `json:"address"`
-	Page        *PageView      `json:"page,omitempty"`
-	Definitions int            `json:"definitions"`
-	Runs        int            `json:"runs"`
+	UID         string    `json:"uid"`
+	Playbook    string    `json:"playbook"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	Address     string    `json:"address"`
+	Page        *PageView `json:"page,omitempty"`
+	Definitions int       `json:"definitions"`
+	Runs        int       `json:"runs"`
 }
 
 type playbookFront struct {
