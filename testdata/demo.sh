@@ -54,6 +54,10 @@ echo
 echo "== quire check"
 "$Q" check
 echo
+echo "== quire page status / render (views folded from the history in the QuickJS sandbox)"
+"$Q" page status --playbook operations --name morning-social-content
+"$Q" page render --playbook operations --name morning-social-content | head -12
+echo
 echo "== git log"
 git -C "$V" log --format='%h %an  %s' | head -12
 if "$Q" serve --help >/dev/null 2>&1; then

@@ -26,8 +26,9 @@ func init() {
 					ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 					defer stop()
 					return serve.Run(ctx, l, serve.Options{
-						Addr:   c.String("addr"),
-						Logger: slog.New(slog.NewTextHandler(e.err, nil)),
+						Addr:    c.String("addr"),
+						OnStart: func(ctx context.Context) { go l.Keep(ctx) },
+						Logger:  slog.New(slog.NewTextHandler(e.err, nil)),
 						Ready: func(a net.Addr) {
 							fmt.Fprintf(e.out, "quire serves %s on http://%s/v1/ (OpenAPI at /v1/openapi.json, MCP at /mcp)\n", l.V.Root(), a)
 						},
