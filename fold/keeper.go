@@ -237,11 +237,21 @@ func (k *Keeper) Run(ctx context.Context) error {
 			wg.Add(1)
 			go func(ps *pageState) {
 				defer wg.Done()
+				k.mu.Lock()
+				before := ps.st.Seq
+				wasLive := ps.st.Live
+				k.mu.Unlock()
 				_ = k.advance(ctx, ps)
 				k.mu.Lock()
 				ps.running = false
+				// Wake the loop only when this page moved (a page that
+				// finished building frees a turn for one that waits);
+				// waking after a pass that found nothing would spin.
+				moved := ps.st.Seq != before || ps.st.Live != wasLive || ps.st.Stalled != nil
 				k.mu.Unlock()
-				k.Wake()
+				if moved {
+					k.Wake()
+				}
 			}(ps)
 		}
 		k.mu.Unlock()

@@ -259,3 +259,31 @@ func TestKeeperPassesOverDeepEvents(t *testing.T) {
 		t.Fatalf("%v %+v %v", err, s, told)
 	}
 }
+
+// A keeper that has caught up waits for a wake or its pass: it does not
+// spin reading the history.
+func TestKeeperIdlesWhenLive(t *testing.T) {
+	h := &memHistory{}
+	h.add(specRuns()...)
+	k := newTestKeeper(t, h, KeeperOptions{Pass: time.Second})
+	registerMorning(t, k, tsProgram(t, morningTS, 1, morningViews), 3, "h1")
+	if _, err := k.CatchUp(context.Background(), "morning"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { k.Run(ctx); close(done) }()
+	time.Sleep(100 * time.Millisecond)
+	h.mu.Lock()
+	before := h.calls
+	h.mu.Unlock()
+	time.Sleep(500 * time.Millisecond)
+	h.mu.Lock()
+	calls := h.calls - before
+	h.mu.Unlock()
+	cancel()
+	<-done
+	if calls > 2 {
+		t.Fatalf("an idle keeper read the history %d times in half a second", calls)
+	}
+}

@@ -10,7 +10,7 @@ import (
 	"quire/ledger/refusal"
 )
 
-func source(t *testing.T, name string) string {
+func source(t testing.TB, name string) string {
 	t.Helper()
 	data, err := os.ReadFile("../testdata/vault/" + name)
 	if err != nil {

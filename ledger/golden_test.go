@@ -14,7 +14,7 @@ import (
 // really running the definitions through the vault: create, run, record
 // the outputs at the spec's dates, end, then read.
 
-func golden(t *testing.T, name string) string {
+func golden(t testing.TB, name string) string {
 	t.Helper()
 	data, err := os.ReadFile("../render/testdata/pages/" + name)
 	if err != nil {

@@ -18,13 +18,13 @@ import (
 
 // fixture is a vault with a project, a playbook and a workflow.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	l       *Ledger
 	project string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	v, err := vault.Init(dir, "acme", time.Now())
