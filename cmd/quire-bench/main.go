@@ -23,7 +23,12 @@ import (
 func main() {
 	sizes := flag.String("runs", "1000,5000,20000", "vault sizes, in runs")
 	rounds := flag.Int("rounds", 40, "boundaries measured per side and size")
+	sum := flag.Bool("summarize", false, "read go test -bench output on stdin and print medians, ratios and targets")
 	flag.Parse()
+	if *sum {
+		summarize(os.Stdin, os.Stdout)
+		return
+	}
 	fmt.Println("== Boundary commit: quire (object level) vs git CLI (git add <files> && git commit), same vault, interleaved")
 	fmt.Printf("%-7s %-8s %12s %12s %12s %12s %8s\n", "runs", "files", "quire p50", "quire p99", "git p50", "git p99", "ratio")
 	for _, s := range strings.Split(*sizes, ",") {

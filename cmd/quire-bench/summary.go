@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The benchmarks of the packages each print one line a run (go test
+// -bench -count N); summarize takes those lines and prints, for each
+// benchmark and metric, the median of its runs, then the ratios the issues
+// ask for, against each target.
+
+var benchLine = regexp.MustCompile(`^(Benchmark[^\s-]+)(?:-\d+)?\s+\d+\s+(.*)$`)
+
+type target struct {
+	bench, metric string
+	max, min      float64
+	what          string
+}
+
+var targets = []target{
+	{bench: "BenchmarkCheckFulfillOrderWithTemplates", metric: "ms/op", max: 400, what: "issue 3: checking the fulfill-order page, module type check included"},
+	{bench: "BenchmarkCheckSeries2000", metric: "ms/op", max: 5, what: "issue 3: a shape check of a 2,000-point series"},
+	{bench: "BenchmarkFoldMorning", metric: "events/s", min: 20000, what: "issue 4: morning-social-content through the whole keeper path"},
+	{bench: "BenchmarkFoldMorning", metric: "catchup-µs", what: "issue 4: one new event after 100,000: one incremental fold"},
+	{bench: "BenchmarkFoldMorningNode", metric: "events/s", what: "issue 4: the same module in Node.js (V8), views through JSON per fold"},
+	{bench: "BenchmarkGetDefinitionFulfillOrder", metric: "ms/op", max: 2, what: "issue 5: get_definition of fulfill-order over live views"},
+	{bench: "BenchmarkGetRunFulfillOrder", metric: "ms/op", max: 1, what: "issue 5: get_run of a fulfill-order run"},
+	{bench: "BenchmarkHTTPAppend", metric: "events/s", what: "issue 7: 16 clients x 1,000 events over HTTP"},
+}
+
+func summarize(r io.Reader, w io.Writer) {
+	values := map[string]map[string][]float64{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		m := benchLine.FindStringSubmatch(strings.TrimSpace(sc.Text()))
+		if m == nil {
+			continue
+		}
+		f := strings.Fields(m[2])
+		for i := 0; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				continue
+			}
+			unit := f[i+1]
+			if unit == "ns/op" {
+				v, unit = v/1e6, "ms/op"
+			}
+			if values[m[1]] == nil {
+				values[m[1]] = map[string][]float64{}
+			}
+			values[m[1]][unit] = append(values[m[1]][unit], v)
+		}
+	}
+	fmt.Fprintln(w, "== Medians of the package benchmarks (runs in brackets)")
+	for _, t := range targets {
+		vs := values[t.bench][t.metric]
+		if len(vs) == 0 {
+			fmt.Fprintf(w, "%-36s %-11s %s: not measured (skipped: see above)\n", t.bench, t.metric, t.what)
+			continue
+		}
+		med := median(vs)
+		verdict := ""
+		switch {
+		case t.max > 0 && med <= t.max:
+			verdict = fmt.Sprintf("  target <= %g: met", t.max)
+		case t.max > 0:
+			verdict = fmt.Sprintf("  target <= %g: NOT met", t.max)
+		case t.min > 0 && med >= t.min:
+			verdict = fmt.Sprintf("  target >= %g: met", t.min)
+		case t.min > 0:
+			verdict = fmt.Sprintf("  target >= %g: NOT met", t.min)
+		}
+		fmt.Fprintf(w, "%-36s %12.3f %-11s [%d]  %s%s\n", t.bench, med, t.metric, len(vs), t.what, verdict)
+	}
+	q, n := values["BenchmarkFoldMorning"]["events/s"], values["BenchmarkFoldMorningNode"]["events/s"]
+	if len(q) > 0 && len(n) > 0 {
+		fmt.Fprintf(w, "fold ratio, QuickJS sandbox / Node.js: %.2f (%.0f vs %.0f events/s)\n", median(q)/median(n), median(q), median(n))
+	}
+	var rest []string
+	for b := range values {
+		known := false
+		for _, t := range targets {
+			known = known || t.bench == b
+		}
+		if !known {
+			rest = append(rest, b)
+		}
+	}
+	sort.Strings(rest)
+	for _, b := range rest {
+		fmt.Fprintf(w, "%-36s", b)
+		units := make([]string, 0, len(values[b]))
+		for u := range values[b] {
+			units = append(units, u)
+		}
+		sort.Strings(units)
+		for _, u := range units {
+			fmt.Fprintf(w, " %10.3f %s", median(values[b][u]), u)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func median(vs []float64) float64 {
+	s := append([]float64(nil), vs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
