@@ -206,6 +206,13 @@ func runStory(t *testing.T, c *caller, actor string) (runID string) {
 	if got["state"] != "complete" || got["events"].(float64) < 4 {
 		t.Fatalf("get_run: %v", got)
 	}
+	// Its page: the run rendered through the workflow's result.
+	if strings.Contains(workflowSource(t), "page:") {
+		page, _ := got["page"].(map[string]any)
+		if page["result"] != "2026-10 closed with $182,450 of revenue." {
+			t.Fatalf("get_run page: %v", got["page"])
+		}
+	}
 	c.refused("get_run", map[string]any{"playbook": "finance", "run_id": "019a4012-7c3e-7d10-9b2a-4e6f8a1c2d3e"}, "not_found")
 	for file, want := range map[string]string{"run.jsonl": `"run_succeeded"`, "thread.md": "the close is next",
 		"run.state.json": `"complete"`, "definition.md": "playbook_version"} {
