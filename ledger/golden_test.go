@@ -118,3 +118,65 @@ func TestGoldenCloseTheMonthAndFulfillOrder(t *testing.T) {
 		t.Fatalf("standing %s", b)
 	}
 }
+
+// A fold that raises at an event stalls the views there: page.runs is the
+// line for stalled views, the standing names the event, the kind, the
+// fold's error and its line; the result still renders.
+func TestStalledViewsThroughTheVault(t *testing.T) {
+	f := newFixture(t)
+	src := `document:
+  name: boom
+page:
+  data:
+    language: typescript
+    source:
+      events:
+        - type: run_succeeded
+          subject: workflow/boom
+    views:
+      count: categories
+    module: |
+      export function fold(view: View, event: Event): View {
+        const data = event.data;
+        const output = typeof data === 'object' && data !== null && !Array.isArray(data) ? data['output'] : undefined;
+        if (typeof output === 'object' && output !== null && !Array.isArray(output) && output['boom'] === true) {
+          throw new Error('boom at ' + String(output['n']));
+        }
+        const n = (view.count?.values[0]?.value ?? 0) + 1;
+        return { count: { values: [{ name: 'runs', value: n }] } };
+      }
+  result: |
+    Run {{ output.n }}.
+  runs: |
+    {{ views.count.values[0].value }} runs.
+`
+	f.call("create_definition", saveArgs("workflow", "boom", src))
+	f.runAt("boom", "2026-10-30", `{"n":1}`)
+	d := f.call("get_definition", `{"playbook":"finance","type":"workflow","name":"boom"}`).(*Definition)
+	if d.Page.Runs != "1 runs." {
+		t.Fatalf("runs before the stall: %q", d.Page.Runs)
+	}
+	bad := f.runAt("boom", "2026-10-31", `{"n":2,"boom":true}`)
+	f.runAt("boom", "2026-11-01", `{"n":3}`)
+	d = f.call("get_definition", `{"playbook":"finance","type":"workflow","name":"boom"}`).(*Definition)
+	if d.Page.Runs != "The figures stopped updating because the page could not process an event. Correct the page to continue." {
+		t.Fatalf("runs after the stall: %q", d.Page.Runs)
+	}
+	st := d.Page.Standing
+	if st == nil || st.State != "stalled" || st.Stalled == nil || st.Stalled.Kind != "raised" ||
+		!strings.Contains(st.Stalled.Error, "boom at 2") || st.Stalled.Line != 17 || !strings.HasPrefix(st.Stalled.Event.ID, bad.RunID) {
+		b, _ := json.Marshal(st)
+		t.Fatalf("standing %s", b)
+	}
+	got := f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, bad.RunID)).(*Run)
+	if got.Page.Result != "Run 2." {
+		t.Fatalf("result %q", got.Page.Result)
+	}
+	// A corrected version with other data builds the views again.
+	fixed := strings.Replace(src, "throw new Error('boom at ' + String(output['n']));", "return view;", 1)
+	f.call("update_definition", saveArgs("workflow", "boom", fixed))
+	d = f.call("get_definition", `{"playbook":"finance","type":"workflow","name":"boom"}`).(*Definition)
+	if d.Page.Runs != "2 runs." || d.Page.Standing.State != "live" || d.Page.Standing.Version != 2 {
+		t.Fatalf("after the fix: %q %+v", d.Page.Runs, d.Page.Standing)
+	}
+}
