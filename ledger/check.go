@@ -276,14 +276,21 @@ func (l *Ledger) checkFront(p string, f runfolder.Front, add func(string, string
 	}
 }
 
-// Reindex throws away .quire/ and rebuilds what it can from the files.
+// Reindex throws away .quire/ (the history's index and the pages' views)
+// and rebuilds the history's index from the files at once; the views are
+// folded again from the start of the history on their next read.
 func (l *Ledger) Reindex() error {
 	return l.V.Locked(func() error {
 		l.histMu.Lock()
 		l.hist = map[string]*history{}
 		l.histMu.Unlock()
-		if err := os.RemoveAll(l.V.Abs(path.Join(vault.QuireDir, "history"))); err != nil {
-			return err
+		l.views.mu.Lock()
+		l.views.keepers = map[string]*keeperOf{}
+		l.views.mu.Unlock()
+		for _, dir := range []string{"history", "views"} {
+			if err := os.RemoveAll(l.V.Abs(path.Join(vault.QuireDir, dir))); err != nil {
+				return err
+			}
 		}
 		es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook" })
 		if err != nil {

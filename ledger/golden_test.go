@@ -180,3 +180,25 @@ page:
 		t.Fatalf("after the fix: %q %+v", d.Page.Runs, d.Page.Standing)
 	}
 }
+
+// Everything under .quire/ can go: the same views come back from the files.
+func TestReindexFoldsTheSameViews(t *testing.T) {
+	f := newFixture(t)
+	f.call("create_definition", saveArgs("workflow", "fulfill-order", source(t, "fulfill-order.yaml")))
+	f.runAt("fulfill-order", "2026-10-30", `{"order":"A-1041","channel":"Web","total":86.5}`)
+	f.runAt("fulfill-order", "2026-10-31", `{"order":"A-1042","channel":"Marketplace","total":24}`)
+	before := f.call("get_definition", `{"playbook":"finance","type":"workflow","name":"fulfill-order"}`).(*Definition).Page.Runs
+	if err := f.l.Reindex(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := Open(f.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	f.l = l2
+	after := f.call("get_definition", `{"playbook":"finance","type":"workflow","name":"fulfill-order"}`).(*Definition).Page.Runs
+	if before != after || before == "" {
+		t.Fatalf("views changed:\n%s\n---\n%s", before, after)
+	}
+}
