@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"quire/ledger/address"
 	"quire/ledger/event"
@@ -149,6 +150,20 @@ func (l *Ledger) runFolder(playbook, runID string) (vault.Entry, runfolder.Folde
 		return e, runfolder.Folder{}, fmt.Errorf("the index's path for run %s: %v", runID, err)
 	}
 	return e, runfolder.Folder{V: l.V, Rel: e.Path}, nil
+}
+
+// runWrite checks what every write to a run takes: the acting principal,
+// the run, and the time the event happened (now when left out).
+func (l *Ledger) runWrite(playbook, runID, actor, at string) (vault.Entry, runfolder.Folder, time.Time, error) {
+	if err := checkActor(actor); err != nil {
+		return vault.Entry{}, runfolder.Folder{}, time.Time{}, err
+	}
+	e, f, err := l.runFolder(playbook, runID)
+	if err != nil {
+		return e, f, time.Time{}, err
+	}
+	t, err := l.when(at, "/time")
+	return e, f, t, err
 }
 
 // appendRun records one event of a run under the lock: it numbers it in
@@ -302,14 +317,7 @@ func init() {
 			if len(a.Data) > 0 && (!json.Valid(a.Data) || strings.TrimSpace(string(a.Data))[0] != '{') {
 				return nil, refusal.Invalid("/data", "data is a JSON object")
 			}
-			if err := checkActor(a.Actor); err != nil {
-				return nil, err
-			}
-			e, f, err := l.runFolder(a.Playbook, a.RunID)
-			if err != nil {
-				return nil, err
-			}
-			t, err := l.when(a.Time, "/time")
+			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
 			if err != nil {
 				return nil, err
 			}
@@ -375,14 +383,7 @@ func init() {
 	register(Op{Name: "end_run", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/end",
 		Description: "End a run: succeeded (with its output) writes run_succeeded and the run becomes complete; rejected (with reason, and optionally kind and detail) writes run_rejected, failed writes run_failed, and the run becomes failed. An output too large for its event (256 KiB a line) is kept whole in run.state.json and artifacts/output.json and the event carries its size. Commits. Refuses anyone but the executor or authorized_by (rule 4), a run that already ended, and an archived run."},
 		func(ctx context.Context, l *Ledger, a *EndRunArgs) (*Run, error) {
-			if err := checkActor(a.Actor); err != nil {
-				return nil, err
-			}
-			e, f, err := l.runFolder(a.Playbook, a.RunID)
-			if err != nil {
-				return nil, err
-			}
-			t, err := l.when(a.Time, "/time")
+			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
 			if err != nil {
 				return nil, err
 			}
@@ -467,17 +468,10 @@ func init() {
 	register(Op{Name: "transition_run", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/transition",
 		Description: "Move a run along the capsule's state machine: to paused (pause_started), active (pause_resumed) or archived (writes the archived event with its reason first; the run is then read-only). Only the executor or authorized_by may (rule 4, forbidden). Runs end through end_run."},
 		func(ctx context.Context, l *Ledger, a *TransitionRunArgs) (*Run, error) {
-			if err := checkActor(a.Actor); err != nil {
-				return nil, err
-			}
 			if a.Actor == janitor {
 				return nil, refusal.Invalid("/actor", "%s is reserved for quire janitor", janitor)
 			}
-			e, f, err := l.runFolder(a.Playbook, a.RunID)
-			if err != nil {
-				return nil, err
-			}
-			t, err := l.when(a.Time, "/time")
+			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
 			if err != nil {
 				return nil, err
 			}
