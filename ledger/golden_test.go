@@ -202,3 +202,24 @@ func TestReindexFoldsTheSameViews(t *testing.T) {
 		t.Fatalf("views changed:\n%s\n---\n%s", before, after)
 	}
 }
+
+func TestRejectedAndFailedRunsRender(t *testing.T) {
+	f := newFixture(t)
+	f.call("create_definition", saveArgs("workflow", "close-month", source(t, "close-the-month.yaml")))
+	r := f.runAt("close-month", "2026-11-02", "")
+	f.call("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"rejected","reason":"the ledger is locked","kind":"unavailable","detail":"Try after 18:00.","actor":"agent-7"}`, r.RunID))
+	got := f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, r.RunID)).(*Run)
+	if got.Page.Result != "The run was rejected as the ledger is locked, unavailable. Try after 18:00." {
+		t.Fatalf("rejected: %q", got.Page.Result)
+	}
+	r = f.runAt("close-month", "2026-11-03", "")
+	f.call("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"rejected","reason":"no entries","actor":"agent-7"}`, r.RunID))
+	if got = f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, r.RunID)).(*Run); got.Page.Result != "The run was rejected as no entries." {
+		t.Fatalf("rejected without kind: %q", got.Page.Result)
+	}
+	r = f.runAt("close-month", "2026-11-04", "")
+	f.call("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"failed","actor":"agent-7"}`, r.RunID))
+	if got = f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, r.RunID)).(*Run); got.Page.Result != "The run failed." {
+		t.Fatalf("failed: %q", got.Page.Result)
+	}
+}
