@@ -146,11 +146,17 @@ func marshalState(st *State) ([]byte, error) {
 
 // ReadFront reads definition.md's front matter.
 func (f Folder) ReadFront() (Front, error) {
-	var fr Front
 	data, err := os.ReadFile(f.abs(DefinitionFile))
 	if err != nil {
-		return fr, err
+		return Front{}, err
 	}
+	return ParseFront(data)
+}
+
+// ParseFront reads the strict YAML front matter of a definition.md: an
+// unknown field is refused, as is a field of the wrong type.
+func ParseFront(data []byte) (Front, error) {
+	var fr Front
 	body, ok := bytes.CutPrefix(data, []byte("---\n"))
 	if !ok {
 		return fr, errors.New("definition.md does not begin with YAML front matter (---)")
