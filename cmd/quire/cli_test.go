@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The CLI as a person and a script use it: quire init, quire call, the run
+// commands, quire runs, quire check and quire shape check.
+func TestCLIRunStory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "vault")
+	if code, out, errs := quire(t, "", "init", dir, "--org", "acme"); code != 0 || !strings.Contains(out, "Made the vault of acme") {
+		t.Fatalf("init: %d %s %s", code, out, errs)
+	}
+	v := "--vault=" + dir
+	code, out, _ := quire(t, "", v, "call", "create_project", "--args", `{"name":"Operations"}`)
+	var p struct{ UID string }
+	if code != 0 || json.Unmarshal([]byte(out), &p) != nil || p.UID == "" {
+		t.Fatalf("create_project: %d %s", code, out)
+	}
+	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
+	// Arguments from standard input.
+	if code, out, _ := quire(t, `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`, v, "call", "create_definition", "--args", "-"); code != 0 {
+		t.Fatalf("create_definition: %s", out)
+	}
+	// A refusal: the object on stdout, the message on stderr, exit 1.
+	code, out, errs := quire(t, "", v, "call", "get_playbook", "--args", `{"playbook":"Nope"}`)
+	if code != 1 || !strings.Contains(out, `"code": "invalid_input"`) || !strings.Contains(errs, "/playbook") {
+		t.Fatalf("refusal: %d %s %s", code, out, errs)
+	}
+	code, out, _ = quire(t, "", v, "run", "start", "--playbook", "finance", "--name", "close", "--member-of", p.UID,
+		"--executor", "agent-7", "--authorized-by", "ana", "--json")
+	var r struct {
+		RunID string `json:"run_id"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("run start: %d %s", code, out)
+	}
+	if code, out, _ := quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", r.RunID, "--step", "do/1/review", "--actor", "agent-7"); code != 0 || !regexp.MustCompile(`^seq 4  step_completed  `+r.RunID+`_2\n$`).MatchString(out) {
+		t.Fatalf("run event: %d %q", code, out)
+	}
+	if code, _, errs := quire(t, "", v, "run", "end", "succeeded", "--playbook", "finance", "--run", r.RunID, "--actor", "mallory"); code != 1 || !strings.Contains(errs, "rule 4") {
+		t.Fatalf("rule 4 over the CLI: %d %s", code, errs)
+	}
+	out2 := filepath.Join(t.TempDir(), "out.json")
+	os.WriteFile(out2, []byte(`{"month":"2026-10"}`), 0o644)
+	if code, out, _ := quire(t, "", v, "run", "end", "succeeded", "--output", "@"+out2, "--playbook", "finance", "--run", r.RunID, "--actor", "agent-7"); code != 0 || !strings.Contains(out, "complete (succeeded)") {
+		t.Fatalf("run end: %d %s", code, out)
+	}
+	if code, out, _ := quire(t, "", v, "runs", "--playbook", "finance"); code != 0 || !strings.Contains(out, r.RunID+"  workflow/close") || !strings.HasPrefix(out, "RUN ") {
+		t.Fatalf("runs: %d %s", code, out)
+	}
+	if code, out, _ := quire(t, "", v, "check"); code != 0 || !strings.HasSuffix(out, "1 runs, 5 events, 0 problems\n") {
+		t.Fatalf("check: %d %s", code, out)
+	}
+	// A broken run folder: check names the path and exits 1.
+	runs, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-*"))
+	os.Remove(filepath.Join(runs[0], "context.md"))
+	if code, out, _ := quire(t, "", v, "check"); code != 1 || !strings.Contains(out, "rule 6: the run folder lacks context.md") {
+		t.Fatalf("check of a broken vault: %d %s", code, out)
+	}
+}
+
+func TestCLIShapeCheck(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(f, []byte(`{"lines":[{"name":"A","points":[{"at":"2026-01-02T00:00:00Z","value":1},{"at":"2026-01-01T00:00:00Z","value":2}]}]}`), 0o644)
+	code, out, _ := quire(t, "", "shape", "check", "series", f)
+	if code != 1 || out != "/lines/0/points/1/at: Expected a time later than the point before it.\n" {
+		t.Fatalf("%d %q", code, out)
+	}
+	os.WriteFile(f, []byte(`{"values":[{"name":"A","value":1}]}`), 0o644)
+	if code, out, _ := quire(t, "", "shape", "check", "categories", f); code != 0 || !strings.Contains(out, "fits the shape categories") {
+		t.Fatalf("%d %q", code, out)
+	}
+	if code, _, errs := quire(t, "", "shape", "check", "pie", f); code != 1 || !strings.Contains(errs, "SHAPE") {
+		t.Fatalf("%d %q", code, errs)
+	}
+}
