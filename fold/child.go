@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 )
 
@@ -92,6 +93,9 @@ type childHeader struct {
 // runtimes of the last two programs loaded. A fold past a bound or a
 // trap is answered, and the process ends: the pool starts another.
 func serveWorker(stdin io.Reader, stdout io.Writer) int {
+	// The watchdog needs a processor of its own while a fold holds one:
+	// compiled wasm cannot be preempted.
+	runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))
 	in := bufio.NewReaderSize(stdin, 1<<20)
 	out := bufio.NewWriterSize(stdout, 1<<20)
 	var outMu sync.Mutex

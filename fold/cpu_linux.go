@@ -4,8 +4,16 @@ package fold
 
 import (
 	"syscall"
+	"time"
 	"unsafe"
 )
+
+// watchSleep sleeps in the kernel (nanosleep), so the watchdog wakes
+// whatever the Go scheduler's timers do.
+func watchSleep(d time.Duration) {
+	ts := syscall.NsecToTimespec(int64(d))
+	_ = syscall.Nanosleep(&ts, nil)
+}
 
 // threadClock names the CPU-time clock of the calling OS thread, which the
 // caller must have locked with runtime.LockOSThread. Any thread of the

@@ -11,3 +11,5 @@ var start = time.Now()
 func threadClock() int { return 0 }
 
 func clockCPU(int) int64 { return int64(time.Since(start)) }
+
+func watchSleep(d time.Duration) { time.Sleep(d) }

@@ -80,7 +80,12 @@
 // folder (PoolOptions.CacheDir), so a worker starts in tens of ms.
 //
 // A watchdog goroutine in the worker ends the process when a fold passes
-// a bound; the pool then starts another. A panic out of qjs (a wasm trap)
+// a bound; the pool then starts another. Compiled wasm has no safe points
+// for Go's scheduler, so the processor running it runs nothing else until
+// it returns: the watchdog is started before the wasm is entered, sleeps
+// in the kernel (nanosleep) rather than on a Go timer, and the worker
+// keeps at least two processors; the collector is off while a fold runs,
+// since a collection would wait for ever to stop the wasm's thread. A panic out of qjs (a wasm trap)
 // is recovered and answered, and that worker ends too. The parent kills a
 // worker that does not answer within the timeout plus 30 s, and on its
 // context's end. The server never dies of a fold.

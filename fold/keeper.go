@@ -493,7 +493,10 @@ func (k *Keeper) AsOf(ctx context.Context, id string, lastSeq int64) (json.RawMe
 		if end > 0 {
 			stall, err := k.foldRecords(ctx, page, &st, recs[:end])
 			if err != nil {
-				return nil, Standing{}, err
+				if ctx.Err() != nil {
+					return nil, Standing{}, err
+				}
+				return nil, outOfReach, nil // no worker can fold it
 			}
 			if stall != nil {
 				s := standingOf(&st)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -53,27 +54,38 @@ const (
 // memory bound or runs past the timeout is reported to onKill, which
 // does not return. A panic out of qjs (a wasm trap) is recovered and
 // returned.
+//
+// Go's collector cannot stop a thread running compiled wasm (it has no
+// safe points), so a collection started while a fold loops would stop the
+// world for good, the watchdog with it. The collector is off while fn runs;
+// the memory bound keeps what piles up small.
 func (w *worker) guard(lim Limits, onKill func(reason string, index int), fn func()) (trap error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	clock := threadClock()
 	done := make(chan struct{})
 	stopped := make(chan struct{})
+	ready := make(chan struct{})
 	go func() {
 		defer close(stopped)
+		// Started before fn enters the wasm: a goroutine left runnable
+		// behind a processor that runs compiled wasm may never be taken.
+		close(ready)
 		tick := min(lim.Checkpoint/2, 5*time.Millisecond)
 		tick = max(tick, time.Millisecond)
-		t := time.NewTicker(tick)
-		defer t.Stop()
 		budget := int64(lim.Checkpoint) * int64(lim.Checkpoints)
 		last := uint32(0)
 		cpuStart, wallStart := clockCPU(clock), time.Now()
 		mem := w.rt.Mem()
 		for {
+			// A sleep in the kernel, not a Go timer: the timers of the
+			// processor the wasm holds are not run while it holds it.
+			watchSleep(tick)
 			select {
 			case <-done:
 				return
-			case <-t.C:
+			default:
 			}
 			if w.shared != 0 {
 				if i, err := mem.ReadUint32(w.shared); err == nil && i != last {
@@ -90,6 +102,7 @@ func (w *worker) guard(lim Limits, onKill func(reason string, index int), fn fun
 			}
 		}
 	}()
+	<-ready
 	func() {
 		defer func() {
 			if r := recover(); r != nil {

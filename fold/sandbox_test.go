@@ -62,20 +62,20 @@ func TestAbsentGlobals(t *testing.T) {
 func TestDateRules(t *testing.T) {
 	p := newTestPool(t, Limits{})
 	works := map[string]string{
-		"return Date.now()":                                   `1793525400000`,
-		"return new Date().toISOString()":                     `"2026-11-01T09:30:00.000Z"`,
-		"return new Date(0).toISOString()":                    `"1970-01-01T00:00:00.000Z"`,
-		"return new Date(new Date(86400000)).toISOString()":   `"1970-01-02T00:00:00.000Z"`,
-		"return new Date('2026-01-01').toISOString()":         `"2026-01-01T00:00:00.000Z"`,
+		"return Date.now()":                                      `1793525400000`,
+		"return new Date().toISOString()":                        `"2026-11-01T09:30:00.000Z"`,
+		"return new Date(0).toISOString()":                       `"1970-01-01T00:00:00.000Z"`,
+		"return new Date(new Date(86400000)).toISOString()":      `"1970-01-02T00:00:00.000Z"`,
+		"return new Date('2026-01-01').toISOString()":            `"2026-01-01T00:00:00.000Z"`,
 		"return new Date('2026-01-01T10:00:00+02:00').getTime()": `1767254400000`,
 		"return new Date('2026-01-01T10:00:00Z').getUTCHours()":  `10`,
-		"return Date.UTC(2026, 0, 1)":                         `1767225600000`,
-		"return new Date(Date.UTC(2026, 0, 1)).getUTCDay()":   `4`,
-		"return Date.parse('2026-01-01T00:00:00.000Z')":       `1767225600000`,
-		"return new Date(0) instanceof Date":                  `true`,
-		"return JSON.stringify({d: new Date(0)})":             `"{\"d\":\"1970-01-01T00:00:00.000Z\"}"`,
-		"return new Date(0).toUTCString()":                    `"Thu, 01 Jan 1970 00:00:00 GMT"`,
-		"return new Date(5) - new Date(2)":                    `3`,
+		"return Date.UTC(2026, 0, 1)":                            `1767225600000`,
+		"return new Date(Date.UTC(2026, 0, 1)).getUTCDay()":      `4`,
+		"return Date.parse('2026-01-01T00:00:00.000Z')":          `1767225600000`,
+		"return new Date(0) instanceof Date":                     `true`,
+		"return JSON.stringify({d: new Date(0)})":                `"{\"d\":\"1970-01-01T00:00:00.000Z\"}"`,
+		"return new Date(0).toUTCString()":                       `"Thu, 01 Jan 1970 00:00:00 GMT"`,
+		"return new Date(5) - new Date(2)":                       `3`,
 	}
 	for expr, want := range works {
 		if got, st := probe(t, p, expr); st != nil || got != want {

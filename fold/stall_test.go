@@ -22,11 +22,11 @@ func stallOf(t *testing.T, p *Pool, js string, views map[string]string) *Stall {
 func TestHostileFolds(t *testing.T) {
 	cases := []struct {
 		name, kind, js, text string
-		lim              Limits
-		views            map[string]string
+		lim                  Limits
+		views                map[string]string
 	}{
-		{name: "loop for ever", kind: KindTime, lim: Limits{Timeout: 100 * time.Millisecond, Attempts: 3},
-			js: `export function fold(view, event) { if (event.data.output) for (;;) {} return view; }`, text: "ran out of its 100ms 3 times"},
+		{name: "loop for ever", kind: KindTime, lim: Limits{Timeout: 50 * time.Millisecond},
+			js: `export function fold(view, event) { if (event.data.output) for (;;) {} return view; }`, text: "ran out of its 50ms 20 times"},
 		{name: "work", kind: KindWork, lim: Limits{Checkpoint: time.Millisecond, Checkpoints: 50},
 			js: `export function fold(view, event) { if (event.data.output) for (;;) {} return view; }`, text: "50 checkpoints"},
 		{name: "allocate without end", kind: KindMemory, lim: Limits{Checkpoints: 6000, Timeout: 2 * time.Minute},
@@ -119,13 +119,13 @@ export function fold(view: View, event: Event): View {
 }
 
 func TestCrash(t *testing.T) {
-	p, err := NewPool(PoolOptions{Limits: Limits{Attempts: 3}, crash: func(ev Event) bool { return ev.Seq == 2 }})
+	p, err := NewPool(PoolOptions{crash: func(ev Event) bool { return ev.Seq == 2 }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	r := foldAll(t, p, tsProgram(t, morningTS, 1, morningViews), specRuns())
-	if r.Stall == nil || r.Stall.Kind != KindCrash || r.Folded != 1 || !strings.Contains(r.Stall.Error, "3 times") {
+	if r.Stall == nil || r.Stall.Kind != KindCrash || r.Folded != 1 || !strings.Contains(r.Stall.Error, "20 times") {
 		t.Fatalf("%d %+v", r.Folded, r.Stall)
 	}
 }
