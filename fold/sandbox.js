@@ -232,15 +232,16 @@
     const proto = getProto(x);
     if (proto !== ObjectProto && proto !== null) { bad = true; return null; }
     const out = {};
-    const ks = objectKeys(x);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i];
+    for (const k in x) {
       bound += 6 * k.length + 4;
-      set(out, k, copy(x[k], d + 1));
+      const y = copy(x[k], d + 1);
       if (bad) return null;
+      if (k in ObjectProto) defineProperty(out, k, { value: y, writable: true, enumerable: true, configurable: true });
+      else out[k] = y;
     }
     return out;
   }
+
   // copyDeep copies below recurseDepth without recursing.
   function copyDeep(x0, d0) {
     const holder = [];
