@@ -88,7 +88,7 @@
 // keeps at least two processors; the collector is off while a fold runs,
 // since a collection would wait for ever to stop the wasm's thread. A panic out of qjs (a wasm trap)
 // is recovered and answered, and that worker ends too. The parent kills a
-// worker that does not answer within the timeout plus 30 s, and on its
+// worker that does not answer within 11 s a fold plus 30 s, and on its
 // context's end. The server never dies of a fold.
 //
 // # The bounds of one fold

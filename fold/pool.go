@@ -148,7 +148,9 @@ func (p *Pool) call(ctx context.Context, prog *Program, views json.RawMessage, e
 			crash = crash || p.opts.crash(ev)
 		}
 	}
-	backstop := p.lim.Timeout + 30*time.Second + time.Duration(len(events))*10*time.Millisecond
+	// The worker stops its own folds; this is for a worker that hangs, and
+	// leaves every fold of the page its whole time.
+	backstop := time.Duration(len(events))*(p.lim.Timeout+time.Second) + 30*time.Second
 	h, out, err := w.fold(ctx, prog, p.lim, views, events, crash, backstop)
 	p.put(w)
 	if err != nil {
