@@ -287,3 +287,21 @@ func TestKeeperIdlesWhenLive(t *testing.T) {
 		t.Fatalf("an idle keeper read the history %d times in half a second", calls)
 	}
 }
+
+// A replay that stalls before the run's last event answers the stalled
+// standing; one that ends before the stall replays as usual.
+func TestKeeperAsOfStalled(t *testing.T) {
+	h := &memHistory{}
+	h.add(specRuns()...)
+	k := newTestKeeper(t, h, KeeperOptions{})
+	prog := jsProgram("export function fold(view, event) {\n  if (event.id === 'ev-2') throw new Error('second');\n  return { out: { text: event.id } };\n}", textView)
+	registerMorning(t, k, prog, 1, "h1")
+	views, s, err := k.AsOf(context.Background(), "morning", 3)
+	if err != nil || s.State != StateStalled || s.Stalled.Event.ID != "ev-2" || string(views) != `{"out":{"text":"ev-1"}}` {
+		t.Fatalf("%v %s %+v", err, views, s)
+	}
+	views, s, _ = k.AsOf(context.Background(), "morning", 1)
+	if s.State != StateLive || string(views) != `{"out":{"text":"ev-1"}}` || s.LagMs != 2*24*3600*1000 {
+		t.Fatalf("%s %+v", views, s)
+	}
+}
