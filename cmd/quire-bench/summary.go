@@ -15,7 +15,7 @@ import (
 // benchmark and metric, the median of its runs, then the ratios the issues
 // ask for, against each target.
 
-var benchLine = regexp.MustCompile(`^(Benchmark[^\s-]+)(?:-\d+)?\s+\d+\s+(.*)$`)
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
 
 type target struct {
 	bench, metric string
@@ -26,9 +26,13 @@ type target struct {
 var targets = []target{
 	{bench: "BenchmarkCheckFulfillOrderWithTemplates", metric: "ms/op", max: 400, what: "issue 3: checking the fulfill-order page, module type check included"},
 	{bench: "BenchmarkCheckSeries2000", metric: "ms/op", max: 5, what: "issue 3: a shape check of a 2,000-point series"},
-	{bench: "BenchmarkFoldMorning", metric: "events/s", min: 20000, what: "issue 4: morning-social-content through the whole keeper path"},
-	{bench: "BenchmarkFoldMorning", metric: "catchup-µs", what: "issue 4: one new event after 100,000: one incremental fold"},
-	{bench: "BenchmarkFoldMorningNode", metric: "events/s", what: "issue 4: the same module in Node.js (V8), views through JSON per fold"},
+	{bench: "BenchmarkFoldExamples/morning-social-content", metric: "events/s", min: 20000, what: "issue 4: morning-social-content, 100,000 events, whole keeper path"},
+	{bench: "BenchmarkFoldExamples/morning-social-content", metric: "node-events/s", what: "issue 4: the same in Node.js (V8), views through JSON per fold"},
+	{bench: "BenchmarkFoldExamples/close-the-month", metric: "events/s", what: "issue 4: close-the-month, 100,000 events, whole keeper path"},
+	{bench: "BenchmarkFoldExamples/close-the-month", metric: "node-events/s", what: "issue 4: the same in Node.js"},
+	{bench: "BenchmarkFoldExamples/fulfill-order", metric: "events/s", what: "issue 4: fulfill-order, 100,000 events, whole keeper path"},
+	{bench: "BenchmarkFoldExamples/fulfill-order", metric: "node-events/s", what: "issue 4: the same in Node.js"},
+	{bench: "BenchmarkFoldMorning", metric: "catchup-µs", what: "issue 4: one new event after 100,000 events: one incremental fold (CatchUp)"},
 	{bench: "BenchmarkGetDefinitionFulfillOrder", metric: "ms/op", max: 2, what: "issue 5: get_definition of fulfill-order over live views"},
 	{bench: "BenchmarkGetRunFulfillOrder", metric: "ms/op", max: 1, what: "issue 5: get_run of a fulfill-order run"},
 	{bench: "BenchmarkHTTPAppend", metric: "events/s", what: "issue 7: 16 clients x 1,000 events over HTTP"},
@@ -79,9 +83,11 @@ func summarize(r io.Reader, w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-36s %12.3f %-11s [%d]  %s%s\n", t.bench, med, t.metric, len(vs), t.what, verdict)
 	}
-	q, n := values["BenchmarkFoldMorning"]["events/s"], values["BenchmarkFoldMorningNode"]["events/s"]
-	if len(q) > 0 && len(n) > 0 {
-		fmt.Fprintf(w, "fold ratio, QuickJS sandbox / Node.js: %.2f (%.0f vs %.0f events/s)\n", median(q)/median(n), median(q), median(n))
+	for _, pg := range []string{"morning-social-content", "close-the-month", "fulfill-order"} {
+		m := values["BenchmarkFoldExamples/"+pg]
+		if q, n := m["events/s"], m["node-events/s"]; len(q) > 0 && len(n) > 0 {
+			fmt.Fprintf(w, "fold ratio %-24s QuickJS sandbox / Node.js = %.3f (%.0f vs %.0f events/s)\n", pg, median(q)/median(n), median(q), median(n))
+		}
 	}
 	var rest []string
 	for b := range values {

@@ -1,0 +1,104 @@
+package fold
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkFoldExamples folds the spec's three example pages, each over
+// 100,000 generated run_succeeded events of its workflow, through the
+// whole keeper path, and the same module over the same events in Node.js
+// (when node is on the PATH) side by side, with the views passed through
+// JSON between folds there too. It reports events/s of each and checks
+// that both end with the same views.
+func BenchmarkFoldExamples(b *testing.B) {
+	const n = 100_000
+	pages := []struct {
+		name   string
+		views  map[string]string
+		output func(i int, at time.Time) string
+	}{
+		{"morning-social-content", morningViews, func(i int, at time.Time) string {
+			var cs []string
+			for j := range i%4 + 1 {
+				cs = append(cs, []string{"LinkedIn", "X", "Instagram", "Mastodon"}[(i+j)%4])
+			}
+			return morningOutput(at.Format("2006-01-02"), cs...)
+		}},
+		{"close-the-month", map[string]string{"revenue": "series"}, func(i int, at time.Time) string {
+			return fmt.Sprintf(`{"output":{"month":"%04d-%02d","revenue":%d}}`, 2000+(i/12)%50, i%12+1, 100000+i%9973)
+		}},
+		{"fulfill-order", map[string]string{"figures": "categories", "revenue": "series", "channels": "categories", "sizes": "categories", "latest": "table"},
+			func(i int, at time.Time) string {
+				return fmt.Sprintf(`{"output":{"order":"A-%d","channel":%q,"total":%d.25}}`, i, []string{"Web", "Marketplace", "Phone"}[i%3], 5+i%180)
+			}},
+	}
+	for _, pg := range pages {
+		b.Run(pg.name, func(b *testing.B) {
+			ts, err := os.ReadFile(filepath.Join("module", "testdata", pg.name+".ts"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			prog := tsProgram(b, string(ts), 1, pg.views)
+			filters, issues := ParseFilters([]any{map[string]any{"type": "run_succeeded", "subject": "workflow/" + pg.name}})
+			if issues != nil {
+				b.Fatal(issues)
+			}
+			start := time.Date(2026, 1, 1, 6, 0, 0, 0, time.UTC)
+			hist := make([]Event, n)
+			var lines strings.Builder
+			for i := range n {
+				at := start.Add(time.Duration(i/3) * 24 * time.Hour).Add(time.Duration(i%3) * time.Minute)
+				j := fmt.Sprintf(`{"specversion":"1.0","id":"ev-%d","type":"run_succeeded","source":"playbooks/ops","subject":"workflow/%s","time":%q,"data":%s}`,
+					i+1, pg.name, at.Format(time.RFC3339Nano), pg.output(i, at))
+				hist[i] = Event{Seq: int64(i + 1), JSON: []byte(j), Time: at}
+				lines.WriteString(j + "\n")
+			}
+			pool := newTestPool(b, Limits{})
+			b.ResetTimer()
+			var views []byte
+			for range b.N {
+				h := &memHistory{}
+				h.add(hist...)
+				k := newTestKeeper(b, h, KeeperOptions{Pool: pool})
+				if err := k.Register(Page{ID: pg.name, Version: 1, DataHash: "h", Program: prog, Filters: filters}); err != nil {
+					b.Fatal(err)
+				}
+				s, err := k.CatchUp(context.Background(), pg.name)
+				if err != nil || s.State != StateLive {
+					b.Fatalf("%v %+v", err, s)
+				}
+				views, _, _ = k.Views(pg.name)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			node, err := exec.LookPath("node")
+			if err != nil {
+				return
+			}
+			dir := b.TempDir()
+			for name, text := range map[string]string{"module.mjs": prog.JS, "run.mjs": nodeRunner, "events.jsonl": lines.String()} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			out, err := exec.Command(node, filepath.Join(dir, "run.mjs")).Output()
+			if err != nil {
+				b.Fatalf("node: %v", err)
+			}
+			parts := strings.Split(strings.TrimSpace(string(out)), "\n")
+			ms, _ := strconv.ParseFloat(parts[1], 64)
+			b.ReportMetric(float64(n)/(ms/1000), "node-events/s")
+			if parts[0] != string(views) {
+				b.Fatalf("Node's views differ from the sandbox's:\n%.300s\n%.300s", parts[0], views)
+			}
+		})
+	}
+}
