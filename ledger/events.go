@@ -11,7 +11,6 @@ import (
 	"quire/ledger/address"
 	"quire/ledger/event"
 	"quire/ledger/refusal"
-	"quire/runfolder"
 )
 
 // Event is an event as reads present it: CloudEvents form.
@@ -173,4 +172,3 @@ func (stopErr) Error() string { return "stop" }
 
 var errStop error = stopErr{}
 
-var _ = runfolder.LogFile

@@ -4,7 +4,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -172,4 +171,3 @@ func newApp(e *env) *cli.App {
 // init function in a file of its own.
 var extraCommands []func(e *env) *cli.Command
 
-var _ = context.Background
