@@ -171,4 +171,3 @@ type stopErr struct{}
 func (stopErr) Error() string { return "stop" }
 
 var errStop error = stopErr{}
-

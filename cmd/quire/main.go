@@ -170,4 +170,3 @@ func newApp(e *env) *cli.App {
 // extraCommands are the commands of later capabilities, each added by an
 // init function in a file of its own.
 var extraCommands []func(e *env) *cli.Command
-
