@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -102,7 +103,7 @@ func writeNew(v *vault.Vault, rel string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(path.Dir(abs), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return err
 	}
 	return vault.WriteAtomic(abs, data)

@@ -2,7 +2,6 @@ package vault
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -369,6 +368,6 @@ func (v *Vault) moveBranch(old, id plumbing.Hash, who Signature, msg string) err
 		return err
 	}
 	defer lf.Close()
-	_, err = lf.Write(bytes.TrimRight([]byte(line), "\x00"))
+	_, err = lf.WriteString(line)
 	return err
 }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"quire/ledger/refusal"
 )
 
 // CleanRel checks a slash-separated path relative to the vault's root and
@@ -189,9 +188,4 @@ func RepairTail(abs string) (bool, error) {
 		return false, err
 	}
 	return true, f.Sync()
-}
-
-// Refuse is a shorthand for an invalid_input refusal at an argument.
-func refuseArg(arg string, err error) error {
-	return refusal.Invalid(arg, "%s", err.Error())
 }

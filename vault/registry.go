@@ -62,9 +62,7 @@ func (r *registry) refresh() error {
 	}
 	// Only whole lines count; a torn last line waits for its repair.
 	end := bytes.LastIndexByte(data, '\n') + 1
-	lineNo := 0
 	for _, line := range bytes.Split(data[:end], []byte("\n")) {
-		lineNo++
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
