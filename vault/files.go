@@ -10,7 +10,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-
 )
 
 // CleanRel checks a slash-separated path relative to the vault's root and
