@@ -508,6 +508,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
+			l.wake(a.Playbook) // its page may have changed
 			return l.getDefinition(a.Playbook, a.Type, a.Name, 0, true)
 		}
 	}
@@ -602,6 +603,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
+			l.wake(a.Playbook) // its page's views are no longer kept
 			return l.getDefinition(a.Playbook, a.Type, a.Name, 0, false)
 		})
 }

@@ -330,6 +330,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
+			l.wake(a.Playbook)
 			return l.getPlaybook(a.Playbook)
 		})
 }

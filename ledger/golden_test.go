@@ -1,11 +1,13 @@
 package ledger
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"quire/ledger/refusal"
 )
@@ -221,5 +223,34 @@ func TestRejectedAndFailedRunsRender(t *testing.T) {
 	f.call("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"failed","actor":"agent-7"}`, r.RunID))
 	if got = f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, r.RunID)).(*Run); got.Page.Result != "The run failed." {
 		t.Fatalf("failed: %q", got.Page.Result)
+	}
+}
+
+// While serving, the keeper folds in the background: woken by each event,
+// a read answers at once with the standing as it is.
+func TestServingKeepsTheViews(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.l.Keep(ctx)
+	f.call("create_definition", saveArgs("workflow", "fulfill-order", source(t, "fulfill-order.yaml")))
+	f.runAt("fulfill-order", "2026-10-30", `{"order":"A-1041","channel":"Web","total":86.5}`)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		d := f.call("get_definition", `{"playbook":"finance","type":"workflow","name":"fulfill-order"}`).(*Definition)
+		st := d.Page.Standing
+		if st.State == "live" && st.Folded == 1 {
+			if !strings.Contains(d.Page.Runs, `{"name":"Orders","value":1}`) {
+				t.Fatalf("runs %s", d.Page.Runs)
+			}
+			break
+		}
+		if st.State != "live" && d.Page.Runs != "Building this page's figures from the playbook's history…" {
+			t.Fatalf("while building: %q", d.Page.Runs)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the views never caught up: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -26,8 +26,9 @@ type Ledger struct {
 
 	views views
 
-	// OnEvent, when set, is called after every event the ledger records,
-	// outside the lock, with the playbook and its new last seq.
+	// OnEvent, when set before the ledger is used, is called after every
+	// event the ledger records, outside the lock, with the playbook and its
+	// new last seq.
 	OnEvent func(playbook string, seq int64)
 }
 
@@ -158,9 +159,14 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-// notify tells the watcher (quire serve's keeper) of a new event.
+// notify tells the keeper of the playbook's views (while quire serve keeps
+// them) and the OnEvent hook of a new event.
 func (l *Ledger) notify(playbook string, seq int64) {
-	if l.OnEvent != nil && seq > 0 {
+	if seq <= 0 {
+		return
+	}
+	l.wake(playbook)
+	if l.OnEvent != nil {
 		l.OnEvent(playbook, seq)
 	}
 }

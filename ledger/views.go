@@ -111,15 +111,6 @@ func (l *Ledger) Keep(ctx context.Context) error {
 	l.views.mu.Lock()
 	l.views.serving, l.views.ctx = true, ctx
 	l.views.mu.Unlock()
-	prev := l.OnEvent
-	l.OnEvent = func(playbook string, seq int64) {
-		if k, err := l.keeper(playbook); err == nil {
-			k.k.Wake()
-		}
-		if prev != nil {
-			prev(playbook, seq)
-		}
-	}
 	es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook" })
 	if err != nil {
 		return err
@@ -131,6 +122,19 @@ func (l *Ledger) Keep(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// wake tells a playbook's keeper, while serving, that its history grew.
+func (l *Ledger) wake(playbook string) {
+	l.views.mu.Lock()
+	serving := l.views.serving
+	l.views.mu.Unlock()
+	if !serving {
+		return
+	}
+	if k, err := l.keeper(playbook); err == nil {
+		k.k.Wake()
+	}
 }
 
 func (l *Ledger) foldPool() (*fold.Pool, error) {
