@@ -195,15 +195,33 @@ func (o *objects) writeTree(entries []treeEntry) (plumbing.Hash, error) {
 	return id, nil
 }
 
-func sortKey(e treeEntry) string {
-	if e.mode == filemode.Dir {
-		return e.name + "/"
+// treeLess orders tree entries as git does: a folder sorts as if its name
+// ended in "/". It allocates nothing.
+func treeLess(a, b treeEntry) bool {
+	an, bn := a.name, b.name
+	n := min(len(an), len(bn))
+	if an[:n] != bn[:n] {
+		return an[:n] < bn[:n]
 	}
-	return e.name
+	ac, bc := byte(0), byte(0)
+	if len(an) > n {
+		ac = an[n]
+	} else if a.mode == filemode.Dir {
+		ac = '/'
+	}
+	if len(bn) > n {
+		bc = bn[n]
+	} else if b.mode == filemode.Dir {
+		bc = '/'
+	}
+	return ac < bc
 }
 
 func sortTree(entries []treeEntry) {
-	sort.Slice(entries, func(i, j int) bool { return sortKey(entries[i]) < sortKey(entries[j]) })
+	if sort.SliceIsSorted(entries, func(i, j int) bool { return treeLess(entries[i], entries[j]) }) {
+		return
+	}
+	sort.Slice(entries, func(i, j int) bool { return treeLess(entries[i], entries[j]) })
 }
 
 // retry runs fn against the object storage, and once more against a fresh
