@@ -56,10 +56,10 @@ echo "== quire check"
 echo
 echo "== quire page status / render (views folded from the history in the QuickJS sandbox)"
 "$Q" page status --playbook operations --name morning-social-content
-"$Q" page render --playbook operations --name morning-social-content | head -12
+"$Q" page render --playbook operations --name close-the-month
 echo
 echo "== git log"
-git -C "$V" log --format='%h %an  %s' | head -12
+git -C "$V" log -12 --format='%h %an  %s'
 if "$Q" serve --help >/dev/null 2>&1; then
   echo
   echo "== quire serve"

@@ -80,3 +80,19 @@ func TestCLIShapeCheck(t *testing.T) {
 		t.Fatalf("%d %q", code, errs)
 	}
 }
+
+func TestFlagsAfterArguments(t *testing.T) {
+	app := newApp(&env{})
+	for _, c := range []struct{ in, want string }{
+		{"quire call get_run --args {}", "quire call --args {} get_run"},
+		{"quire init DIR --org acme", "quire init --org acme DIR"},
+		{"quire mcp --vault /v", "quire --vault /v mcp"},
+		{"quire run event step_started --playbook p --json", "quire run event --playbook p --json step_started"},
+		{"quire --vault=/v check --json", "quire --vault=/v check --json"},
+	} {
+		got := strings.Join(flagsFirst(app, strings.Fields(c.in)), " ")
+		if got != c.want {
+			t.Errorf("%s: got %s, want %s", c.in, got, c.want)
+		}
+	}
+}

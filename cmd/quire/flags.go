@@ -46,7 +46,7 @@ func flagsFirst(app *cli.App, args []string) []string {
 			break
 		}
 	}
-	var positional, moved []string
+	var positional, moved, global []string
 	for ; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -54,16 +54,24 @@ func flagsFirst(app *cli.App, args []string) []string {
 			break
 		}
 		if strings.HasPrefix(a, "-") && len(a) > 1 {
-			moved = append(moved, a)
-			if takesValue(flags, a) && i+1 < len(args) {
-				moved = append(moved, args[i+1])
+			to := &moved
+			fs := flags
+			if !hasFlag(flags, a) && hasFlag(app.Flags, a) {
+				// A global flag written after the command, such as
+				// quire mcp --vault DIR: it goes before the command.
+				to, fs = &global, app.Flags
+			}
+			*to = append(*to, a)
+			if takesValue(fs, a) && i+1 < len(args) {
+				*to = append(*to, args[i+1])
 				i++
 			}
 			continue
 		}
 		positional = append(positional, a)
 	}
-	return append(append(out, moved...), positional...)
+	head := append([]string{out[0]}, global...)
+	return append(append(append(head, out[1:]...), moved...), positional...)
 }
 
 func takesValue(flags []cli.Flag, arg string) bool {
@@ -76,6 +84,18 @@ func takesValue(flags []cli.Flag, arg string) bool {
 			if n == name {
 				_, isBool := f.(*cli.BoolFlag)
 				return !isBool
+			}
+		}
+	}
+	return false
+}
+
+func hasFlag(flags []cli.Flag, arg string) bool {
+	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
 			}
 		}
 	}
