@@ -241,8 +241,19 @@ func (h *history) page(v *vault.Vault, after int64, limit int) ([]Record, error)
 			}
 			open[r.file] = ef
 		}
+		if r.n <= 0 {
+			return nil, fmt.Errorf("history of %s: record %d is empty; quire reindex rebuilds it", h.playbook, seq)
+		}
 		raw := make([]byte, r.n)
-		if _, err := ef.ReadAt(raw, r.off); err != nil {
+		if _, err := ef.ReadAt(raw, r.off); err != nil || raw[len(raw)-1] != '\n' {
+			if seq == h.count && (err == nil || errors.Is(err, io.EOF)) {
+				// The last record is reserved and its line is being written
+				// under the lock right now: the page ends before it.
+				break
+			}
+			if err == nil {
+				err = errors.New("the line is not whole")
+			}
 			return nil, fmt.Errorf("history of %s: event %d in %s: %w", h.playbook, seq, r.file, err)
 		}
 		raw = raw[:len(raw)-1]
