@@ -15,7 +15,7 @@ build:
 # tsc), installed into .tools/ from npm.
 tools: $(TSC)
 $(TSC):
-	@command -v npm >/dev/null || { echo "npm is needed to install typescript@7 (apt-get install nodejs npm)"; exit 1; }
+	@command -v npm >/dev/null || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null; } || { echo "npm is needed to install typescript@7: apt-get install nodejs npm"; exit 1; }
 	mkdir -p .tools
 	cd .tools && ( [ -f package.json ] || echo '{"private":true}' > package.json ) && npm install --no-audit --no-fund typescript@7
 
