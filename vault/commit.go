@@ -333,8 +333,14 @@ func (v *Vault) head() (plumbing.Hash, error) {
 // old, renames the lock over the ref, and appends the reflog line.
 func (v *Vault) moveBranch(old, id plumbing.Hash, who Signature, msg string) error {
 	ref := filepath.Join(v.gitDir, filepath.FromSlash(v.branch))
-	if err := os.MkdirAll(filepath.Dir(ref), 0o755); err != nil {
-		return err
+	logPath := filepath.Join(v.gitDir, "logs", filepath.FromSlash(v.branch))
+	if !v.refDirs {
+		for _, d := range []string{filepath.Dir(ref), filepath.Dir(logPath)} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		v.refDirs = true
 	}
 	lock := ref + ".lock"
 	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -356,10 +362,6 @@ func (v *Vault) moveBranch(old, id plumbing.Hash, who Signature, msg string) err
 	}
 	if err != nil {
 		os.Remove(lock)
-		return err
-	}
-	logPath := filepath.Join(v.gitDir, "logs", filepath.FromSlash(v.branch))
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return err
 	}
 	line := fmt.Sprintf("%s %s %s\tcommit: %s\n", old, id, who.git(), strings.ReplaceAll(msg, "\n", " "))

@@ -56,6 +56,7 @@ type Vault struct {
 	// lastCommit and lastTree are the commit this process made last and
 	// its tree, so the next commit need not read it back.
 	lastCommit, lastTree plumbing.Hash
+	refDirs              bool // the branch's folders under refs/ and logs/ exist
 
 	compacting sync.WaitGroup
 	compactMu  sync.Mutex
