@@ -181,6 +181,9 @@ func (v *Vault) collectFile(rel, abs string, changes map[string]change) error {
 	if strings.HasPrefix(path.Base(rel), ".") && strings.Contains(path.Base(rel), ".tmp") {
 		return nil // a temporary file of WriteAtomic in flight
 	}
+	if v.gitIdx.clean(rel, fi) {
+		return nil
+	}
 	data, err := os.ReadFile(abs)
 	if err != nil {
 		return err

@@ -83,6 +83,26 @@ func (x *gitIndex) find(name string) (int, bool) {
 	return i, i < len(x.entries) && x.entries[i].Name == name
 }
 
+// clean reports whether the file at name is as the index recorded it, by
+// its stat alone, as git decides: same size, modification time to the
+// nanosecond and inode, and modified before the index was written (an
+// entry as new as the index itself is "racy" and is read again).
+func (x *gitIndex) clean(name string, fi fs.FileInfo) bool {
+	i, ok := x.find(name)
+	if !ok {
+		return false
+	}
+	e := x.entries[i]
+	if int64(e.Size) != fi.Size() || !e.ModifiedAt.Equal(fi.ModTime()) || !fi.ModTime().Before(x.stat.mtime) {
+		return false
+	}
+	if fi.Mode()&0o111 != 0 != (e.Mode == filemode.Executable) {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && e.Inode == uint32(st.Ino)
+}
+
 // set records name with its hash and the stat it was hashed from.
 func (x *gitIndex) set(name string, h plumbing.Hash, fi fs.FileInfo) {
 	e := &index.Entry{Name: name, Hash: h, Mode: filemode.Regular, ModifiedAt: fi.ModTime(), Size: uint32(fi.Size())}
