@@ -20,8 +20,19 @@ import (
 // object stays readable throughout. Close waits for it.
 const compactThreshold = 1024
 
+// SetAutoCompact turns the background compaction after commits on (the
+// default) or off; with it off, the owner calls Compact itself.
+func (v *Vault) SetAutoCompact(on bool) {
+	v.compactMu.Lock()
+	v.noAutoCompact = !on
+	v.compactMu.Unlock()
+}
+
 func (v *Vault) maybeCompact() {
-	if v.looseEstimate() < compactThreshold {
+	v.compactMu.Lock()
+	off := v.noAutoCompact
+	v.compactMu.Unlock()
+	if off || v.looseEstimate() < compactThreshold {
 		return
 	}
 	v.compactMu.Lock()

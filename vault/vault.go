@@ -58,9 +58,10 @@ type Vault struct {
 	lastCommit, lastTree plumbing.Hash
 	refDirs              bool // the branch's folders under refs/ and logs/ exist
 
-	compacting sync.WaitGroup
-	compactMu  sync.Mutex
-	busy       bool
+	compacting    sync.WaitGroup
+	compactMu     sync.Mutex
+	busy          bool
+	noAutoCompact bool
 
 	reg *registry
 }
