@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"quire/internal/atomicfile"
 )
 
 // kept is what the keeper writes of one page, in one file, once a page of
@@ -60,41 +62,8 @@ func writeKept(dir string, k *kept) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(keptPath(dir, k.ID), b)
-}
-
-// writeFileAtomic replaces path with data so that a reader, or a restart
-// after a crash, sees the old file or the new one whole: a temporary file
-// in the same folder, written, fsynced, closed and renamed, then the
-// folder fsynced.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-")
-	if err != nil {
+	if err := atomicfile.Write(keptPath(dir, k.ID), b); err != nil {
 		return fmt.Errorf("fold: keeping views: %w", err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("fold: keeping views: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("fold: keeping views: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("fold: keeping views: %w", err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("fold: keeping views: %w", err)
-	}
-	if d, e := os.Open(dir); e == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

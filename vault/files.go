@@ -10,6 +10,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"quire/internal/atomicfile"
 )
 
 // CleanRel checks a slash-separated path relative to the vault's root and
@@ -59,47 +61,8 @@ func (v *Vault) Join(rel string) (string, error) {
 }
 
 // WriteAtomic replaces the file at abs with data so that a reader sees the
-// old contents or the new, never a part: it writes a temporary file in the
-// same folder, fsyncs it, renames it over abs and fsyncs the folder.
-func WriteAtomic(abs string, data []byte) (err error) {
-	dir := filepath.Dir(abs)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(abs)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, abs); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+// old contents or the new, never a part (see internal/atomicfile).
+func WriteAtomic(abs string, data []byte) error { return atomicfile.Write(abs, data) }
 
 // AppendLine appends line (which must end in "\n") to the file at abs in one
 // write(2) on a descriptor opened with O_APPEND, then fsyncs. One write keeps
