@@ -130,16 +130,11 @@ func (l *Ledger) inspect(ctx context.Context, typ, source string, check bool) (*
 		}
 	}
 	if check {
-		cfg, err := l.V.Config()
+		opts, err := l.pageOptions()
 		if err != nil {
 			return nil, err
 		}
-		mode := module.Full
-		if cfg.Typecheck == "syntax-only" {
-			mode = module.SyntaxOnly
-		}
-		p, checked, pageIssues, err := page.CheckDocument(ctx, []byte(source), pageWhere(typ), page.Options{
-			Module: module.Options{Mode: mode}, Templates: render.CheckTemplate})
+		p, checked, pageIssues, err := page.CheckDocument(ctx, []byte(source), pageWhere(typ), opts)
 		if err != nil {
 			return nil, err
 		}
@@ -156,6 +151,20 @@ func (l *Ledger) inspect(ctx context.Context, typ, source string, check bool) (*
 		return nil, refusal.WithIssues(refusal.InvalidInput, issues)
 	}
 	return info, nil
+}
+
+// pageOptions is how a save checks a page: the module type-checked unless
+// the vault's settings say typecheck: syntax-only, the templates by render.
+func (l *Ledger) pageOptions() (page.Options, error) {
+	cfg, err := l.V.Config()
+	if err != nil {
+		return page.Options{}, err
+	}
+	mode := module.Full
+	if cfg.Typecheck == "syntax-only" {
+		mode = module.SyntaxOnly
+	}
+	return page.Options{Module: module.Options{Mode: mode}, Templates: render.CheckTemplate}, nil
 }
 
 // normalizeYAML turns YAML's maps into JSON's.
@@ -271,16 +280,11 @@ func init() {
 					if err := json.Unmarshal(a.Page, &text); err != nil {
 						return nil, refusal.Invalid("/page", "the page is YAML text (a JSON string), or null to remove it")
 					}
-					cfg, err := l.V.Config()
+					opts, err := l.pageOptions()
 					if err != nil {
 						return nil, err
 					}
-					mode := module.Full
-					if cfg.Typecheck == "syntax-only" {
-						mode = module.SyntaxOnly
-					}
-					_, _, issues, err := page.CheckDocument(ctx, []byte(text), page.Where{Form: page.ForPlaybook},
-						page.Options{Module: module.Options{Mode: mode}, Templates: render.CheckTemplate})
+					_, _, issues, err := page.CheckDocument(ctx, []byte(text), page.Where{Form: page.ForPlaybook}, opts)
 					if err != nil {
 						return nil, err
 					}

@@ -431,11 +431,7 @@ func init() {
 				d.Page, err = l.definitionPage(ctx, s, true, sample, a.Format)
 				return d, err
 			}
-			e, f, err := l.runFolder(a.Playbook, a.RunID)
-			if err != nil {
-				return nil, err
-			}
-			st, err := f.LoadState()
+			_, st, err := l.runState(a.Playbook, a.RunID)
 			if err != nil {
 				return nil, err
 			}
@@ -471,7 +467,6 @@ func init() {
 					}
 				}
 			}
-			_ = e
 			d.Page = p
 			return d, nil
 		})

@@ -507,11 +507,7 @@ func init() {
 			if err := checkFormat(a.Format); err != nil {
 				return nil, err
 			}
-			e, f, err := l.runFolder(a.Playbook, a.RunID)
-			if err != nil {
-				return nil, err
-			}
-			st, err := f.LoadState()
+			e, st, err := l.runState(a.Playbook, a.RunID)
 			if err != nil {
 				return nil, err
 			}
@@ -563,6 +559,16 @@ func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line
 	}
 	l.notify(e.Playbook, seq)
 	return st, nil
+}
+
+// runState finds a run of a playbook and reads where it stands.
+func (l *Ledger) runState(playbook, runID string) (vault.Entry, *runfolder.State, error) {
+	e, f, err := l.runFolder(playbook, runID)
+	if err != nil {
+		return e, nil, err
+	}
+	st, err := f.LoadState()
+	return e, st, err
 }
 
 func (l *Ledger) readRun(e vault.Entry, f runfolder.Folder) (*Run, error) {
