@@ -575,9 +575,7 @@ func init() {
 			for _, e := range es {
 				if d := defs[e.DefType+"/"+e.Name]; d != nil {
 					def := definitionOf(a.Playbook, d, d.latest())
-					if src, err := os.ReadFile(l.V.Abs(def.Path)); err == nil {
-						l.withShape(ctx, def, string(src))
-					}
+					l.withShape(def)
 					out = append(out, def)
 				}
 			}
@@ -639,7 +637,7 @@ func (l *Ledger) getDefinition(playbook, typ, name string, version int, withSour
 			}
 		}
 		out.Source = string(src)
-		l.withShape(context.Background(), out, out.Source)
+		l.withShape(out)
 	}
 	return out, nil
 }
@@ -653,8 +651,8 @@ func (l *Ledger) checkSave(ctx context.Context, a *SaveDefinitionArgs) error {
 
 // withShape adds output_schema and details.shape to a definition that
 // declares output.shape.
-func (l *Ledger) withShape(ctx context.Context, d *Definition, source string) {
-	info, err := l.inspect(ctx, d.Type, source, false)
+func (l *Ledger) withShape(d *Definition) {
+	info, err := l.document(d.Type, defVersion{Blob: d.Blob, Path: d.Path})
 	if err != nil || info.Shape == "" {
 		return
 	}

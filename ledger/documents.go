@@ -27,13 +27,14 @@ const TypePage = "page"
 
 // docInfo is what ledger reads of one version of a document.
 type docInfo struct {
-	Shape      string
-	ShapeLine  int
-	Schema     any // output.schema as YAML decodes it; nil without one
-	SchemaLine int
-	Page       *page.Page
-	JS         string // the page's module, transpiled (after a full check)
-	DataHash   string
+	Shape       string
+	ShapeLine   int
+	Schema      any // output.schema as YAML decodes it; nil without one
+	SchemaLine  int
+	Page        *page.Page
+	JS          string // the page's module, transpiled (after a full check)
+	DataHash    string
+	Description string // set by document
 }
 
 // outputOf finds the output mapping of a document: a workflow's top-level

@@ -37,24 +37,26 @@ func (s *subject) render() render.Subject {
 
 var docCache sync.Map // type + blob → *docInfo
 
-// document reads (and caches by blob) what ledger needs of one version.
-func (l *Ledger) document(typ string, v defVersion) (*docInfo, string, error) {
+// document answers what ledger needs of one version of a document. Versions
+// never change, so it is read and parsed once per blob and kept.
+func (l *Ledger) document(typ string, v defVersion) (*docInfo, error) {
 	key := typ + "\x00" + v.Blob
+	if c, ok := docCache.Load(key); ok {
+		return c.(*docInfo), nil
+	}
 	src, err := os.ReadFile(l.V.Abs(v.Path))
 	if err != nil || vault.BlobID(src) != v.Blob {
 		if src, err = l.V.ReadBlob(v.Blob); err != nil {
-			return nil, "", err
+			return nil, err
 		}
-	}
-	if c, ok := docCache.Load(key); ok {
-		return c.(*docInfo), string(src), nil
 	}
 	info, err := l.inspect(context.Background(), typ, string(src), false)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
+	info.Description = description(typ, string(src))
 	docCache.Store(key, info)
-	return info, string(src), nil
+	return info, nil
 }
 
 // description reads a document's description: a function's front matter
@@ -102,7 +104,7 @@ func (l *Ledger) pagedSubjects(playbook string) ([]*subject, error) {
 		if d == nil || d.Type != TypePage || d.Retired {
 			continue
 		}
-		info, _, err := l.document(d.Type, d.latest())
+		info, err := l.document(d.Type, d.latest())
 		if err == nil && info.Page != nil && info.Page.Of != "" {
 			own[info.Page.Of] = info.Page
 		}
@@ -113,12 +115,12 @@ func (l *Ledger) pagedSubjects(playbook string) ([]*subject, error) {
 			continue
 		}
 		v := d.latest()
-		info, src, err := l.document(d.Type, v)
+		info, err := l.document(d.Type, v)
 		if err != nil {
 			continue
 		}
 		s := &subject{Playbook: playbook, Type: d.Type, Name: d.Name, ID: d.Type + "/" + d.Name, Version: v.Version,
-			Description: description(d.Type, src), Retired: d.Retired, Page: info.Page}
+			Description: info.Description, Retired: d.Retired, Page: info.Page}
 		if s.Page == nil {
 			s.Page = own[s.ID]
 		}
@@ -356,7 +358,7 @@ func (l *Ledger) checkSample(s *subject, sample json.RawMessage) error {
 		return err
 	}
 	if d := defs[s.Type+"/"+s.Name]; d != nil {
-		info, _, err := l.document(d.Type, d.latest())
+		info, err := l.document(d.Type, d.latest())
 		if err == nil {
 			if issues := checkAgainst(info, sample, 20); len(issues) > 0 {
 				msgs := make([]string, len(issues))

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path"
 	"strings"
 	"time"
@@ -243,10 +242,8 @@ func init() {
 					Playbook: d.UID, PlaybookVersion: fmt.Sprint(v.Version), MemberOf: a.MemberOf, Binding: v.Path,
 					Started: event.FormatTime(started), Executor: a.Executor, AuthorizedBy: a.AuthorizedBy,
 					QuirePlaybook: a.Playbook, DefinitionType: a.Type, DefinitionName: a.Name}
-				if src, err := os.ReadFile(l.V.Abs(v.Path)); err == nil {
-					if info, err := l.inspect(ctx, a.Type, string(src), false); err == nil {
-						front.OutputShape = info.Shape
-					}
+				if info, err := l.document(a.Type, v); err == nil {
+					front.OutputShape = info.Shape
 				}
 				data := map[string]any{"run_id": runID}
 				if len(a.Input) > 0 {
@@ -583,7 +580,7 @@ func (l *Ledger) readRun(e vault.Entry, f runfolder.Folder) (*Run, error) {
 // output.schema) of the version the run pinned, and refuses a misfit as
 // conflict of the kind unworkable naming at most three issues.
 func (l *Ledger) checkOutput(ctx context.Context, e vault.Entry, f runfolder.Folder, output json.RawMessage) error {
-	info, err := l.pinnedDocument(ctx, e, f)
+	info, err := l.pinnedDocument(e, f)
 	if err != nil || info == nil || (info.Shape == "" && info.Schema == nil) {
 		return err
 	}
@@ -608,7 +605,7 @@ func (l *Ledger) checkOutput(ctx context.Context, e vault.Entry, f runfolder.Fol
 }
 
 // pinnedDocument reads the document of the version a run pinned.
-func (l *Ledger) pinnedDocument(ctx context.Context, e vault.Entry, f runfolder.Folder) (*docInfo, error) {
+func (l *Ledger) pinnedDocument(e vault.Entry, f runfolder.Folder) (*docInfo, error) {
 	st, err := f.LoadState()
 	if err != nil {
 		return nil, err
@@ -621,11 +618,7 @@ func (l *Ledger) pinnedDocument(ctx context.Context, e vault.Entry, f runfolder.
 	if d == nil || st.Version < 1 || st.Version > len(d.Versions) {
 		return nil, nil
 	}
-	src, err := l.V.ReadBlob(d.Versions[st.Version-1].Blob)
-	if err != nil {
-		return nil, err
-	}
-	return l.inspect(ctx, st.Type, string(src), false)
+	return l.document(st.Type, d.Versions[st.Version-1])
 }
 
 const janitor = runfolder.Janitor
