@@ -20,6 +20,7 @@ import (
 // that both end with the same views.
 func BenchmarkFoldExamples(b *testing.B) {
 	const n = 100_000
+	const engineEvents = 20_000
 	pages := []struct {
 		name   string
 		views  map[string]string
@@ -54,12 +55,14 @@ func BenchmarkFoldExamples(b *testing.B) {
 			start := time.Date(2026, 1, 1, 6, 0, 0, 0, time.UTC)
 			hist := make([]Event, n)
 			var lines strings.Builder
+			var texts []string
 			for i := range n {
 				at := start.Add(time.Duration(i/3) * 24 * time.Hour).Add(time.Duration(i%3) * time.Minute)
 				j := fmt.Sprintf(`{"specversion":"1.0","id":"ev-%d","type":"run_succeeded","source":"playbooks/ops","subject":"workflow/%s","time":%q,"data":%s}`,
 					i+1, pg.name, at.Format(time.RFC3339Nano), pg.output(i, at))
 				hist[i] = Event{Seq: int64(i + 1), JSON: []byte(j), Time: at}
 				lines.WriteString(j + "\n")
+				texts = append(texts, j)
 			}
 			pool := newTestPool(b, Limits{})
 			b.ResetTimer()
@@ -79,6 +82,14 @@ func BenchmarkFoldExamples(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			// The ceiling: the engine alone over the first engineEvents of
+			// the same events, the views through JSON between folds or not.
+			bare, withJSON, engineViews := engineRates(b, prog.JS, texts[:engineEvents])
+			b.ReportMetric(bare, "engine-events/s")
+			b.ReportMetric(withJSON, "engine-json-events/s")
+			if want := keptViews(b, pool, prog, filters, hist[:engineEvents]); engineViews != want {
+				b.Fatalf("the engine alone folds other views than the keeper:\n%.300s\n%.300s", engineViews, want)
+			}
 			node, err := exec.LookPath("node")
 			if err != nil {
 				return
@@ -101,4 +112,21 @@ func BenchmarkFoldExamples(b *testing.B) {
 			}
 		})
 	}
+}
+
+// keptViews folds events through a keeper of their own and answers the
+// views it keeps.
+func keptViews(b *testing.B, pool *Pool, prog *Program, filters Filters, events []Event) string {
+	b.Helper()
+	h := &memHistory{}
+	h.add(events...)
+	k := newTestKeeper(b, h, KeeperOptions{Pool: pool})
+	if err := k.Register(Page{ID: "ceiling", Version: 1, DataHash: "h", Program: prog, Filters: filters}); err != nil {
+		b.Fatal(err)
+	}
+	if s, err := k.CatchUp(context.Background(), "ceiling"); err != nil || s.State != StateLive {
+		b.Fatalf("%v %+v", err, s)
+	}
+	views, _, _ := k.Views("ceiling")
+	return string(views)
 }

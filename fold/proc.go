@@ -33,7 +33,7 @@ func startProc(dir, cacheDir string) (*proc, error) {
 		return nil, fmt.Errorf("fold: finding the executable for a worker: %w", err)
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), workerEnv+"=1", dirEnv+"="+dir, cacheEnv+"="+cacheDir)
+	cmd.Env = append(os.Environ(), workerEnv+"=1", dirEnv+"="+dir, cacheEnv+"="+cacheDir, workerGODEBUG())
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -52,6 +52,20 @@ func startProc(dir, cacheDir string) (*proc, error) {
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// workerGODEBUG is the worker's GODEBUG: the parent's, with asynchronous
+// preemption off. Compiled wasm has no safe points, so the signals Go
+// sends a thread that runs one fold for more than 10 ms are all lost, and
+// they are many (the watchdog's sleeps hand its processor to sysmon, which
+// then polls every 20 µs): with them a fold spent a third of its time in
+// the kernel. Nothing in a worker needs the preemption: the collector is
+// off while a fold runs, and the watchdog has a processor of its own.
+func workerGODEBUG() string {
+	if d := os.Getenv("GODEBUG"); d != "" {
+		return "GODEBUG=" + d + ",asyncpreemptoff=1"
+	}
+	return "GODEBUG=asyncpreemptoff=1"
 }
 
 // kill ends the process at once.
