@@ -86,8 +86,11 @@
 // it returns: the watchdog is started before the wasm is entered, sleeps
 // in the kernel (nanosleep) rather than on a Go timer, and the worker
 // keeps at least two processors; the collector is off while a fold runs,
-// since a collection would wait for ever to stop the wasm's thread. A panic out of qjs (a wasm trap)
-// is recovered and answered, and that worker ends too. The parent kills a
+// since a collection would wait for ever to stop the wasm's thread. The
+// worker runs with GODEBUG=asyncpreemptoff=1: the signals Go would send
+// the wasm's thread every few microseconds are all lost, and cost a third
+// of a fold's time in the kernel. A panic out of qjs (a wasm trap) is
+// recovered and answered, and that worker ends too. The parent kills a
 // worker that does not answer within 11 s a fold plus 30 s, and on its
 // context's end. The server never dies of a fold.
 //
