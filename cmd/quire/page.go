@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -46,8 +45,10 @@ func init() {
 								fmt.Fprintf(e.out, ", %s behind the newest record\n", time.Duration(s.LagMs)*time.Millisecond)
 							}
 							if st := s.Stalled; st != nil {
-								b, _ := json.Marshal(st)
-								fmt.Fprintf(e.out, "  stalled: %s\n", b)
+								fmt.Fprintf(e.out, "  stalled at event %s (%s at %s), %s: %s\n", st.Event.ID, st.Event.Type, st.Event.Time, st.Kind, st.Error)
+								if st.Line > 0 {
+									fmt.Fprintf(e.out, "  at line %d of the definition's document\n", st.Line)
+								}
 							}
 						})
 					}),

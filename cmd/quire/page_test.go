@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// quire page status and quire page render, as a person reads them: the
+// standing of a page's views once runs are folded, and once a new version
+// of the module stalls them.
+func TestCLIPageStatusAndRender(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "vault")
+	if code, out, errs := quire(t, "", "init", dir, "--org", "acme"); code != 0 {
+		t.Fatalf("init: %d %s %s", code, out, errs)
+	}
+	v := "--vault=" + dir
+	_, out, _ := quire(t, "", v, "call", "create_project", "--args", `{"name":"Operations"}`)
+	var p struct{ UID string }
+	if json.Unmarshal([]byte(out), &p) != nil || p.UID == "" {
+		t.Fatalf("create_project: %s", out)
+	}
+	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"social","name":"Social"}`)
+	doc, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vault", "morning-social-content.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	save := func(op, source string) {
+		t.Helper()
+		args, _ := json.Marshal(map[string]string{"playbook": "social", "type": "workflow", "name": "morning-social-content", "source": source})
+		if code, out, errs := quire(t, string(args), v, "call", op, "--args", "-"); code != 0 {
+			t.Fatalf("%s: %d %s %s", op, code, out, errs)
+		}
+	}
+	save("create_definition", string(doc))
+	status := []string{v, "page", "status", "--playbook", "social", "--name", "morning-social-content"}
+	// The history's first records (the playbook's, the definition's) are
+	// passed over: nothing to fold, and the checkpoint past them.
+	checkpoint := `  checkpoint \d+ \(recorded \d{4}-\d\d-\d\dT[0-9:]+Z\), \d+(\.\d+)?[µnm]?s behind the newest record\n$`
+	empty := regexp.MustCompile(`^workflow/morning-social-content, views of version 1: live\n  folded 0 events\n` + checkpoint)
+	if code, out, _ := quire(t, "", status...); code != 0 || !empty.MatchString(out) {
+		t.Fatalf("status before any run: %d %q", code, out)
+	}
+
+	var last string
+	for i, posts := range []string{
+		`[{"channel":"LinkedIn","title":"One","url":"https://example.com/1"},{"channel":"X","title":"Two","url":"https://example.com/2"}]`,
+		`[{"channel":"LinkedIn","title":"Three","url":"https://example.com/3"}]`,
+	} {
+		code, out, _ := quire(t, "", v, "run", "start", "--playbook", "social", "--name", "morning-social-content", "--member-of", p.UID,
+			"--executor", "agent-7", "--authorized-by", "ana", "--json")
+		var r struct {
+			RunID string `json:"run_id"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+			t.Fatalf("run start: %d %s", code, out)
+		}
+		output := `{"date":"2026-11-0` + string(rune('1'+i)) + `","posts":` + posts + `}`
+		if code, out, errs := quire(t, "", v, "run", "end", "succeeded", "--playbook", "social", "--run", r.RunID, "--output", output, "--actor", "agent-7"); code != 0 {
+			t.Fatalf("run end: %d %s %s", code, out, errs)
+		}
+		last = r.RunID
+	}
+	// The CLI folds what is new before it answers.
+	code, out, _ := quire(t, "", status...)
+	live := regexp.MustCompile(`^workflow/morning-social-content, views of version 1: live\n` +
+		`  folded 2 events, the last ` + regexp.QuoteMeta(last) + `_\d+ at \d{4}-\d\d-\d\dT[0-9:.]+Z\n` +
+		checkpoint)
+	if code != 0 || !live.MatchString(out) {
+		t.Fatalf("status when live: %d %q", code, out)
+	}
+	code, out, _ = quire(t, "", v, "page", "render", "--playbook", "social", "--name", "morning-social-content", "--text")
+	if code != 0 || !strings.Contains(out, "Since it began, the workflow has drafted 3 posts across 2 channels.") {
+		t.Fatalf("render: %d %s", code, out)
+	}
+
+	// A new version whose fold raises: its data changed, so its views are
+	// built again from the start, and stall at the first event.
+	const at = "      export function fold(view: View, event: Event): View {\n"
+	broken := strings.Replace(string(doc), at, at+"        if (event.id !== '') throw new RangeError('no more posts');\n", 1)
+	if broken == string(doc) {
+		t.Fatal("the module's first line was not found")
+	}
+	save("update_definition", broken)
+	code, out, _ = quire(t, "", status...)
+	stalled := regexp.MustCompile(`^workflow/morning-social-content, views of version 2: stalled\n  folded 0 events\n` +
+		strings.TrimSuffix(checkpoint, "$") +
+		`  stalled at event [0-9a-f-]+_\d+ \(run_succeeded at [0-9T:.-]+Z\), raised: RangeError: no more posts\n` +
+		`  at line 26 of the definition's document\n$`)
+	if code != 0 || !stalled.MatchString(out) {
+		t.Fatalf("status when stalled: %d %q", code, out)
+	}
+}
