@@ -9,19 +9,27 @@ import (
 	"testing"
 )
 
-// The CLI as a person and a script use it: quire init, quire call, the run
-// commands, quire runs, quire check and quire shape check.
-func TestCLIRunStory(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "vault")
+// newCLIVault makes a vault of acme with the project Operations through the
+// CLI, and answers its folder, the --vault flag and the project's uid.
+func newCLIVault(t *testing.T) (dir, vaultFlag, project string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "vault")
 	if code, out, errs := quire(t, "", "init", dir, "--org", "acme"); code != 0 || !strings.Contains(out, "Made the vault of acme") {
 		t.Fatalf("init: %d %s %s", code, out, errs)
 	}
-	v := "--vault=" + dir
-	code, out, _ := quire(t, "", v, "call", "create_project", "--args", `{"name":"Operations"}`)
+	vaultFlag = "--vault=" + dir
+	code, out, _ := quire(t, "", vaultFlag, "call", "create_project", "--args", `{"name":"Operations"}`)
 	var p struct{ UID string }
 	if code != 0 || json.Unmarshal([]byte(out), &p) != nil || p.UID == "" {
 		t.Fatalf("create_project: %d %s", code, out)
 	}
+	return dir, vaultFlag, p.UID
+}
+
+// The CLI as a person and a script use it: quire init, quire call, the run
+// commands, quire runs, quire check and quire shape check.
+func TestCLIRunStory(t *testing.T) {
+	dir, v, project := newCLIVault(t)
 	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
 	// Arguments from standard input.
 	if code, out, _ := quire(t, `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`, v, "call", "create_definition", "--args", "-"); code != 0 {
@@ -32,7 +40,7 @@ func TestCLIRunStory(t *testing.T) {
 	if code != 1 || !strings.Contains(out, `"code": "invalid_input"`) || !strings.Contains(errs, "/playbook") {
 		t.Fatalf("refusal: %d %s %s", code, out, errs)
 	}
-	code, out, _ = quire(t, "", v, "run", "start", "--playbook", "finance", "--name", "close", "--member-of", p.UID,
+	code, out, _ = quire(t, "", v, "run", "start", "--playbook", "finance", "--name", "close", "--member-of", project,
 		"--executor", "agent-7", "--authorized-by", "ana", "--json")
 	var r struct {
 		RunID string `json:"run_id"`

@@ -13,16 +13,7 @@ import (
 // standing of a page's views once runs are folded, and once a new version
 // of the module stalls them.
 func TestCLIPageStatusAndRender(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "vault")
-	if code, out, errs := quire(t, "", "init", dir, "--org", "acme"); code != 0 {
-		t.Fatalf("init: %d %s %s", code, out, errs)
-	}
-	v := "--vault=" + dir
-	_, out, _ := quire(t, "", v, "call", "create_project", "--args", `{"name":"Operations"}`)
-	var p struct{ UID string }
-	if json.Unmarshal([]byte(out), &p) != nil || p.UID == "" {
-		t.Fatalf("create_project: %s", out)
-	}
+	_, v, project := newCLIVault(t)
 	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"social","name":"Social"}`)
 	doc, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vault", "morning-social-content.yaml"))
 	if err != nil {
@@ -50,7 +41,7 @@ func TestCLIPageStatusAndRender(t *testing.T) {
 		`[{"channel":"LinkedIn","title":"One","url":"https://example.com/1"},{"channel":"X","title":"Two","url":"https://example.com/2"}]`,
 		`[{"channel":"LinkedIn","title":"Three","url":"https://example.com/3"}]`,
 	} {
-		code, out, _ := quire(t, "", v, "run", "start", "--playbook", "social", "--name", "morning-social-content", "--member-of", p.UID,
+		code, out, _ := quire(t, "", v, "run", "start", "--playbook", "social", "--name", "morning-social-content", "--member-of", project,
 			"--executor", "agent-7", "--authorized-by", "ana", "--json")
 		var r struct {
 			RunID string `json:"run_id"`
