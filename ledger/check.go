@@ -312,6 +312,9 @@ type JanitorArgs struct {
 
 type JanitorReport struct {
 	Archived []string `json:"archived"`
+	// Committed lists the paths earlier writes recorded but could not
+	// commit, which the janitor committed.
+	Committed []string `json:"committed,omitempty"`
 }
 
 func init() {
@@ -333,6 +336,12 @@ func init() {
 				return nil, refusal.Invalid("/days", "days is 1 or more")
 			}
 			rep := &JanitorReport{Archived: []string{}}
+			if err := l.V.Locked(func() error {
+				rep.Committed, err = l.finishPending(vault.Signature{Name: janitor, When: now})
+				return err
+			}); err != nil {
+				return nil, err
+			}
 			runs, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" })
 			if err != nil {
 				return nil, err
@@ -349,7 +358,7 @@ func init() {
 				}
 				reason := fmt.Sprintf("idle for %d days since %s (vault-janitor)", int(now.Sub(last).Hours()/24), st.LastEventAt)
 				ln := &event.Line{Event: event.Archived, Timestamp: event.FormatTime(now), Actor: janitor, Reason: reason, Detail: "Archived: " + reason}
-				if _, err := l.appendRun(e, f, ln); err != nil {
+				if _, _, err := l.appendRun(e, f, ln); err != nil {
 					return nil, err
 				}
 				rep.Archived = append(rep.Archived, e.Playbook+"/runs/"+e.UID)

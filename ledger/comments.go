@@ -88,6 +88,9 @@ type Comment struct {
 	// Self is the comment's own address, as the activity names it.
 	Self string `json:"self"`
 	Path string `json:"path"`
+	// Committed is false on a write's answer when the comment is recorded
+	// but its commit is left to the next writer (see Run.Committed).
+	Committed *bool `json:"committed,omitempty"`
 }
 
 // commentFront is a comment file's front matter.
@@ -272,6 +275,7 @@ func (l *Ledger) makeComment(a *MakeCommentArgs) (*Comment, error) {
 			ln = &event.Line{Event: event.CommentMade, Timestamp: f.Created, Detail: "Comment on " + f.Address,
 				Subject: f.Address, Actor: a.Author, Data: mustJSON(map[string]string{"id": id, "address": f.Address, "path": rel})}
 			if err := l.recordPlaybookEvent(a.Playbook, ln); err != nil {
+				os.Remove(l.V.Abs(rel)) // not made: the refusal is true
 				return err
 			}
 			paths = append(paths, path.Join(playbookDir(a.Playbook), "events.jsonl"))
@@ -279,12 +283,12 @@ func (l *Ledger) makeComment(a *MakeCommentArgs) (*Comment, error) {
 		if err := l.V.Register(vault.Entry{UID: id, Type: "comment", Path: rel, Playbook: a.Playbook, Created: f.Created}); err != nil {
 			return err
 		}
-		if _, err := l.V.Commit(paths, vault.Signature{Name: a.Author, When: now},
-			fmt.Sprintf("%s: comment on %s\n\ncomment %s", ownerName(a.Playbook), f.Address, id)); err != nil {
-			return err
-		}
+		// The comment is made: a commit that fails is finished by the next
+		// writer, and the answer says committed: false.
+		committed := l.commit(paths, vault.Signature{Name: a.Author, When: now},
+			fmt.Sprintf("%s: comment on %s\n\ncomment %s", ownerName(a.Playbook), f.Address, id))
 		c = &Comment{ID: id, Playbook: a.Playbook, Address: f.Address, Author: f.Author, Created: f.Created,
-			Text: a.Text, Self: commentSelf(a.Playbook, id), Path: rel}
+			Text: a.Text, Self: commentSelf(a.Playbook, id), Path: rel, Committed: boolPtr(committed)}
 		return nil
 	})
 	if err != nil {
@@ -418,11 +422,12 @@ func (l *Ledger) resolveComment(a *ResolveCommentArgs) (*Comment, error) {
 			}
 			paths = append(paths, path.Join(playbookDir(a.Playbook), "events.jsonl"))
 		}
-		if _, err := l.V.Commit(paths, vault.Signature{Name: actor, When: now},
-			fmt.Sprintf("%s: resolve the comment on %s (%s)\n\ncomment %s", ownerName(a.Playbook), f.Address, a.How, id)); err != nil {
-			return err
-		}
+		committed := l.commit(paths, vault.Signature{Name: actor, When: now},
+			fmt.Sprintf("%s: resolve the comment on %s (%s)\n\ncomment %s", ownerName(a.Playbook), f.Address, a.How, id))
 		out, err = l.readComment(e)
+		if out != nil {
+			out.Committed = boolPtr(committed)
+		}
 		return err
 	})
 	if err != nil {

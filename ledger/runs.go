@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path"
 	"strings"
 	"time"
@@ -120,6 +121,10 @@ type Run struct {
 	Path         string          `json:"path"`
 	Address      string          `json:"address"`
 	Page         *PageView       `json:"page,omitempty"`
+	// Committed is set on a write's answer at a boundary: false when the
+	// write is recorded (durably, in the files) but its commit could not be
+	// made yet; the next writer's commit or quire janitor makes it.
+	Committed *bool `json:"committed,omitempty"`
 }
 
 func runOf(e vault.Entry, st *runfolder.State) *Run {
@@ -167,11 +172,13 @@ func (l *Ledger) runWrite(playbook, runID, actor, at string) (vault.Entry, runfo
 
 // appendRun records one event of a run under the lock: it numbers it in
 // the playbook's history, appends it and, at a boundary, commits.
-func (l *Ledger) appendRun(e vault.Entry, f runfolder.Folder, ln *event.Line) (*runfolder.State, error) {
+func (l *Ledger) appendRun(e vault.Entry, f runfolder.Folder, ln *event.Line) (*runfolder.State, *bool, error) {
 	return l.appendRunWith(e, f, ln, nil)
 }
 
-func (l *Ledger) commitRun(e vault.Entry, f runfolder.Folder, ln *event.Line) error {
+// commitRun commits a run's folder and the index after the event ln, and
+// says whether it could (see commit).
+func (l *Ledger) commitRun(e vault.Entry, f runfolder.Folder, ln *event.Line) bool {
 	t, _ := event.ParseTime(ln.Timestamp)
 	msg := fmt.Sprintf("%s: run %s of %s: %s", e.Playbook, path.Base(f.Rel), ln.Subject, ln.Event)
 	var body []string
@@ -186,8 +193,7 @@ func (l *Ledger) commitRun(e vault.Entry, f runfolder.Folder, ln *event.Line) er
 	}
 	body = append(body, fmt.Sprintf("event %s, seq %d", ln.ID, ln.Seq))
 	msg += "\n\n" + strings.Join(body, "\n")
-	_, err := l.V.Commit([]string{f.Rel, vault.IndexFile}, vault.Signature{Name: ln.Actor, When: t}, msg)
-	return err
+	return l.commit([]string{f.Rel, vault.IndexFile}, vault.Signature{Name: ln.Actor, When: t}, msg)
 }
 
 func strPtr(s string) *string {
@@ -279,10 +285,18 @@ func init() {
 				}
 				e := vault.Entry{UID: runID, Type: "playbook-run", Path: rel, Playbook: a.Playbook, Name: a.Name, DefType: a.Type, Created: event.FormatTime(started)}
 				if err := l.V.Register(e); err != nil {
+					// Without its index line the run is not made: take the
+					// folder back, so the refusal is true and a retry makes
+					// one run. (The history drops the reservation whose
+					// line is gone.)
+					os.RemoveAll(l.V.Abs(rel))
 					return err
 				}
+				// The run is made: from here the answer is a success, and a
+				// commit that fails is finished by the next writer.
 				out = runOf(e, st)
-				return l.commitRun(e, runfolder.Folder{V: l.V, Rel: rel}, ln)
+				out.Committed = boolPtr(l.commitRun(e, runfolder.Folder{V: l.V, Rel: rel}, ln))
+				return nil
 			})
 			if err != nil {
 				return nil, err
@@ -319,10 +333,12 @@ func init() {
 				return nil, err
 			}
 			ln := &event.Line{Event: a.Event, Timestamp: event.FormatTime(t), Step: strPtr(a.Step), Detail: a.Detail, Actor: a.Actor, Data: compact(a.Data)}
-			if _, err := l.appendRun(e, f, ln); err != nil {
+			_, committed, err := l.appendRun(e, f, ln)
+			if err != nil {
 				return nil, err
 			}
 			ev := eventOf(a.Playbook, ln)
+			ev.Committed = committed
 			return &ev, nil
 		})
 
@@ -450,16 +466,19 @@ func init() {
 					return nil, err
 				}
 			}
-			if st, err = l.appendRunWith(e, f, ln, func(st *runfolder.State) error {
+			st, committed, err := l.appendRunWith(e, f, ln, func(st *runfolder.State) error {
 				if big {
 					st.Output = output
 					return f.WriteState(st)
 				}
 				return nil
-			}); err != nil {
+			})
+			if err != nil {
 				return nil, err
 			}
-			return runOf(e, st), nil
+			r := runOf(e, st)
+			r.Committed = committed
+			return r, nil
 		})
 
 	register(Op{Name: "transition_run", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/transition",
@@ -491,11 +510,13 @@ func init() {
 			if a.Reason != "" && ln.Reason == "" {
 				ln.Detail += ": " + a.Reason
 			}
-			st, err := l.appendRun(e, f, ln)
+			st, committed, err := l.appendRun(e, f, ln)
 			if err != nil {
 				return nil, err
 			}
-			return runOf(e, st), nil
+			r := runOf(e, st)
+			r.Committed = committed
+			return r, nil
 		})
 
 	register(Op{Name: "get_run", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}", ReadOnly: true, Idempotent: true,
@@ -518,9 +539,13 @@ func init() {
 
 // appendRunWith is appendRun with a step, after, run under the same lock
 // once the event is written and before the commit.
-func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line, after func(*runfolder.State) error) (*runfolder.State, error) {
+//
+// Once the line is durable it returns the state and, at a boundary,
+// whether the commit was made; an error means the event was not recorded.
+func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line, after func(*runfolder.State) error) (*runfolder.State, *bool, error) {
 	var st *runfolder.State
 	var seq int64
+	var committed *bool
 	err := l.V.Locked(func() error {
 		var err error
 		if ln.Seq, err = l.nextSeq(e.Playbook); err != nil {
@@ -541,22 +566,25 @@ func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line
 		if err != nil {
 			return err
 		}
+		// The line is durable: the event happened, and the answer says so
+		// whatever follows (run.state.json is derived from run.jsonl and a
+		// commit that fails is finished by the next writer).
 		if after != nil {
-			if err := after(st); err != nil {
-				return err
-			}
+			_ = after(st)
 		}
 		if event.IsBoundary(ln.Event) {
-			return l.commitRun(e, f, ln)
+			committed = boolPtr(l.commitRun(e, f, ln))
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	l.notify(e.Playbook, seq)
-	return st, nil
+	return st, committed, nil
 }
+
+func boolPtr(b bool) *bool { return &b }
 
 // runState finds a run of a playbook and reads where it stands.
 func (l *Ledger) runState(playbook, runID string) (vault.Entry, *runfolder.State, error) {

@@ -310,9 +310,10 @@ func (f Folder) Append(l *event.Line, reserve func(off int64, n int) error) (*St
 	}
 	st.Apply(l, len(line))
 	if event.IsBoundary(l.Event) {
-		if err := f.WriteState(st); err != nil {
-			return nil, err
-		}
+		// The line is durable, so the event happened: a state file that
+		// cannot be written now is derived again from run.jsonl by the next
+		// LoadState (WriteState drops the cached state when it fails).
+		_ = f.WriteState(st)
 	} else if c, ok := stateCache.Load(logPath); ok {
 		stateCache.Store(logPath, &cached{stamp: c.(*cached).stamp, st: st.clone()})
 	}

@@ -187,6 +187,10 @@ func (v *Vault) Commit(paths []string, author Signature, msg string) (string, er
 	}
 	id, err := v.commitPaths(paths, author, msg)
 	if err != nil {
+		// The failed commit staged its files in the index kept in memory;
+		// forget them (read .git/index again next time), or the next commit
+		// would take them for committed and leave them out of its tree.
+		v.gitIdx.stat = fileStamp{}
 		return "", err
 	}
 	if id.IsZero() {

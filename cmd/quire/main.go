@@ -153,6 +153,9 @@ func newApp(e *env) *cli.App {
 					if err != nil {
 						return err
 					}
+					for _, p := range res.(*ledger.JanitorReport).Committed {
+						fmt.Fprintln(e.out, "committed", p, "(left uncommitted by an earlier write)")
+					}
 					for _, a := range res.(*ledger.JanitorReport).Archived {
 						fmt.Fprintln(e.out, "archived", a)
 					}

@@ -104,6 +104,9 @@ type Cloud struct {
 	DefinitionVersion int             `json:"definitionversion,omitempty"`
 	Seq               int64           `json:"seq"`
 	Data              json.RawMessage `json:"data,omitempty"`
+	// Committed is set on the answer of a write at a boundary: false when
+	// the event is recorded but its commit is left to the next writer.
+	Committed *bool `json:"committed,omitempty"`
 }
 
 // ToCloud presents a line in CloudEvents form: type is the event, time its
