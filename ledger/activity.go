@@ -90,8 +90,9 @@ type ActivityPage struct {
 }
 
 type MarkSeenArgs struct {
-	Member string   `json:"member" jsonschema:"the member's id: 1 to 64 ASCII letters, digits, underscores and hyphens"`
-	Items  []string `json:"items" jsonschema:"the addresses of the rows seen, as list_activity gives them"`
+	Member    string   `json:"member" jsonschema:"the member's id: 1 to 64 ASCII letters, digits, underscores and hyphens"`
+	Items     []string `json:"items" jsonschema:"the addresses of the rows seen, as list_activity gives them"`
+	RequestID string   `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type SeenMarks struct {

@@ -306,8 +306,9 @@ func (l *Ledger) Reindex() error {
 }
 
 type JanitorArgs struct {
-	Now  string `json:"now,omitempty" jsonschema:"RFC 3339 time to judge idleness at; now when left out"`
-	Days int    `json:"days,omitempty" jsonschema:"idle days before an archive (default 90)"`
+	Now       string `json:"now,omitempty" jsonschema:"RFC 3339 time to judge idleness at; now when left out"`
+	Days      int    `json:"days,omitempty" jsonschema:"idle days before an archive (default 90)"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type JanitorReport struct {

@@ -53,10 +53,11 @@ const MaxCommentText = 10000
 var CommentHows = []string{"acted", "declined", "answered", "obsolete"}
 
 type MakeCommentArgs struct {
-	Playbook string `json:"playbook,omitempty" jsonschema:"the playbook whose comment it is; left out, the organization's own"`
-	Address  string `json:"address" jsonschema:"the address of what the comment is about, such as finance/runs/<run_id>/result/2 or org/settings/billing"`
-	Text     string `json:"text" jsonschema:"the comment, 1 to 10,000 characters"`
-	Author   string `json:"author" jsonschema:"who makes it"`
+	Playbook  string `json:"playbook,omitempty" jsonschema:"the playbook whose comment it is; left out, the organization's own"`
+	Address   string `json:"address" jsonschema:"the address of what the comment is about, such as finance/runs/<run_id>/result/2 or org/settings/billing"`
+	Text      string `json:"text" jsonschema:"the comment, 1 to 10,000 characters"`
+	Author    string `json:"author" jsonschema:"who makes it"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type ListCommentsArgs struct {
@@ -67,10 +68,11 @@ type ListCommentsArgs struct {
 }
 
 type ResolveCommentArgs struct {
-	Playbook string `json:"playbook,omitempty" jsonschema:"the playbook whose comment it is; left out, the organization's own"`
-	ID       string `json:"id" jsonschema:"the comment's id"`
-	How      string `json:"how" jsonschema:"acted, declined, answered or obsolete"`
-	Actor    string `json:"actor,omitempty" jsonschema:"who resolves it; quire when left out"`
+	Playbook  string `json:"playbook,omitempty" jsonschema:"the playbook whose comment it is; left out, the organization's own"`
+	ID        string `json:"id" jsonschema:"the comment's id"`
+	How       string `json:"how" jsonschema:"acted, declined, answered or obsolete"`
+	Actor     string `json:"actor,omitempty" jsonschema:"who resolves it; quire when left out"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 // Comment is a comment as the comment operations answer it.

@@ -29,8 +29,9 @@ const MaxDocument = 65536
 // ---- projects ---------------------------------------------------------
 
 type CreateProjectArgs struct {
-	Name  string `json:"name" jsonschema:"the project's name, 1 to 200 characters"`
-	Actor string `json:"actor,omitempty" jsonschema:"who makes it; defaults to the token's principal or quire"`
+	Name      string `json:"name" jsonschema:"the project's name, 1 to 200 characters"`
+	Actor     string `json:"actor,omitempty" jsonschema:"who makes it; defaults to the token's principal or quire"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type Project struct {
@@ -116,6 +117,7 @@ type CreatePlaybookArgs struct {
 	Name        string `json:"name" jsonschema:"its name as people read it"`
 	Description string `json:"description,omitempty"`
 	Actor       string `json:"actor,omitempty"`
+	RequestID   string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type PlaybookArgs struct {
@@ -256,11 +258,12 @@ type DefinitionArgs struct {
 }
 
 type SaveDefinitionArgs struct {
-	Playbook string `json:"playbook"`
-	Type     string `json:"type" jsonschema:"reasoning, lookup, interaction, prediction, computation, generation or workflow"`
-	Name     string `json:"name"`
-	Source   string `json:"source" jsonschema:"the document: YAML (or JSON) for a workflow, Markdown with YAML front matter for a function"`
-	Actor    string `json:"actor,omitempty"`
+	Playbook  string `json:"playbook"`
+	Type      string `json:"type" jsonschema:"reasoning, lookup, interaction, prediction, computation, generation or workflow"`
+	Name      string `json:"name"`
+	Source    string `json:"source" jsonschema:"the document: YAML (or JSON) for a workflow, Markdown with YAML front matter for a function"`
+	Actor     string `json:"actor,omitempty"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type GetDefinitionArgs struct {
@@ -274,10 +277,11 @@ type GetDefinitionArgs struct {
 }
 
 type RetireDefinitionArgs struct {
-	Playbook string `json:"playbook"`
-	Type     string `json:"type"`
-	Name     string `json:"name"`
-	Actor    string `json:"actor,omitempty"`
+	Playbook  string `json:"playbook"`
+	Type      string `json:"type"`
+	Name      string `json:"name"`
+	Actor     string `json:"actor,omitempty"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 // Definition is a definition as reads answer it.

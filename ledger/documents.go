@@ -261,6 +261,7 @@ type UpdatePlaybookArgs struct {
 	Description *string         `json:"description,omitempty"`
 	Page        json.RawMessage `json:"page,omitempty" jsonschema:"the playbook's page as YAML text; null removes it"`
 	Actor       string          `json:"actor,omitempty"`
+	RequestID   string          `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 func init() {

@@ -28,6 +28,7 @@ type RunDefinitionArgs struct {
 	AuthorizedBy string          `json:"authorized_by" jsonschema:"the human or agent that authorized it"`
 	Context      string          `json:"context,omitempty" jsonschema:"context.md: who and what this run is for"`
 	Time         string          `json:"time,omitempty" jsonschema:"RFC 3339 time the run started, for a backfill; now when left out"`
+	RequestID    string          `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type RunArgs struct {
@@ -50,51 +51,56 @@ func checkFormat(f string) error {
 }
 
 type RecordEventArgs struct {
-	Playbook string          `json:"playbook"`
-	RunID    string          `json:"run_id"`
-	Event    string          `json:"event" jsonschema:"one of the capsule's event types, such as step_started or step_completed"`
-	Step     string          `json:"step,omitempty" jsonschema:"the step's reference, such as do/1/review"`
-	Detail   string          `json:"detail,omitempty"`
-	Data     json.RawMessage `json:"data,omitempty" jsonschema:"a JSON object"`
-	Actor    string          `json:"actor" jsonschema:"who records it"`
-	Time     string          `json:"time,omitempty" jsonschema:"RFC 3339; not before the run's previous event"`
+	Playbook  string          `json:"playbook"`
+	RunID     string          `json:"run_id"`
+	Event     string          `json:"event" jsonschema:"one of the capsule's event types, such as step_started or step_completed"`
+	Step      string          `json:"step,omitempty" jsonschema:"the step's reference, such as do/1/review"`
+	Detail    string          `json:"detail,omitempty"`
+	Data      json.RawMessage `json:"data,omitempty" jsonschema:"a JSON object"`
+	Actor     string          `json:"actor" jsonschema:"who records it"`
+	Time      string          `json:"time,omitempty" jsonschema:"RFC 3339; not before the run's previous event"`
+	RequestID string          `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type AppendThreadArgs struct {
-	Playbook string `json:"playbook"`
-	RunID    string `json:"run_id"`
-	Text     string `json:"text"`
-	Actor    string `json:"actor"`
+	Playbook  string `json:"playbook"`
+	RunID     string `json:"run_id"`
+	Text      string `json:"text"`
+	Actor     string `json:"actor"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type PutArtifactArgs struct {
-	Playbook string `json:"playbook"`
-	RunID    string `json:"run_id"`
-	Name     string `json:"name" jsonschema:"path under artifacts/: letters, digits, '.', '_', '-' and '/'"`
-	Content  string `json:"content"`
-	Encoding string `json:"encoding,omitempty" jsonschema:"utf-8 (default) or base64"`
-	Actor    string `json:"actor,omitempty"`
+	Playbook  string `json:"playbook"`
+	RunID     string `json:"run_id"`
+	Name      string `json:"name" jsonschema:"path under artifacts/: letters, digits, '.', '_', '-' and '/'"`
+	Content   string `json:"content"`
+	Encoding  string `json:"encoding,omitempty" jsonschema:"utf-8 (default) or base64"`
+	Actor     string `json:"actor,omitempty"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type EndRunArgs struct {
-	Playbook string          `json:"playbook"`
-	RunID    string          `json:"run_id"`
-	Status   string          `json:"status" jsonschema:"succeeded, rejected or failed"`
-	Output   json.RawMessage `json:"output,omitempty" jsonschema:"the run's output, for succeeded"`
-	Reason   string          `json:"reason,omitempty" jsonschema:"why it was rejected"`
-	Kind     string          `json:"kind,omitempty"`
-	Detail   string          `json:"detail,omitempty"`
-	Actor    string          `json:"actor"`
-	Time     string          `json:"time,omitempty"`
+	Playbook  string          `json:"playbook"`
+	RunID     string          `json:"run_id"`
+	Status    string          `json:"status" jsonschema:"succeeded, rejected or failed"`
+	Output    json.RawMessage `json:"output,omitempty" jsonschema:"the run's output, for succeeded"`
+	Reason    string          `json:"reason,omitempty" jsonschema:"why it was rejected"`
+	Kind      string          `json:"kind,omitempty"`
+	Detail    string          `json:"detail,omitempty"`
+	Actor     string          `json:"actor"`
+	Time      string          `json:"time,omitempty"`
+	RequestID string          `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type TransitionRunArgs struct {
-	Playbook string `json:"playbook"`
-	RunID    string `json:"run_id"`
-	To       string `json:"to" jsonschema:"paused, active (resume) or archived"`
-	Reason   string `json:"reason,omitempty" jsonschema:"required to archive"`
-	Actor    string `json:"actor"`
-	Time     string `json:"time,omitempty"`
+	Playbook  string `json:"playbook"`
+	RunID     string `json:"run_id"`
+	To        string `json:"to" jsonschema:"paused, active (resume) or archived"`
+	Reason    string `json:"reason,omitempty" jsonschema:"required to archive"`
+	Actor     string `json:"actor"`
+	Time      string `json:"time,omitempty"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 // Run is a run as reads answer it.
@@ -257,7 +263,7 @@ func init() {
 				}
 				ln := &event.Line{Event: event.RunCreated, Timestamp: event.FormatTime(started), Playbook: d.UID,
 					AuthorizedBy: a.AuthorizedBy, Detail: "Run initialized", ID: runID + "_1", Subject: a.Type + "/" + a.Name,
-					Version: v.Version, Actor: a.AuthorizedBy, Run: runID, Data: mustJSON(data)}
+					Version: v.Version, Actor: a.AuthorizedBy, Run: runID, RequestID: a.RequestID, Data: mustJSON(data)}
 				if ln.Seq, err = l.nextSeq(a.Playbook); err != nil {
 					return err
 				}
@@ -332,7 +338,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			ln := &event.Line{Event: a.Event, Timestamp: event.FormatTime(t), Step: strPtr(a.Step), Detail: a.Detail, Actor: a.Actor, Data: compact(a.Data)}
+			ln := &event.Line{Event: a.Event, Timestamp: event.FormatTime(t), Step: strPtr(a.Step), Detail: a.Detail, Actor: a.Actor, Data: compact(a.Data), RequestID: a.RequestID}
 			_, committed, err := l.appendRun(e, f, ln)
 			if err != nil {
 				return nil, err
@@ -400,7 +406,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			ln := &event.Line{Timestamp: event.FormatTime(t), Actor: a.Actor, Detail: a.Detail}
+			ln := &event.Line{Timestamp: event.FormatTime(t), Actor: a.Actor, Detail: a.Detail, RequestID: a.RequestID}
 			var output json.RawMessage
 			switch a.Status {
 			case "succeeded":
@@ -491,7 +497,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			ln := &event.Line{Timestamp: event.FormatTime(t), Actor: a.Actor}
+			ln := &event.Line{Timestamp: event.FormatTime(t), Actor: a.Actor, RequestID: a.RequestID}
 			switch a.To {
 			case runfolder.Paused:
 				ln.Event, ln.Detail = event.PauseStarted, "Paused"

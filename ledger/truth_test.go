@@ -68,3 +68,55 @@ func TestDurableWriteAnswersTrueWhenTheCommitFails(t *testing.T) {
 	}
 	f.clean()
 }
+
+// A call repeating a request_id answers the first answer and writes
+// nothing, in the same process, after a restart, and after a kill between
+// the line and its kept answer (here: .quire/requests/ lost); the same id
+// with other arguments is refused.
+func TestRequestIDMakesRetriesSafe(t *testing.T) {
+	f := newFixture(t)
+	start := fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close-the-month","member_of":[%q],"executor":"agent-7","authorized_by":"ana","request_id":"start-1"}`, f.project)
+	r := f.call("run_definition", start).(*Run)
+	if again := f.call("run_definition", start).(*Run); again.RunID != r.RunID {
+		t.Fatalf("a repeated run_definition made run %s beside %s", again.RunID, r.RunID)
+	}
+	rec := fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/1","actor":"agent-7","request_id":"ev-1"}`, r.RunID)
+	first := f.call("record_event", rec).(*Event)
+	f.refuse("record_event", strings.Replace(rec, "do/1", "do/2", 1), "conflict", "", "request_id \"ev-1\" was used before")
+	f.refuse("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"failed","actor":"agent-7","request_id":"ev-1"}`, r.RunID), "conflict", "", "the operation record_event")
+	f.refuse("record_event", strings.Replace(rec, `"ev-1"`, `" ev"`, 1), "invalid_input", "/request_id", "request id")
+	for i, l := range []*Ledger{f.l, New(f.l.V)} { // the same process, and a new one
+		if i == 1 {
+			os.RemoveAll(filepath.Join(f.dir, ".quire", "requests")) // killed before the answer was kept
+		}
+		ev, err := l.Call(t.Context(), "record_event", []byte(rec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ev.(*Event); got.ID != first.ID || got.Seq != first.Seq {
+			t.Fatalf("repeat %d answered %s seq %d, first %s seq %d", i, got.ID, got.Seq, first.ID, first.Seq)
+		}
+		again, err := l.Call(t.Context(), "run_definition", []byte(start))
+		if err != nil || again.(*Run).RunID != r.RunID || again.(*Run).Events != 1 {
+			t.Fatalf("repeat %d of run_definition: %v %+v", i, err, again)
+		}
+	}
+	log, _ := os.ReadFile(filepath.Join(f.dir, r.Path, "run.jsonl"))
+	if n := strings.Count(string(log), "\n"); n != 2 {
+		t.Fatalf("run.jsonl holds %d lines, want 2:\n%s", n, log)
+	}
+	if runs := f.call("list_runs", `{"playbook":"finance"}`); strings.Count(fmt.Sprint(runs), "run_id") > 1 {
+		t.Fatalf("runs: %v", runs)
+	}
+	// An end and a comment repeat too.
+	end := fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"failed","actor":"agent-7","request_id":"end-1"}`, r.RunID)
+	e1 := f.call("end_run", end).(*Run)
+	if e2 := f.call("end_run", end).(*Run); e2.Events != e1.Events || e2.State != "failed" {
+		t.Fatalf("repeated end_run: %+v", e2)
+	}
+	com := fmt.Sprintf(`{"playbook":"finance","address":"finance/runs/%s","text":"why?","author":"ana","request_id":"c-1"}`, r.RunID)
+	if c1, c2 := f.call("make_comment", com).(*Comment), f.call("make_comment", com).(*Comment); c1.ID != c2.ID {
+		t.Fatalf("a repeated make_comment made %s and %s", c1.ID, c2.ID)
+	}
+	f.clean()
+}

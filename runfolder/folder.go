@@ -191,18 +191,6 @@ func (f Folder) LoadState() (*State, error) {
 	}
 	stamp := sfi.ModTime().UnixNano() ^ sfi.Size()<<1
 	var st *State
-	if c, ok := stateCache.Load(logPath); ok && c.(*cached).stamp == stamp {
-		st = c.(*cached).st.clone()
-	} else {
-		data, err := os.ReadFile(statePath)
-		if err != nil {
-			return nil, err
-		}
-		st = &State{}
-		if err := json.Unmarshal(data, st); err != nil {
-			return nil, fmt.Errorf("%s/%s: %v", f.Rel, StateFile, err)
-		}
-	}
 	fh, err := os.Open(logPath)
 	if err != nil {
 		return nil, err
@@ -211,6 +199,24 @@ func (f Folder) LoadState() (*State, error) {
 	fi, err := fh.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if c, ok := stateCache.Load(logPath); ok && c.(*cached).stamp == stamp && c.(*cached).st.LogBytes <= fi.Size() {
+		st = c.(*cached).st.clone()
+	} else {
+		// run.state.json is derived state, written by quire or by another
+		// process, or edited by hand: it is checked against definition.md
+		// and the line it says it ends at, and derived again from run.jsonl
+		// when it disagrees.
+		data, err := os.ReadFile(statePath)
+		if err != nil {
+			return nil, err
+		}
+		st = &State{}
+		if json.Unmarshal(data, st) != nil || !f.trusted(st, fh, fi.Size()) {
+			if st, err = f.Derive(""); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if fi.Size() > st.LogBytes {
 		tail := make([]byte, fi.Size()-st.LogBytes)
@@ -234,6 +240,80 @@ func (f Folder) LoadState() (*State, error) {
 	stateCache.Store(logPath, &cached{stamp: stamp, st: st.clone()})
 	return st, nil
 }
+
+// trusted says whether a state read from run.state.json may be built on:
+// it names the run as definition.md does, and the line that ends at its
+// log_bytes is its events-th, with its last seq. A cheap check (definition.md
+// and one line of run.jsonl), so a hand edit that would skip or repeat
+// event ids is caught before a write; quire check compares the whole state.
+func (f Folder) trusted(st *State, fh *os.File, size int64) bool {
+	fr, err := f.ReadFront()
+	if err != nil || st.agrees(fr) != "" || st.LogBytes > size || st.LogBytes < 0 {
+		return false
+	}
+	if st.LogBytes == 0 {
+		return st.Events == 0
+	}
+	// The last line before log_bytes.
+	start := max(st.LogBytes-event.MaxLine-1, 0)
+	buf := make([]byte, st.LogBytes-start)
+	if _, err := fh.ReadAt(buf, start); err != nil || buf[len(buf)-1] != '\n' {
+		return false
+	}
+	line := buf[:len(buf)-1]
+	if i := bytes.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:]
+	} else if start > 0 {
+		return false
+	}
+	ln, err := event.Parse(line)
+	if err != nil {
+		return false
+	}
+	if ln.ID != "" && ln.ID != fmt.Sprintf("%s_%d", st.RunID, st.Events) {
+		return false
+	}
+	return ln.Seq == 0 || ln.Seq == st.LastSeq
+}
+
+// Derive makes the run's state from definition.md and run.jsonl alone, up
+// to and with the line whose id is upto ("" for every whole line). The
+// output shape, which neither file holds, is kept from run.state.json.
+func (f Folder) Derive(upto string) (*State, error) {
+	fr, err := f.ReadFront()
+	if err != nil {
+		return nil, fmt.Errorf("%s/%s: %v", f.Rel, DefinitionFile, err)
+	}
+	st := initial(fr)
+	var old State
+	if data, err := os.ReadFile(f.abs(StateFile)); err == nil && json.Unmarshal(data, &old) == nil {
+		st.OutputShape = old.OutputShape
+	}
+	err = f.ReadLines(func(off int64, raw []byte) error {
+		ln, err := event.Parse(raw)
+		if err != nil {
+			st.LogBytes += int64(len(raw) + 1)
+			return nil
+		}
+		st.Apply(&ln, len(raw)+1)
+		if ln.Event == event.RunSucceeded && len(st.Output) == 0 {
+			// An output too large for its line is kept beside it.
+			if out, err := os.ReadFile(f.abs(path.Join(ArtifactsDir, OutputArtifact))); err == nil && json.Valid(out) {
+				st.Output = out
+			}
+		}
+		if upto != "" && ln.ID == upto {
+			return errUpto
+		}
+		return nil
+	})
+	if err != nil && err != errUpto {
+		return nil, err
+	}
+	return st, nil
+}
+
+var errUpto = errors.New("upto")
 
 // stateCache holds each run's state as LoadState last saw it.
 var stateCache sync.Map // abs path of run.jsonl → *cached

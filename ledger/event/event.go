@@ -18,20 +18,23 @@ import (
 // Line is one event line. Step is always written, as null where there is
 // none, as the capsule's minimum requires.
 type Line struct {
-	Event        string          `json:"event"`
-	Timestamp    string          `json:"timestamp"`
-	Step         *string         `json:"step"`
-	Detail       string          `json:"detail"`
-	Playbook     string          `json:"playbook,omitempty"`      // run_created: the definition's uid
-	AuthorizedBy string          `json:"authorized_by,omitempty"` // run_created
-	Reason       string          `json:"reason,omitempty"`        // archived
-	ID           string          `json:"id,omitempty"`
-	Seq          int64           `json:"seq,omitempty"`
-	Subject      string          `json:"subject,omitempty"` // <type>/<name> of the definition
-	Version      int             `json:"version,omitempty"` // the definition's version the run pinned
-	Actor        string          `json:"actor,omitempty"`
-	Run          string          `json:"run,omitempty"` // the run's id, on a run's events
-	Data         json.RawMessage `json:"data,omitempty"`
+	Event        string  `json:"event"`
+	Timestamp    string  `json:"timestamp"`
+	Step         *string `json:"step"`
+	Detail       string  `json:"detail"`
+	Playbook     string  `json:"playbook,omitempty"`      // run_created: the definition's uid
+	AuthorizedBy string  `json:"authorized_by,omitempty"` // run_created
+	Reason       string  `json:"reason,omitempty"`        // archived
+	ID           string  `json:"id,omitempty"`
+	Seq          int64   `json:"seq,omitempty"`
+	Subject      string  `json:"subject,omitempty"` // <type>/<name> of the definition
+	Version      int     `json:"version,omitempty"` // the definition's version the run pinned
+	Actor        string  `json:"actor,omitempty"`
+	Run          string  `json:"run,omitempty"` // the run's id, on a run's events
+	// RequestID is the request_id of the call that wrote the line, kept so
+	// that a retry answers the first answer across processes and restarts.
+	RequestID string          `json:"request_id,omitempty"`
+	Data      json.RawMessage `json:"data,omitempty"`
 }
 
 // MaxLine is the most one event line may hold, its newline included.
