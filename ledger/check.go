@@ -197,23 +197,22 @@ func (l *Ledger) checkRun(rel string, e vault.Entry, indexed bool, add func(stri
 	if fi, err := os.Stat(l.V.Abs(logPath)); err == nil && fi.Size() > replay.LogBytes {
 		addLine(logPath, lineNo+1, "a torn last line (a write cut short); the next write repairs it")
 	}
-	st, err := f.LoadState()
-	if err != nil {
-		add(path.Join(rel, runfolder.StateFile), "%v", err)
-		return
-	}
-	statePath := path.Join(rel, runfolder.StateFile)
-	if st.State != replay.State || st.Status != replay.Status {
-		add(statePath, "says state %s, status %s; the events say %s, %s", st.State, st.Status, replay.State, replay.Status)
-	}
-	if st.Events != replay.Events || st.LastSeq != replay.LastSeq {
-		add(statePath, "says %d events up to seq %d; run.jsonl holds %d up to seq %d", st.Events, st.LastSeq, replay.Events, replay.LastSeq)
-	}
-	if err == nil && front.UID != "" && st.RunID != front.UID {
-		add(statePath, "names run %s; definition.md names %s", st.RunID, front.UID)
-	}
+	checkStateFile(f, add)
 	if indexed && front.UID != "" && front.UID != e.UID {
 		add(defPath, "uid %s differs from the index's %s", front.UID, e.UID)
+	}
+}
+
+// checkStateFile reports a run.state.json that disagrees with definition.md
+// and run.jsonl (a hand edit): quire derives the state again before it
+// writes, but the file itself says something false until the next boundary.
+func checkStateFile(f runfolder.Folder, add func(string, string, ...any)) {
+	p := path.Join(f.Rel, runfolder.StateFile)
+	msg, err := f.StateDisagrees()
+	if err != nil {
+		add(p, "%v", err)
+	} else if msg != "" {
+		add(p, "%s (a hand edit? quire derives the state from run.jsonl and definition.md, and rewrites this file at the run's next boundary)", msg)
 	}
 }
 

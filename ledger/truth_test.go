@@ -120,3 +120,43 @@ func TestRequestIDMakesRetriesSafe(t *testing.T) {
 	}
 	f.clean()
 }
+
+// A hand-edited run.state.json neither skips nor repeats event ids nor
+// moves the executor: the state is derived from run.jsonl and definition.md,
+// and quire check reports the file until the next boundary rewrites it.
+func TestHandEditedStateIsNotTrusted(t *testing.T) {
+	f := newFixture(t)
+	r := f.start()
+	for i := 1; i <= 2; i++ {
+		f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/%d","actor":"agent-7"}`, r.RunID, i))
+	}
+	statePath := filepath.Join(f.dir, r.Path, "run.state.json")
+	for _, edit := range [][2]string{{`"events": 3`, `"events": 1`}, {`"events": 3`, `"events": 9`}, {`"executor": "agent-7"`, `"executor": "mallory"`}} {
+		data, _ := os.ReadFile(statePath)
+		if !strings.Contains(string(data), edit[0]) {
+			t.Fatalf("run.state.json lacks %s:\n%s", edit[0], data)
+		}
+		os.WriteFile(statePath, []byte(strings.Replace(string(data), edit[0], edit[1], 1)), 0o644)
+		rep, err := f.l.Check()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Problems) != 1 || !strings.HasSuffix(rep.Problems[0].Path, "run.state.json") {
+			t.Fatalf("check after %s: %v", edit[1], rep.Problems)
+		}
+		for _, l := range []*Ledger{f.l, New(f.l.V)} {
+			st, err := l.Call(t.Context(), "get_run", []byte(fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, r.RunID)))
+			if err != nil || st.(*Run).Events != 3 || st.(*Run).Executor != "agent-7" {
+				t.Fatalf("after %s get_run says %+v (%v)", edit[1], st, err)
+			}
+		}
+		os.WriteFile(statePath, data, 0o644)
+	}
+	os.WriteFile(statePath, []byte(strings.Replace(func() string { d, _ := os.ReadFile(statePath); return string(d) }(), `"executor": "agent-7"`, `"executor": "mallory"`, 1)), 0o644)
+	f.refuse("transition_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"to":"paused","actor":"mallory"}`, r.RunID), "forbidden", "", "rule 4")
+	ev := f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/3","actor":"agent-7"}`, r.RunID)).(*Event)
+	if ev.ID != r.RunID+"_4" {
+		t.Fatalf("the next event is %s, want %s_4", ev.ID, r.RunID)
+	}
+	f.clean()
+}

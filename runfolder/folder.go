@@ -315,6 +315,56 @@ func (f Folder) Derive(upto string) (*State, error) {
 
 var errUpto = errors.New("upto")
 
+// StateDisagrees compares run.state.json as it is on disk with the state
+// derived from definition.md and the lines of run.jsonl it says it
+// reflects (log_bytes; the lines after it are events since the last
+// boundary), and says how they differ, or "" when they agree.
+func (f Folder) StateDisagrees() (string, error) {
+	data, err := os.ReadFile(f.abs(StateFile))
+	if err != nil {
+		return "", err
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return fmt.Sprintf("is not a run state: %v", err), nil
+	}
+	fr, err := f.ReadFront()
+	if err != nil {
+		return "", err
+	}
+	if msg := st.agrees(fr); msg != "" {
+		return msg, nil
+	}
+	want := initial(fr)
+	err = f.ReadLines(func(off int64, raw []byte) error {
+		if off >= st.LogBytes {
+			return errUpto
+		}
+		if ln, err := event.Parse(raw); err == nil {
+			want.Apply(&ln, len(raw)+1)
+		} else {
+			want.LogBytes += int64(len(raw) + 1)
+		}
+		return nil
+	})
+	if err != nil && err != errUpto {
+		return "", err
+	}
+	switch {
+	case want.LogBytes != st.LogBytes:
+		return fmt.Sprintf("says log_bytes %d, which is not the end of a line of run.jsonl", st.LogBytes), nil
+	case st.Events != want.Events || st.LastSeq != want.LastSeq:
+		return fmt.Sprintf("says %d events up to seq %d; its log_bytes of run.jsonl hold %d up to seq %d", st.Events, st.LastSeq, want.Events, want.LastSeq), nil
+	case st.State != want.State || st.Status != want.Status:
+		return fmt.Sprintf("says state %s, status %s; the events say %s, %s", st.State, st.Status, want.State, want.Status), nil
+	case st.LastEventAt != want.LastEventAt || st.Started != want.Started || st.Ended != want.Ended:
+		return fmt.Sprintf("says its events run from %s to %s (ended %q); the events say %s to %s (ended %q)", st.Started, st.LastEventAt, st.Ended, want.Started, want.LastEventAt, want.Ended), nil
+	case strings.Join(st.StepsSeen, "\x00") != strings.Join(want.StepsSeen, "\x00") || (st.CurrentStep == nil) != (want.CurrentStep == nil) || (st.CurrentStep != nil && *st.CurrentStep != *want.CurrentStep):
+		return "says other steps than the events", nil
+	}
+	return "", nil
+}
+
 // stateCache holds each run's state as LoadState last saw it.
 var stateCache sync.Map // abs path of run.jsonl → *cached
 
