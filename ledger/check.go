@@ -131,6 +131,7 @@ func (l *Ledger) Check() (*CheckReport, error) {
 			seqs[e.Playbook][ln.Seq] = where
 		}
 	}
+	checkDerivedState(l, add)
 	playbooks := make([]string, 0, len(seqs))
 	for p := range seqs {
 		playbooks = append(playbooks, p)
@@ -200,6 +201,18 @@ func (l *Ledger) checkRun(rel string, e vault.Entry, indexed bool, add func(stri
 	checkStateFile(f, add)
 	if indexed && front.UID != "" && front.UID != e.UID {
 		add(defPath, "uid %s differs from the index's %s", front.UID, e.UID)
+	}
+}
+
+// checkDerivedState reports a history under .quire/ that points past the
+// files it indexes (git took lines back); the next write rebuilds it.
+func checkDerivedState(l *Ledger, add func(string, string, ...any)) {
+	stale, err := l.staleHistories()
+	if err != nil {
+		add(vault.QuireDir+"/history", "%v", err)
+	}
+	for _, p := range stale {
+		add(vault.QuireDir+"/history/"+p+".seq", "the history of %s points past the files it indexes (a git stash, reset or checkout took lines back); the next write, or quire reindex, rebuilds it", p)
 	}
 }
 

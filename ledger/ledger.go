@@ -89,6 +89,9 @@ func (l *Ledger) when(arg string, field string) (time.Time, error) {
 // with the line's offset and length before writing the line. The caller
 // holds the lock.
 func (l *Ledger) appendEvent(playbook string, write func(reserve func(file string, off int64, n int) error) error) (int64, error) {
+	if err := l.checkDerived(); err != nil {
+		return 0, err
+	}
 	h, err := l.historyOf(playbook)
 	if err != nil {
 		return 0, err
@@ -108,6 +111,9 @@ func (l *Ledger) appendEvent(playbook string, write func(reserve func(file strin
 // nextSeq is the seq the next event of the playbook will take. The caller
 // holds the lock and has repaired the history.
 func (l *Ledger) nextSeq(playbook string) (int64, error) {
+	if err := l.checkDerived(); err != nil {
+		return 0, err
+	}
 	h, err := l.historyOf(playbook)
 	if err != nil {
 		return 0, err

@@ -34,6 +34,7 @@ func (l *Ledger) commit(paths []string, sig vault.Signature, msg string) bool {
 	if len(pend) > 0 {
 		os.Remove(l.V.Abs(pendingFile))
 	}
+	l.restamp() // the histories were checked before this write
 	return true
 }
 

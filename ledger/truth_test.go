@@ -160,3 +160,36 @@ func TestHandEditedStateIsNotTrusted(t *testing.T) {
 	}
 	f.clean()
 }
+
+// After git stash or git reset --hard takes event lines back, the history
+// under .quire/ is rebuilt from the files: no seq is given twice, no event
+// read twice, and the views fold the history as it now is.
+func TestHistoryFollowsGitTakingFilesBack(t *testing.T) {
+	f := newFixture(t)
+	r := f.start()
+	rec := func(ev, step string) *Event {
+		return f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"step":%q,"actor":"agent-7"}`, r.RunID, ev, step)).(*Event)
+	}
+	rec("step_completed", "do/1")
+	rec("step_started", "do/2") // not committed
+	rec("step_started", "do/3") // not committed
+	f.git("stash")
+	if rep, _ := f.l.Check(); len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].Message, "points past the files") {
+		t.Fatalf("check after git stash: %v", rep.Problems)
+	}
+	rec("step_completed", "do/2")
+	f.clean()
+	rec("step_completed", "do/3")
+	f.git("reset", "--hard", "HEAD~1")
+	last := rec("step_completed", "do/4")
+	f.clean()
+	page := f.call("list_playbook_events", `{"playbook":"finance","limit":1000}`).(*EventPage)
+	for i, ev := range page.Events {
+		if ev.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d: %+v", i+1, ev.Seq, page.Events)
+		}
+	}
+	if n := len(page.Events); page.Events[n-1].ID != last.ID || last.Seq != int64(n) {
+		t.Fatalf("the last event is %s seq %d; the history ends with %+v", last.ID, last.Seq, page.Events[n-1])
+	}
+}
