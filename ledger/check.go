@@ -3,8 +3,10 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -132,6 +134,7 @@ func (l *Ledger) Check() (*CheckReport, error) {
 		}
 	}
 	checkDerivedState(l, add)
+	checkQuarantine(l, add)
 	playbooks := make([]string, 0, len(seqs))
 	for p := range seqs {
 		playbooks = append(playbooks, p)
@@ -202,6 +205,25 @@ func (l *Ledger) checkRun(rel string, e vault.Entry, indexed bool, add func(stri
 	if indexed && front.UID != "" && front.UID != e.UID {
 		add(defPath, "uid %s differs from the index's %s", front.UID, e.UID)
 	}
+}
+
+// checkQuarantine lists the torn tails cut from the vault's files, which
+// are kept for a person to read (and delete).
+func checkQuarantine(l *Ledger, add func(string, string, ...any)) {
+	root := l.V.Abs(vault.QuarantineDir)
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(l.V.Root(), p)
+		from, _ := filepath.Rel(root, p)
+		from = strings.TrimSuffix(from, ".torn")
+		if i := strings.LastIndexByte(from, '.'); i > 0 {
+			from = from[:i]
+		}
+		add(filepath.ToSlash(rel), "a torn line cut from %s (a write cut short), kept for a person to read; delete it once read", filepath.ToSlash(from))
+		return nil
+	})
 }
 
 // checkDerivedState reports a history under .quire/ that points past the

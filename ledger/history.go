@@ -147,9 +147,10 @@ func (h *history) repair(v *vault.Vault) error {
 	if ok {
 		return nil
 	}
-	// The reservation's line is missing or torn: cut both back.
+	// The reservation's line is missing or torn: cut both back, keeping
+	// what is cut in the quarantine.
 	if fi, err := os.Stat(abs); err == nil && fi.Size() > r.off {
-		if err := os.Truncate(abs, r.off); err != nil {
+		if err := vault.CutTail(abs, r.off); err != nil {
 			return err
 		}
 	}

@@ -193,3 +193,52 @@ func TestHistoryFollowsGitTakingFilesBack(t *testing.T) {
 		t.Fatalf("the last event is %s seq %d; the history ends with %+v", last.ID, last.Seq, page.Events[n-1])
 	}
 }
+
+// A last line lacking only its newline is kept and given one; a torn tail
+// is moved into .quire/quarantine/, reported by quire check, never dropped
+// silently.
+func TestLastLineWithoutNewline(t *testing.T) {
+	f := newFixture(t)
+	r := f.start()
+	logPath := filepath.Join(f.dir, r.Path, "run.jsonl")
+	appendRaw := func(s string) {
+		fh, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fh.WriteString(s)
+		fh.Close()
+	}
+	hand := `{"event": "milestone_fired", "timestamp": "2099-01-01T00:00", "step": null, "detail": "by hand"}`
+	appendRaw(hand)
+	f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/1","actor":"agent-7","time":"2099-01-01T00:01:00Z"}`, r.RunID))
+	data, _ := os.ReadFile(logPath)
+	if !strings.Contains(string(data), hand+"\n") {
+		t.Fatalf("the hand-written line is gone:\n%s", data)
+	}
+	torn := `{"event":"step_completed","timestamp":"2099-01-01T00:02:00Z","st`
+	appendRaw(torn)
+	f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/2","actor":"agent-7","time":"2099-01-01T00:03:00Z"}`, r.RunID))
+	data, _ = os.ReadFile(logPath)
+	if strings.Contains(string(data), torn) {
+		t.Fatalf("the torn tail is still in run.jsonl:\n%s", data)
+	}
+	kept, _ := filepath.Glob(filepath.Join(f.dir, ".quire", "quarantine", r.Path, "run.jsonl.*.torn"))
+	if len(kept) != 1 {
+		t.Fatalf("quarantine holds %v", kept)
+	}
+	if b, _ := os.ReadFile(kept[0]); string(b) != torn {
+		t.Fatalf("quarantined %q", b)
+	}
+	rep, err := f.l.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range rep.Problems {
+		found = found || strings.Contains(p.Message, "a torn line cut from "+r.Path+"/run.jsonl")
+	}
+	if !found {
+		t.Fatalf("check does not report the quarantined tail: %v", rep.Problems)
+	}
+}
