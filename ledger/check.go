@@ -48,7 +48,9 @@ func (l *Ledger) Check() (*CheckReport, error) {
 		rep.Problems = append(rep.Problems, Problem{Path: p, Message: fmt.Sprintf(format, args...)})
 	}
 	entries, err := l.V.Entries()
-	if err != nil {
+	if r, ok := refusal.As(err); ok {
+		add(vault.IndexFile, "%s", r.Message) // a link: reported, and the rest checked
+	} else if err != nil {
 		return nil, err
 	}
 	inIndex := map[string]vault.Entry{}
@@ -135,6 +137,7 @@ func (l *Ledger) Check() (*CheckReport, error) {
 	}
 	checkDerivedState(l, add)
 	checkQuarantine(l, add)
+	checkLinks(l, add)
 	playbooks := make([]string, 0, len(seqs))
 	for p := range seqs {
 		playbooks = append(playbooks, p)
@@ -204,6 +207,20 @@ func (l *Ledger) checkRun(rel string, e vault.Entry, indexed bool, add func(stri
 	checkStateFile(f, add)
 	if indexed && front.UID != "" && front.UID != e.UID {
 		add(defPath, "uid %s differs from the index's %s", front.UID, e.UID)
+	}
+}
+
+// checkLinks lists the symbolic links in the vault: quire writes through
+// none of them (a write that would is refused), and git may have carried
+// them in from elsewhere.
+func checkLinks(l *Ledger, add func(string, string, ...any)) {
+	links, err := l.V.Links()
+	if err != nil {
+		add(".", "%v", err)
+	}
+	for _, p := range links {
+		to, _ := os.Readlink(l.V.Abs(p))
+		add(p, "is a symbolic link (to %s); quire writes nothing through links, so writes to what it stands for are refused: replace it with the file or folder itself", to)
 	}
 }
 

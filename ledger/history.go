@@ -139,7 +139,10 @@ func (h *history) repair(v *vault.Vault) error {
 	if err != nil {
 		return err
 	}
-	abs := v.Abs(r.file)
+	abs, err := v.WritePath(r.file) // never cut a file through a link
+	if err != nil {
+		return err
+	}
 	ok, err := lineAt(abs, r.off, r.n)
 	if err != nil {
 		return err

@@ -140,7 +140,10 @@ func (l *Ledger) recordPlaybookEvent(playbook string, ln *event.Line) error {
 		return err
 	}
 	file := path.Join(playbookDir(playbook), "events.jsonl")
-	abs := l.V.Abs(file)
+	abs, err := l.V.WritePath(file)
+	if err != nil {
+		return err
+	}
 	if _, err := vault.RepairTail(abs); err != nil && !isNotExist(err) {
 		return err
 	}

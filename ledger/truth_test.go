@@ -242,3 +242,52 @@ func TestLastLineWithoutNewline(t *testing.T) {
 		t.Fatalf("check does not report the quarantined tail: %v", rep.Problems)
 	}
 }
+
+// Symbolic links carried into a vault lead no write outside it: the write
+// is refused naming the link, the file outside is untouched, and quire
+// check lists the link.
+func TestNoWriteThroughSymbolicLinks(t *testing.T) {
+	f := newFixture(t)
+	r := f.start()
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	os.WriteFile(secret, []byte("keep\n"), 0o644)
+	run := filepath.Join(f.dir, r.Path)
+	link := func(rel, to string) (undo func()) {
+		p := filepath.Join(f.dir, rel)
+		os.Rename(p, p+".real")
+		if err := os.Symlink(to, p); err != nil {
+			t.Fatal(err)
+		}
+		return func() { os.Remove(p); os.Rename(p+".real", p) }
+	}
+	rec := fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/1","actor":"agent-7"}`, r.RunID)
+	for _, c := range []struct{ rel, op, args string }{
+		{r.Path + "/run.jsonl", "record_event", rec},
+		{r.Path + "/run.state.json", "record_event", rec},
+		{r.Path + "/thread.md", "append_thread", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"text":"x","actor":"agent-7"}`, r.RunID)},
+		{"vault/00-index.jsonl", "run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close-the-month","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, f.project)},
+		{"playbooks/finance/events.jsonl", "make_comment", `{"playbook":"finance","address":"playbooks/finance","text":"x","author":"ana"}`},
+		{".quire", "record_event", rec},
+	} {
+		to := secret
+		if c.rel == ".quire" {
+			to = outside
+		}
+		undo := link(c.rel, to)
+		f.refuse(c.op, c.args, "conflict", "", "symbolic link")
+		if rep, _ := f.l.Check(); !strings.Contains(fmt.Sprint(rep.Problems), c.rel+": is a symbolic link") {
+			t.Fatalf("check does not list the link %s: %v", c.rel, rep.Problems)
+		}
+		undo()
+		if b, _ := os.ReadFile(secret); string(b) != "keep\n" {
+			t.Fatalf("a write through %s changed the file outside: %q", c.rel, b)
+		}
+		if ents, _ := os.ReadDir(outside); len(ents) != 1 {
+			t.Fatalf("a write through %s made files outside: %v", c.rel, ents)
+		}
+	}
+	_ = run
+	f.call("record_event", rec)
+	f.clean()
+}

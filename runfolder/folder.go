@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -72,16 +73,26 @@ type Folder struct {
 
 func (f Folder) abs(name string) string { return f.V.Abs(path.Join(f.Rel, name)) }
 
+// write is the path of one of the folder's files for a write: it refuses a
+// path through a symbolic link (the file itself included).
+func (f Folder) write(name string) (string, error) { return f.V.WritePath(path.Join(f.Rel, name)) }
+
 // Create makes the run folder with its six entries, all at once: it builds
 // them in a hidden folder beside the final one and renames it into place,
 // so no folder is ever seen without its six entries. first is the
 // run_created line; its seq and id are set by the caller.
 func Create(v *vault.Vault, rel string, front Front, context string, first *event.Line) (*State, error) {
-	final := v.Abs(rel)
+	final, err := v.WritePath(rel)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := os.Lstat(final); err == nil {
 		return nil, refusal.New(refusal.Conflict, "%s already exists", rel)
 	}
-	tmp := v.Abs(path.Join(vault.RunsDir, ".new-"+path.Base(rel)))
+	tmp, err := v.WritePath(path.Join(vault.RunsDir, ".new-"+path.Base(rel)))
+	if err != nil {
+		return nil, err
+	}
 	os.RemoveAll(tmp)
 	if err := os.MkdirAll(filepath.Join(tmp, ArtifactsDir), 0o755); err != nil {
 		return nil, err
@@ -184,7 +195,15 @@ func ParseFront(data []byte) (Front, error) {
 // boundary. A changed run.state.json (another process's boundary) is read
 // again.
 func (f Folder) LoadState() (*State, error) {
-	statePath, logPath := f.abs(StateFile), f.abs(LogFile)
+	// Neither file is read through a symbolic link.
+	statePath, err := f.write(StateFile)
+	if err != nil {
+		return nil, err
+	}
+	logPath, err := f.write(LogFile)
+	if err != nil {
+		return nil, err
+	}
 	sfi, err := os.Stat(statePath)
 	if err != nil {
 		return nil, err
@@ -389,7 +408,12 @@ func (f Folder) WriteState(st *State) error {
 	if err != nil {
 		return err
 	}
-	if err := vault.WriteAtomic(f.abs(StateFile), data); err != nil {
+	abs, err := f.write(StateFile)
+	if err != nil {
+		stateCache.Delete(f.abs(LogFile))
+		return err
+	}
+	if err := vault.WriteAtomic(abs, data); err != nil {
 		stateCache.Delete(f.abs(LogFile))
 		return err
 	}
@@ -422,7 +446,13 @@ func (f Folder) Append(l *event.Line, reserve func(off int64, n int) error) (*St
 	if len(line) > event.MaxLine {
 		return nil, refusal.Invalid("/data", "the event line would take %d bytes; one line holds at most %d", len(line), event.MaxLine)
 	}
-	logPath := f.abs(LogFile)
+	logPath, err := f.write(LogFile)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.write(StateFile); err != nil {
+		return nil, err
+	}
 	if _, err := vault.RepairTail(logPath); err != nil {
 		return nil, err
 	}
@@ -477,7 +507,11 @@ func (f Folder) AppendThread(text string) error {
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	fh, err := os.OpenFile(f.abs(ThreadFile), os.O_WRONLY|os.O_APPEND, 0)
+	thread, err := f.write(ThreadFile)
+	if err != nil {
+		return err
+	}
+	fh, err := os.OpenFile(thread, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return err
 	}

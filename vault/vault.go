@@ -175,6 +175,9 @@ func (v *Vault) Locked(fn func() error) error {
 		v.locked = false
 		syscall.Flock(int(v.lockF.Fd()), syscall.LOCK_UN)
 	}()
+	if err := v.linked(); err != nil {
+		return err
+	}
 	return fn()
 }
 
