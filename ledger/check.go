@@ -229,14 +229,17 @@ func checkLinks(l *Ledger, add func(string, string, ...any)) {
 func checkQuarantine(l *Ledger, add func(string, string, ...any)) {
 	root := l.V.Abs(vault.QuarantineDir)
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".torn") {
+			return nil // .unacknowledged: a line no answer said was written
 		}
 		rel, _ := filepath.Rel(l.V.Root(), p)
 		from, _ := filepath.Rel(root, p)
 		from = strings.TrimSuffix(from, ".torn")
 		if i := strings.LastIndexByte(from, '.'); i > 0 {
-			from = from[:i]
+			from = from[:i] // the time's fraction
+		}
+		if i := strings.LastIndexByte(from, '.'); i > 0 {
+			from = from[:i] // the time
 		}
 		add(filepath.ToSlash(rel), "a torn line cut from %s (a write cut short), kept for a person to read; delete it once read", filepath.ToSlash(from))
 		return nil

@@ -43,7 +43,9 @@ import (
 //     .quire/requests/ alone: a kill between the write and that file, or a
 //     deleted .quire/, forgets the id.
 //   - Calls with one id at once wait for each other in one process; in two
-//     processes at the same instant both may write.
+//     processes, the operations that write an event line look the id up
+//     again under the vault's lock, so only one line is written; the others
+//     may both write.
 const requestsDir = vault.QuireDir + "/requests"
 
 // maxRequestID is the longest request id taken.
@@ -110,6 +112,19 @@ func withRequestID[A any, R any](name string, h func(ctx context.Context, l *Led
 			return out, nil
 		}
 		out, err := h(ctx, l, a)
+		var rep *repeated
+		if errors.As(err, &rep) {
+			// Another process wrote this id's line while this call waited
+			// for the lock.
+			if rep.s.Op != name {
+				return zero, refusal.New(refusal.Conflict, "request_id %q was used before with the operation %s", id, rep.s.Op)
+			}
+			var out R
+			if err := json.Unmarshal(rep.s.Answer, &out); err != nil {
+				return zero, err
+			}
+			return out, nil
+		}
 		if err != nil {
 			return out, err
 		}
@@ -244,4 +259,24 @@ func (l *Ledger) answerOfLine(playbook string, ln *event.Line) (stored, bool) {
 		return stored{}, false
 	}
 	return stored{Op: op, Answer: raw}, true
+}
+
+// repeated is what a write answers, under the lock, when its request id's
+// line is already in the history.
+type repeated struct{ s stored }
+
+func (r *repeated) Error() string { return "request " + r.s.Op + " already made" }
+
+// repeatUnderLock, for a write about to record a line with request id id,
+// files what the history holds and answers *repeated when the id is known.
+// The caller holds the lock, so two processes given one id write one line.
+func (l *Ledger) repeatUnderLock(playbook, id string) error {
+	if id == "" {
+		return nil
+	}
+	l.fileRequests(playbook)
+	if s, ok := l.lookupRequest(playbook, id); ok {
+		return &repeated{s}
+	}
+	return nil
 }

@@ -241,6 +241,9 @@ func init() {
 			var out *Run
 			var seq int64
 			err = l.V.Locked(func() error {
+				if err := l.repeatUnderLock(a.Playbook, a.RequestID); err != nil {
+					return err
+				}
 				d, err := l.definition(a.Playbook, a.Type, a.Name)
 				if err != nil {
 					return err
@@ -553,6 +556,9 @@ func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line
 	var seq int64
 	var committed *bool
 	err := l.V.Locked(func() error {
+		if err := l.repeatUnderLock(e.Playbook, ln.RequestID); err != nil {
+			return err
+		}
 		var err error
 		if ln.Seq, err = l.nextSeq(e.Playbook); err != nil {
 			return err

@@ -162,7 +162,7 @@ func RepairTail(abs string) (bool, error) {
 		}
 		return true, f.Sync()
 	}
-	if err := quarantine(abs, tail); err != nil {
+	if err := quarantine(abs, tail, ".torn"); err != nil {
 		return false, err
 	}
 	if err := f.Truncate(cut); err != nil {
@@ -178,8 +178,10 @@ func RepairTail(abs string) (bool, error) {
 const QuarantineDir = QuireDir + "/quarantine"
 
 // CutTail cuts the file at abs back to at, moving the bytes after it into
-// the quarantine first. It is how a writer takes back a line that was
-// never written whole.
+// the quarantine first, as <path>.<UTC time>.unacknowledged: it is how a
+// writer takes back a line that a killed writer reserved and never wrote
+// whole, so never acknowledged. quire check does not count those as
+// problems (no answer said they were written); they are kept all the same.
 func CutTail(abs string, at int64) error {
 	f, err := os.OpenFile(abs, os.O_RDWR, 0)
 	if err != nil {
@@ -194,7 +196,7 @@ func CutTail(abs string, at int64) error {
 	if _, err := f.ReadAt(tail, at); err != nil {
 		return err
 	}
-	if err := quarantine(abs, tail); err != nil {
+	if err := quarantine(abs, tail, ".unacknowledged"); err != nil {
 		return err
 	}
 	if err := f.Truncate(at); err != nil {
@@ -206,7 +208,7 @@ func CutTail(abs string, at int64) error {
 // quarantine keeps the bytes cut from the file at abs. The vault is the
 // nearest folder above abs holding quire.yaml; a file outside a vault, and
 // quire's own files under .quire/, keep nothing.
-func quarantine(abs string, tail []byte) error {
+func quarantine(abs string, tail []byte, suffix string) error {
 	root := filepath.Dir(abs)
 	for {
 		if _, err := os.Stat(filepath.Join(root, ConfigFile)); err == nil {
@@ -222,7 +224,7 @@ func quarantine(abs string, tail []byte) error {
 	if err != nil || strings.HasPrefix(filepath.ToSlash(rel), QuireDir+"/") {
 		return nil
 	}
-	dst := filepath.Join(root, filepath.FromSlash(QuarantineDir), rel+"."+time.Now().UTC().Format("20060102T150405.000000000Z")+".torn")
+	dst := filepath.Join(root, filepath.FromSlash(QuarantineDir), rel+"."+time.Now().UTC().Format("20060102T150405.000000000Z")+suffix)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
