@@ -397,7 +397,7 @@ func (l *Ledger) markActivitySeen(a *MarkSeenArgs) (*SeenMarks, error) {
 		if _, err := vault.AppendLine(abs, append(line, '\n')); err != nil {
 			return err
 		}
-		_, err = l.V.Commit([]string{rel}, vault.Signature{Name: a.Member, When: now},
+		_, err = l.gitCommit([]string{rel}, vault.Signature{Name: a.Member, When: now},
 			fmt.Sprintf("org: %s saw %d of the activity", a.Member, len(items)))
 		return err
 	})

@@ -81,7 +81,7 @@ func init() {
 				if err := l.V.Register(vault.Entry{UID: p.UID, Type: "project", Path: p.Path, Name: name, Created: event.FormatTime(l.Now())}); err != nil {
 					return err
 				}
-				_, err := l.V.Commit([]string{p.Path, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: l.Now()}, "Make the project "+name)
+				_, err := l.gitCommit([]string{p.Path, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: l.Now()}, "Make the project "+name)
 				return err
 			})
 			return p, err
@@ -195,7 +195,7 @@ func init() {
 				if err := l.V.Register(vault.Entry{UID: uid, Type: "playbook", Path: dir, Playbook: a.Playbook, Name: a.Name, Created: event.FormatTime(now)}); err != nil {
 					return err
 				}
-				_, err := l.V.Commit([]string{dir, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: now},
+				_, err := l.gitCommit([]string{dir, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: now},
 					fmt.Sprintf("%s: make the playbook", a.Playbook))
 				return err
 			})
@@ -505,7 +505,7 @@ func init() {
 					}
 					paths = append(paths, vault.IndexFile)
 				}
-				_, err = l.V.Commit(paths, vault.Signature{Name: actorOr(a.Actor), When: now},
+				_, err = l.gitCommit(paths, vault.Signature{Name: actorOr(a.Actor), When: now},
 					fmt.Sprintf("%s: save %s/%s version %d", a.Playbook, a.Type, a.Name, v.Version))
 				return err
 			})
@@ -598,7 +598,7 @@ func init() {
 					Detail: "Retired", Subject: a.Type + "/" + a.Name, Version: d.latest().Version, Actor: actorOr(a.Actor)}); err != nil {
 					return err
 				}
-				_, err = l.V.Commit([]string{path.Join(playbookDir(a.Playbook), "events.jsonl")}, vault.Signature{Name: actorOr(a.Actor), When: now},
+				_, err = l.gitCommit([]string{path.Join(playbookDir(a.Playbook), "events.jsonl")}, vault.Signature{Name: actorOr(a.Actor), When: now},
 					fmt.Sprintf("%s: retire %s/%s", a.Playbook, a.Type, a.Name))
 				return err
 			})

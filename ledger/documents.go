@@ -330,7 +330,7 @@ func init() {
 				if err := l.recordPlaybookEvent(a.Playbook, &eventLine{Event: typ, Timestamp: formatTime(now), Detail: detail, Actor: actorOr(a.Actor)}); err != nil {
 					return err
 				}
-				_, err = l.V.Commit([]string{playbookDir(a.Playbook)}, sig(actorOr(a.Actor), now), fmt.Sprintf("%s: %s", a.Playbook, strings.ToLower(detail)))
+				_, err = l.gitCommit([]string{playbookDir(a.Playbook)}, sig(actorOr(a.Actor), now), fmt.Sprintf("%s: %s", a.Playbook, strings.ToLower(detail)))
 				return err
 			})
 			if err != nil {

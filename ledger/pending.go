@@ -27,14 +27,13 @@ func (l *Ledger) commit(paths []string, sig vault.Signature, msg string) bool {
 	if len(pend) > 0 {
 		msg = strings.TrimRight(msg, "\n") + "\n\nAlso commits what an earlier write left uncommitted: " + strings.Join(pend, ", ")
 	}
-	if _, err := l.V.Commit(all, sig, msg); err != nil {
+	if _, err := l.gitCommit(all, sig, msg); err != nil {
 		l.addPending(paths)
 		return false
 	}
 	if len(pend) > 0 {
 		os.Remove(l.V.Abs(pendingFile))
 	}
-	l.restamp() // the histories were checked before this write
 	return true
 }
 
@@ -77,7 +76,7 @@ func (l *Ledger) finishPending(sig vault.Signature) ([]string, error) {
 	if len(pend) == 0 {
 		return nil, nil
 	}
-	if _, err := l.V.Commit(pend, sig, "Commit what earlier writes left uncommitted\n\n"+strings.Join(pend, "\n")); err != nil {
+	if _, err := l.gitCommit(pend, sig, "Commit what earlier writes left uncommitted\n\n"+strings.Join(pend, "\n")); err != nil {
 		return nil, err
 	}
 	os.Remove(l.V.Abs(pendingFile))

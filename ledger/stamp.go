@@ -159,3 +159,17 @@ func (l *Ledger) forgetViews(playbook string) {
 	}
 	os.RemoveAll(l.V.Abs(path.Join(vault.QuireDir, "views", playbook)))
 }
+
+// gitCommit is V.Commit keeping the histories' git stamp: it checks the
+// histories first (four stats while git is as quire left it), so the stamp
+// it writes after the commit is true. The caller holds the lock.
+func (l *Ledger) gitCommit(paths []string, sig vault.Signature, msg string) (string, error) {
+	if err := l.checkDerived(); err != nil {
+		return "", err
+	}
+	id, err := l.V.Commit(paths, sig, msg)
+	if err == nil {
+		l.restamp()
+	}
+	return id, err
+}
