@@ -472,8 +472,6 @@ func (w *historyWalk) firstDiffer(o, n *vault.TreeEntry) string {
 	return name
 }
 
-
-
 // log proves one run.jsonl against its parent's version: only grown (rule
 // 3), and the lines it adds in seq order.
 func (w *historyWalk) log(file string, old, cur []byte, removed bool) {
