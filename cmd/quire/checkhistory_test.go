@@ -212,3 +212,46 @@ func indexOf(list []string, prefix string) int {
 	}
 	return -1
 }
+
+// quire check reports a run.jsonl line without the capsule's minimum fields
+// (step, which may be null, and detail, as well as event and timestamp) and
+// any line after archived (rule 5), each at its file and line.
+func TestCheckLineRules(t *testing.T) {
+	dir, v, project := newCLIVault(t)
+	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
+	quire(t, "", v, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
+	_, out, _ := quire(t, "", v, "run", "start", "--playbook", "finance", "--name", "close", "--member-of", project,
+		"--executor", "agent-7", "--authorized-by", "ana", "--json")
+	var r struct {
+		RunID string `json:"run_id"`
+	}
+	json.Unmarshal([]byte(out), &r)
+	quire(t, "", v, "run", "end", "failed", "--playbook", "finance", "--run", r.RunID, "--actor", "agent-7")
+	quire(t, "", v, "run", "transition", "archived", "--reason", "done", "--playbook", "finance", "--run", r.RunID, "--actor", "ana")
+	if code, out, _ := quire(t, "", v, "check"); code != 0 {
+		t.Fatalf("check of a clean vault: %s", out)
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-"+r.RunID+"-*", "run.jsonl"))
+	rel, _ := filepath.Rel(dir, m[0])
+	rel = filepath.ToSlash(rel)
+	n := strings.Count(readFile(t, dir, rel), "\n")
+	f, _ := os.OpenFile(m[0], os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"event":"step_completed","timestamp":"2026-11-01T09:30","detail":"no step"}` + "\n" +
+		`{"event":"step_completed","timestamp":"2026-11-01T09:31","step":null}` + "\n" +
+		`{"event":"step_completed","timestamp":"2026-11-01T09:32","step":null,"detail":"all four"}` + "\n")
+	f.Close()
+	code, out, _ := quire(t, "", v, "check")
+	for i, want := range []string{
+		fmt.Sprintf(`%s:%d: no "step" field: every line holds the capsule's minimum fields event, timestamp, step (null where there is none) and detail`, rel, n+1),
+		fmt.Sprintf(`%s:%d: no "detail" field: every line holds`, rel, n+2),
+		fmt.Sprintf(`%s:%d: rule 5: a step_completed line after the run was archived at line %d; archived runs are read-only`, rel, n+1, n),
+		fmt.Sprintf(`%s:%d: rule 5: a step_completed line after the run was archived at line %d`, rel, n+3, n),
+	} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Fatalf("%d: check lacks %q:\n%s", i, want, out)
+		}
+	}
+	if strings.Contains(out, fmt.Sprintf(`%s:%d: no`, rel, n+3)) {
+		t.Fatalf("a line with the four fields is reported:\n%s", out)
+	}
+}
