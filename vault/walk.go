@@ -27,12 +27,13 @@ var ZeroHash = plumbing.ZeroHash
 // first commit.
 func (v *Vault) HeadCommit() (Hash, error) { return v.head() }
 
-// History reads objects for one walk over the history. It keeps its pack
-// files open and a larger cache than the committer's, since a walk reads
-// every version of the large folders once, each a delta of the one before.
-// Close it after the walk.
+// History reads objects for one walk over the history: through its own
+// reader of the packs (packs.go), which keeps what a walk reads next, and
+// through go-git's storage for what that reader does not know. Close it
+// after the walk.
 type History struct {
 	gitDir string
+	packs  *packReader
 	st     *filesystem.Storage
 	// Reads counts the objects read from the store.
 	Reads int
@@ -40,29 +41,27 @@ type History struct {
 
 // History starts a walk over the vault's history.
 func (v *Vault) History() *History {
-	h := &History{gitDir: v.gitDir}
-	h.open()
-	return h
-}
-
-func (h *History) open() {
-	if h.st != nil {
-		h.st.Close()
-	}
-	h.st = filesystem.NewStorageWithOptions(osfs.New(h.gitDir), cache.NewObjectLRU(96<<20), filesystem.Options{KeepDescriptors: true})
+	return &History{gitDir: v.gitDir, packs: newPackReader(v.gitDir)}
 }
 
 // Close lets go of the pack files.
-func (h *History) Close() error { return h.st.Close() }
+func (h *History) Close() error {
+	h.packs.close()
+	if h.st != nil {
+		return h.st.Close()
+	}
+	return nil
+}
 
-// read returns the content of an object of the given type, looking once
-// more in a fresh store when it is not found (another process may have
-// packed it since the pack list was read).
+var typeNames = map[plumbing.ObjectType]byte{plumbing.CommitObject: 1, plumbing.TreeObject: 2, plumbing.BlobObject: 3}
+
+// read returns the content of an object of the given type.
 func (h *History) read(t plumbing.ObjectType, id Hash) ([]byte, error) {
-	data, err := h.readOnce(t, id)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		h.open()
-		data, err = h.readOnce(t, id)
+	typ, data, err := h.packs.object(id)
+	if errors.Is(err, errNotHere) {
+		data, err = h.fromGoGit(t, id)
+	} else if err == nil && typ != typeNames[t] {
+		err = fmt.Errorf("it is not a %s", t)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("vault: reading %s %s: %w", t, id, err)
@@ -71,23 +70,20 @@ func (h *History) read(t plumbing.ObjectType, id Hash) ([]byte, error) {
 	return data, nil
 }
 
-func (h *History) readOnce(t plumbing.ObjectType, id Hash) ([]byte, error) {
+func (h *History) fromGoGit(t plumbing.ObjectType, id Hash) ([]byte, error) {
+	if h.st == nil {
+		h.st = filesystem.NewStorage(osfs.New(h.gitDir), cache.NewObjectLRU(16<<20))
+	}
 	o, err := h.st.EncodedObject(t, id)
 	if err != nil {
 		return nil, err
-	}
-	if o.Type() != t {
-		return nil, fmt.Errorf("it is a %s", o.Type())
 	}
 	r, err := o.Reader()
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	data := make([]byte, 0, o.Size())
-	buf := bytes.NewBuffer(data)
-	_, err = io.Copy(buf, r)
-	return buf.Bytes(), err
+	return io.ReadAll(r)
 }
 
 // Commit reads a commit's tree and parents.

@@ -1,12 +1,17 @@
 package vault
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"testing"
+	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
@@ -100,5 +105,63 @@ func TestDiffTreesIsTheNaiveDiff(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("round %d: DiffTrees %v, naive %v", round, got, want)
 		}
+	}
+}
+
+// The walk's own reader of packs and loose objects reads every object as
+// go-git does, deltas included, before and after compaction.
+func TestHistoryReadsWhatGoGitReads(t *testing.T) {
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	v.SetAutoCompact(false)
+	for i := 0; i < 30; i++ {
+		for j := 0; j < 3; j++ {
+			p := filepath.Join(dir, "playbook-runs", fmt.Sprintf("run-%02d", (i*7+j)%25), "run.jsonl")
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			AppendLine(p, []byte(fmt.Sprintf(`{"event":"step_completed","n":%d}`+"\n", i)))
+		}
+		if err := v.Locked(func() error {
+			_, err := v.Commit([]string{"playbook-runs"}, Signature{Name: "a", When: time.Now()}, "c")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 20 {
+			if err := v.Compact(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	iter, err := v.objs.store.IterEncodedObjects(plumbing.AnyObject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := v.History()
+	defer h.Close()
+	n := 0
+	err = iter.ForEach(func(o plumbing.EncodedObject) error {
+		want, err := h.fromGoGit(o.Type(), o.Hash())
+		if err != nil {
+			return err
+		}
+		got, err := h.read(o.Type(), o.Hash())
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(got, want) {
+			return fmt.Errorf("%s %s differs", o.Type(), o.Hash())
+		}
+		n++
+		return nil
+	})
+	if err != nil || n < 200 {
+		t.Fatalf("%d objects: %v", n, err)
+	}
+	if len(h.packs.packs) == 0 || h.packs.deltas == 0 {
+		t.Fatalf("%d packs read, %d deltas applied", len(h.packs.packs), h.packs.deltas)
 	}
 }
