@@ -210,6 +210,9 @@ func (l *Ledger) CheckHistory() (*HistoryReport, []Problem, error) {
 	rep.Reads = h.Reads
 	all := append(append([]Problem{}, old...), w.problems...)
 
+	if len(todo) == 0 && len(old) == len(st.Problems) && head == lastHead {
+		return rep, all, nil // nothing learnt: the file stands
+	}
 	ids := make([]byte, 0, 20*len(proved))
 	for c := range proved {
 		ids = append(ids, c[:]...)
