@@ -271,8 +271,16 @@ type historyWalk struct {
 	commitID string
 }
 
+// add records a problem of the commit being proved; a merge's problem found
+// against both parents is recorded once.
 func (w *historyWalk) add(file string, line int, format string, args ...any) {
-	w.problems = append(w.problems, Problem{Commit: w.commitID, Path: file, Line: line, Message: fmt.Sprintf(format, args...)})
+	p := Problem{Commit: w.commitID, Path: file, Line: line, Message: fmt.Sprintf(format, args...)}
+	for i := len(w.problems) - 1; i >= 0 && w.problems[i].Commit == p.Commit; i-- {
+		if w.problems[i] == p {
+			return
+		}
+	}
+	w.problems = append(w.problems, p)
 }
 
 // tree reads a tree, keeping the last few: the folder of runs read as a

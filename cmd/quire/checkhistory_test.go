@@ -189,8 +189,28 @@ func TestCheckHistoryProvesTheAppendOnlyRules(t *testing.T) {
 	if rep.History.Commits != 1 || len(hist) != 1 || !strings.HasPrefix(hist[0], again+" "+logA+":1: rule 3: committed line 1 of run.jsonl was changed") {
 		t.Fatalf("after a new commit: %+v\n%s", rep.History, strings.Join(hist, "\n"))
 	}
+	// Merges are proved against each parent: a clean one adds nothing, one
+	// whose resolution rewrites a committed line is named.
+	gitIn(t, dir, "checkout", "-q", "-b", "side")
+	editCommit(t, dir, folderA+"/thread.md", func(s string) string { return s + "from the side\n" })
+	gitIn(t, dir, "checkout", "-q", "main")
+	quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", a, "--step", "do/4/d", "--actor", "agent-7")
+	gitIn(t, dir, "merge", "-q", "--no-edit", "side")
+	rep, hist = checkHistory(t, v)
+	if rep.History.Commits != 3 || len(hist) != 1 {
+		t.Fatalf("after a clean merge: %+v\n%s", rep.History, strings.Join(hist, "\n"))
+	}
+	gitIn(t, dir, "checkout", "-q", "side")
+	editCommit(t, dir, folderA+"/context.md", func(s string) string { return s + "more context\n" })
+	gitIn(t, dir, "checkout", "-q", "main")
+	gitIn(t, dir, "merge", "-q", "--no-commit", "side")
+	merge := editCommit(t, dir, logA, func(s string) string { return strings.Replace(s, `"detail":"`, `"detail":"merged `, 1) })
+	rep, hist = checkHistory(t, v)
+	if rep.History.Commits != 2 || len(hist) != 2 || indexOf(hist, merge+" "+logA+":1: rule 3: committed line 1 of run.jsonl was changed") < 0 {
+		t.Fatalf("after a merge that rewrites a line: %+v\n%s", rep.History, strings.Join(hist, "\n"))
+	}
 	// The operation table serves the same walk: check_vault with history.
-	if code, out, _ := quire(t, "", v, "call", "check_vault", "--args", `{"history":true}`); code != 0 || !strings.Contains(out, `"commits": 0`) || !strings.Contains(out, again) {
+	if code, out, _ := quire(t, "", v, "call", "check_vault", "--args", `{"history":true}`); code != 0 || !strings.Contains(out, `"commits": 0`) || !strings.Contains(out, merge) {
 		t.Fatalf("check_vault history: %d %s", code, out)
 	}
 }
