@@ -191,6 +191,13 @@ func (l *Ledger) CheckHistory() (*HistoryReport, []Problem, error) {
 			}
 		}
 		old = kept
+		// Forget the commits left behind too, so that they are proved
+		// (and their problems found) again should HEAD come back to them.
+		for c := range proved {
+			if !reach[c] {
+				delete(proved, c)
+			}
+		}
 		if !reach[lastHead] {
 			rep.Note = fmt.Sprintf("commit %s, where the last check ended, is no longer in HEAD's history (a reset or a rewrite?): proved the %d commits since where the two histories meet", short(st.Head), len(todo))
 		}

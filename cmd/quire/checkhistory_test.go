@@ -173,6 +173,7 @@ func TestCheckHistoryProvesTheAppendOnlyRules(t *testing.T) {
 	}
 
 	// Again: nothing new to prove, the same problems remembered.
+	hist3 := hist
 	rep, hist2 := checkHistory(t, v)
 	if rep.History.Commits != 0 || strings.Join(hist2, "\n") != strings.Join(hist, "\n") {
 		t.Fatalf("third check: %+v\n%s", rep.History, strings.Join(hist2, "\n"))
@@ -182,6 +183,16 @@ func TestCheckHistoryProvesTheAppendOnlyRules(t *testing.T) {
 	rep, hist = checkHistory(t, v)
 	if len(hist) != 0 || rep.History.Commits != 0 || !strings.Contains(rep.History.Note, "is no longer in HEAD's history") {
 		t.Fatalf("after a reset: %+v\n%s", rep.History, strings.Join(hist, "\n"))
+	}
+	// Back to the bad commits: they are proved again, their problems found.
+	gitIn(t, dir, "reset", "-q", "--hard", outOfSeq)
+	rep, hist2 = checkHistory(t, v)
+	if rep.History.Commits != 5 || strings.Join(hist2, "\n") != strings.Join(hist3, "\n") {
+		t.Fatalf("back at the bad commits: %+v\n%s", rep.History, strings.Join(hist2, "\n"))
+	}
+	gitIn(t, dir, "reset", "-q", "--hard", "HEAD~5")
+	if rep, hist = checkHistory(t, v); len(hist) != 0 || rep.History.Proved != total {
+		t.Fatalf("after a second reset: %+v\n%s", rep.History, strings.Join(hist, "\n"))
 	}
 	// A new commit after the reset: only it is proved, and its violation found.
 	again := editCommit(t, dir, logA, func(s string) string { return strings.Replace(s, `"seq":`, `"seq": `, 1) })
