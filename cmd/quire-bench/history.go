@@ -23,9 +23,11 @@ import (
 )
 
 // The history check (quire check --history) at 5,000 runs and 50,000
-// commits. Making such a vault through quire takes hours (each boundary
-// rewrites and hashes the 450 KB tree of playbook-runs/, then compacts), so
-// the bench writes it at object level, straight into one pack, as git's
+// commits. Making such a vault through quire's operations is slow (each
+// boundary fsyncs its line and state, rewrites and hashes the 450 KB tree
+// of playbook-runs/ as a loose object, and the loose objects are compacted
+// into a new pack every few hundred commits), so the bench writes it at
+// object level, straight into one pack, as git's
 // own repack would leave it: every version of the large objects (the tree
 // of playbook-runs/ and the index) is a delta of the version before, in
 // chains of at most 50 like git's, made from what the commit changed
