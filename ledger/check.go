@@ -386,7 +386,7 @@ func init() {
 		Description: "Validate the whole vault against the playbook-run capsule and list each problem with its path and line. With history: true, also walk the vault's git history (the commits not proved by an earlier check) and prove the append-only rules from it: every committed run.jsonl only grew, definition.md never changed after its run began, an archived run never changed, and each commit's run.jsonl lines are in seq order; each problem names its commit."},
 		func(ctx context.Context, l *Ledger, a *CheckArgs) (*CheckReport, error) { return l.CheckWith(*a) })
 	register(Op{Name: "archive_idle_runs", Scope: "admin", Method: "POST", Path: "/janitor",
-		Description: "The vault janitor: archive every complete or failed run without activity for 90 days or more, writing its archived event with the reason first."},
+		Description: "The vault janitor: commit what earlier writes recorded but could not commit (their answers said committed: false), then archive every complete or failed run without activity for 90 days or more, writing its archived event with the reason first."},
 		func(ctx context.Context, l *Ledger, a *JanitorArgs) (*JanitorReport, error) {
 			now, err := l.when(a.Now, "/now")
 			if err != nil {

@@ -152,7 +152,7 @@ func newApp(e *env) *cli.App {
 				}),
 			},
 			{
-				Name: "janitor", Usage: "archive complete and failed runs idle for 90 days or more",
+				Name: "janitor", Usage: "commit what earlier writes recorded but could not commit, and archive complete and failed runs idle for 90 days or more",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "now", Usage: "RFC 3339 time to judge idleness at"}},
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					args, _ := json.Marshal(map[string]any{"now": c.String("now")})
