@@ -412,7 +412,7 @@ func init() {
 		func(ctx context.Context, l *Ledger, a *ListActivityArgs) (*ActivityPage, error) {
 			return l.listActivity(a)
 		})
-	register(Op{Name: "mark_activity_seen", Scope: "playbook:read", Method: "POST", Path: "/activity/seen",
+	register(Op{Name: "mark_activity_seen", Scope: "playbook:write", Method: "POST", Path: "/activity/seen",
 		Description: "Mark rows of the activity as seen by a member, by their addresses: appends one line to org/members/<member>/seen.jsonl and commits as the member. A row is seen when marked at or after its time. Refuses an item whose address is not of a form the activity names with invalid_input at /items/<i>, and a member id that breaks its rule at /member."},
 		func(ctx context.Context, l *Ledger, a *MarkSeenArgs) (*SeenMarks, error) {
 			return l.markActivitySeen(a)

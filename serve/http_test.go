@@ -134,9 +134,9 @@ func TestRefusalStatuses(t *testing.T) {
 		code                      string
 	}{
 		{"400", admin, "POST", "/v1/orgs/acme/playbooks", map[string]any{"playbook": "No!", "name": "x"}, 400, "invalid_input"},
-		{"401 none", "", "GET", "/v1/orgs/acme/playbooks", nil, 401, "forbidden"},
-		{"401 bad", "quire_nottoken", "GET", "/v1/orgs/acme/playbooks", nil, 401, "forbidden"},
-		{"401 openapi", "", "GET", "/v1/openapi.json", nil, 401, "forbidden"},
+		{"401 none", "", "GET", "/v1/orgs/acme/playbooks", nil, 401, "unauthenticated"},
+		{"401 bad", "quire_nottoken", "GET", "/v1/orgs/acme/playbooks", nil, 401, "unauthenticated"},
+		{"401 mcp", "", "POST", "/mcp", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, 401, "unauthenticated"},
 		{"403", reader, "POST", "/v1/orgs/acme/playbooks", map[string]any{"playbook": "sales", "name": "Sales"}, 403, "forbidden"},
 		{"404 playbook", reader, "GET", "/v1/orgs/acme/playbooks/nowhere", nil, 404, "not_found"},
 		{"404 org", reader, "GET", "/v1/orgs/globex/playbooks", nil, 404, "not_found"},
@@ -151,6 +151,11 @@ func TestRefusalStatuses(t *testing.T) {
 				t.Fatalf("%s %s: %d %v, want %d %s", tc.method, tc.path, st, out, tc.status, tc.code)
 			}
 		})
+	}
+	// The OpenAPI document is read without a token, and says 401 is
+	// unauthenticated.
+	if st, raw := c.doRaw("GET", "/v1/openapi.json", nil); st != 200 || !strings.Contains(string(raw), `"unauthenticated"`) {
+		t.Fatalf("GET /v1/openapi.json without a token: %d %.200s", st, raw)
 	}
 }
 

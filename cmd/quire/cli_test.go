@@ -104,3 +104,43 @@ func TestFlagsAfterArguments(t *testing.T) {
 		}
 	}
 }
+
+// quire token create --expires, list and revoke: the token is printed once
+// and found nowhere after, its id is printed, and list shows what it is.
+func TestCLITokens(t *testing.T) {
+	dir, v, _ := newCLIVault(t)
+	code, tok, errs := quire(t, "", v, "token", "create", "--principal", "ana", "--scope", "playbook:write", "--scope", "playbook:delegate:finance", "--expires", "90d")
+	id := regexp.MustCompile(`tok-[0-9a-f]{12}`).FindString(errs)
+	if code != 0 || !strings.HasPrefix(tok, "quire_") || id == "" || !strings.Contains(errs, "expires 20") {
+		t.Fatalf("token create: %d %q %q", code, tok, errs)
+	}
+	tok = strings.TrimSpace(tok)
+	if code, _, errs := quire(t, "", v, "token", "create", "--principal", "ana", "--scope", "admin", "--expires", "soon"); code != 1 || !strings.Contains(errs, "/expires") {
+		t.Fatalf("--expires soon: %d %s", code, errs)
+	}
+	code, out, _ := quire(t, "", v, "token", "list")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "ID  ") || !strings.Contains(lines[0], "LAST USED") ||
+		!regexp.MustCompile(`^` + id + `\s+ana\s+playbook:write,playbook:delegate:finance\s+\S+Z\s+\S+Z\s+never$`).MatchString(lines[1]) {
+		t.Fatalf("token list: %d\n%s", code, out)
+	}
+	code, out, _ = quire(t, "", v, "token", "list", "--json")
+	if code != 0 || !strings.Contains(out, `"id": "`+id+`"`) || !strings.Contains(out, `"expires": "`) {
+		t.Fatalf("token list --json: %d %s", code, out)
+	}
+	yaml, _ := os.ReadFile(filepath.Join(dir, "quire.yaml"))
+	for _, where := range []string{out, string(yaml)} {
+		if strings.Contains(where, tok) || strings.Contains(where, tok[len("quire_"):]) {
+			t.Fatalf("the token itself is written: %s", where)
+		}
+	}
+	if code, out, _ := quire(t, "", v, "token", "revoke", id); code != 0 || !strings.Contains(out, "Revoked "+id) {
+		t.Fatalf("token revoke: %d %s", code, out)
+	}
+	if code, _, errs := quire(t, "", v, "token", "revoke", id); code != 1 || !strings.Contains(errs, "no token") {
+		t.Fatalf("token revoke twice: %d %s", code, errs)
+	}
+	if code, out, _ := quire(t, "", v, "token", "list"); code != 0 || strings.Contains(out, id) {
+		t.Fatalf("token list after revoke: %d %s", code, out)
+	}
+}

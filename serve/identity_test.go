@@ -1,0 +1,289 @@
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"quire/ledger"
+)
+
+// issuePaths are the paths of a refusal's issues.
+func issuePaths(m map[string]any) []string {
+	e, _ := m["error"].(map[string]any)
+	list, _ := e["issues"].([]any)
+	var out []string
+	for _, is := range list {
+		p, _ := is.(map[string]any)["path"].(string)
+		out = append(out, p)
+	}
+	return out
+}
+
+// With tokens, a call acts as its token's principal: an actor, author,
+// member, executor or authorized_by naming someone else is refused at its
+// path, over HTTP and over MCP alike; executor and authorized_by of a new
+// run may name another with playbook:delegate.
+func TestATokenActsAsItsPrincipal(t *testing.T) {
+	l := newLedger(t)
+	project := seed(t, l)
+	runID := startRun(t, l, project) // executor agent-7, authorized by ana
+	ana, _ := CreateToken(l, "ana", []string{"playbook:write"})
+	agent, _ := CreateToken(l, "agent-7", []string{"playbook:write"})
+	mallory, _ := CreateToken(l, "mallory", []string{"playbook:write"})
+	boss, _ := CreateToken(l, "boss", []string{"playbook:write", "playbook:delegate:finance"})
+	rui, _ := CreateToken(l, "rui", []string{"playbook:read"})
+	ts, c := newTestServer(t, newServer(l, false, nil))
+	runs := "/v1/orgs/acme/playbooks/finance/runs/" + runID
+	start := "/v1/orgs/acme/playbooks/finance/definitions/workflow/close-the-month/runs"
+
+	refused := func(token, method, path string, body any, status int, wantCode, at string) {
+		t.Helper()
+		st, out := c.with(token).do(method, path, body)
+		if st != status || code(out) != wantCode || !strings.Contains(strings.Join(issuePaths(out), " "), at) {
+			t.Fatalf("%s %s %v: %d %v, want %d %s at %s", method, path, body, st, out, status, wantCode, at)
+		}
+	}
+	// ana's token pauses agent-7's... as agent-7: refused, whatever the
+	// capsule would let agent-7 do.
+	refused(ana, "POST", runs+"/transition", map[string]any{"to": "paused", "actor": "agent-7"}, 403, "forbidden", "/actor")
+	refused(mallory, "POST", runs+"/events", map[string]any{"event": "step_started", "step": "do/0/work", "actor": "agent-7"}, 403, "forbidden", "/actor")
+	// Left out, the actor is the token's: mallory is not the run's
+	// executor nor its authorizer, so rule 4 refuses.
+	refused(mallory, "POST", runs+"/transition", map[string]any{"to": "paused"}, 403, "forbidden", "")
+	if st, out := c.with(ana).do("POST", runs+"/transition", map[string]any{"to": "paused", "actor": "ana"}); st != 200 || out["state"] != "paused" {
+		t.Fatalf("ana pauses the run she authorized: %d %v", st, out)
+	}
+	if st, out := c.with(agent).do("POST", runs+"/transition", map[string]any{"to": "active"}); st != 200 || out["state"] != "active" {
+		t.Fatalf("agent-7 resumes its run: %d %v", st, out)
+	}
+	// A comment by someone else.
+	refused(ana, "POST", "/v1/orgs/acme/comments", map[string]any{"playbook": "finance", "address": "finance/runs/" + runID, "text": "x", "author": "boss"}, 403, "forbidden", "/author")
+	// A new run: executor and authorized_by are the token's, unless it may
+	// delegate.
+	body := func(executor, authorizedBy string) map[string]any {
+		b := map[string]any{"member_of": []string{project}}
+		if executor != "" {
+			b["executor"] = executor
+		}
+		if authorizedBy != "" {
+			b["authorized_by"] = authorizedBy
+		}
+		return b
+	}
+	refused(mallory, "POST", start, body("agent-7", "mallory"), 403, "forbidden", "/executor")
+	refused(mallory, "POST", start, body("", "ana"), 403, "forbidden", "/authorized_by")
+	if st, out := c.with(mallory).do("POST", start, body("", "")); st != 200 || out["executor"] != "mallory" || out["authorized_by"] != "mallory" {
+		t.Fatalf("a run of mallory's own: %d %v", st, out)
+	}
+	if st, out := c.with(boss).do("POST", start, body("agent-7", "ana")); st != 200 || out["executor"] != "agent-7" || out["authorized_by"] != "ana" {
+		t.Fatalf("a delegated run: %d %v", st, out)
+	}
+	// The activity's marks: a writing scope, and only one's own.
+	seen := map[string]any{"items": []string{"finance/runs/" + runID}}
+	refused(rui, "POST", "/v1/orgs/acme/activity/seen", map[string]any{"member": "rui", "items": seen["items"]}, 403, "forbidden", "")
+	refused(ana, "POST", "/v1/orgs/acme/activity/seen", map[string]any{"member": "rui", "items": seen["items"]}, 403, "forbidden", "/member")
+	if st, out := c.with(ana).do("POST", "/v1/orgs/acme/activity/seen", seen); st != 200 || out["member"] != "ana" {
+		t.Fatalf("ana marks her own: %d %v", st, out)
+	}
+
+	// The same over MCP, streamable HTTP.
+	cs, err := connectHTTP(t, ts.URL, ana)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := &caller{t: t, cs: cs, schemas: checkTools(t, cs)}
+	out := mc.refused("transition_run", map[string]any{"playbook": "finance", "run_id": runID, "to": "paused", "actor": "agent-7"}, "forbidden")
+	if p := issuePaths(out); len(p) != 1 || p[0] != "/actor" {
+		t.Fatalf("over MCP: %v", out)
+	}
+	mc.refused("mark_activity_seen", map[string]any{"member": "rui", "items": seen["items"]}, "forbidden")
+	// Over stdio (no token) the caller names whom it likes.
+	local := &caller{t: t, cs: connectInMemory(t, l)}
+	local.schemas = checkTools(t, local.cs)
+	local.ok("transition_run", map[string]any{"playbook": "finance", "run_id": runID, "to": "paused", "actor": "agent-7"})
+}
+
+// treeHash hashes every file of the vault (the work tree, .git/refs and
+// .git/packed-refs), but the caches under .quire/.
+func treeHash(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == ".quire" || (strings.HasPrefix(rel, ".git/") && rel != ".git/refs" && !strings.HasPrefix(rel, ".git/refs/")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasPrefix(rel, ".git/") && !strings.HasPrefix(rel, ".git/refs/") && rel != ".git/packed-refs" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		out[rel] = hex.EncodeToString(sum[:])
+		return nil
+	})
+	return out
+}
+
+func diffTrees(a, b map[string]string) []string {
+	var out []string
+	for k, v := range a {
+		if b[k] != v {
+			out = append(out, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// readArgs are arguments every operation of the table takes and, for a
+// read, answers: a test of a new operation starts by adding its own.
+func readArgs(t *testing.T, l *ledger.Ledger, project, runID, member string) map[string]map[string]any {
+	t.Helper()
+	def := map[string]any{"playbook": "finance", "type": "workflow", "name": "close-the-month"}
+	with := func(m map[string]any, kv ...any) map[string]any {
+		out := map[string]any{}
+		for k, v := range m {
+			out[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i].(string)] = kv[i+1]
+		}
+		return out
+	}
+	run := map[string]any{"playbook": "finance", "run_id": runID}
+	cm := mustCall(t, l, "make_comment", map[string]any{"playbook": "finance", "address": "finance/runs/" + runID, "text": "Looks right.", "author": "ana"})
+	return map[string]map[string]any{
+		"list_activity":        {"member": member},
+		"mark_activity_seen":   {"member": member, "items": []string{"finance/runs/" + runID}},
+		"explain_address":      {"address": "finance/runs/" + runID},
+		"check_vault":          {},
+		"archive_idle_runs":    {"now": "2099-01-01T00:00:00Z", "days": 1},
+		"make_comment":         {"playbook": "finance", "address": "finance/runs/" + runID, "text": "x", "author": member},
+		"list_comments":        {"playbook": "finance"},
+		"resolve_comment":      {"playbook": "finance", "id": cm["id"], "how": "acted", "actor": member},
+		"create_project":       {"name": "Other"},
+		"list_projects":        {},
+		"create_playbook":      {"playbook": "other", "name": "Other"},
+		"get_playbook":         {"playbook": "finance"},
+		"list_playbooks":       {},
+		"update_playbook":      {"playbook": "finance", "name": "Money"},
+		"create_definition":    with(def, "name", "other-one", "source", workflowSource(t)),
+		"update_definition":    with(def, "source", workflowSource(t)),
+		"get_definition":       with(def, "render", true, "sample_output", map[string]any{"month": "2026-10", "revenue": 1}),
+		"list_definitions":     {"playbook": "finance"},
+		"retire_definition":    def,
+		"render_page":          with(def, "run_id", runID),
+		"render_playbook_page": {"playbook": "finance"},
+		"list_playbook_events": {"playbook": "finance", "limit": 10},
+		"get_event":            {"playbook": "finance", "event_id": runID + "_1"},
+		"list_runs":            {"playbook": "finance"},
+		"get_run":              with(run, "blocks", true),
+		"run_definition":       with(def, "member_of", []string{project}, "executor", member, "authorized_by", member),
+		"record_event":         with(run, "event", "step_started", "step", "do/0/work", "actor", member),
+		"append_thread":        with(run, "text", "x", "actor", member),
+		"put_artifact":         with(run, "name", "a.txt", "content", "x", "actor", member),
+		"end_run":              with(run, "status", "failed", "kind", "cancelled", "actor", member),
+		"transition_run":       with(run, "to", "paused", "actor", member),
+	}
+}
+
+// A read token changes nothing: every operation of the table, called with
+// arguments it would act on, over HTTP and over MCP, leaves every file of
+// the vault as it was; each read answers, each write is refused as
+// forbidden. So a read scope is never given to an operation that writes.
+func TestAReadTokenWritesNothing(t *testing.T) {
+	l := newLedger(t)
+	project := seed(t, l)
+	runID := startRun(t, l, project)
+	pg := "data:\n  language: typescript\n  source:\n    events:\n      - type: run_succeeded\n  views:\n    runs_per_day: series\n  module: |\n    export function fold(view: View, event: Event): View {\n      return view;\n    }\nruns: |\n  {{ views.runs_per_day | json }}\n"
+	mustCall(t, l, "update_playbook", map[string]any{"playbook": "finance", "page": pg})
+	args := readArgs(t, l, project, runID, "rui")
+	reader, _ := CreateToken(l, "rui", []string{"playbook:read"})
+	ts, c := newTestServer(t, newServer(l, false, nil))
+	c = c.with(reader)
+	cs, err := connectHTTP(t, ts.URL, reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTools(t, cs)
+	before := treeHash(t, l.V.Root())
+	for _, op := range ledger.Ops() {
+		a, ok := args[op.Name]
+		if !ok {
+			t.Errorf("%s: readArgs has no arguments for it", op.Name)
+			continue
+		}
+		// HTTP: the path from the arguments, the rest as the body or query.
+		p, rest := op.Path, map[string]any{}
+		for k, v := range a {
+			rest[k] = v
+		}
+		for _, seg := range splitPath(op.Path) {
+			if isParam(seg) {
+				name := strings.TrimSuffix(seg[1:len(seg)-1], "...")
+				p = strings.Replace(p, seg, fmt.Sprint(rest[name]), 1)
+				delete(rest, name)
+			}
+		}
+		var body any = rest
+		if op.Method == "GET" {
+			q := []string{}
+			for k, v := range rest {
+				b, _ := json.Marshal(v)
+				s := strings.Trim(string(b), `"`)
+				q = append(q, k+"="+s)
+			}
+			if len(q) > 0 {
+				p += "?" + strings.Join(q, "&")
+			}
+			body = nil
+		}
+		st, out := c.do(op.Method, "/v1/orgs/acme"+p, body)
+		read := op.Scope == ScopeRead
+		if read && st != 200 {
+			t.Errorf("%s over HTTP with a read token: %d %v", op.Name, st, out)
+		}
+		if !read && (st != 403 || code(out) != "forbidden") {
+			t.Errorf("%s (scope %s) over HTTP with a read token: %d %v", op.Name, op.Scope, st, out)
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: op.Name, Arguments: a})
+		if err != nil {
+			t.Fatalf("%s over MCP: %v", op.Name, err)
+		}
+		if res.IsError == read {
+			t.Errorf("%s (scope %s) over MCP with a read token: error %v, %v", op.Name, op.Scope, res.IsError, res.Content)
+		}
+		if read && !op.ReadOnly {
+			t.Errorf("%s needs only %s but is not read-only", op.Name, op.Scope)
+		}
+	}
+	if changed := diffTrees(before, treeHash(t, l.V.Root())); len(changed) > 0 {
+		t.Fatalf("a read token changed %v", changed)
+	}
+}
