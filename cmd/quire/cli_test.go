@@ -121,7 +121,7 @@ func TestCLITokens(t *testing.T) {
 	code, out, _ := quire(t, "", v, "token", "list")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "ID  ") || !strings.Contains(lines[0], "LAST USED") ||
-		!regexp.MustCompile(`^` + id + `\s+ana\s+playbook:write,playbook:delegate:finance\s+\S+Z\s+\S+Z\s+never$`).MatchString(lines[1]) {
+		!regexp.MustCompile(`^`+id+`\s+ana\s+playbook:write,playbook:delegate:finance\s+\S+Z\s+\S+Z\s+never$`).MatchString(lines[1]) {
 		t.Fatalf("token list: %d\n%s", code, out)
 	}
 	code, out, _ = quire(t, "", v, "token", "list", "--json")
