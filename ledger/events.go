@@ -118,7 +118,7 @@ func init() {
 				_, f, err := l.runFolder(a.Playbook, strings.ToLower(runID))
 				if err != nil {
 					if r, ok := refusal.As(err); ok && r.Code == refusal.NotFound {
-						return nil, refusal.New(refusal.NotFound, "playbook %s has no event %s", a.Playbook, a.EventID)
+						return nil, refusal.At(refusal.NotFound, "/event_id", "playbook %s has no event %s", a.Playbook, a.EventID)
 					}
 					return nil, err
 				}
@@ -142,7 +142,7 @@ func init() {
 					return nil, err
 				}
 				if found == nil {
-					return nil, refusal.New(refusal.NotFound, "playbook %s has no event %s", a.Playbook, a.EventID)
+					return nil, refusal.At(refusal.NotFound, "/event_id", "playbook %s has no event %s", a.Playbook, a.EventID)
 				}
 				return found, nil
 			}
@@ -162,7 +162,7 @@ func init() {
 					}
 				}
 			}
-			return nil, refusal.New(refusal.NotFound, "playbook %s has no event %s", a.Playbook, a.EventID)
+			return nil, refusal.At(refusal.NotFound, "/event_id", "playbook %s has no event %s", a.Playbook, a.EventID)
 		})
 }
 

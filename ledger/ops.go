@@ -30,6 +30,10 @@ type Op struct {
 	// Path segments in braces are filled from the arguments of those names.
 	Method string
 	Path   string
+	// StatePath is the argument a refusal of the run's state is at, when
+	// the layer that refused named none: transition_run's /to, end_run's
+	// /status, record_event's /event (a run that is paused cannot pause).
+	StatePath string
 	// Args is the type of the arguments (a struct); Result of the answer.
 	Args   reflect.Type
 	Result reflect.Type
@@ -132,5 +136,9 @@ func (l *Ledger) Invoke(ctx context.Context, op *Op, args any) (any, error) {
 	if reflect.TypeOf(args) != reflect.PointerTo(op.Args) {
 		return nil, fmt.Errorf("ledger: %s takes *%s, not %T", op.Name, op.Args, args)
 	}
-	return op.call(ctx, l, args)
+	res, err := op.call(ctx, l, args)
+	if err != nil {
+		return nil, refusal.AtPath(err, op.StatePath)
+	}
+	return res, nil
 }

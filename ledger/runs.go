@@ -143,7 +143,7 @@ func (l *Ledger) runFolder(playbook, runID string) (vault.Entry, runfolder.Folde
 		return e, runfolder.Folder{}, err
 	}
 	if !ok || e.Type != "playbook-run" || e.Playbook != playbook {
-		return e, runfolder.Folder{}, refusal.New(refusal.NotFound, "playbook %s has no run %s", playbook, runID)
+		return e, runfolder.Folder{}, refusal.At(refusal.NotFound, "/run_id", "playbook %s has no run %s", playbook, runID)
 	}
 	if _, err := l.V.Join(e.Path); err != nil {
 		return e, runfolder.Folder{}, fmt.Errorf("the index's path for run %s: %v", runID, err)
@@ -234,7 +234,7 @@ func init() {
 					return err
 				}
 				if d.Retired {
-					return refusal.New(refusal.Conflict, "the %s %q is retired and takes no new runs", a.Type, a.Name)
+					return refusal.At(refusal.Conflict, "/name", "the %s %q is retired and takes no new runs", a.Type, a.Name)
 				}
 				v := d.latest()
 				rel := runfolder.Dir(a.Name, runID, started)
@@ -291,7 +291,7 @@ func init() {
 			return out, nil
 		})
 
-	register(Op{Name: "record_event", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/events",
+	register(Op{Name: "record_event", Scope: "playbook:write", StatePath: "/event", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/events",
 		Description: "Append one event to a run's run.jsonl (fsynced before the answer), numbered in the playbook's history; a boundary (step completed, failed, skipped or dead-lettered, pause, resume, milestone, verification receipt, compensation) rewrites run.state.json and commits. Refuses unknown event types, run_created/archived/run ends (use run_definition, transition_run, end_run), an archived run (rule 5), a pause or resume by anyone but the executor or authorized_by (rule 4, forbidden), and a time before the run's previous event."},
 		func(ctx context.Context, l *Ledger, a *RecordEventArgs) (*Event, error) {
 			switch a.Event {
@@ -377,7 +377,7 @@ func init() {
 			return map[string]any{"path": rel, "bytes": len(content)}, nil
 		})
 
-	register(Op{Name: "end_run", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/end",
+	register(Op{Name: "end_run", Scope: "playbook:write", StatePath: "/status", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/end",
 		Description: "End a run: succeeded (with its output) writes run_succeeded and the run becomes complete; rejected (with reason, and optionally kind and detail) writes run_rejected, failed writes run_failed, and the run becomes failed. An output too large for its event (256 KiB a line) is kept whole in run.state.json and artifacts/output.json and the event carries its size. Commits. Refuses anyone but the executor or authorized_by (rule 4), a run that already ended, and an archived run."},
 		func(ctx context.Context, l *Ledger, a *EndRunArgs) (*Run, error) {
 			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
@@ -462,7 +462,7 @@ func init() {
 			return runOf(e, st), nil
 		})
 
-	register(Op{Name: "transition_run", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/transition",
+	register(Op{Name: "transition_run", Scope: "playbook:write", StatePath: "/to", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/transition",
 		Description: "Move a run along the capsule's state machine: to paused (pause_started), active (pause_resumed) or archived (writes the archived event with its reason first; the run is then read-only). Only the executor or authorized_by may (rule 4, forbidden). Runs end through end_run."},
 		func(ctx context.Context, l *Ledger, a *TransitionRunArgs) (*Run, error) {
 			if a.Actor == janitor {

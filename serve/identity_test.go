@@ -208,7 +208,7 @@ func readArgs(t *testing.T, l *ledger.Ledger, project, runID, member string) map
 		"record_event":         with(run, "event", "step_started", "step", "do/0/work", "actor", member),
 		"append_thread":        with(run, "text", "x", "actor", member),
 		"put_artifact":         with(run, "name", "a.txt", "content", "x", "actor", member),
-		"end_run":              with(run, "status", "failed", "kind", "cancelled", "actor", member),
+		"end_run":              with(run, "status", "failed", "detail", "gave up", "actor", member),
 		"transition_run":       with(run, "to", "paused", "actor", member),
 	}
 }
@@ -285,5 +285,86 @@ func TestAReadTokenWritesNothing(t *testing.T) {
 	}
 	if changed := diffTrees(before, treeHash(t, l.V.Root())); len(changed) > 0 {
 		t.Fatalf("a read token changed %v", changed)
+	}
+}
+
+// Every refusal carries at least one issue, at the path of the argument
+// at fault where there is one: over HTTP for each status, and over MCP.
+func TestEveryRefusalHasIssues(t *testing.T) {
+	l := newLedger(t)
+	project := seed(t, l)
+	runID := startRun(t, l, project)
+	s := newServer(l, true, nil)
+	s.invoke = func(ctx context.Context, op *ledger.Op, args any) (any, error) {
+		switch op.Name {
+		case "list_projects":
+			var m map[string]int
+			m["boom"]++ // a panic: 500
+		case "check_vault":
+			return nil, fmt.Errorf("the disk is gone") // not a refusal: 503
+		}
+		return l.Invoke(ctx, op, args)
+	}
+	ts, c := newTestServer(t, s)
+	ana, _ := CreateToken(l, "ana", []string{"admin"})
+	rui, _ := CreateToken(l, "rui", []string{"playbook:read"})
+	c = c.with(ana)
+	nobody := "019a4012-7c3e-7d10-9b2a-4e6f8a1c2d3e"
+	runs := "/v1/orgs/acme/playbooks/finance/runs/"
+	def := "/v1/orgs/acme/playbooks/finance/definitions/workflow/close-the-month"
+	if st, out := c.do("POST", runs+runID+"/transition", map[string]any{"to": "paused"}); st != 200 {
+		t.Fatalf("pause: %d %v", st, out)
+	}
+	cases := []struct {
+		token, method, path string
+		body                any
+		status              int
+		at                  string // "-": any path
+	}{
+		{ana, "POST", "/v1/orgs/acme/playbooks", map[string]any{"playbook": "No!", "name": "x"}, 400, "/playbook"},
+		{ana, "GET", runs + nobody, nil, 404, "/run_id"},
+		{ana, "GET", runs + "nope", nil, 400, "/run_id"},
+		{ana, "GET", "/v1/orgs/acme/playbooks/finance/events/" + nobody + "_1", nil, 404, "/event_id"},
+		{ana, "GET", "/v1/orgs/acme/playbooks/finance/definitions/workflow/nowhere", nil, 404, "/name"},
+		{ana, "GET", def + "?version=9", nil, 404, "/version"},
+		{ana, "GET", "/v1/orgs/acme/playbooks/nowhere", nil, 404, "/playbook"},
+		{ana, "POST", "/v1/orgs/acme/comments/" + nobody + "/resolve", map[string]any{"playbook": "finance", "how": "acted"}, 404, "/id"},
+		{ana, "POST", "/v1/orgs/acme/playbooks", map[string]any{"playbook": "finance", "name": "Finance"}, 409, "/playbook"},
+		{ana, "POST", "/v1/orgs/acme/playbooks/finance/definitions", map[string]any{"type": "workflow", "name": "close-the-month", "source": workflowSource(t)}, 409, "/name"},
+		{ana, "POST", runs + runID + "/transition", map[string]any{"to": "paused"}, 409, "/to"},
+		{ana, "POST", runs + runID + "/events", map[string]any{"event": "step_started", "step": "do/0/work"}, 409, "/event"},
+		{ana, "POST", runs + runID + "/end", map[string]any{"status": "failed", "detail": "gave up"}, 409, "/status"},
+		{ana, "POST", runs + runID + "/transition", map[string]any{"to": "active", "actor": "agent-7"}, 403, "/actor"},
+		{rui, "POST", runs + runID + "/transition", map[string]any{"to": "active"}, 403, "/playbook"},
+		{"", "GET", "/v1/orgs/acme/playbooks", nil, 401, ""},
+		{"quire_x", "GET", "/v1/orgs/acme/playbooks", nil, 401, ""},
+		{ana, "GET", "/v1/orgs/globex/playbooks", nil, 404, "-"},
+		{ana, "GET", "/v1/orgs/acme/no/such/route", nil, 404, "-"},
+		{ana, "DELETE", "/v1/orgs/acme/playbooks", nil, 405, "-"},
+		{ana, "POST", "/v1/orgs/acme/projects", `{"name":"` + strings.Repeat("a", MaxBody) + `"}`, 413, ""},
+		{ana, "POST", "/v1/orgs/acme/projects", "[1]", 400, ""},
+		{ana, "GET", "/v1/orgs/acme/projects", nil, 500, "-"},
+		{ana, "GET", "/v1/orgs/acme/check", nil, 503, "-"},
+	}
+	for i, tc := range cases {
+		st, out := c.with(tc.token).do(tc.method, tc.path, tc.body)
+		paths := issuePaths(out)
+		if st != tc.status || len(paths) == 0 || (tc.at != "-" && paths[0] != tc.at) {
+			t.Errorf("%d: %s %s: %d %v, want %d with an issue at %q", i, tc.method, tc.path, st, out, tc.status, tc.at)
+		}
+	}
+	// Over MCP, a refusal of the ledger and one of the transport.
+	cs, err := connectHTTP(t, ts.URL, ana)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := &caller{t: t, cs: cs, schemas: checkTools(t, cs)}
+	out := mc.refused("get_run", map[string]any{"playbook": "finance", "run_id": nobody}, "not_found")
+	if p := issuePaths(out); len(p) != 1 || p[0] != "/run_id" {
+		t.Fatalf("get_run over MCP: %v", out)
+	}
+	out = mc.refused("get_event", map[string]any{"playbook": "finance", "event_id": nobody + "_1"}, "not_found")
+	if p := issuePaths(out); len(p) != 1 || p[0] != "/event_id" {
+		t.Fatalf("get_event over MCP: %v", out)
 	}
 }

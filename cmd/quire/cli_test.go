@@ -144,3 +144,26 @@ func TestCLITokens(t *testing.T) {
 		t.Fatalf("token list after revoke: %d %s", code, out)
 	}
 }
+
+// quire call prints every refusal with its issues, at the argument at fault.
+func TestCLIRefusalIssues(t *testing.T) {
+	_, v, _ := newCLIVault(t)
+	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
+	for _, c := range [][3]string{
+		{"get_run", `{"playbook":"finance","run_id":"019a4012-7c3e-7d10-9b2a-4e6f8a1c2d3e"}`, "/run_id"},
+		{"get_playbook", `{"playbook":"nowhere"}`, "/playbook"},
+		{"get_definition", `{"playbook":"finance","type":"workflow","name":"nowhere"}`, "/name"},
+	} {
+		op, args, at := c[0], c[1], c[2]
+		code, out, _ := quire(t, "", v, "call", op, "--args", args)
+		var r struct {
+			Error struct {
+				Code   string
+				Issues []struct{ Path string }
+			}
+		}
+		if code != 1 || json.Unmarshal([]byte(out), &r) != nil || r.Error.Code != "not_found" || len(r.Error.Issues) != 1 || r.Error.Issues[0].Path != at {
+			t.Errorf("%s %s: %d %s", op, args, code, out)
+		}
+	}
+}

@@ -73,19 +73,17 @@ func New(code Code, format string, args ...any) *Error {
 
 // At refuses because of one argument, with any code: path is its JSON
 // pointer, such as "/run_id" for a run that is not found, or the field
-// whose state conflicts.
+// whose state conflicts. The message is as given; the issue names the path.
 func At(code Code, path, format string, args ...any) *Error {
 	msg := fmt.Sprintf(format, args...)
-	full := msg
-	if path != "" {
-		full = path + ": " + msg
-	}
-	return &Error{Code: code, Message: full, Issues: []Issue{{Path: path, Message: msg}}}
+	return &Error{Code: code, Message: msg, Issues: []Issue{{Path: path, Message: msg}}}
 }
 
 // Invalid refuses one argument: path is its JSON pointer, such as "/run_id".
+// The message begins with the path.
 func Invalid(path, format string, args ...any) *Error {
-	return At(InvalidInput, path, format, args...)
+	msg := fmt.Sprintf(format, args...)
+	return &Error{Code: InvalidInput, Message: path + ": " + msg, Issues: []Issue{{Path: path, Message: msg}}}
 }
 
 // AtPath gives a refusal that names no argument the path of the one at
