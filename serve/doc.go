@@ -60,6 +60,13 @@
 // a list. The output schema is {"type":"object","anyOf":[answer, refusal]},
 // since clients check a tool error's structured content too. A type that
 // marshals itself (json.RawMessage) takes a schema that allows any value.
+// Over stdio a message is one line of at most 2 MiB (MaxStdioMessage);
+// the go-sdk's transport would end the session at a longer line or one
+// that is not JSON, so a guard (stdio.go) answers those itself with a
+// JSON-RPC error (-32600 with the request's id, found at the line's top
+// level without keeping the line; -32700 for a line that is not JSON),
+// the refusal object as its data, and the server keeps serving. Over
+// HTTP a body over 1 MiB (and 64 KiB of envelope) is refused with 413.
 // Resources: the template quire://{playbook}/runs/{run_id}/{file} reads
 // definition.md, thread.md, run.state.json or run.jsonl of a run, found by
 // get_run's path.
