@@ -67,7 +67,7 @@ const DefinitionBroken = "definition_broken"
 type ListActivityArgs struct {
 	Playbook string `json:"playbook,omitempty" jsonschema:"only this playbook's rows; every playbook's and the organization's when left out"`
 	Since    string `json:"since,omitempty" jsonschema:"RFC 3339 time: only rows after it"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many rows, 1 to 1000 (default 50)"`
+	Limit    int    `json:"limit,omitempty" range:"1,1000" jsonschema:"at most this many rows, 1 to 1000 (default 50)"`
 	Member   string `json:"member,omitempty" jsonschema:"a member's id: mark each row with whether this member has seen it"`
 }
 

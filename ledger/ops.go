@@ -74,7 +74,9 @@ func Lookup(name string) (*Op, bool) {
 
 // Decode reads an operation's arguments from JSON, strictly: an unknown
 // field, a value of the wrong type and a missing required field (one whose
-// json tag has no omitempty) are refused at their path.
+// json tag has no omitempty) are refused at their path, and so is a
+// number given outside its field's range tag (`range:"1,1000"`): left out
+// it takes its default, given as 0 it is refused, not taken as left out.
 func (op *Op) Decode(raw json.RawMessage) (any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
@@ -114,6 +116,22 @@ func (op *Op) Decode(raw json.RawMessage) (any, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, refusal.Invalid("", "the arguments hold more than one JSON value")
+	}
+	v := reflect.ValueOf(args).Elem()
+	for i := 0; i < op.Args.NumField(); i++ {
+		f := op.Args.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		rng, ok := f.Tag.Lookup("range")
+		if raw, given := fields[name]; !ok || !given || string(raw) == "null" || !v.Field(i).CanInt() {
+			continue
+		}
+		var lo, hi int64
+		if _, err := fmt.Sscanf(rng, "%d,%d", &lo, &hi); err != nil {
+			panic("ledger: " + op.Name + "." + name + " has the range tag " + rng + ", not lo,hi")
+		}
+		if n := v.Field(i).Int(); n < lo || n > hi {
+			return nil, refusal.Invalid("/"+name, "%d is out of range: %s takes %d to %d, or is left out for its default", n, name, lo, hi)
+		}
 	}
 	return args, nil
 }

@@ -199,7 +199,7 @@ func strPtr(s string) *string {
 
 func init() {
 	register(Op{Name: "run_definition", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/runs",
-		Description: "Start a run of a definition at its current version: creates playbook-runs/<name>-<run_id>-<YYYY-MM-DD>/ with definition.md (pinned playbook_version), context.md, thread.md, run.jsonl seeded with run_created, run.state.json and artifacts/, appends the run to the index and commits. Refuses an empty member_of or one naming no project (invalid_input at /member_of), an unknown definition (not_found) and a retired one (conflict). Renders nothing."},
+		Description: "Start a run of a definition at its current version: creates playbook-runs/<name>-<run_id>-<YYYY-MM-DD>/ with definition.md (pinned playbook_version), context.md, thread.md, run.jsonl seeded with run_created, run.state.json and artifacts/, appends the run to the index and commits. Refuses an empty member_of or one naming no project (invalid_input at /member_of), an input nested deeper than 512 levels (invalid_input at /input), an unknown definition (not_found at /name) and a retired one (conflict at /name). Renders nothing."},
 		func(ctx context.Context, l *Ledger, a *RunDefinitionArgs) (*Run, error) {
 			if len(a.MemberOf) == 0 {
 				return nil, refusal.Invalid("/member_of", "rule 1: every run has at least one parent project; member_of is empty")
@@ -220,6 +220,9 @@ func init() {
 			}
 			if len(a.Input) > 0 && !json.Valid(a.Input) {
 				return nil, refusal.Invalid("/input", "not JSON")
+			}
+			if d := event.Depth(a.Input); d > event.MaxDepth {
+				return nil, refusal.Invalid("/input", "the input nests %d levels; a run's input may nest at most %d", d, event.MaxDepth)
 			}
 			started, err := l.when(a.Time, "/time")
 			if err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"quire/ledger"
+	"quire/ledger/event"
 	"quire/ledger/refusal"
 )
 
@@ -24,7 +25,7 @@ const (
 	// MaxSampleOutput is the most a sample_output argument may hold as
 	// JSON: 256 KiB, nested at most 512 levels (page-format.md, Limits).
 	MaxSampleOutput = 256 << 10
-	maxSampleDepth  = 512
+	maxSampleDepth  = event.MaxDepth
 )
 
 // server is what the transports share: the ledger, the keyring and the
@@ -257,23 +258,7 @@ func checkSample(raw json.RawMessage) error {
 		return withStatus(http.StatusRequestEntityTooLarge, refusal.Invalid("/sample_output",
 			"sample_output takes %d bytes as JSON; it may hold at most 256 KiB (262,144 bytes)", buf.Len()))
 	}
-	depth, most, inStr, esc := 0, 0, false, false
-	for _, c := range buf.Bytes() {
-		switch {
-		case esc:
-			esc = false
-		case inStr && c == '\\':
-			esc = true
-		case c == '"':
-			inStr = !inStr
-		case inStr:
-		case c == '{' || c == '[':
-			depth++
-			most = max(most, depth)
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
+	most := event.Depth(buf.Bytes())
 	if most > maxSampleDepth {
 		return refusal.Invalid("/sample_output", "sample_output is nested %d levels deep; it may nest at most %d", most, maxSampleDepth)
 	}

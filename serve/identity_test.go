@@ -368,3 +368,44 @@ func TestEveryRefusalHasIssues(t *testing.T) {
 		t.Fatalf("get_event over MCP: %v", out)
 	}
 }
+
+// limit: 0 is refused, not taken as the default, and a run's input nests
+// at most 512 levels: over HTTP and over MCP.
+func TestLimitZeroAndADeepInput(t *testing.T) {
+	l := newLedger(t)
+	project := seed(t, l)
+	_, c := newTestServer(t, newServer(l, true, nil))
+	for _, p := range []string{"/playbooks/finance/runs?limit=0", "/playbooks/finance/events?limit=0", "/activity?limit=0", "/playbooks/finance/runs?limit=1001"} {
+		st, out := c.do("GET", "/v1/orgs/acme"+p, nil)
+		if st != 400 || strings.Join(issuePaths(out), " ") != "/limit" {
+			t.Errorf("GET %s: %d %v", p, st, out)
+		}
+	}
+	if st, out := c.do("GET", "/v1/orgs/acme/playbooks/finance/runs?limit=1", nil); st != 200 {
+		t.Errorf("limit=1: %d %v", st, out)
+	}
+	deep := func(n int) json.RawMessage {
+		return json.RawMessage(strings.Repeat(`{"a":`, n-1) + "[]" + strings.Repeat("}", n-1))
+	}
+	start := "/v1/orgs/acme/playbooks/finance/definitions/workflow/close-the-month/runs"
+	body := func(input json.RawMessage) map[string]any {
+		return map[string]any{"member_of": []string{project}, "executor": "agent-7", "authorized_by": "ana", "input": input}
+	}
+	if st, out := c.do("POST", start, body(deep(513))); st != 400 || strings.Join(issuePaths(out), " ") != "/input" {
+		t.Errorf("an input of 513 levels: %d %v", st, out)
+	}
+	if st, out := c.do("POST", start, body(deep(512))); st != 200 {
+		t.Errorf("an input of 512 levels: %d %v", st, out)
+	}
+	mc := &caller{t: t, cs: connectInMemory(t, l)}
+	mc.schemas = checkTools(t, mc.cs)
+	out := mc.refused("list_runs", map[string]any{"playbook": "finance", "limit": 0}, "invalid_input")
+	if p := issuePaths(out); len(p) != 1 || p[0] != "/limit" {
+		t.Errorf("list_runs limit 0 over MCP: %v", out)
+	}
+	out = mc.refused("run_definition", map[string]any{"playbook": "finance", "type": "workflow", "name": "close-the-month",
+		"member_of": []string{project}, "executor": "agent-7", "authorized_by": "ana", "input": deep(600)}, "invalid_input")
+	if p := issuePaths(out); len(p) != 1 || p[0] != "/input" {
+		t.Errorf("a deep input over MCP: %v", out)
+	}
+}

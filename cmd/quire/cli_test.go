@@ -167,3 +167,21 @@ func TestCLIRefusalIssues(t *testing.T) {
 		}
 	}
 }
+
+// --limit 0 and limit: 0 are refused; a run's input nests at most 512 levels.
+func TestCLILimitZeroAndADeepInput(t *testing.T) {
+	_, v, project := newCLIVault(t)
+	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
+	quire(t, "", v, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
+	if code, _, errs := quire(t, "", v, "runs", "--playbook", "finance", "--limit", "0"); code != 1 || !strings.Contains(errs, "/limit") {
+		t.Errorf("runs --limit 0: %d %s", code, errs)
+	}
+	if code, out, _ := quire(t, "", v, "call", "list_playbook_events", "--args", `{"playbook":"finance","limit":0}`); code != 1 || !strings.Contains(out, `"path": "/limit"`) {
+		t.Errorf("list_playbook_events limit 0: %d %s", code, out)
+	}
+	input := strings.Repeat("[", 513) + strings.Repeat("]", 513)
+	args := `{"playbook":"finance","type":"workflow","name":"close","member_of":["` + project + `"],"executor":"agent-7","authorized_by":"ana","input":` + input + `}`
+	if code, out, _ := quire(t, "", v, "call", "run_definition", "--args", args); code != 1 || !strings.Contains(out, `"path": "/input"`) {
+		t.Errorf("an input of 513 levels: %d %s", code, out)
+	}
+}
