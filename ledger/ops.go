@@ -27,7 +27,8 @@ type Op struct {
 	// playbook:write or admin.
 	Scope string
 	// Method and Path are the HTTP route, relative to /v1/orgs/{org}.
-	// Path segments in braces are filled from the arguments of those names.
+	// Path segments in braces are filled from the arguments of those names;
+	// a last segment {name...} takes the rest of the path, slashes and all.
 	Method string
 	Path   string
 	// StatePath is the argument a refusal of the run's state is at, when

@@ -37,7 +37,11 @@
 // # HTTP
 //
 // A route is op.Method and /v1/orgs/{org} + op.Path; a segment in braces
-// takes the argument of its name. A GET (or DELETE) takes its arguments
+// takes the argument of its name, and a last one {name...} the rest of the
+// path, slashes and all (put_artifact's .../artifacts/reports/q3.csv; %2F
+// works too). OpenAPI path templates take one segment, so the document
+// writes it {name} and says in the parameter's description (and
+// x-quire-rest-of-path) that it takes the rest. A GET (or DELETE) takes its arguments
 // from the path and the query, coerced by the argument's Go type (an int
 // from "3", a bool from "true", a list from repeated parameters, an object
 // from JSON); a POST, PUT or PATCH from its JSON body, the path and the

@@ -292,3 +292,29 @@ func TestRoutesAreDistinct(t *testing.T) {
 		seen[key] = op.Name
 	}
 }
+
+// A nested artifact name takes the rest of the path, with or without %2F,
+// and the OpenAPI document says so.
+func TestNestedArtifactPath(t *testing.T) {
+	l := newLedger(t)
+	runID := startRun(t, l, seed(t, l))
+	_, c := newTestServer(t, newServer(l, true, nil))
+	base := "/v1/orgs/acme/playbooks/finance/runs/" + runID + "/artifacts/"
+	for name, path := range map[string]string{"reports/2026/q3.csv": "reports/2026/q3.csv", "raw/a.json": "raw%2Fa.json"} {
+		st, out := c.do("PUT", base+path, map[string]any{"content": "x", "actor": "agent-7"})
+		if st != 200 {
+			t.Fatalf("PUT %s: %d %v", path, st, out)
+		}
+		run := mustCall(t, l, "get_run", map[string]any{"playbook": "finance", "run_id": runID})
+		if _, err := os.Stat(l.V.Abs(run["path"].(string) + "/artifacts/" + name)); err != nil {
+			t.Fatalf("PUT %s: %v", path, err)
+		}
+	}
+	if st, out := c.do("PUT", base+"reports/", map[string]any{"content": "x", "actor": "agent-7"}); st == 200 {
+		t.Fatalf("a name ending in a slash: %d %v", st, out)
+	}
+	doc := toJSON(OpenAPI())
+	if !strings.Contains(doc, `"/v1/orgs/{org}/playbooks/{playbook}/runs/{run_id}/artifacts/{name}"`) || !strings.Contains(doc, "the rest of the path") {
+		t.Fatalf("the OpenAPI document does not say a name takes the rest of the path")
+	}
+}

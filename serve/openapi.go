@@ -48,7 +48,7 @@ func OpenAPI() map[string]any {
 		if op.Method == "" || op.Path == "" {
 			continue
 		}
-		p := "/v1/orgs/{org}" + op.Path
+		p := "/v1/orgs/{org}" + strings.ReplaceAll(op.Path, "...}", "}")
 		item, _ := paths[p].(map[string]any)
 		if item == nil {
 			item = map[string]any{}
@@ -98,9 +98,16 @@ func openAPIOperation(op *ledger.Op) map[string]any {
 		if !isParam(seg) {
 			continue
 		}
-		name := seg[1 : len(seg)-1]
+		name, rest := paramName(seg)
 		pathParams[name] = true
-		params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": propSchema(in, name)})
+		param := map[string]any{"name": name, "in": "path", "required": true, "schema": propSchema(in, name)}
+		if rest {
+			// OpenAPI's path templates take one segment; quire takes the
+			// rest of the path, so a nested name needs no %2F.
+			param["description"] = "the rest of the path, slashes and all: .../artifacts/reports/q3.csv names reports/q3.csv (%2F works too)"
+			param["x-quire-rest-of-path"] = true
+		}
+		params = append(params, param)
 	}
 	body := op.Method == http.MethodPost || op.Method == http.MethodPut || op.Method == http.MethodPatch
 	rest := in.CloneSchemas()
