@@ -413,7 +413,7 @@ func init() {
 			return l.listActivity(a)
 		})
 	register(Op{Name: "mark_activity_seen", Scope: "playbook:write", Method: "POST", Path: "/activity/seen",
-		Description: "Mark rows of the activity as seen by a member, by their addresses: appends one line to org/members/<member>/seen.jsonl and commits as the member. A row is seen when marked at or after its time. Refuses an item whose address is not of a form the activity names with invalid_input at /items/<i>, and a member id that breaks its rule at /member."},
+		Description: "Mark rows of the activity as seen by a member, by their addresses: appends one line to org/members/<member>/seen.jsonl and commits as the member. A row is seen when marked at or after its time. Needs playbook:write; with a token, member is the token's principal (left out, it is; naming another is forbidden at /member). Refuses an item whose address is not of a form the activity names with invalid_input at /items/<i>, and a member id that breaks its rule at /member."},
 		func(ctx context.Context, l *Ledger, a *MarkSeenArgs) (*SeenMarks, error) {
 			return l.markActivitySeen(a)
 		})
