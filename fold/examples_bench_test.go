@@ -17,7 +17,10 @@ import (
 // whole keeper path, and the same module over the same events in Node.js
 // (when node is on the PATH) side by side, with the views passed through
 // JSON between folds there too. It reports events/s of each and checks
-// that both end with the same views.
+// that both end with the same views. page-check-events/s is the whole
+// keeper path again with the shapes checked in Go once a page (as before
+// they were checked after every fold, in the sandbox): what the check
+// after every fold costs is the difference.
 func BenchmarkFoldExamples(b *testing.B) {
 	const n = 100_000
 	const engineEvents = 20_000
@@ -72,6 +75,19 @@ func BenchmarkFoldExamples(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			// Beside it, the shapes checked in Go once a page, as quire did
+			// before it checked them after every fold in the sandbox.
+			perPage, err := NewPool(PoolOptions{shapesOncePerPage: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			keptViews(b, perPage, prog, filters, hist[:1000]) // the worker started and the module loaded, as above
+			t0 := time.Now()
+			if got := keptViews(b, perPage, prog, filters, hist); got != views {
+				b.Fatalf("the shapes checked once a page give other views:\n%.300s\n%.300s", got, views)
+			}
+			b.ReportMetric(float64(n)/time.Since(t0).Seconds(), "page-check-events/s")
+			perPage.Close()
 			// The ceiling: the engine alone over the first engineEvents of
 			// the same events, the views through JSON between folds or not.
 			bare, withJSON, engineViews := engineRates(b, prog.JS, texts[:engineEvents])

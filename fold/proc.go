@@ -91,7 +91,7 @@ func (p *proc) stop() {
 // that ends without answering is answered as a trap; one that does not
 // answer within backstop (the worker stops its own folds; this is for a
 // worker that hangs) is killed and answered as out of time.
-func (p *proc) fold(ctx context.Context, prog *Program, lim Limits, views json.RawMessage, events []Event, crash bool, backstop time.Duration) (childHeader, json.RawMessage, error) {
+func (p *proc) fold(ctx context.Context, prog *Program, shapes string, lim Limits, views json.RawMessage, events []Event, crash bool, backstop time.Duration) (childHeader, json.RawMessage, error) {
 	var ev, times strings.Builder
 	ev.Grow(len(events) * 300)
 	times.WriteByte('[')
@@ -121,7 +121,7 @@ func (p *proc) fold(ctx context.Context, prog *Program, lim Limits, views json.R
 	parts := make([][]byte, reqParts)
 	parts[reqKey] = []byte(prog.key)
 	parts[reqJS] = []byte(prog.JS)
-	parts[reqNames] = []byte(prog.names)
+	parts[reqNames] = []byte(shapes)
 	parts[reqViews] = views
 	parts[reqEvents] = []byte(ev.String())
 	parts[reqTimes] = []byte(times.String())

@@ -27,12 +27,15 @@ var targets = []target{
 	{bench: "BenchmarkCheckFulfillOrderWithTemplates", metric: "ms/op", max: 400, what: "issue 3: checking the fulfill-order page, module type check included"},
 	{bench: "BenchmarkCheckSeries2000", metric: "ms/op", max: 5, what: "issue 3: a shape check of a 2,000-point series"},
 	{bench: "BenchmarkFoldExamples/morning-social-content", metric: "events/s", min: 20000, what: "issue 4: morning-social-content, 100,000 events, whole keeper path"},
+	{bench: "BenchmarkFoldExamples/morning-social-content", metric: "page-check-events/s", what: "issue 11: the same, shapes checked in Go once a page (before: not after every fold)"},
 	{bench: "BenchmarkFoldExamples/morning-social-content", metric: "node-events/s", what: "issue 4: the same in Node.js (V8), views through JSON per fold"},
 	{bench: "BenchmarkFoldExamples/morning-social-content", metric: "engine-json-events/s", what: "issue 4: ceiling: the fold alone in qjs v0.0.6, views through JSON per fold"},
 	{bench: "BenchmarkFoldExamples/morning-social-content", metric: "engine-events/s", what: "issue 4: ceiling: the fold alone in qjs v0.0.6, no JSON between folds", min: 20000},
 	{bench: "BenchmarkFoldExamples/close-the-month", metric: "events/s", what: "issue 4: close-the-month, 100,000 events, whole keeper path"},
+	{bench: "BenchmarkFoldExamples/close-the-month", metric: "page-check-events/s", what: "issue 11: the same, shapes checked in Go once a page"},
 	{bench: "BenchmarkFoldExamples/close-the-month", metric: "node-events/s", what: "issue 4: the same in Node.js"},
 	{bench: "BenchmarkFoldExamples/fulfill-order", metric: "events/s", what: "issue 4: fulfill-order, 100,000 events, whole keeper path"},
+	{bench: "BenchmarkFoldExamples/fulfill-order", metric: "page-check-events/s", what: "issue 11: the same, shapes checked in Go once a page"},
 	{bench: "BenchmarkFoldExamples/fulfill-order", metric: "node-events/s", what: "issue 4: the same in Node.js"},
 	{bench: "BenchmarkFoldMorning", metric: "catchup-µs", what: "issue 4: one new event after 100,000 events: one incremental fold (CatchUp)"},
 	{bench: "BenchmarkFoldMorning", metric: "rebuild-ms", what: "issue 4: the same views folded from the start of the 100,000 events"},
@@ -90,6 +93,9 @@ func summarize(r io.Reader, w io.Writer) {
 		m := values["BenchmarkFoldExamples/"+pg]
 		if q, n := m["events/s"], m["node-events/s"]; len(q) > 0 && len(n) > 0 {
 			fmt.Fprintf(w, "fold ratio %-24s QuickJS sandbox / Node.js = %.3f (%.0f vs %.0f events/s)\n", pg, median(q)/median(n), median(q), median(n))
+		}
+		if q, p := m["events/s"], m["page-check-events/s"]; len(q) > 0 && len(p) > 0 {
+			fmt.Fprintf(w, "fold ratio %-24s shapes after every fold / once a page = %.3f (%.0f vs %.0f events/s)\n", pg, median(q)/median(p), median(q), median(p))
 		}
 		if q, e, b := m["events/s"], m["engine-json-events/s"], m["engine-events/s"]; len(q) > 0 && len(e) > 0 && len(b) > 0 {
 			fmt.Fprintf(w, "fold ratio %-24s whole path / the engine alone with JSON between folds = %.3f (%.0f vs %.0f); the engine alone without = %.0f events/s\n",
