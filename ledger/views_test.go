@@ -186,3 +186,20 @@ func TestServedReadAfterEndRun(t *testing.T) {
 		}
 	}
 }
+
+// No fold sees playbook_page_saved, as the page format says: a playbook
+// page whose filter names it folds nothing, however often it is saved.
+func TestPlaybookPageSavedReachesNoFold(t *testing.T) {
+	f := newFixture(t)
+	pg := "data:\n  language: typescript\n  source:\n    events:\n      - type: playbook_page_saved\n      - type: run_created\n  views:\n    seen: text\n  module: |\n    export function fold(view: View, event: Event): View {\n      return { seen: { text: (view.seen?.text ?? '') + event.type + ';' } };\n    }\nruns: |\n  {{ views.seen.text }}\n"
+	for range 3 {
+		args, _ := json.Marshal(map[string]any{"playbook": "finance", "page": pg})
+		f.call("update_playbook", string(args))
+	}
+	f.start()
+	p := f.call("render_playbook_page", `{"playbook":"finance"}`).(*RenderedPlaybook)
+	if p.Page.Standing == nil || p.Page.Standing.State != fold.StateLive || p.Page.Standing.Folded != 1 || p.Page.Runs != "run_created;" {
+		b, _ := json.Marshal(p.Page)
+		t.Fatalf("%s", b)
+	}
+}

@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"quire/fold"
 )
 
 // quire page status and quire page render, as a person reads them: the
@@ -83,5 +86,27 @@ func TestCLIPageStatusAndRender(t *testing.T) {
 		`  at line 26 of the definition's document\n$`)
 	if code != 0 || !stalled.MatchString(out) {
 		t.Fatalf("status when stalled: %d %q", code, out)
+	}
+}
+
+// A read without a server that folds for more than a second says how it
+// goes on standard error: events read of the history's, and the rate;
+// before a second it says nothing.
+func TestCatchUpProgress(t *testing.T) {
+	var errb strings.Builder
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	p := catchUpProgress(&errb, func() time.Time { return at })
+	p("social", fold.Progress{ID: "workflow/morning-social-content", From: 0, Through: 1000, Newest: 12000, Elapsed: 500 * time.Millisecond})
+	if errb.Len() != 0 {
+		t.Fatalf("before a second: %q", errb.String())
+	}
+	at = at.Add(2 * time.Second)
+	p("social", fold.Progress{ID: "workflow/morning-social-content", From: 0, Through: 3000, Newest: 12000, Elapsed: 1500 * time.Millisecond})
+	p("social", fold.Progress{ID: "workflow/morning-social-content", From: 0, Through: 4000, Newest: 12000, Elapsed: 1700 * time.Millisecond})
+	p("social", fold.Progress{ID: "workflow/morning-social-content", From: 0, Through: 12000, Newest: 12000, Elapsed: 4 * time.Second, Done: true})
+	want := "quire: folding the history of social for the views of workflow/morning-social-content: 3,000 of 12,000 events, 2,000 events/s\n" +
+		"quire: folded the history of social for the views of workflow/morning-social-content: 12,000 of 12,000 events, 3,000 events/s\n"
+	if errb.String() != want {
+		t.Fatalf("progress\n%q\nwant\n%q", errb.String(), want)
 	}
 }
