@@ -294,9 +294,15 @@
   // a row of one cell for each column. It walks the copy the driver made,
   // so every object is plain and every number finite. A view it refuses
   // stalls the views at that fold; Go then checks it again, and the stall
-  // gives ledger/shape's words. It uses no method a module could have
-  // replaced before the sandbox was sealed: strings are read by index and
-  // compared by code unit.
+  // gives ledger/shape's words. (A module runs no code before the sandbox
+  // is sealed: fold/module refuses top-level statements. Go checks the
+  // views a page ends with all the same.)
+  //
+  // What costs is JavaScript run for each character of a text, in this
+  // engine: a name is looked at character by character only when it holds
+  // a surrogate (a native regular expression says so), and each at is
+  // parsed once and remembered, since the points of a series are mostly
+  // those of the fold before.
   const hasOwn = Object.hasOwn;
   const createObject = Object.create;
   const floor = Math.floor;
@@ -350,8 +356,10 @@
     }
     return n;
   }
+  const surrogate = /[\ud800-\udfff]/;
   // nameKey is a name as Go compares it: each lone surrogate read as U+FFFD.
   function nameKey(s) {
+    if (!surrogate.test(s)) return s;
     let lone = false;
     for (let i = 0; i < s.length; i++) {
       if (isHigh(s[i]) && i + 1 < s.length && isLow(s[i + 1])) i++;
@@ -467,6 +475,24 @@
     return true;
   }
 
+  // atMemo remembers, for each form, what parseAt found of an at: its
+  // instant, or null for one not in the form.
+  const atMemo = [new Map(), new Map(), new Map(), new Map(), new Map(), new Map()];
+  function parseAtOnce(f, s) {
+    const memo = atMemo[f];
+    const hit = memo.get(s);
+    if (hit !== undefined) {
+      if (hit === null) return false;
+      atSec = hit[0];
+      atFrac = hit[1];
+      return true;
+    }
+    const ok = parseAt(f, s);
+    if (memo.size >= 8192) memo.clear();
+    memo.set(s, ok ? [atSec, atFrac] : null);
+    return ok;
+  }
+
   function fitsSeries(v) {
     if (!isObj(v) || !onlyKeys(v, seriesKeys, seriesRequired)) return false;
     if (hasOwn(v, 'unit') && !isName(v.unit)) return false;
@@ -493,7 +519,7 @@
       let prevSec = 0, prevFrac = '';
       for (let j = 0; j < points.length; j++) {
         const p = points[j];
-        if (!isObj(p) || !onlyKeys(p, pointKeys, pointRequired) || !fitsBounds(p) || typeof p.at !== 'string' || !parseAt(f, p.at)) return false;
+        if (!isObj(p) || !onlyKeys(p, pointKeys, pointRequired) || !fitsBounds(p) || typeof p.at !== 'string' || !parseAtOnce(f, p.at)) return false;
         if (j > 0 && !(atSec > prevSec || (atSec === prevSec && atFrac > prevFrac))) return false;
         prevSec = atSec;
         prevFrac = atFrac;

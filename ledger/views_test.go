@@ -167,7 +167,7 @@ func TestServedReadAfterEndRun(t *testing.T) {
 	done := make(chan struct{})
 	go func() { f.l.Keep(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	for i := range 4 {
+	for i := range 2 {
 		r := f.call("run_definition", fmt.Sprintf(`{"playbook":"social","type":"workflow","name":"morning-social-content","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, f.project)).(*Run)
 		ended := f.call("end_run", fmt.Sprintf(`{"playbook":"social","run_id":%q,"status":"succeeded","output":{"date":"2026-11-0%d","posts":[{"channel":"X","title":"T","url":"https://example.com/"}]},"actor":"agent-7"}`, r.RunID, i+1)).(*Run)
 		d := f.call("get_definition", `{"playbook":"social","type":"workflow","name":"morning-social-content"}`).(*Definition)
