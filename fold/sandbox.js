@@ -326,10 +326,8 @@
   }
   const seriesKeys = keySet(['unit', 'period', 'origin', 'lines', 'marks']), seriesRequired = ['lines'];
   const lineKeys = keySet(['name', 'points']), lineRequired = ['name', 'points'];
-  const pointKeys = keySet(['at', 'value', 'low', 'high']), pointRequired = ['at', 'value'];
   const markKeys = keySet(['label', 'value']), markRequired = ['label', 'value'];
   const categoriesKeys = keySet(['unit', 'values']), categoriesRequired = ['values'];
-  const valueKeys = keySet(['name', 'value', 'low', 'high']), valueRequired = ['name', 'value'];
   const tableKeys = keySet(['columns', 'rows']), tableRequired = ['columns', 'rows'];
   const columnKeys = keySet(['name', 'unit']), columnRequired = ['name'];
   const textKeys = keySet(['text']), textRequired = ['text'];
@@ -378,11 +376,27 @@
     if (typeof x !== 'string' || x.length === 0 || x.length > 128) return false;
     return x.length <= 64 || codePoints(x) <= 64;
   }
-  function fitsBounds(r) {
+  // fitsRecord checks a point (key 'at') or a value of categories (key
+  // 'name'): no field but key, value, low and high; key and a value that
+  // is a number; a low at most the value and a high at least it. Points
+  // and values are a view's most numerous records: one pass over their
+  // keys, with no lookup of the allowed ones.
+  function fitsRecord(r, key) {
+    const ks = objectKeys(r);
+    let hasKey = false, hasValue = false;
+    for (let i = 0; i < ks.length; i++) {
+      const k = ks[i];
+      if (k === key) hasKey = true;
+      else if (k === 'value') hasValue = true;
+      else if (k !== 'low' && k !== 'high') return false;
+    }
+    if (!hasKey || !hasValue) return false;
     const v = r.value;
     if (typeof v !== 'number') return false;
-    if (hasOwn(r, 'low') && (typeof r.low !== 'number' || r.low > v)) return false;
-    if (hasOwn(r, 'high') && (typeof r.high !== 'number' || r.high < v)) return false;
+    if (ks.length > 2) {
+      if (hasOwn(r, 'low') && (typeof r.low !== 'number' || r.low > v)) return false;
+      if (hasOwn(r, 'high') && (typeof r.high !== 'number' || r.high < v)) return false;
+    }
     return true;
   }
 
@@ -519,7 +533,7 @@
       let prevSec = 0, prevFrac = '';
       for (let j = 0; j < points.length; j++) {
         const p = points[j];
-        if (!isObj(p) || !onlyKeys(p, pointKeys, pointRequired) || !fitsBounds(p) || typeof p.at !== 'string' || !parseAtOnce(f, p.at)) return false;
+        if (!isObj(p) || !fitsRecord(p, 'at') || typeof p.at !== 'string' || !parseAtOnce(f, p.at)) return false;
         if (j > 0 && !(atSec > prevSec || (atSec === prevSec && atFrac > prevFrac))) return false;
         prevSec = atSec;
         prevFrac = atFrac;
@@ -543,7 +557,7 @@
     const seen = createObject(null);
     for (let i = 0; i < values.length; i++) {
       const x = values[i];
-      if (!isObj(x) || !onlyKeys(x, valueKeys, valueRequired) || !isName(x.name) || !fitsBounds(x)) return false;
+      if (!isObj(x) || !fitsRecord(x, 'name') || !isName(x.name)) return false;
       const key = nameKey(x.name);
       if (seen[key] === true) return false;
       seen[key] = true;
