@@ -210,6 +210,7 @@ func (k *Keeper) Register(p Page) error {
 		k.reg++
 		k.pages[p.ID] = &pageState{page: p, reg: k.reg, st: st}
 	}
+	k.changedLocked()
 	k.mu.Unlock()
 	k.Wake()
 	return nil
@@ -223,6 +224,7 @@ func (k *Keeper) Unregister(id string) error {
 	if ok {
 		ps.gen++
 		delete(k.pages, id)
+		k.changedLocked()
 	}
 	k.mu.Unlock()
 	if !ok {
