@@ -20,6 +20,13 @@ import (
 // MarshalJSON or UnmarshalJSON (json.RawMessage, an event line…) writes JSON
 // the struct does not show, so it takes the schema that allows any value;
 // time.Time is a string.
+//
+// jsonschema-go reads a pointer *T as T's schema with "null" added to its
+// types. For a type that encodes itself the schema has no type, so that
+// rule would make "null" its only type ({"type": ["null"]}), false for every
+// value but null: page.standing (a *fold.Standing) was declared so. Any
+// value already allows null, so schemaOf takes the added "null" away again
+// (anyUnderPointer), wherever such a pointer is.
 
 var (
 	schemaMu    sync.Mutex
@@ -48,6 +55,7 @@ func schemaOf(t reflect.Type) *jsonschema.Schema {
 		// A cycle or a type JSON cannot carry: any value, rather than no tool.
 		s = anyValue()
 	}
+	anyUnderPointer(s)
 	schemaCache[t] = s
 	return s
 }
@@ -56,6 +64,32 @@ func schemaOf(t reflect.Type) *jsonschema.Schema {
 // (not true), since some clients take only objects as property schemas.
 func anyValue() *jsonschema.Schema {
 	return &jsonschema.Schema{Description: "any JSON value"}
+}
+
+// anyUnderPointer turns every schema that allows null alone back into the
+// schema of any value: jsonschema-go writes a pointer to a type that
+// encodes itself so (see the top of this file), and no Go type of quire's
+// answers or arguments is null alone.
+func anyUnderPointer(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if s.Type == "" && len(s.Types) == 1 && s.Types[0] == "null" {
+		s.Types = nil
+	}
+	for _, p := range s.Properties {
+		anyUnderPointer(p)
+	}
+	for _, d := range s.Defs {
+		anyUnderPointer(d)
+	}
+	for _, list := range [][]*jsonschema.Schema{s.PrefixItems, s.AnyOf, s.AllOf, s.OneOf} {
+		for _, c := range list {
+			anyUnderPointer(c)
+		}
+	}
+	anyUnderPointer(s.Items)
+	anyUnderPointer(s.AdditionalProperties)
 }
 
 // collectCustom finds the types under t that encode themselves.
