@@ -210,11 +210,32 @@ type PageView struct {
 	Headline string          `json:"headline,omitempty"`
 	Runs     string          `json:"runs,omitempty"`
 	Standing *fold.Standing  `json:"standing,omitempty"`
-	Glance   json.RawMessage `json:"glance,omitempty" jsonschema:"a workflow's glance: the mapping as its page writes it, keys in the document's order, each string rendered"`
+	Glance   Glance          `json:"glance,omitempty" jsonschema:"a workflow's glance: the mapping as its page writes it, keys in the document's order, each string rendered"`
 	Blocks   []ResultBlock   `json:"blocks,omitempty"`
 	Source   string          `json:"source,omitempty"`
 	Views    json.RawMessage `json:"-"`
 }
+
+// Glance is a workflow's glance rendered: the JSON object its page writes,
+// keys in the document's order, each string rendered.
+type Glance json.RawMessage
+
+// MarshalJSON writes the object as it is.
+func (g Glance) MarshalJSON() ([]byte, error) {
+	if g == nil {
+		return []byte("null"), nil
+	}
+	return g, nil
+}
+
+// UnmarshalJSON keeps the object as it is.
+func (g *Glance) UnmarshalJSON(b []byte) error {
+	*g = append((*g)[:0], b...)
+	return nil
+}
+
+// JSONForms says what Glance's JSON takes: an object.
+func (Glance) JSONForms() []any { return []any{map[string]any{}} }
 
 // ResultBlock is one top-level block of a run's rendered result, with its
 // address and the addresses of its cells.
@@ -304,7 +325,7 @@ func (l *Ledger) latestEndedRun(s *subject) (*runfolder.State, error) {
 
 // glanceOf renders a workflow's glance over the views and the latest ended
 // run's output and run, in the shape the page writes it.
-func (l *Ledger) glanceOf(ctx context.Context, s *subject, format string) (json.RawMessage, error) {
+func (l *Ledger) glanceOf(ctx context.Context, s *subject, format string) (Glance, error) {
 	latest, err := l.latestEndedRun(s)
 	if err != nil {
 		return nil, err
@@ -320,9 +341,9 @@ func (l *Ledger) glanceOf(ctx context.Context, s *subject, format string) (json.
 		output = latest.Output
 	}
 	now := l.Now()
-	return s.Page.RenderGlance(func(g page.Template) string {
+	return Glance(s.Page.RenderGlance(func(g page.Template) string {
 		return render.Glance(g.Text, views, run, s.render(), output, now, render.Options{Format: format, FirstLine: g.Line})
-	}), nil
+	})), nil
 }
 
 // definitionPage is get_definition's page: runs and standing, glance, and

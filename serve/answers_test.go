@@ -105,6 +105,8 @@ func checkAnswer(t testing.TB, method, path string, resp *http.Response, body []
 func TestPageReadsAnswerTheirSchemas(t *testing.T) {
 	l := newLedger(t)
 	project := seed(t, l)
+	mustCall(t, l, "update_definition", map[string]any{"playbook": "finance", "type": "workflow", "name": "close-the-month",
+		"source": workflowSource(t) + "  glance:\n    headline: '{{ output.month }}'\n    figures: [1, '{{ run.status }}']\n"})
 	run := startRun(t, l, project)
 	mustCall(t, l, "end_run", map[string]any{"playbook": "finance", "run_id": run, "status": "succeeded",
 		"output": map[string]any{"month": "2026-10", "revenue": 182450}, "actor": "agent-7"})
@@ -119,6 +121,9 @@ func TestPageReadsAnswerTheirSchemas(t *testing.T) {
 		page, _ := out["page"].(map[string]any)
 		if status != 200 || page["standing"] == nil {
 			t.Fatalf("%s %s: %d %v", r.method, r.path, status, out)
+		}
+		if g := fmt.Sprint(page["glance"]); !strings.HasSuffix(r.path, "/finance/render") && g != "map[figures:[1 succeeded] headline:2026-10]" {
+			t.Fatalf("%s %s: glance %s", r.method, r.path, g)
 		}
 	}
 }
