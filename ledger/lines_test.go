@@ -3,6 +3,7 @@ package ledger
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 	"testing"
 )
 
@@ -65,5 +66,27 @@ page:
 	if d.Page.Runs != "do/1/real|the real detail|kept" {
 		b, _ := json.Marshal(d.Page)
 		t.Fatalf("the fold saw %q: %s", d.Page.Runs, b)
+	}
+}
+
+// A write to a run that ended is its own boundary: no boundary of the run
+// follows it but the archive, so it is committed before the call returns.
+func TestWritesToAnEndedRunAreCommitted(t *testing.T) {
+	f := newFixture(t)
+	for _, end := range []string{`"status":"succeeded"`, `"status":"rejected","reason":"no"`} {
+		r := f.start()
+		run := fmt.Sprintf(`"playbook":"finance","run_id":%q`, r.RunID)
+		f.call("append_thread", `{`+run+`,"text":"before the end","actor":"agent-7"}`)
+		f.call("end_run", `{`+run+`,`+end+`,"actor":"agent-7"}`)
+		f.clean()
+		f.call("append_thread", `{`+run+`,"text":"a note after the end","actor":"agent-7"}`)
+		f.clean()
+		f.call("put_artifact", `{`+run+`,"name":"late/report.txt","content":"written after the end"}`)
+		f.clean()
+		f.call("put_artifact", `{`+run+`,"name":"late/report.txt","content":"written again","actor":"ana"}`)
+		f.clean()
+		if log := f.git("log", "-1", "--format=%an %s", "--", r.Path); log != fmt.Sprintf("ana finance: run %s of workflow/close-the-month: artifact artifacts/late/report.txt written\n", path.Base(r.Path)) {
+			t.Errorf("last commit of the run: %q", log)
+		}
 	}
 }

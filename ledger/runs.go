@@ -190,6 +190,27 @@ func (l *Ledger) commitRun(e vault.Entry, f runfolder.Folder, ln *event.Line) er
 	return err
 }
 
+// commitIfEnded commits a write to a run that has ended (complete or
+// failed): no boundary of the run follows but its archive, which may be 90
+// days off, so the write is its own boundary and is committed before the
+// call returns. A write to a run still going waits for the run's next
+// boundary. The caller holds the lock.
+func (l *Ledger) commitIfEnded(e vault.Entry, f runfolder.Folder, actor string, at time.Time, what string) error {
+	st, err := f.LoadState()
+	if err != nil {
+		return err
+	}
+	if st.State != runfolder.Complete && st.State != runfolder.Failed {
+		return nil
+	}
+	if actor == "" {
+		actor = st.Executor
+	}
+	msg := fmt.Sprintf("%s: run %s of %s/%s: %s\n\nThe run is %s; this write is its own boundary.", e.Playbook, path.Base(f.Rel), st.Type, st.Name, what, st.State)
+	_, err = l.V.Commit([]string{f.Rel}, vault.Signature{Name: actor, When: at}, msg)
+	return err
+}
+
 func strPtr(s string) *string {
 	if s == "" {
 		return nil
@@ -327,7 +348,7 @@ func init() {
 		})
 
 	register(Op{Name: "append_thread", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/thread",
-		Description: "Append text to a run's thread.md, the working memory for whoever continues it. thread.md is append-only; it is committed with the run's next boundary. Refuses an archived run (rule 5)."},
+		Description: "Append text to a run's thread.md, the working memory for whoever continues it. thread.md is append-only; it is committed with the run's next boundary, or at once when the run has ended (complete or failed). Refuses an archived run (rule 5)."},
 		func(ctx context.Context, l *Ledger, a *AppendThreadArgs) (*Run, error) {
 			if err := checkActor(a.Actor); err != nil {
 				return nil, err
@@ -340,7 +361,11 @@ func init() {
 				return nil, err
 			}
 			err = l.V.Locked(func() error {
-				return f.AppendThread(fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(l.Now()), a.Text))
+				now := l.Now()
+				if err := f.AppendThread(fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(now), a.Text)); err != nil {
+					return err
+				}
+				return l.commitIfEnded(e, f, a.Actor, now, "thread appended")
 			})
 			if err != nil {
 				return nil, err
@@ -349,7 +374,7 @@ func init() {
 		})
 
 	register(Op{Name: "put_artifact", Scope: "playbook:write", Method: "PUT", Path: "/playbooks/{playbook}/runs/{run_id}/artifacts/{name}",
-		Description: "Write a file into a run's artifacts/ (replacing one of the same name), committed with the run's next boundary. Refuses a name that would leave artifacts/ (.., absolute paths, symbolic links) and an archived run."},
+		Description: "Write a file into a run's artifacts/ (replacing one of the same name), committed with the run's next boundary, or at once when the run has ended (complete or failed). Refuses a name that would leave artifacts/ (.., absolute paths, symbolic links) and an archived run."},
 		func(ctx context.Context, l *Ledger, a *PutArtifactArgs) (map[string]any, error) {
 			content := []byte(a.Content)
 			switch a.Encoding {
@@ -362,14 +387,16 @@ func init() {
 			default:
 				return nil, refusal.Invalid("/encoding", "%q is not utf-8 or base64", a.Encoding)
 			}
-			_, f, err := l.runFolder(a.Playbook, a.RunID)
+			e, f, err := l.runFolder(a.Playbook, a.RunID)
 			if err != nil {
 				return nil, err
 			}
 			var rel string
 			err = l.V.Locked(func() error {
-				rel, err = f.PutArtifact(a.Name, content)
-				return err
+				if rel, err = f.PutArtifact(a.Name, content); err != nil {
+					return err
+				}
+				return l.commitIfEnded(e, f, a.Actor, l.Now(), "artifact "+strings.TrimPrefix(rel, f.Rel+"/")+" written")
 			})
 			if err != nil {
 				return nil, err
