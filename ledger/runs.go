@@ -56,7 +56,7 @@ type RecordEventArgs struct {
 	Detail   string          `json:"detail,omitempty"`
 	Data     json.RawMessage `json:"data,omitempty" jsonschema:"a JSON object"`
 	Actor    string          `json:"actor" jsonschema:"who records it"`
-	Time     string          `json:"time,omitempty" jsonschema:"RFC 3339; not before the run's previous event"`
+	Time     string          `json:"time,omitempty" jsonschema:"RFC 3339; not before the run's previous event, at most 5 minutes ahead of the server's clock; the server's clock when left out"`
 }
 
 type AppendThreadArgs struct {
@@ -152,7 +152,8 @@ func (l *Ledger) runFolder(playbook, runID string) (vault.Entry, runfolder.Folde
 }
 
 // runWrite checks what every write to a run takes: the acting principal,
-// the run, and the time the event happened (now when left out).
+// the run, and the time the event happened: zero when left out, for
+// appendRunWith to take the clock under the lock.
 func (l *Ledger) runWrite(playbook, runID, actor, at string) (vault.Entry, runfolder.Folder, time.Time, error) {
 	if err := checkActor(actor); err != nil {
 		return vault.Entry{}, runfolder.Folder{}, time.Time{}, err
@@ -161,7 +162,7 @@ func (l *Ledger) runWrite(playbook, runID, actor, at string) (vault.Entry, runfo
 	if err != nil {
 		return e, f, time.Time{}, err
 	}
-	t, err := l.when(at, "/time")
+	t, err := l.eventTime(at, "/time")
 	return e, f, t, err
 }
 
@@ -242,9 +243,12 @@ func init() {
 			if len(a.Input) > 0 && !json.Valid(a.Input) {
 				return nil, refusal.Invalid("/input", "not JSON")
 			}
-			started, err := l.when(a.Time, "/time")
+			started, err := l.eventTime(a.Time, "/time")
 			if err != nil {
 				return nil, err
+			}
+			if started.IsZero() {
+				started = l.Now().UTC()
 			}
 			runID := newID()
 			var out *Run
@@ -313,7 +317,7 @@ func init() {
 		})
 
 	register(Op{Name: "record_event", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/events",
-		Description: "Append one event to a run's run.jsonl (fsynced before the answer), numbered in the playbook's history; a boundary (step completed, failed, skipped or dead-lettered, pause, resume, milestone, verification receipt, compensation) rewrites run.state.json and commits. Refuses unknown event types, run_created/archived/run ends (use run_definition, transition_run, end_run), an archived run (rule 5), a pause or resume by anyone but the executor or authorized_by (rule 4, forbidden), and a time before the run's previous event."},
+		Description: "Append one event to a run's run.jsonl (fsynced before the answer), numbered in the playbook's history; a boundary (step completed, failed, skipped or dead-lettered, pause, resume, milestone, verification receipt, compensation) rewrites run.state.json and commits. Refuses unknown event types, run_created/archived/run ends (use run_definition, transition_run, end_run), an archived run (rule 5), a pause or resume by anyone but the executor or authorized_by (rule 4, forbidden), a time before the run's previous event, and a time more than 5 minutes ahead of the server's clock (without time, the server's clock is read under the vault's lock)."},
 		func(ctx context.Context, l *Ledger, a *RecordEventArgs) (*Event, error) {
 			switch a.Event {
 			case event.RunCreated:
@@ -339,7 +343,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			ln := &event.Line{Event: a.Event, Timestamp: event.FormatTime(t), Step: strPtr(a.Step), Detail: a.Detail, Actor: a.Actor, Data: compact(a.Data)}
+			ln := &event.Line{Event: a.Event, Timestamp: stamp(t), Step: strPtr(a.Step), Detail: a.Detail, Actor: a.Actor, Data: compact(a.Data)}
 			if _, err := l.appendRun(e, f, ln); err != nil {
 				return nil, err
 			}
@@ -411,7 +415,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			ln := &event.Line{Timestamp: event.FormatTime(t), Actor: a.Actor, Detail: a.Detail}
+			ln := &event.Line{Timestamp: stamp(t), Actor: a.Actor, Detail: a.Detail}
 			var output json.RawMessage
 			switch a.Status {
 			case "succeeded":
@@ -499,7 +503,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			ln := &event.Line{Timestamp: event.FormatTime(t), Actor: a.Actor}
+			ln := &event.Line{Timestamp: stamp(t), Actor: a.Actor}
 			switch a.To {
 			case runfolder.Paused:
 				ln.Event, ln.Detail = event.PauseStarted, "Paused"
@@ -556,6 +560,16 @@ func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line
 		cur, err := f.LoadState()
 		if err != nil {
 			return err
+		}
+		if ln.Timestamp == "" {
+			// No time given: the clock, read under the lock, so writers
+			// queued on it stay in order. A previous event timed ahead of
+			// the clock (by MaxAhead at most) is not gone back from.
+			now := l.Now()
+			if prev, err := event.ParseTime(cur.LastEventAt); err == nil && now.Before(prev) {
+				now = prev
+			}
+			ln.Timestamp = event.FormatTime(now)
 		}
 		ln.ID = fmt.Sprintf("%s_%d", cur.RunID, cur.Events+1)
 		ln.Run, ln.Subject, ln.Version = cur.RunID, cur.Type+"/"+cur.Name, cur.Version
