@@ -11,6 +11,7 @@ import (
 	"quire/ledger/address"
 	"quire/ledger/event"
 	"quire/ledger/refusal"
+	"quire/runfolder"
 )
 
 // Event is an event as reads present it: CloudEvents form.
@@ -78,9 +79,32 @@ func init() {
 				if err != nil {
 					return nil, err
 				}
+				file := path.Join(f.Rel, runfolder.LogFile)
+				if err := l.adoptLinesOf(a.Playbook, file); err != nil {
+					return nil, err
+				}
+				filler := newLineFiller(l.V)
+				var seqs map[int64]int64
 				err = f.ReadLines(func(off int64, raw []byte) error {
 					ln, err := event.Parse(raw)
-					if err != nil || ln.Seq <= a.After {
+					if err != nil {
+						return nil
+					}
+					if ln.Seq == 0 || ln.ID == "" {
+						// Written by hand: its seq is its place in the history.
+						if seqs == nil {
+							if seqs, err = l.seqsOf(a.Playbook, file); err != nil {
+								return err
+							}
+						}
+						if ln.Seq = seqs[off]; ln.Seq == 0 {
+							return nil // not numbered yet: quire reindex places it
+						}
+						if err := filler.fill(file, off, &ln); err != nil {
+							return err
+						}
+					}
+					if ln.Seq <= a.After {
 						return nil
 					}
 					if len(out.Events) == limit {
@@ -94,6 +118,9 @@ func init() {
 					return nil, err
 				}
 				return out, nil
+			}
+			if err := l.adoptAllOf(a.Playbook); err != nil {
+				return nil, err
 			}
 			recs, err := l.History(a.Playbook, a.After, limit+1)
 			if err != nil {
@@ -123,16 +150,30 @@ func init() {
 					return nil, err
 				}
 				want, _ := strconv.Atoi(n)
+				file := path.Join(f.Rel, runfolder.LogFile)
+				if err := l.adoptLinesOf(a.Playbook, file); err != nil {
+					return nil, err
+				}
 				var found *Event
 				i := 0
 				err = f.ReadLines(func(off int64, raw []byte) error {
-					i++
-					if i != want {
-						return nil
-					}
 					ln, err := event.Parse(raw)
 					if err != nil {
-						return err
+						return nil // not an event, and not counted
+					}
+					if i++; i != want {
+						return nil
+					}
+					if ln.Seq == 0 || ln.ID == "" {
+						// Written by hand: its seq is its place in the history.
+						seqs, err := l.seqsOf(a.Playbook, file)
+						if err != nil {
+							return err
+						}
+						ln.Seq = seqs[off]
+						if err := newLineFiller(l.V).fill(file, off, &ln); err != nil {
+							return err
+						}
 					}
 					ev := eventOf(a.Playbook, &ln)
 					found = &ev

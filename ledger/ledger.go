@@ -23,6 +23,9 @@ type Ledger struct {
 
 	histMu sync.Mutex
 	hist   map[string]*history
+	// adopted: abs path of an event file → its size when a reader last
+	// numbered the lines written by hand at its end (lines.go).
+	adopted sync.Map
 
 	views views
 
@@ -167,6 +170,10 @@ func (l *Ledger) nextSeq(playbook string) (int64, error) {
 // recordPlaybookEvent appends an event to playbooks/<p>/events.jsonl. The
 // caller holds the lock and commits.
 func (l *Ledger) recordPlaybookEvent(playbook string, ln *event.Line) error {
+	// Lines written by hand at the end of events.jsonl are numbered first.
+	if err := l.adoptLines(playbook, path.Join(playbookDir(playbook), "events.jsonl")); err != nil {
+		return err
+	}
 	seq, err := l.nextSeq(playbook)
 	if err != nil {
 		return err

@@ -3,7 +3,11 @@ package ledger
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"path"
+	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -87,6 +91,250 @@ func TestWritesToAnEndedRunAreCommitted(t *testing.T) {
 		f.clean()
 		if log := f.git("log", "-1", "--format=%an %s", "--", r.Path); log != fmt.Sprintf("ana finance: run %s of workflow/close-the-month: artifact artifacts/late/report.txt written\n", path.Base(r.Path)) {
 			t.Errorf("last commit of the run: %q", log)
+		}
+	}
+}
+
+// handWrite appends a line to a run's run.jsonl as an agent with only files
+// does, in the capsule's minimal form.
+func (f *fixture) handWrite(r *Run, typ, step, detail string) {
+	f.t.Helper()
+	fh, err := os.OpenFile(filepath.Join(f.dir, r.Path, "run.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer fh.Close()
+	stepJSON := "null"
+	if step != "" {
+		stepJSON = strconv.Quote(step)
+	}
+	fmt.Fprintf(fh, "{\"event\": %q, \"timestamp\": %q, \"step\": %s, \"detail\": %q}\n", typ, f.l.Now().UTC().Format("2006-01-02T15:04"), stepJSON, detail)
+}
+
+// history reads the whole history, and checks that seq runs 1, 2, 3…
+// without a gap and that no id comes twice.
+func (f *fixture) history() []Event {
+	f.t.Helper()
+	var all []Event
+	after := int64(0)
+	for {
+		page := f.call("list_playbook_events", fmt.Sprintf(`{"playbook":"finance","limit":1000,"after":%d}`, after)).(*EventPage)
+		all = append(all, page.Events...)
+		if page.Next == 0 {
+			break
+		}
+		after = page.Next
+	}
+	ids := map[string]bool{}
+	for i, ev := range all {
+		if ev.Seq != int64(i+1) {
+			f.t.Fatalf("seq %d at place %d", ev.Seq, i+1)
+		}
+		if ev.ID == "" || ids[ev.ID] {
+			f.t.Fatalf("event %d: id %q empty or seen before", ev.Seq, ev.ID)
+		}
+		ids[ev.ID] = true
+	}
+	return all
+}
+
+func (f *fixture) historyFiles() string {
+	f.t.Helper()
+	seq, err := os.ReadFile(filepath.Join(f.dir, ".quire/history/finance.seq"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	files, _ := os.ReadFile(filepath.Join(f.dir, ".quire/history/finance.files"))
+	return string(seq) + "\x00" + string(files)
+}
+
+// A line written by hand gets its id and seq as a recorded one does: in
+// get_event, list_playbook_events (by run and whole), after the next write
+// and after quire reindex, which gives the same history twice; nothing is
+// numbered twice.
+func TestHandWrittenLinesHaveTheirPlace(t *testing.T) {
+	f := newFixture(t)
+	r := f.start()
+	rec := func(typ, step string) *Event {
+		return f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"step":%q,"actor":"agent-7"}`, r.RunID, typ, step)).(*Event)
+	}
+	rec("step_started", "do/1/a")
+	f.handWrite(r, "step_completed", "do/1/a", "Done by hand")
+	// get_event finds it whole: id, seq, step, detail, its run.
+	ev := f.call("get_event", fmt.Sprintf(`{"playbook":"finance","event_id":"%s_3"}`, r.RunID)).(*Event)
+	if ev.ID != r.RunID+"_3" || ev.Seq != 5 || ev.Type != "step_completed" || ev.CorrelationID != r.RunID || ev.Subject != "workflow/close-the-month" ||
+		string(ev.Data) != `{"step":"do/1/a","detail":"Done by hand"}` {
+		b, _ := json.Marshal(ev)
+		t.Fatalf("get_event of a line written by hand: %s", b)
+	}
+	byRun := f.call("list_playbook_events", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, r.RunID)).(*EventPage)
+	if n := len(byRun.Events); n != 3 || byRun.Events[2].ID != ev.ID || byRun.Events[2].Seq != 5 {
+		t.Fatalf("by run: %+v", byRun.Events)
+	}
+	all := f.history()
+	if last := all[len(all)-1]; len(all) != 5 || last.ID != ev.ID || string(last.Data) != string(ev.Data) {
+		t.Fatalf("whole history: %+v", all)
+	}
+	// Written by hand, then recorded: the hand line is numbered first.
+	f.handWrite(r, "step_started", "do/2/b", "")
+	next := rec("step_completed", "do/2/b")
+	if next.ID != r.RunID+"_5" || next.Seq != 7 {
+		t.Fatalf("the event after a line written by hand: %s seq %d", next.ID, next.Seq)
+	}
+	f.handWrite(r, "milestone_fired", "", "A milestone by hand")
+	before := f.history()
+	if len(before) != 8 || before[7].ID != r.RunID+"_6" || before[7].Type != "milestone_fired" {
+		t.Fatalf("%d events before the reindex: %+v", len(before), before)
+	}
+	if err := f.l.Reindex(); err != nil {
+		t.Fatal(err)
+	}
+	once := f.historyFiles()
+	after := f.history()
+	b1, _ := json.Marshal(before)
+	b2, _ := json.Marshal(after)
+	if string(b1) != string(b2) {
+		t.Fatalf("reindex changed the history:\n%s\n%s", b1, b2)
+	}
+	if err := f.l.Reindex(); err != nil {
+		t.Fatal(err)
+	}
+	if f.historyFiles() != once {
+		t.Fatal("quire reindex twice gave two histories")
+	}
+	if ev := rec("step_started", "do/3/c"); ev.Seq != 9 || ev.ID != r.RunID+"_7" {
+		t.Fatalf("after the reindex: %s seq %d", ev.ID, ev.Seq)
+	}
+	f.history()
+	f.git("add", "-A")
+	f.git("commit", "-qm", "lines by hand")
+	f.clean()
+}
+
+// The history a quire before this one left: a line written by hand, then a
+// line it numbered as if the hand line were not there. A rebuild numbers
+// nothing twice: the hand line takes the next free seq.
+func TestRebuildNumbersNothingTwice(t *testing.T) {
+	f := newFixture(t)
+	r := f.start()
+	f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_started","step":"a","actor":"agent-7"}`, r.RunID))
+	f.handWrite(r, "step_completed", "a", "by hand")
+	fh, _ := os.OpenFile(filepath.Join(f.dir, r.Path, "run.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	fmt.Fprintf(fh, `{"event":"step_started","timestamp":"2026-11-01T09:30:12.345Z","step":"b","detail":"","id":"%s_4","seq":5}`+"\n", r.RunID)
+	fh.Close()
+	if err := f.l.Reindex(); err != nil {
+		t.Fatal(err)
+	}
+	all := f.history()
+	var got []string
+	for _, ev := range all {
+		got = append(got, fmt.Sprintf("%d %s", ev.Seq, ev.ID))
+	}
+	want := []string{"5 " + r.RunID + "_4", "6 " + r.RunID + "_3"}
+	if len(got) != 6 || got[4] != want[0] || got[5] != want[1] {
+		t.Fatalf("history %v", got)
+	}
+}
+
+// Random mixes of recorded lines, lines written by hand, reads and
+// rebuilds on a few runs: the history always runs 1, 2, 3… with no id
+// twice; a recorded event keeps the id and seq it was answered with, across
+// rebuilds too; a line written by hand, once numbered, keeps its seq until
+// a rebuild (which may order lines written by hand at the ends of several
+// runs otherwise among themselves, rebuildHistory); after a rebuild every
+// line of every run is in the history once, with the id of its place in
+// its run; and a second rebuild gives the same history byte for byte.
+func TestPropertyRecordedAndHandWrittenLines(t *testing.T) {
+	rounds, steps := 3, 25
+	if os.Getenv("QUIRE_TEST_LONG") != "" {
+		rounds, steps = 20, 60
+	}
+	for round := range rounds {
+		rng := rand.New(rand.NewPCG(uint64(round), 11))
+		f := newFixture(t)
+		runs := []*Run{f.start(), f.start(), f.start()}
+		lines := map[string]int{} // run → lines in its log
+		for _, r := range runs {
+			lines[r.RunID] = 1
+		}
+		seqOf := map[string]int64{} // id → the seq it was given
+		hand := map[string]bool{}
+		var did []string
+		keep := func(evs []Event) {
+			for _, ev := range evs {
+				if s, ok := seqOf[ev.ID]; ok && s != ev.Seq {
+					t.Fatalf("round %d: %s was seq %d, now %d (%v)", round, ev.ID, s, ev.Seq, did)
+				}
+				seqOf[ev.ID] = ev.Seq
+			}
+		}
+		for range steps {
+			r := runs[rng.IntN(len(runs))]
+			switch k := rng.IntN(10); {
+			case k < 4:
+				typ := []string{"step_started", "step_completed", "call_record"}[rng.IntN(3)]
+				ev := f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"step":"s","actor":"agent-7"}`, r.RunID, typ)).(*Event)
+				lines[r.RunID]++
+				if want := fmt.Sprintf("%s_%d", r.RunID, lines[r.RunID]); ev.ID != want {
+					t.Fatalf("round %d: recorded %s, want %s", round, ev.ID, want)
+				}
+				keep([]Event{*ev})
+				did = append(did, fmt.Sprintf("record %s=%d", ev.ID[len(r.RunID)-4:], ev.Seq))
+			case k < 7:
+				f.handWrite(r, "step_started", "s", "by hand")
+				lines[r.RunID]++
+				hand[fmt.Sprintf("%s_%d", r.RunID, lines[r.RunID])] = true
+				did = append(did, fmt.Sprintf("hand %s_%d", r.RunID[len(r.RunID)-4:], lines[r.RunID]))
+			case k < 8:
+				keep(f.call("list_playbook_events", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"limit":1000}`, r.RunID)).(*EventPage).Events)
+				did = append(did, "list run")
+			case k < 9:
+				n := 1 + rng.IntN(lines[r.RunID])
+				ev := f.call("get_event", fmt.Sprintf(`{"playbook":"finance","event_id":"%s_%d"}`, r.RunID, n)).(*Event)
+				if want := fmt.Sprintf("%s_%d", r.RunID, n); ev.ID != want || ev.Seq == 0 {
+					t.Fatalf("round %d: get_event %s answered %s seq %d", round, want, ev.ID, ev.Seq)
+				}
+				keep([]Event{*ev})
+				did = append(did, "get")
+			default:
+				if err := f.l.Reindex(); err != nil {
+					t.Fatal(err)
+				}
+				for id := range hand {
+					delete(seqOf, id)
+				}
+				did = append(did, "reindex")
+			}
+			keep(f.history())
+		}
+		if err := f.l.Reindex(); err != nil {
+			t.Fatal(err)
+		}
+		for id := range hand {
+			delete(seqOf, id)
+		}
+		all := f.history()
+		keep(all)
+		once := f.historyFiles()
+		if err := f.l.Reindex(); err != nil {
+			t.Fatal(err)
+		}
+		if f.historyFiles() != once {
+			t.Fatalf("round %d: two rebuilds, two histories (%v)", round, did)
+		}
+		ids := map[string]bool{}
+		for _, ev := range all {
+			ids[ev.ID] = true
+		}
+		for _, r := range runs {
+			for n := 1; n <= lines[r.RunID]; n++ {
+				if id := fmt.Sprintf("%s_%d", r.RunID, n); !ids[id] {
+					t.Fatalf("round %d: %s is not in the history (%v)", round, id, did)
+				}
+			}
+		}
+		if want := 2 + lines[runs[0].RunID] + lines[runs[1].RunID] + lines[runs[2].RunID]; len(all) != want {
+			t.Fatalf("round %d: %d events, want %d", round, len(all), want)
 		}
 	}
 }

@@ -553,6 +553,10 @@ func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line
 	var st *runfolder.State
 	var seq int64
 	err := l.V.Locked(func() error {
+		// Lines written by hand at the end of the log are numbered first.
+		if err := l.adoptLines(e.Playbook, path.Join(f.Rel, runfolder.LogFile)); err != nil {
+			return err
+		}
 		var err error
 		if ln.Seq, err = l.nextSeq(e.Playbook); err != nil {
 			return err
