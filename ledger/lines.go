@@ -78,21 +78,19 @@ func trailingLines(abs string) ([]handLine, error) {
 			}
 			buf, base = buf[i+1:], start+int64(i+1)
 		}
+		// From the last line back to the last numbered one.
 		var lines []handLine
-		bounded := false
-		for off := 0; off < len(buf); {
-			i := bytes.IndexByte(buf[off:], '\n')
-			if ln, err := event.Parse(buf[off : off+i]); err == nil {
+		for end := len(buf); end > 0; {
+			i := bytes.LastIndexByte(buf[:end-1], '\n') + 1
+			if ln, err := event.Parse(buf[i : end-1]); err == nil {
 				if ln.Seq > 0 {
-					lines, bounded = lines[:0], true
-				} else {
-					lines = append(lines, handLine{off: base + int64(off), n: i + 1, line: ln})
+					return lines, nil
 				}
+				lines = append([]handLine{{off: base + int64(i), n: end - i, line: ln}}, lines...)
 			}
-			off += i + 1
+			end = i
 		}
-		// Done when a numbered line bounds them, or the whole file was read.
-		if start == 0 || bounded {
+		if start == 0 {
 			return lines, nil
 		}
 	}
