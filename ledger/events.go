@@ -136,56 +136,31 @@ func init() {
 			return out, nil
 		})
 	register(Op{Name: "get_event", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/events/{event_id}", ReadOnly: true, Idempotent: true,
-		Description: "Read one event of a playbook by its id, in CloudEvents form. A run's event has the id <run_id>_<n>, its nth event."},
+		Description: "Read one event of a playbook by its id, in CloudEvents form. A run's event has the id <run_id>_<n>, its nth event; a line written by hand in the playbook's events.jsonl, <playbook uid>_<n>."},
 		func(ctx context.Context, l *Ledger, a *GetEventArgs) (*Event, error) {
 			if !address.ValidEventID(a.EventID) {
 				return nil, refusal.Invalid("/event_id", "%q is not an event id: a UUID, or a UUID, an underscore and a number from 1", a.EventID)
 			}
 			if runID, n, ok := strings.Cut(a.EventID, "_"); ok {
-				_, f, err := l.runFolder(a.Playbook, strings.ToLower(runID))
-				if err != nil {
-					if r, ok := refusal.As(err); ok && r.Code == refusal.NotFound {
-						return nil, refusal.New(refusal.NotFound, "playbook %s has no event %s", a.Playbook, a.EventID)
-					}
-					return nil, err
-				}
+				// <run_id>_<n>: the nth event of the run's run.jsonl;
+				// <playbook uid>_<n>: the nth of the playbook's events.jsonl.
 				want, _ := strconv.Atoi(n)
-				file := path.Join(f.Rel, runfolder.LogFile)
-				if err := l.adoptLinesOf(a.Playbook, file); err != nil {
+				file := ""
+				_, f, err := l.runFolder(a.Playbook, strings.ToLower(runID))
+				if err == nil {
+					file = path.Join(f.Rel, runfolder.LogFile)
+				} else if r, ok := refusal.As(err); !ok || r.Code != refusal.NotFound {
 					return nil, err
+				} else if p, perr := l.readPlaybook(a.Playbook); perr == nil && p.UID == strings.ToLower(runID) {
+					file = path.Join(playbookDir(a.Playbook), "events.jsonl")
 				}
-				var found *Event
-				i := 0
-				err = f.ReadLines(func(off int64, raw []byte) error {
-					ln, err := event.Parse(raw)
-					if err != nil {
-						return nil // not an event, and not counted
+				if file != "" {
+					found, err := l.nthEvent(a.Playbook, file, want)
+					if err != nil || found != nil {
+						return found, err
 					}
-					if i++; i != want {
-						return nil
-					}
-					if ln.Seq == 0 || ln.ID == "" {
-						// Written by hand: its seq is its place in the history.
-						seqs, err := l.seqsOf(a.Playbook, file)
-						if err != nil {
-							return err
-						}
-						ln.Seq = seqs[off]
-						if err := newLineFiller(l.V).fill(file, off, &ln); err != nil {
-							return err
-						}
-					}
-					ev := eventOf(a.Playbook, &ln)
-					found = &ev
-					return errStop
-				})
-				if err != nil && err != errStop {
-					return nil, err
 				}
-				if found == nil {
-					return nil, refusal.New(refusal.NotFound, "playbook %s has no event %s", a.Playbook, a.EventID)
-				}
-				return found, nil
+				return nil, refusal.New(refusal.NotFound, "playbook %s has no event %s", a.Playbook, a.EventID)
 			}
 			if _, err := l.readPlaybook(a.Playbook); err != nil {
 				return nil, err

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strings"
 
 	"quire/ledger/address"
 	"quire/ledger/event"
@@ -33,7 +34,8 @@ import (
 //
 // Its id is <run_id>_<n>, n its place among the events of run.jsonl (the
 // nth line that is an event), the id a recorded line carries; its run,
-// subject and version are its run's. Its seq is its place in the history.
+// subject and version are its run's. In events.jsonl its id is
+// <playbook uid>_<n>. Its seq is its place in the history.
 
 // handLine is one whole line of an event file.
 type handLine struct {
@@ -203,14 +205,16 @@ func (l *Ledger) adoptAllOf(playbook string) error {
 
 // lineFiller gives a line written by hand what a recorded one carries: the
 // id <run_id>_<n> by its place among its run's events, and its run's id,
-// subject and version. It reads each file once.
+// subject and version; in a playbook's events.jsonl, <playbook uid>_<n>.
+// It reads each file once.
 type lineFiller struct {
 	v     *vault.Vault
 	files map[string]*filledFile
 }
 
 type filledFile struct {
-	run     string
+	owner   string // the run's id, or the playbook's uid
+	run     bool
 	subject string
 	version int
 	events  map[int64]int // offset of each event line → its place, from 1
@@ -220,22 +224,53 @@ func newLineFiller(v *vault.Vault) *lineFiller {
 	return &lineFiller{v: v, files: map[string]*filledFile{}}
 }
 
-// runOfFile is the run id of a run's run.jsonl, by its folder's name
-// <name>-<run_id>-<YYYY-MM-DD>; "" for any other file.
-func runOfFile(file string) string {
+// ownerOf is the uid an event file's derived ids begin with: the run's id
+// of a run.jsonl (by its folder's name <name>-<run_id>-<YYYY-MM-DD>), the
+// playbook's uid of its events.jsonl; "" for any other file.
+func ownerOf(v *vault.Vault, file string) (uid string, run bool) {
 	dir, base := path.Split(file)
-	if base != runfolder.LogFile {
-		return ""
+	dir = strings.TrimSuffix(dir, "/")
+	switch base {
+	case runfolder.LogFile:
+		folder := path.Base(dir)
+		if len(folder) < 36+11 {
+			return "", false
+		}
+		id := folder[len(folder)-11-36 : len(folder)-11]
+		if !address.ValidLowerUUID(id) {
+			return "", false
+		}
+		return id, true
+	case "events.jsonl":
+		p := path.Base(dir)
+		if dir != playbookDir(p) {
+			return "", false
+		}
+		es, err := v.Find(func(e *vault.Entry) bool { return e.Type == "playbook" && e.Playbook == p })
+		if err != nil || len(es) == 0 {
+			return "", false
+		}
+		return es[0].UID, false
 	}
-	folder := path.Base(dir)
-	if len(folder) < 36+11 {
-		return ""
+	return "", false
+}
+
+// eachLine calls fn with every whole line of a file and its offset.
+func eachLine(abs string, fn func(off int64, raw []byte) error) error {
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return err
 	}
-	id := folder[len(folder)-11-36 : len(folder)-11]
-	if !address.ValidLowerUUID(id) {
-		return ""
+	for off := 0; ; {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			return nil
+		}
+		if err := fn(int64(off), data[off:off+i]); err != nil {
+			return err
+		}
+		off += i + 1
 	}
-	return id
 }
 
 // fill completes ln, the line at off in file, where it lacks an id.
@@ -243,19 +278,21 @@ func (lf *lineFiller) fill(file string, off int64, ln *event.Line) error {
 	if ln.ID != "" {
 		return nil
 	}
-	run := runOfFile(file)
-	if run == "" {
-		return nil
-	}
 	f, ok := lf.files[file]
 	if !ok {
-		f = &filledFile{run: run, events: map[int64]int{}}
-		rf := runfolder.Folder{V: lf.v, Rel: path.Dir(file)}
-		if st, err := rf.LoadState(); err == nil && st.Type != "" {
-			f.subject, f.version = st.Type+"/"+st.Name, st.Version
+		owner, run := ownerOf(lf.v, file)
+		if owner == "" {
+			return nil
+		}
+		f = &filledFile{owner: owner, run: run, events: map[int64]int{}}
+		if run {
+			rf := runfolder.Folder{V: lf.v, Rel: path.Dir(file)}
+			if st, err := rf.LoadState(); err == nil && st.Type != "" {
+				f.subject, f.version = st.Type+"/"+st.Name, st.Version
+			}
 		}
 		n := 0
-		err := rf.ReadLines(func(off int64, raw []byte) error {
+		err := eachLine(lf.v.Abs(file), func(off int64, raw []byte) error {
 			if _, err := event.Parse(raw); err == nil {
 				n++
 				f.events[off] = n
@@ -271,9 +308,12 @@ func (lf *lineFiller) fill(file string, off int64, ln *event.Line) error {
 	if !ok {
 		return fmt.Errorf("%s: no event line at byte %d", file, off)
 	}
-	ln.ID = fmt.Sprintf("%s_%d", f.run, n)
+	ln.ID = fmt.Sprintf("%s_%d", f.owner, n)
+	if !f.run {
+		return nil
+	}
 	if ln.Run == "" {
-		ln.Run = f.run
+		ln.Run = f.owner
 	}
 	if ln.Subject == "" {
 		ln.Subject = f.subject
@@ -282,4 +322,42 @@ func (lf *lineFiller) fill(file string, off int64, ln *event.Line) error {
 		ln.Version = f.version
 	}
 	return nil
+}
+
+// nthEvent reads the nth event of an event file, as reads present it: a
+// line written by hand with its seq and derived id. It answers nil when
+// the file has no such event.
+func (l *Ledger) nthEvent(playbook, file string, want int) (*Event, error) {
+	if err := l.adoptLinesOf(playbook, file); err != nil {
+		return nil, err
+	}
+	var found *Event
+	i := 0
+	err := eachLine(l.V.Abs(file), func(off int64, raw []byte) error {
+		ln, err := event.Parse(raw)
+		if err != nil {
+			return nil // not an event, and not counted
+		}
+		if i++; i != want {
+			return nil
+		}
+		if ln.Seq == 0 || ln.ID == "" {
+			// Written by hand: its seq is its place in the history.
+			seqs, err := l.seqsOf(playbook, file)
+			if err != nil {
+				return err
+			}
+			ln.Seq = seqs[off]
+			if err := newLineFiller(l.V).fill(file, off, &ln); err != nil {
+				return err
+			}
+		}
+		ev := eventOf(playbook, &ln)
+		found = &ev
+		return errStop
+	})
+	if errors.Is(err, fs.ErrNotExist) || err == errStop {
+		err = nil
+	}
+	return found, err
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"quire/ledger/refusal"
 )
 
 // The CloudEvents form carries the line's own step and detail in data: a
@@ -206,7 +208,19 @@ func TestHandWrittenLinesHaveTheirPlace(t *testing.T) {
 	if ev := rec("step_started", "do/3/c"); ev.Seq != 9 || ev.ID != r.RunID+"_7" {
 		t.Fatalf("after the reindex: %s seq %d", ev.ID, ev.Seq)
 	}
-	f.history()
+	// In the playbook's events.jsonl: <playbook uid>_<n>.
+	fh, _ := os.OpenFile(filepath.Join(f.dir, "playbooks/finance/events.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	fmt.Fprintf(fh, "{\"event\": \"playbook_updated\", \"timestamp\": \"2026-11-01T09:30\", \"step\": null, \"detail\": \"By hand\"}\n")
+	fh.Close()
+	all = f.history()
+	uid := f.call("get_playbook", `{"playbook":"finance"}`).(*Playbook).UID
+	if last := all[len(all)-1]; len(all) != 10 || last.ID != uid+"_3" || last.Type != "playbook_updated" {
+		t.Fatalf("a line written by hand in events.jsonl: %+v", last)
+	}
+	if ev := f.call("get_event", fmt.Sprintf(`{"playbook":"finance","event_id":"%s_3"}`, uid)).(*Event); ev.ID != uid+"_3" || ev.Seq != 10 {
+		t.Fatalf("get_event of a line written by hand in events.jsonl: %+v", ev)
+	}
+	f.refuse("get_event", fmt.Sprintf(`{"playbook":"finance","event_id":"%s_4"}`, uid), refusal.NotFound, "", "has no event")
 	f.git("add", "-A")
 	f.git("commit", "-qm", "lines by hand")
 	f.clean()
