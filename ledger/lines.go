@@ -63,7 +63,7 @@ func trailingLines(abs string) ([]handLine, error) {
 		return nil, err
 	}
 	size := fi.Size()
-	for chunk := int64(8 << 10); ; chunk *= 4 {
+	for chunk := int64(2 << 10); ; chunk *= 4 {
 		start := max(0, size-chunk)
 		buf := make([]byte, size-start)
 		if _, err := fh.ReadAt(buf, start); err != nil && err != io.EOF {
