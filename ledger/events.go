@@ -23,7 +23,7 @@ type ListEventsArgs struct {
 	Playbook string `json:"playbook"`
 	RunID    string `json:"run_id,omitempty" jsonschema:"only this run's events"`
 	After    int64  `json:"after,omitempty" jsonschema:"the seq to read after; 0 reads from the start"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many, 1 to 1000 (default 100)"`
+	Limit    int    `json:"limit,omitempty" range:"1,1000" jsonschema:"at most this many, 1 to 1000 (default 100)"`
 }
 
 type EventPage struct {
@@ -160,7 +160,7 @@ func init() {
 						return found, err
 					}
 				}
-				return nil, refusal.New(refusal.NotFound, "playbook %s has no event %s", a.Playbook, a.EventID)
+				return nil, refusal.At(refusal.NotFound, "/event_id", "playbook %s has no event %s", a.Playbook, a.EventID)
 			}
 			if _, err := l.readPlaybook(a.Playbook); err != nil {
 				return nil, err
@@ -178,7 +178,7 @@ func init() {
 					}
 				}
 			}
-			return nil, refusal.New(refusal.NotFound, "playbook %s has no event %s", a.Playbook, a.EventID)
+			return nil, refusal.At(refusal.NotFound, "/event_id", "playbook %s has no event %s", a.Playbook, a.EventID)
 		})
 }
 

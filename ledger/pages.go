@@ -165,7 +165,7 @@ func (l *Ledger) subjectOf(playbook, typ, name string) (*subject, error) {
 			return s, nil
 		}
 	}
-	return nil, refusal.New(refusal.NotFound, "playbook %s has no %s %q", playbook, typ, name)
+	return nil, refusal.At(refusal.NotFound, "/name", "playbook %s has no %s %q", playbook, typ, name)
 }
 
 // runsPage renders a subject's runs template over its views, or the line
@@ -417,10 +417,10 @@ func init() {
 				return nil, err
 			}
 			if s.Page == nil {
-				return nil, refusal.New(refusal.NotFound, "the %s %q has no page", a.Type, a.Name)
+				return nil, refusal.At(refusal.NotFound, "/name", "the %s %q has no page", a.Type, a.Name)
 			}
 			if s.Retired {
-				return nil, refusal.New(refusal.Conflict, "the %s %q is retired: its page renders nowhere", a.Type, a.Name)
+				return nil, refusal.At(refusal.Conflict, "/name", "the %s %q is retired: its page renders nowhere", a.Type, a.Name)
 			}
 			if a.RunID == "" {
 				var sample json.RawMessage
@@ -483,7 +483,7 @@ func init() {
 				return nil, err
 			}
 			if s.Page == nil {
-				return nil, refusal.New(refusal.NotFound, "the playbook %s has no page", a.Playbook)
+				return nil, refusal.At(refusal.NotFound, "/playbook", "the playbook %s has no page", a.Playbook)
 			}
 			runs, st, err := l.runsPage(ctx, s, a.Format)
 			if err != nil {
