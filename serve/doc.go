@@ -63,7 +63,12 @@
 // content: the answer itself when it is an object, {"items": …} when it is
 // a list. The output schema is {"type":"object","anyOf":[answer, refusal]},
 // since clients check a tool error's structured content too. A type that
-// marshals itself (json.RawMessage) takes a schema that allows any value.
+// marshals itself takes the schemas of the Go types it says it writes
+// (JSONForms: fold.Standing, ledger.Glance), or else (json.RawMessage) a
+// schema that allows any value; a pointer to one also allows null (see
+// schema.go). The tests check every HTTP answer they get against its
+// OpenAPI response schema and every tool result against its outputSchema,
+// and that no declared schema allows null alone.
 // Over stdio a message is one line of at most 2 MiB (MaxStdioMessage);
 // the go-sdk's transport would end the session at a longer line or one
 // that is not JSON, so a guard (stdio.go) answers those itself with a
