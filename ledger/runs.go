@@ -58,7 +58,7 @@ type RecordEventArgs struct {
 	Detail    string          `json:"detail,omitempty"`
 	Data      json.RawMessage `json:"data,omitempty" jsonschema:"a JSON object"`
 	Actor     string          `json:"actor" jsonschema:"who records it"`
-	Time      string          `json:"time,omitempty" jsonschema:"RFC 3339; not before the run's previous event"`
+	Time      string          `json:"time,omitempty" jsonschema:"RFC 3339; not before the run's previous event, at most 5 minutes ahead of the server's clock; the server's clock when left out"`
 	RequestID string          `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
@@ -163,7 +163,8 @@ func (l *Ledger) runFolder(playbook, runID string) (vault.Entry, runfolder.Folde
 }
 
 // runWrite checks what every write to a run takes: the acting principal,
-// the run, and the time the event happened (now when left out).
+// the run, and the time the event happened: zero when left out, for
+// appendRunWith to take the clock under the lock.
 func (l *Ledger) runWrite(playbook, runID, actor, at string) (vault.Entry, runfolder.Folder, time.Time, error) {
 	if err := checkActor(actor); err != nil {
 		return vault.Entry{}, runfolder.Folder{}, time.Time{}, err
@@ -172,7 +173,7 @@ func (l *Ledger) runWrite(playbook, runID, actor, at string) (vault.Entry, runfo
 	if err != nil {
 		return e, f, time.Time{}, err
 	}
-	t, err := l.when(at, "/time")
+	t, err := l.eventTime(at, "/time")
 	return e, f, t, err
 }
 
@@ -200,6 +201,27 @@ func (l *Ledger) commitRun(e vault.Entry, f runfolder.Folder, ln *event.Line) bo
 	body = append(body, fmt.Sprintf("event %s, seq %d", ln.ID, ln.Seq))
 	msg += "\n\n" + strings.Join(body, "\n")
 	return l.commit([]string{f.Rel, vault.IndexFile}, vault.Signature{Name: ln.Actor, When: t}, msg)
+}
+
+// commitIfEnded commits a write to a run that has ended (complete or
+// failed): no boundary of the run follows but its archive, which may be 90
+// days off, so the write is its own boundary and is committed before the
+// call returns. A write to a run still going waits for the run's next
+// boundary. The caller holds the lock.
+func (l *Ledger) commitIfEnded(e vault.Entry, f runfolder.Folder, actor string, at time.Time, what string) error {
+	st, err := f.LoadState()
+	if err != nil {
+		return err
+	}
+	if st.State != runfolder.Complete && st.State != runfolder.Failed {
+		return nil
+	}
+	if actor == "" {
+		actor = st.Executor
+	}
+	msg := fmt.Sprintf("%s: run %s of %s/%s: %s\n\nThe run is %s; this write is its own boundary.", e.Playbook, path.Base(f.Rel), st.Type, st.Name, what, st.State)
+	l.commit([]string{f.Rel}, vault.Signature{Name: actor, When: at}, msg) // durable either way; a commit not made is finished by the next writer
+	return nil
 }
 
 func strPtr(s string) *string {
@@ -236,9 +258,12 @@ func init() {
 			if d := event.Depth(a.Input); d > event.MaxDepth {
 				return nil, refusal.Invalid("/input", "the input nests %d levels; a run's input may nest at most %d", d, event.MaxDepth)
 			}
-			started, err := l.when(a.Time, "/time")
+			started, err := l.eventTime(a.Time, "/time")
 			if err != nil {
 				return nil, err
+			}
+			if started.IsZero() {
+				started = l.Now().UTC()
 			}
 			runID := newID()
 			var out *Run
@@ -318,7 +343,7 @@ func init() {
 		})
 
 	register(Op{Name: "record_event", Scope: "playbook:write", StatePath: "/event", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/events",
-		Description: "Append one event to a run's run.jsonl (fsynced before the answer), numbered in the playbook's history; a boundary (step completed, failed, skipped or dead-lettered, pause, resume, milestone, verification receipt, compensation) rewrites run.state.json and commits. Refuses unknown event types, run_created/archived/run ends (use run_definition, transition_run, end_run), an archived run (rule 5), a pause or resume by anyone but the executor or authorized_by (rule 4, forbidden), and a time before the run's previous event."},
+		Description: "Append one event to a run's run.jsonl (fsynced before the answer), numbered in the playbook's history; a boundary (step completed, failed, skipped or dead-lettered, pause, resume, milestone, verification receipt, compensation) rewrites run.state.json and commits. Refuses unknown event types, run_created/archived/run ends (use run_definition, transition_run, end_run), an archived run (rule 5), a pause or resume by anyone but the executor or authorized_by (rule 4, forbidden), a time before the run's previous event, and a time more than 5 minutes ahead of the server's clock (without time, the server's clock is read under the vault's lock)."},
 		func(ctx context.Context, l *Ledger, a *RecordEventArgs) (*Event, error) {
 			switch a.Event {
 			case event.RunCreated:
@@ -344,7 +369,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			ln := &event.Line{Event: a.Event, Timestamp: event.FormatTime(t), Step: strPtr(a.Step), Detail: a.Detail, Actor: a.Actor, Data: compact(a.Data), RequestID: a.RequestID}
+			ln := &event.Line{Event: a.Event, Timestamp: stamp(t), Step: strPtr(a.Step), Detail: a.Detail, Actor: a.Actor, Data: compact(a.Data), RequestID: a.RequestID}
 			_, committed, err := l.appendRun(e, f, ln)
 			if err != nil {
 				return nil, err
@@ -355,7 +380,7 @@ func init() {
 		})
 
 	register(Op{Name: "append_thread", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/thread",
-		Description: "Append text to a run's thread.md, the working memory for whoever continues it. thread.md is append-only; it is committed with the run's next boundary. Refuses an archived run (rule 5)."},
+		Description: "Append text to a run's thread.md, the working memory for whoever continues it. thread.md is append-only; it is committed with the run's next boundary, or at once when the run has ended (complete or failed). Refuses an archived run (rule 5)."},
 		func(ctx context.Context, l *Ledger, a *AppendThreadArgs) (*Run, error) {
 			if err := checkActor(a.Actor); err != nil {
 				return nil, err
@@ -368,7 +393,11 @@ func init() {
 				return nil, err
 			}
 			err = l.V.Locked(func() error {
-				return f.AppendThread(fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(l.Now()), a.Text))
+				now := l.Now()
+				if err := f.AppendThread(fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(now), a.Text)); err != nil {
+					return err
+				}
+				return l.commitIfEnded(e, f, a.Actor, now, "thread appended")
 			})
 			if err != nil {
 				return nil, err
@@ -377,7 +406,7 @@ func init() {
 		})
 
 	register(Op{Name: "put_artifact", Scope: "playbook:write", Method: "PUT", Path: "/playbooks/{playbook}/runs/{run_id}/artifacts/{name...}",
-		Description: "Write a file into a run's artifacts/ (replacing one of the same name), committed with the run's next boundary. Refuses a name that would leave artifacts/ (.., absolute paths, symbolic links) and an archived run."},
+		Description: "Write a file into a run's artifacts/ (replacing one of the same name), committed with the run's next boundary, or at once when the run has ended (complete or failed). Refuses a name that would leave artifacts/ (.., absolute paths, symbolic links) and an archived run."},
 		func(ctx context.Context, l *Ledger, a *PutArtifactArgs) (map[string]any, error) {
 			content := []byte(a.Content)
 			switch a.Encoding {
@@ -390,14 +419,16 @@ func init() {
 			default:
 				return nil, refusal.Invalid("/encoding", "%q is not utf-8 or base64", a.Encoding)
 			}
-			_, f, err := l.runFolder(a.Playbook, a.RunID)
+			e, f, err := l.runFolder(a.Playbook, a.RunID)
 			if err != nil {
 				return nil, err
 			}
 			var rel string
 			err = l.V.Locked(func() error {
-				rel, err = f.PutArtifact(a.Name, content)
-				return err
+				if rel, err = f.PutArtifact(a.Name, content); err != nil {
+					return err
+				}
+				return l.commitIfEnded(e, f, a.Actor, l.Now(), "artifact "+strings.TrimPrefix(rel, f.Rel+"/")+" written")
 			})
 			if err != nil {
 				return nil, err
@@ -412,7 +443,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			ln := &event.Line{Timestamp: event.FormatTime(t), Actor: a.Actor, Detail: a.Detail, RequestID: a.RequestID}
+			ln := &event.Line{Timestamp: stamp(t), Actor: a.Actor, Detail: a.Detail, RequestID: a.RequestID}
 			var output json.RawMessage
 			switch a.Status {
 			case "succeeded":
@@ -503,7 +534,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			ln := &event.Line{Timestamp: event.FormatTime(t), Actor: a.Actor, RequestID: a.RequestID}
+			ln := &event.Line{Timestamp: stamp(t), Actor: a.Actor, RequestID: a.RequestID}
 			switch a.To {
 			case runfolder.Paused:
 				ln.Event, ln.Detail = event.PauseStarted, "Paused"
@@ -562,6 +593,10 @@ func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line
 		if err := l.repeatUnderLock(e.Playbook, ln.RequestID); err != nil {
 			return err
 		}
+		// Lines written by hand at the end of the log are numbered first.
+		if err := l.adoptLines(e.Playbook, path.Join(f.Rel, runfolder.LogFile)); err != nil {
+			return err
+		}
 		var err error
 		if ln.Seq, err = l.nextSeq(e.Playbook); err != nil {
 			return err
@@ -569,6 +604,16 @@ func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line
 		cur, err := f.LoadState()
 		if err != nil {
 			return err
+		}
+		if ln.Timestamp == "" {
+			// No time given: the clock, read under the lock, so writers
+			// queued on it stay in order. A previous event timed ahead of
+			// the clock (by MaxAhead at most) is not gone back from.
+			now := l.Now()
+			if prev, err := event.ParseTime(cur.LastEventAt); err == nil && now.Before(prev) {
+				now = prev
+			}
+			ln.Timestamp = event.FormatTime(now)
 		}
 		ln.ID = fmt.Sprintf("%s_%d", cur.RunID, cur.Events+1)
 		ln.Run, ln.Subject, ln.Version = cur.RunID, cur.Type+"/"+cur.Name, cur.Version
