@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path"
 	"strings"
 	"time"
@@ -58,6 +59,13 @@ type RecordEventArgs struct {
 	Actor    string          `json:"actor" jsonschema:"who records it"`
 	Time     string          `json:"time,omitempty" jsonschema:"RFC 3339; not before the run's previous event"`
 }
+
+// A thread takes at most 64 KiB a call and holds at most 16 MiB: git keeps
+// the whole file again at each boundary.
+const (
+	maxThreadAppend = 64 << 10
+	maxThread       = 16 << 20
+)
 
 type AppendThreadArgs struct {
 	Playbook string `json:"playbook"`
@@ -339,8 +347,15 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
+			if len(a.Text) > maxThreadAppend {
+				return nil, refusal.Invalid("/text", "the text is %d bytes; append_thread takes at most 64 KiB a call", len(a.Text))
+			}
 			err = l.V.Locked(func() error {
-				return f.AppendThread(fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(l.Now()), a.Text))
+				entry := fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(l.Now()), a.Text)
+				if fi, err := os.Stat(l.V.Abs(path.Join(e.Path, runfolder.ThreadFile))); err == nil && fi.Size()+int64(len(entry))+2 > maxThread {
+					return refusal.Invalid("/text", "thread.md holds %d bytes and may hold at most 16 MiB; this text would pass it", fi.Size())
+				}
+				return f.AppendThread(entry)
 			})
 			if err != nil {
 				return nil, err
