@@ -1,8 +1,8 @@
 package render
 
 import (
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"sort"
 	"strconv"
