@@ -13,7 +13,11 @@
 //   - object-level git commits (commit.go): only the changed blobs, the trees
 //     along their paths, the commit, the branch ref under git's lockfile
 //     protocol with a reflog line, and the changed entries of .git/index;
-//   - compaction of loose objects into packs in the background.
+//   - compaction of loose objects into packs in the background;
+//   - reading the history for quire check --history (walk.go, packs.go):
+//     commits, raw trees diffed by the bytes two versions share at their
+//     start and end, and a reader of packs mapped into memory that applies
+//     each delta to the base it keeps, with go-git for what it does not know.
 //
 // Paths handed to the vault are slash-separated and relative to its root;
 // Join refuses any that would leave it, through "..", an absolute path or a
