@@ -7,21 +7,22 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"quire/ledger/event"
 	"quire/ledger/refusal"
 )
 
 // maxDataDepth is how deeply a JSON value an operation takes (data, input,
-// output, sample_output, output_schema) may nest: the fold's views and a
-// sample output are held to the same 512 levels.
-const maxDataDepth = 512
+// output, sample_output, page) may nest: event.MaxDepth, 512 levels.
+const maxDataDepth = event.MaxDepth
 
 // checkData checks a JSON value an operation takes, already known to be
 // well formed: it nests at most 512 levels, its text (strings and keys) is
 // valid UTF-8 with no lone surrogate escape, and each number is a finite
-// double (1e400 is not). A value that breaks one is refused at the
-// pointer of the place, under path (the argument, such as /data).
+// double (1e400 is not). Text or a number that breaks one is refused at
+// its pointer under path (the argument, such as /data); a value too deep
+// at the argument itself, as run_definition's /input always was.
 func checkData(path string, raw []byte) error {
-	c := dataChecker{raw: raw}
+	c := dataChecker{raw: raw, arg: path}
 	c.space()
 	if err := c.value(path, 1); err != nil {
 		return err
@@ -32,6 +33,7 @@ func checkData(path string, raw []byte) error {
 type dataChecker struct {
 	raw []byte
 	i   int
+	arg string
 }
 
 func (c *dataChecker) space() {
@@ -47,7 +49,7 @@ func (c *dataChecker) value(path string, depth int) error {
 	switch b := c.raw[c.i]; {
 	case b == '{' || b == '[':
 		if depth > maxDataDepth {
-			return refusal.Invalid(path, "the value nests more than %d levels deep", maxDataDepth)
+			return refusal.Invalid(c.arg, "the value nests more than %d levels", maxDataDepth)
 		}
 		c.i++
 		c.space()
