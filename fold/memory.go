@@ -49,15 +49,20 @@ func (m *linearMemory) allocator() experimental.MemoryAllocator {
 // Size is the memory's length in bytes; any goroutine may ask.
 func (m *linearMemory) Size() uint64 { return m.size.Load() }
 
-// ReadUint32 reads the little-endian uint32 at addr (4-aligned), which the
-// wasm writes, atomically; any goroutine may ask.
+// ReadUint32 reads the little-endian uint32 at addr, which the wasm
+// writes (atomically where addr is 4-aligned); any goroutine may ask.
 func (m *linearMemory) ReadUint32(addr uint32) (uint32, bool) {
 	size := m.size.Load()
 	base := m.base.Load()
-	if base == nil || uint64(addr)+4 > size || addr%4 != 0 {
+	if base == nil || uint64(addr)+4 > size {
 		return 0, false
 	}
-	// wasm memory is little-endian, and so are the machines Go's atomics
-	// on byte buffers run on here (amd64, arm64).
-	return atomic.LoadUint32((*uint32)(unsafe.Add(unsafe.Pointer(base), addr))), true
+	p := unsafe.Add(unsafe.Pointer(base), addr)
+	if addr%4 == 0 {
+		// wasm memory is little-endian, and so are the machines Go's
+		// atomics on byte buffers run on here (amd64, arm64).
+		return atomic.LoadUint32((*uint32)(p)), true
+	}
+	b := unsafe.Slice((*byte)(p), 4)
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24, true
 }
