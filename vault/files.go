@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"quire/internal/atomicfile"
+	"quire/internal/crashpoint"
 )
 
 // CleanRel checks a slash-separated path relative to the vault's root and
@@ -91,6 +92,7 @@ func AppendLine(abs string, line []byte) (int64, error) {
 		return 0, err
 	}
 	off := fi.Size()
+	crashpoint.Hit()
 	n, err := f.Write(line)
 	if err == nil && n != len(line) {
 		err = io.ErrShortWrite
@@ -146,6 +148,7 @@ func RepairTail(abs string) (bool, error) {
 		}
 		end = start
 	}
+	crashpoint.Hit()
 	if err := f.Truncate(cut); err != nil {
 		return false, err
 	}

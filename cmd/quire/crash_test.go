@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"quire/internal/crashpoint"
+	"quire/ledger"
+	"quire/ledger/refusal"
+)
+
+// TestMain lets a test run this test binary as quire itself: with
+// QUIRE_TEST_MAIN=1 it is the command, with the arguments it was given.
+func TestMain(m *testing.M) {
+	if os.Getenv("QUIRE_TEST_MAIN") == "1" {
+		os.Exit(run(append([]string{"quire"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// quireProcess runs quire in a process of its own, with extra environment.
+func quireProcess(env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "QUIRE_TEST_MAIN=1"), env...)
+	return cmd
+}
+
+func killed(err error) bool {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			return true
+		}
+	}
+	return false
+}
+
+// crashVault is the vault every crash starts from: a project, a playbook,
+// a definition and a run with some events, each of them acknowledged.
+type crashVault struct {
+	dir, project, run string
+	acked             []string // ids of the run's acknowledged events
+}
+
+func newCrashVault(t *testing.T) *crashVault {
+	dir, v, project := newCLIVault(t)
+	cv := &crashVault{dir: dir, project: project}
+	mustQuire := func(op, args string) map[string]any {
+		t.Helper()
+		code, out, errs := quire(t, "", v, "call", op, "--args", args)
+		if code != 0 {
+			t.Fatalf("%s: %s %s", op, out, errs)
+		}
+		var m map[string]any
+		json.Unmarshal([]byte(out), &m)
+		return m
+	}
+	mustQuire("create_playbook", `{"playbook":"finance","name":"Finance"}`)
+	mustQuire("create_definition", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
+	r := mustQuire("run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, project))
+	cv.run = r["run_id"].(string)
+	cv.acked = append(cv.acked, cv.run+"_1")
+	for _, ev := range []string{`"event":"step_started","step":"do/1/a"`, `"event":"step_completed","step":"do/1/a"`, `"event":"step_started","step":"do/2/b"`} {
+		e := mustQuire("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,%s,"actor":"agent-7"}`, cv.run, ev))
+		cv.acked = append(cv.acked, e["id"].(string))
+	}
+	return cv
+}
+
+// copyTo copies the vault to a fresh folder.
+func (cv *crashVault) copyTo(t *testing.T) string {
+	dst := filepath.Join(t.TempDir(), "vault")
+	if out, err := exec.Command("cp", "-a", cv.dir, dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	return dst
+}
+
+type crashOp struct {
+	name, op, args string
+	stride         int // make test kills it at every stride-th step; make test-long at every one
+}
+
+func (cv *crashVault) ops() []crashOp {
+	run := fmt.Sprintf(`"playbook":"finance","run_id":%q`, cv.run)
+	return []crashOp{
+		{"record_event at a boundary", "record_event", `{` + run + `,"event":"step_completed","step":"do/2/b","actor":"agent-7"}`, 4},
+		{"record_event between boundaries", "record_event", `{` + run + `,"event":"step_started","step":"do/3/c","actor":"agent-7"}`, 2},
+		{"run_definition", "run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, cv.project), 9},
+		{"end_run", "end_run", `{` + run + `,"status":"succeeded","actor":"agent-7"}`, 9},
+		{"put_artifact", "put_artifact", `{` + run + `,"name":"report.txt","content":"the report"}`, 3},
+		{"make_comment", "make_comment", fmt.Sprintf(`{"playbook":"finance","address":"finance/runs/%s","text":"looks right","author":"ana"}`, cv.run), 9},
+	}
+}
+
+// crashAt kills a quire call of op at its nth file-changing step (or lets
+// it finish when it has fewer), then checks what is left: the next write
+// goes through, every acknowledged write is there once, quire janitor
+// leaves quire check clean and git status clean. It reports whether the
+// call was killed.
+func (cv *crashVault) crashAt(t *testing.T, op crashOp, n int) bool {
+	t.Helper()
+	dir := cv.copyTo(t)
+	cmd := quireProcess([]string{fmt.Sprintf("%s=%d", crashpoint.Env, n)}, "--vault", dir, "call", op.op, "--args", op.args)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	wasKilled := killed(err)
+	if err != nil && !wasKilled {
+		t.Fatalf("%s: quire call failed without a kill: %v\n%s", op.name, err, out.String())
+	}
+	where := fmt.Sprintf("%s killed at step %d", op.name, n)
+	if !wasKilled {
+		where = op.name + " (not killed)"
+	}
+
+	l, err := ledger.Open(dir)
+	if err != nil {
+		t.Fatalf("%s: open: %v", where, err)
+	}
+	defer l.Close()
+	var logBuf bytes.Buffer
+	l.V.SetLogger(slog.New(slog.NewTextHandler(&logBuf, nil)))
+	call := func(op, args string) (any, error) { return l.Call(context.Background(), op, json.RawMessage(args)) }
+
+	// The next write: a boundary of the run the acknowledged events are in
+	// (or, once it ended, a comment).
+	next := fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"milestone_fired","detail":"next","actor":"agent-7"}`, cv.run)
+	nextOp := "record_event"
+	if op.op == "end_run" && !wasKilled {
+		nextOp, next = "make_comment", fmt.Sprintf(`{"playbook":"finance","address":"finance/runs/%s","text":"next","author":"ana"}`, cv.run)
+	}
+	if _, err := call(nextOp, next); err != nil {
+		// A run the kill left ended is the one other answer a milestone may get.
+		if r, ok := refusal.As(err); !ok || r.Code != refusal.Conflict {
+			t.Fatalf("%s: the next write failed (wedged?): %v\nlog: %s", where, err, logBuf.String())
+		}
+	}
+
+	// Every acknowledged event of the run, once each.
+	page, err := call("list_playbook_events", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"limit":1000}`, cv.run))
+	if err != nil {
+		t.Fatalf("%s: %v", where, err)
+	}
+	count := map[string]int{}
+	for _, ev := range page.(*ledger.EventPage).Events {
+		count[ev.ID]++
+	}
+	for _, id := range cv.acked {
+		if count[id] != 1 {
+			t.Fatalf("%s: acknowledged event %s is there %d times", where, id, count[id])
+		}
+	}
+	if !wasKilled && op.op == "record_event" && len(count) < len(cv.acked)+1 {
+		t.Fatalf("%s: the acknowledged call's event is missing", where)
+	}
+
+	rep, err := l.Repair()
+	if err != nil {
+		t.Fatalf("%s: janitor: %v", where, err)
+	}
+	if len(rep.Left) > 0 {
+		t.Fatalf("%s: janitor left %v (did %v)", where, rep.Left, rep.Repaired)
+	}
+	check, err := l.Check()
+	if err != nil {
+		t.Fatalf("%s: check: %v", where, err)
+	}
+	if len(check.Problems) > 0 {
+		t.Fatalf("%s: check after janitor: %v\njanitor did %v", where, check.Problems, rep.Repaired)
+	}
+	g := exec.Command("git", "status", "--porcelain")
+	g.Dir = dir
+	if st, err := g.CombinedOutput(); err != nil || len(st) > 0 {
+		t.Fatalf("%s: git status not clean: %v\n%s", where, err, st)
+	}
+	return wasKilled
+}
+
+// A quire call killed at each file-changing step of each writing
+// operation never wedges the vault and loses or repeats no acknowledged
+// write. make test kills each at a sample of its steps (every stride-th);
+// QUIRE_TEST_LONG=1 at every one.
+func TestKilledAtEveryStep(t *testing.T) {
+	cv := newCrashVault(t)
+	long := os.Getenv("QUIRE_TEST_LONG") != ""
+	for _, op := range cv.ops() {
+		stride := op.stride
+		if long {
+			stride = 1
+		}
+		steps := 0
+		for n := 0; ; n++ {
+			if n%stride != 0 && n > 0 {
+				continue
+			}
+			if !cv.crashAt(t, op, n) {
+				break
+			}
+			steps = n
+		}
+		t.Logf("%s: killed at %d of its steps (every %d)", op.name, steps/stride+1, stride)
+	}
+}
