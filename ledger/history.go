@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"quire/internal/crashpoint"
 	"quire/ledger/event"
 	"quire/runfolder"
 	"quire/vault"
@@ -128,6 +129,7 @@ func (h *history) readFrom(f io.ReaderAt, seq int64) (record, error) {
 // caller holds the vault's lock.
 func (h *history) repair(v *vault.Vault) error {
 	if fi, err := os.Stat(h.seqPath()); err == nil && fi.Size()%recSize != 0 {
+		crashpoint.Hit()
 		if err := os.Truncate(h.seqPath(), fi.Size()-fi.Size()%recSize); err != nil {
 			return err
 		}
@@ -149,11 +151,13 @@ func (h *history) repair(v *vault.Vault) error {
 	}
 	// The reservation's line is missing or torn: cut both back.
 	if fi, err := os.Stat(abs); err == nil && fi.Size() > r.off {
+		crashpoint.Hit()
 		if err := os.Truncate(abs, r.off); err != nil {
 			return err
 		}
 	}
 	h.count--
+	crashpoint.Hit()
 	return os.Truncate(h.seqPath(), h.count*recSize)
 }
 
@@ -196,6 +200,7 @@ func (h *history) reserve(file string, off int64, n int) (int64, error) {
 		return 0, err
 	}
 	defer f.Close()
+	crashpoint.Hit()
 	if _, err := f.Write(b[:]); err != nil {
 		return 0, err
 	}

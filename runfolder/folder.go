@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"quire/internal/crashpoint"
 	"quire/ledger/event"
 	"quire/ledger/refusal"
 	"quire/vault"
@@ -82,7 +83,9 @@ func Create(v *vault.Vault, rel string, front Front, context string, first *even
 		return nil, refusal.New(refusal.Conflict, "%s already exists", rel)
 	}
 	tmp := v.Abs(path.Join(vault.RunsDir, ".new-"+path.Base(rel)))
+	crashpoint.Hit()
 	os.RemoveAll(tmp)
+	crashpoint.Hit()
 	if err := os.MkdirAll(filepath.Join(tmp, ArtifactsDir), 0o755); err != nil {
 		return nil, err
 	}
@@ -126,6 +129,7 @@ func Create(v *vault.Vault, rel string, front Front, context string, first *even
 			return nil, err
 		}
 	}
+	crashpoint.Hit()
 	if err := os.Rename(tmp, final); err != nil {
 		return nil, err
 	}
@@ -351,6 +355,7 @@ func (f Folder) AppendThread(text string) error {
 		return err
 	}
 	defer fh.Close()
+	crashpoint.Hit()
 	if _, err := fh.Write([]byte(text + "\n")); err != nil {
 		return err
 	}
@@ -396,6 +401,7 @@ func (f Folder) PutArtifact(name string, content []byte) (string, error) {
 		return "", err
 	}
 	abs := f.V.Abs(rel)
+	crashpoint.Hit()
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return "", err
 	}

@@ -69,13 +69,29 @@ type change struct {
 // on) is dropped, so the next commit reads .git/index as it is on disk, and
 // .git/index is never written ahead of HEAD.
 func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id plumbing.Hash, err error) {
+	// git's index.lock is held for the whole commit, as git commit holds
+	// it: a person's git command and quire never commit at once, and a
+	// commit refused for another program's lock has changed nothing.
+	var lock *os.File
 	defer func() {
+		if lock != nil {
+			lock.Close()
+			os.Remove(lock.Name())
+		}
 		if err != nil {
 			v.commitFailed = true
 			v.gitIdx.stat = fileStamp{}
 			v.lastCommit, v.lastTree = plumbing.ZeroHash, plumbing.ZeroHash
 		}
 	}()
+	if lock, err = v.takeGitLock(v.gitIdx.path + ".lock"); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	writeIndex := func() error {
+		f := lock
+		lock = nil
+		return v.gitIdx.writeLocked(f)
+	}
 	if err := v.gitIdx.load(); err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -106,7 +122,7 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id pl
 	if newRoot == root && !parent.IsZero() {
 		// Nothing differs from the last commit, but the index may carry new
 		// stat data; keep it current.
-		if err := v.gitIdx.write(v); err != nil {
+		if err := writeIndex(); err != nil {
 			return plumbing.ZeroHash, err
 		}
 		return plumbing.ZeroHash, v.writeStamp(parent)
@@ -126,7 +142,7 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id pl
 		return plumbing.ZeroHash, err
 	}
 	v.lastCommit, v.lastTree = id, newRoot
-	if err := v.gitIdx.write(v); err != nil {
+	if err := writeIndex(); err != nil {
 		return id, err
 	}
 	if err := v.writeStamp(id); err != nil {

@@ -143,9 +143,19 @@ func (x *gitIndex) under(dir string) []string {
 	return names
 }
 
-// write encodes the index as version 2 and renames it into place, taking
-// git's index.lock through the vault's journal.
+// write takes git's index.lock and writes the index through it.
 func (x *gitIndex) write(v *Vault) error {
+	f, err := v.takeGitLock(x.path + ".lock")
+	if err != nil {
+		return err
+	}
+	return x.writeLocked(f)
+}
+
+// writeLocked encodes the index as version 2 into f, the index.lock the
+// caller took, and renames it into place. On error the lock is removed.
+func (x *gitIndex) writeLocked(f *os.File) error {
+	lock := f.Name()
 	var buf bytes.Buffer
 	buf.Grow(len(x.entries) * 100)
 	w := bufio.NewWriter(&buf)
@@ -182,11 +192,6 @@ func (x *gitIndex) write(v *Vault) error {
 	sum := sha1.Sum(buf.Bytes())
 	buf.Write(sum[:])
 
-	lock := x.path + ".lock"
-	f, err := v.takeGitLock(lock)
-	if err != nil {
-		return err
-	}
 	crashpoint.Hit()
 	if _, err := f.Write(buf.Bytes()); err != nil {
 		f.Close()

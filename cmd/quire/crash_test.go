@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -209,5 +210,57 @@ func TestKilledAtEveryStep(t *testing.T) {
 			steps = n
 		}
 		t.Logf("%s: killed at %d of its steps (every %d)", op.name, steps/stride+1, stride)
+	}
+}
+
+// quire check sees what stopped writers and people leave in a vault, and
+// quire janitor repairs what needs no person and says what it did.
+func TestCheckAndJanitorSeeWhatWentWrong(t *testing.T) {
+	cv := newCrashVault(t)
+	dir, v := cv.dir, "--vault="+cv.dir
+	runs, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-*"))
+	run := runs[0]
+	os.MkdirAll(filepath.Join(dir, "playbook-runs", ".new-close-x", "artifacts"), 0o755)
+	os.WriteFile(filepath.Join(run, ".run.state.json.tmp123"), []byte("{"), 0o644)
+	os.Symlink("/etc/passwd", filepath.Join(dir, "playbooks", "finance", "secret"))
+	os.WriteFile(filepath.Join(dir, ".git", "index.lock"), nil, 0o644)
+	// A boundary whose commit did not happen: its line and state are written.
+	code, out, errs := quire(t, "", v, "call", "record_event", "--args",
+		fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/2/b","actor":"agent-7"}`, cv.run))
+	if code != 1 || !strings.Contains(errs, "delete .git/index.lock") {
+		t.Fatalf("a write under another program's git lock: %d %s %s", code, out, errs)
+	}
+	code, out, _ = quire(t, "", v, "check")
+	for _, want := range []string{
+		".git/index.lock: git's lock file is left here",
+		"playbook-runs/.new-close-x: a staging folder",
+		".run.state.json.tmp123: a temporary file",
+		"playbooks/finance/secret: a symbolic link",
+		"changed at a boundary that was not committed",
+		".quire/writing: a writer",
+	} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("check lacks %q: %d\n%s", want, code, out)
+		}
+	}
+	os.Remove(filepath.Join(dir, ".git", "index.lock"))
+	os.Remove(filepath.Join(dir, "playbooks", "finance", "secret"))
+	code, out, errs = quire(t, "", v, "janitor")
+	for _, want := range []string{
+		"repaired: removed the staging folder playbook-runs/.new-close-x",
+		"repaired: removed the temporary file " + strings.TrimPrefix(run, dir+"/") + "/.run.state.json.tmp123",
+		"repaired: committed " + strings.TrimPrefix(run, dir+"/"),
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("janitor lacks %q: %d\n%s\n%s", want, code, out, errs)
+		}
+	}
+	if code, out, _ := quire(t, "", v, "check"); code != 0 {
+		t.Fatalf("check after janitor: %s", out)
+	}
+	g := exec.Command("git", "status", "--porcelain")
+	g.Dir = dir
+	if st, _ := g.CombinedOutput(); len(st) > 0 {
+		t.Fatalf("git status: %s", st)
 	}
 }
