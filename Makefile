@@ -4,7 +4,7 @@ BIN     := bin/quire
 TSC     := .tools/node_modules/.bin/tsc
 GOTEST  := $(GO) test -count=1 -timeout 20m
 
-.PHONY: all build tools test bench demo fuzz clean
+.PHONY: all build tools test test-long bench demo fuzz clean
 
 all: build
 
@@ -22,6 +22,11 @@ $(TSC):
 test: tools
 	$(GO) vet ./...
 	$(GOTEST) ./...
+
+# The long variants: a kill at every step of every writing operation, the
+# random-kill test with 8 writers and a server, and the others' big sizes.
+test-long: tools
+	QUIRE_TEST_LONG=1 $(GOTEST) -timeout 60m ./...
 
 # Benchmarks: never part of make test. Prints every figure the issues ask
 # for: medians of repeated runs, and ratios of things measured side by side.

@@ -94,12 +94,12 @@ type crashOp struct {
 func (cv *crashVault) ops() []crashOp {
 	run := fmt.Sprintf(`"playbook":"finance","run_id":%q`, cv.run)
 	return []crashOp{
-		{"record_event at a boundary", "record_event", `{` + run + `,"event":"step_completed","step":"do/2/b","actor":"agent-7"}`, 4},
-		{"record_event between boundaries", "record_event", `{` + run + `,"event":"step_started","step":"do/3/c","actor":"agent-7"}`, 2},
-		{"run_definition", "run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, cv.project), 9},
-		{"end_run", "end_run", `{` + run + `,"status":"succeeded","actor":"agent-7"}`, 9},
-		{"put_artifact", "put_artifact", `{` + run + `,"name":"report.txt","content":"the report"}`, 3},
-		{"make_comment", "make_comment", fmt.Sprintf(`{"playbook":"finance","address":"finance/runs/%s","text":"looks right","author":"ana"}`, cv.run), 9},
+		{"record_event at a boundary", "record_event", `{` + run + `,"event":"step_completed","step":"do/2/b","actor":"agent-7"}`, 9},
+		{"record_event between boundaries", "record_event", `{` + run + `,"event":"step_started","step":"do/3/c","actor":"agent-7"}`, 4},
+		{"run_definition", "run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, cv.project), 17},
+		{"end_run", "end_run", `{` + run + `,"status":"succeeded","actor":"agent-7"}`, 21},
+		{"put_artifact", "put_artifact", `{` + run + `,"name":"report.txt","content":"the report"}`, 5},
+		{"make_comment", "make_comment", fmt.Sprintf(`{"playbook":"finance","address":"finance/runs/%s","text":"looks right","author":"ana"}`, cv.run), 27},
 	}
 }
 
@@ -124,6 +124,14 @@ func (cv *crashVault) crashAt(t *testing.T, op crashOp, n int) bool {
 		where = op.name + " (not killed)"
 	}
 
+	// git's lock files the kill left.
+	var locks []string
+	for _, lock := range []string{"index.lock", "refs/heads/main.lock"} {
+		if _, err := os.Stat(filepath.Join(dir, ".git", lock)); err == nil {
+			locks = append(locks, lock)
+		}
+	}
+
 	l, err := ledger.Open(dir)
 	if err != nil {
 		t.Fatalf("%s: open: %v", where, err)
@@ -144,6 +152,12 @@ func (cv *crashVault) crashAt(t *testing.T, op crashOp, n int) bool {
 		// A run the kill left ended is the one other answer a milestone may get.
 		if r, ok := refusal.As(err); !ok || r.Code != refusal.Conflict {
 			t.Fatalf("%s: the next write failed (wedged?): %v\nlog: %s", where, err, logBuf.String())
+		}
+	}
+
+	for _, lock := range locks {
+		if _, err := os.Stat(filepath.Join(dir, ".git", lock)); err == nil || !strings.Contains(logBuf.String(), "removed .git/"+lock) {
+			t.Fatalf("%s: the dead writer's .git/%s: still there (%v), or not in the log:\n%s", where, lock, err == nil, logBuf.String())
 		}
 	}
 
@@ -183,6 +197,17 @@ func (cv *crashVault) crashAt(t *testing.T, op crashOp, n int) bool {
 	g.Dir = dir
 	if st, err := g.CombinedOutput(); err != nil || len(st) > 0 {
 		t.Fatalf("%s: git status not clean: %v\n%s", where, err, st)
+	}
+	// The history rebuilt from the files numbers every event once (a run
+	// folder left outside the index once made reindex repeat a seq).
+	if op.op != "run_definition" {
+		return wasKilled
+	}
+	if err := l.Reindex(); err != nil {
+		t.Fatalf("%s: reindex: %v", where, err)
+	}
+	if check, err := l.Check(); err != nil || len(check.Problems) > 0 {
+		t.Fatalf("%s: check after reindex: %v %v", where, err, check.Problems)
 	}
 	return wasKilled
 }
