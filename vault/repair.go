@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -146,12 +147,29 @@ func (v *Vault) repairIndex() ([]string, error) {
 		v.gitIdx.entries = nil
 		fixed = append(fixed, ".git/index (unreadable: "+err.Error()+"; rebuilt from HEAD)")
 	}
-	head, want, err := v.headFiles()
+	head, err := v.head()
+	if err != nil || head.IsZero() {
+		return fixed, err
+	}
+	if len(fixed) == 0 {
+		// Most of a large index agrees with HEAD: compare the trees the
+		// index would make with HEAD's, folder by folder, and read only the
+		// files of the folders that differ.
+		tree, err := v.objs.readCommitTree(head)
+		if err != nil {
+			return nil, err
+		}
+		differ, err := v.indexDiffers(tree, "", v.gitIdx.entries)
+		if err != nil {
+			return nil, err
+		}
+		if !differ {
+			return nil, v.writeStamp(head)
+		}
+	}
+	_, want, err := v.headFiles()
 	if err != nil {
 		return nil, err
-	}
-	if want == nil {
-		return fixed, nil
 	}
 	x := v.gitIdx
 	kept := x.entries[:0]
@@ -190,6 +208,91 @@ func (v *Vault) repairIndex() ([]string, error) {
 	}
 	sort.Strings(fixed)
 	return fixed, v.writeStamp(head)
+}
+
+// indexDiffers reports whether the index's entries under prefix (sorted,
+// all of them under it) differ from the tree for quire's paths: a folder
+// whose tree, made from the index, hashes as HEAD's is not read.
+func (v *Vault) indexDiffers(tree plumbing.Hash, prefix string, entries []*index.Entry) (bool, error) {
+	have, err := v.objs.readTree(tree)
+	if err != nil {
+		return false, err
+	}
+	seen := 0
+	for _, te := range have {
+		name := prefix + te.name
+		if prefix == "" && !ownedTop[te.name] {
+			continue
+		}
+		if te.mode != filemode.Dir {
+			i := sort.Search(len(entries), func(i int) bool { return entries[i].Name >= name })
+			if i == len(entries) || entries[i].Name != name || entries[i].Hash != te.hash || entries[i].Mode != te.mode {
+				return true, nil
+			}
+			seen++
+			continue
+		}
+		sub := under(entries, name+"/")
+		seen += len(sub)
+		if h, ok := treeOf(sub, name+"/"); ok && h == te.hash {
+			continue
+		}
+		if d, err := v.indexDiffers(te.hash, name+"/", sub); d || err != nil {
+			return d, err
+		}
+	}
+	owned := 0
+	for _, e := range entries {
+		if Owned(e.Name) {
+			owned++
+		}
+	}
+	return owned != seen, nil // an entry HEAD lacks
+}
+
+// under is the run of sorted entries whose names begin with prefix.
+func under(entries []*index.Entry, prefix string) []*index.Entry {
+	i := sort.Search(len(entries), func(i int) bool { return entries[i].Name >= prefix })
+	j := i
+	for j < len(entries) && strings.HasPrefix(entries[j].Name, prefix) {
+		j++
+	}
+	return entries[i:j]
+}
+
+// treeOf is the id of the tree the entries (all under prefix, sorted) make,
+// computed without writing anything; false for what no tree holds.
+func treeOf(entries []*index.Entry, prefix string) (plumbing.Hash, bool) {
+	var tes []treeEntry
+	for i := 0; i < len(entries); {
+		rest := entries[i].Name[len(prefix):]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			dir := rest[:j]
+			sub := under(entries[i:], prefix+dir+"/")
+			h, ok := treeOf(sub, prefix+dir+"/")
+			if !ok {
+				return h, false
+			}
+			tes = append(tes, treeEntry{name: dir, mode: filemode.Dir, hash: h})
+			i += len(sub)
+			continue
+		}
+		tes = append(tes, treeEntry{name: rest, mode: entries[i].Mode, hash: entries[i].Hash})
+		i++
+	}
+	if len(tes) == 0 {
+		return plumbing.ZeroHash, false
+	}
+	sortTree(tes)
+	var buf []byte
+	for _, e := range tes {
+		buf = strconv.AppendUint(buf, uint64(e.mode), 8)
+		buf = append(buf, ' ')
+		buf = append(buf, e.name...)
+		buf = append(buf, 0)
+		buf = append(buf, e.hash[:]...)
+	}
+	return hashObject("tree", buf), true
 }
 
 // Finding is one thing wrong with the vault's git state or work tree, as
