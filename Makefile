@@ -33,7 +33,7 @@ test-long: tools
 BENCH_COUNT ?= 5
 bench: tools build
 	$(GO) run ./cmd/quire-bench
-	( $(GO) test -run '^$$' -bench 'CheckFulfillOrderWithTemplates|CheckSeries2000$$|GetDefinitionFulfillOrder|GetRunFulfillOrder|BoundaryCommit|Parse$$|RenderFulfill' -count $(BENCH_COUNT) \
+	( $(GO) test -run '^$$' -bench 'CheckFulfillOrderWithTemplates|CheckSeries2000$$|GetDefinitionFulfillOrder|GetRunFulfillOrder|BoundaryCommit|Open20000|Parse$$|RenderFulfill' -count $(BENCH_COUNT) \
 	    ./ledger/page/ ./ledger/shape/ ./ledger/ ./vault/ ./ledger/address/ ./render/ ; \
 	  $(GO) test -run '^$$' -bench 'FoldExamples|FoldMorning$$' -benchtime 1x -count 3 -timeout 90m ./fold/ ; \
 	  $(GO) test -run '^$$' -bench 'HTTPAppend' -benchtime 1x -count 1 ./serve/ ) 2>&1 | tee .bench.out | $(GO) run ./cmd/quire-bench -summarize
