@@ -16,8 +16,9 @@ import (
 	"quire/ledger/refusal"
 )
 
-// The journal: .quire/writing exists while a writer holds the vault's lock,
-// from before its first change to after its last. A writer that takes the
+// The journal: .quire/writing holds lines while a writer holds the vault's
+// lock, from before its first change to after its last, and is empty
+// between writes. A writer that takes the
 // lock and finds it was left by one that died in the middle (a kill, a
 // power cut) or stopped on an error: it finishes or rolls back what that
 // one left (see Recover) before it writes anything itself.
@@ -40,26 +41,49 @@ var gitLockWait = 3 * time.Second
 
 func (v *Vault) journalPath() string { return filepath.Join(v.root, QuireDir, journalFile) }
 
+// journal returns the journal, kept open from the first write on: a
+// write to it and its truncation are the whole cost of a write's journal,
+// with no file made or removed per write.
+func (v *Vault) journal() (*os.File, error) {
+	if v.jf == nil {
+		crashpoint.Hit()
+		f, err := os.OpenFile(v.journalPath(), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		v.jf = f
+	}
+	return v.jf, nil
+}
+
 // note appends one line to the journal.
 func (v *Vault) note(format string, args ...any) error {
-	crashpoint.Hit()
-	f, err := os.OpenFile(v.journalPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := v.journal()
 	if err != nil {
 		return err
 	}
+	crashpoint.Hit()
 	_, err = fmt.Fprintf(f, format+"\n", args...)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	return err
 }
 
 // begin starts a write under the lock: it finishes what a writer that died
 // holding the lock left, then opens this writer's journal.
 func (v *Vault) begin() error {
-	old, err := os.ReadFile(v.journalPath())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	f, err := v.journal()
+	if err != nil {
 		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	var old []byte
+	if fi.Size() > 0 {
+		old = make([]byte, fi.Size())
+		if _, err := f.ReadAt(old, 0); err != nil {
+			return err
+		}
 	}
 	if len(old) > 0 && v.opening {
 		return errDeferred
@@ -74,15 +98,15 @@ func (v *Vault) begin() error {
 	return v.recover(old)
 }
 
-// end closes a write: the journal goes unless the write stopped on an
-// error that was not a refusal, which may have left changes half made for
-// the next writer to finish.
+// end closes a write: the journal is emptied unless the write stopped on
+// an error that was not a refusal, or a commit failed, which may have left
+// changes half made for the next writer to finish.
 func (v *Vault) end(err error) {
 	if _, refused := refusal.As(err); err != nil && (!refused || v.commitFailed) {
 		return
 	}
 	crashpoint.Hit()
-	os.Remove(v.journalPath())
+	v.jf.Truncate(0)
 }
 
 // recover finishes what the writer whose journal is old left: its git

@@ -70,6 +70,7 @@ type Vault struct {
 	// commitFailed says a commit of this write stopped on an error: its
 	// journal stays for the next writer, even when the error is a refusal.
 	commitFailed bool
+	jf           *os.File // the journal, open from the first write on
 	opening      bool     // the repair of .git/index at open, which leaves a journal to the next writer
 	recovered    []string // what this process's writers finished of others' (see Recovered)
 	// OnRecover, set by the owner before the vault is used, finishes or
@@ -135,6 +136,12 @@ func (v *Vault) Abs(rel string) string { return filepath.Join(v.root, filepath.F
 // Close waits for background work (compaction) to end.
 func (v *Vault) Close() error {
 	v.compacting.Wait()
+	v.mu.Lock()
+	if v.jf != nil {
+		v.jf.Close()
+		v.jf = nil
+	}
+	v.mu.Unlock()
 	return nil
 }
 
@@ -219,7 +226,7 @@ func (v *Vault) withLock(write bool, fn func() error) error {
 // caller holds the lock.
 func (v *Vault) Journaled() (string, bool) {
 	data, err := os.ReadFile(v.journalPath())
-	if err != nil {
+	if err != nil || len(data) == 0 {
 		return "", false
 	}
 	var pids []string
