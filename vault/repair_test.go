@@ -151,3 +151,48 @@ func TestIndexOutOfStepIsRepairedAtOpen(t *testing.T) {
 		t.Fatalf("inspect: %v", found)
 	}
 }
+
+// quire check's look at git: an index that cannot be read, which the
+// janitor rebuilds from HEAD, and a HEAD whose tree is gone, which needs a
+// person.
+func TestInspectGitSeesACorruptIndexAndAMissingTree(t *testing.T) {
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	writeFile(t, dir, "playbook-runs/a/run.jsonl", "{}\n")
+	if err := commitAll(t, v, "playbook-runs/a"); err != nil {
+		t.Fatal(err)
+	}
+	inspect := func() string {
+		var found []Finding
+		v.LockedRead(func() error { found = v.InspectGit(); return nil })
+		return fmt.Sprint(found)
+	}
+	os.WriteFile(filepath.Join(dir, ".git/index"), []byte("DIRC garbage"), 0o644)
+	if got := inspect(); !strings.Contains(got, ".git/index cannot be read") {
+		t.Fatalf("a corrupt index: %s", got)
+	}
+	var did []string
+	if err := v.Locked(func() error { did, err = v.RepairGit(); return err }); err != nil || len(did) == 0 {
+		t.Fatalf("repair: %v %v", did, err)
+	}
+	if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
+		t.Fatalf("git status after the repair:\n%s", s)
+	}
+	if got := inspect(); got != "[]" {
+		t.Fatalf("after the repair: %s", got)
+	}
+	// The tree of playbook-runs/a, gone from .git/objects.
+	tree := strings.Fields(gitOut(t, dir, "rev-parse", "HEAD:playbook-runs/a"))[0]
+	os.Remove(filepath.Join(dir, ".git/objects", tree[:2], tree[2:]))
+	v2, _ := Open(dir)
+	defer v2.Close()
+	var found []Finding
+	v2.LockedRead(func() error { found = v2.InspectGit(); return nil })
+	if got := fmt.Sprint(found); !strings.Contains(got, "HEAD's commit or tree cannot be read") {
+		t.Fatalf("a missing tree: %s", got)
+	}
+}

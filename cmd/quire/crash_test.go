@@ -255,8 +255,14 @@ func TestCheckAndJanitorSeeWhatWentWrong(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "delete .git/index.lock") {
 		t.Fatalf("a write under another program's git lock: %d %s %s", code, out, errs)
 	}
+	// The history's derived state loses its last record.
+	seq := filepath.Join(dir, ".quire", "history", "finance.seq")
+	if fi, err := os.Stat(seq); err != nil || os.Truncate(seq, fi.Size()-16) != nil {
+		t.Fatalf("history: %v", err)
+	}
 	code, out, _ = quire(t, "", v, "check")
 	for _, want := range []string{
+		".quire/history/finance.seq: it holds",
 		".git/index.lock: git's lock file is left here",
 		"playbook-runs/.new-close-x: a staging folder",
 		".run.state.json.tmp123: a temporary file",
@@ -275,6 +281,7 @@ func TestCheckAndJanitorSeeWhatWentWrong(t *testing.T) {
 		"repaired: removed the staging folder playbook-runs/.new-close-x",
 		"repaired: removed the temporary file " + strings.TrimPrefix(run, dir+"/") + "/.run.state.json.tmp123",
 		"repaired: committed " + strings.TrimPrefix(run, dir+"/"),
+		"repaired: rebuilt the history of finance from the files",
 	} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("janitor lacks %q: %d\n%s\n%s", want, code, out, errs)
