@@ -18,12 +18,16 @@ import (
 
 // Problem is one thing quire check found wrong, at its path (and line).
 type Problem struct {
+	Commit  string `json:"commit,omitempty"` // the commit of a problem quire check --history found
 	Path    string `json:"path"`
 	Line    int    `json:"line,omitempty"`
 	Message string `json:"message"`
 }
 
 func (p Problem) String() string {
+	if p.Commit != "" {
+		return "commit " + short(p.Commit) + ": " + Problem{Path: p.Path, Line: p.Line, Message: p.Message}.String()
+	}
 	if p.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s", p.Path, p.Line, p.Message)
 	}
@@ -34,6 +38,8 @@ type CheckReport struct {
 	Runs     int       `json:"runs"`
 	Events   int       `json:"events"`
 	Problems []Problem `json:"problems"`
+	// History is what the walk over the git history did (check --history).
+	History *HistoryReport `json:"history,omitempty"`
 }
 
 // Check validates the whole vault against the capsule: every run folder's
@@ -179,7 +185,7 @@ func (l *Ledger) checkRun(rel string, e vault.Entry, indexed bool, add func(stri
 	// Replay the log from the start.
 	var replay runfolder.State
 	logPath := path.Join(rel, runfolder.LogFile)
-	lineNo := 0
+	lineNo, archivedAt := 0, 0
 	err = f.ReadLines(func(off int64, raw []byte) error {
 		lineNo++
 		ln, err := event.Parse(raw)
@@ -187,6 +193,9 @@ func (l *Ledger) checkRun(rel string, e vault.Entry, indexed bool, add func(stri
 			addLine(logPath, lineNo, err.Error())
 			replay.LogBytes += int64(len(raw) + 1)
 			return nil
+		}
+		for _, msg := range lineRules(raw, &ln, lineNo, &archivedAt) {
+			addLine(logPath, lineNo, msg)
 		}
 		if lineNo == 1 && ln.Event != event.RunCreated {
 			addLine(logPath, 1, "the first event is "+ln.Event+"; a run's log begins with run_created")
@@ -321,8 +330,8 @@ type JanitorReport struct {
 
 func init() {
 	register(Op{Name: "check_vault", Scope: "admin", Method: "GET", Path: "/check", ReadOnly: true, Idempotent: true,
-		Description: "Validate the whole vault against the playbook-run capsule and list each problem with its path and line."},
-		func(ctx context.Context, l *Ledger, a *struct{}) (*CheckReport, error) { return l.Check() })
+		Description: "Validate the whole vault against the playbook-run capsule and list each problem with its path and line. With history: true, also walk the vault's git history (the commits not proved by an earlier check) and prove the append-only rules from it: every committed run.jsonl only grew, definition.md never changed after its run began, an archived run never changed, and each commit's run.jsonl lines are in seq order; each problem names its commit."},
+		func(ctx context.Context, l *Ledger, a *CheckArgs) (*CheckReport, error) { return l.CheckWith(*a) })
 	register(Op{Name: "archive_idle_runs", Scope: "admin", Method: "POST", Path: "/janitor",
 		Description: "The vault janitor: archive every complete or failed run without activity for 90 days or more, writing its archived event with the reason first."},
 		func(ctx context.Context, l *Ledger, a *JanitorArgs) (*JanitorReport, error) {

@@ -26,7 +26,11 @@
 //     finds an index out of step, which is then compared with HEAD folder
 //     by folder and repaired for quire's paths (repair.go);
 //   - InspectGit, RepairGit and Status, what quire check and quire janitor
-//     see of git's state and the work tree.
+//     see of git's state and the work tree;
+//   - reading the history for quire check --history (walk.go, packs.go):
+//     commits, raw trees diffed by the bytes two versions share at their
+//     start and end, and a reader of packs mapped into memory that applies
+//     each delta to the base it keeps, with go-git for what it does not know.
 //
 // The crash test's hook (internal/crashpoint) is hit before every
 // file-changing step of the vault, the run folder and the history: with

@@ -3,7 +3,9 @@
 // committer against `git add <files> && git commit` with the git CLI on the
 // same vault, at 1,000, 5,000 and 20,000 runs; the median of an append that
 // is not a boundary; and how much the repository grows per boundary before
-// and after compaction.
+// and after compaction; and quire check --history over a vault of 5,000
+// runs and 50,000 commits, the full walk and the incremental one after it
+// (history.go).
 package main
 
 import (
@@ -23,6 +25,8 @@ import (
 func main() {
 	sizes := flag.String("runs", "1000,5000,20000", "vault sizes, in runs")
 	rounds := flag.Int("rounds", 40, "boundaries measured per side and size")
+	hist := flag.String("history", "5000x50000", "runs x commits of the vault whose history quire check --history walks; empty to skip")
+	histRounds := flag.Int("history-rounds", 3, "full walks of the history timed")
 	sum := flag.Bool("summarize", false, "read go test -bench output on stdin and print medians, ratios and targets")
 	flag.Parse()
 	if *sum {
@@ -33,8 +37,14 @@ func main() {
 	fmt.Printf("%-7s %-8s %12s %12s %12s %12s %8s\n", "runs", "files", "quire p50", "quire p99", "git p50", "git p99", "ratio")
 	for _, s := range strings.Split(*sizes, ",") {
 		var n int
-		fmt.Sscan(s, &n)
-		benchCommits(n, *rounds)
+		if _, err := fmt.Sscan(s, &n); err == nil && n > 0 {
+			benchCommits(n, *rounds)
+		}
+	}
+	var runs, commits int
+	if _, err := fmt.Sscanf(*hist, "%dx%d", &runs, &commits); err == nil && runs > 0 && commits > runs {
+		fmt.Printf("== quire check --history: %d runs, %d commits\n", runs, commits)
+		benchHistory(runs, commits, *histRounds)
 	}
 }
 

@@ -113,10 +113,11 @@ func newApp(e *env) *cli.App {
 			runCommand(e),
 			runsCommand(e),
 			{
-				Name: "check", Usage: "validate the whole vault against the playbook-run capsule",
-				Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}},
+				Name: "check", Usage: "validate the whole vault against the playbook-run capsule (with --history, its git history too)",
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "json"},
+					&cli.BoolFlag{Name: "history", Usage: "also prove the append-only rules from the git history (the commits an earlier check did not prove)"}},
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					rep, err := l.Check()
+					rep, err := l.CheckWith(ledger.CheckArgs{History: c.Bool("history")})
 					if err != nil {
 						return err
 					}
@@ -125,6 +126,12 @@ func newApp(e *env) *cli.App {
 					} else {
 						for _, p := range rep.Problems {
 							fmt.Fprintln(e.out, p.String())
+						}
+						if h := rep.History; h != nil {
+							if h.Note != "" {
+								fmt.Fprintln(e.out, "history: "+h.Note)
+							}
+							fmt.Fprintf(e.out, "history: proved %d new commits (%d in all) up to %s, reading %d objects\n", h.Commits, h.Proved, h.Head, h.Reads)
 						}
 						fmt.Fprintf(e.out, "%d runs, %d events, %d problems\n", rep.Runs, rep.Events, len(rep.Problems))
 					}

@@ -1,0 +1,296 @@
+package vault
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// Walking the history, for quire check --history: commits, trees and blobs
+// read straight from the object store. Trees are handed out as git's raw
+// bytes, so that two versions of a folder of 5,000 runs are compared without
+// decoding either whole (DiffTrees).
+
+// Hash is a git object id.
+type Hash = plumbing.Hash
+
+// ZeroHash is no object: the parent of a first commit, a missing entry.
+var ZeroHash = plumbing.ZeroHash
+
+// HeadCommit is the commit the vault's branch points at; zero before the
+// first commit.
+func (v *Vault) HeadCommit() (Hash, error) { return v.head() }
+
+// History reads objects for one walk over the history: through its own
+// reader of the packs (packs.go), which keeps what a walk reads next, and
+// through go-git's storage for what that reader does not know. Close it
+// after the walk.
+type History struct {
+	gitDir string
+	packs  *packReader
+	st     *filesystem.Storage
+	// Reads counts the objects read from the store.
+	Reads int
+}
+
+// History starts a walk over the vault's history.
+func (v *Vault) History() *History {
+	return &History{gitDir: v.gitDir, packs: newPackReader(v.gitDir)}
+}
+
+// Close lets go of the pack files.
+func (h *History) Close() error {
+	h.packs.close()
+	if h.st != nil {
+		return h.st.Close()
+	}
+	return nil
+}
+
+var typeNames = map[plumbing.ObjectType]byte{plumbing.CommitObject: 1, plumbing.TreeObject: 2, plumbing.BlobObject: 3}
+
+// read returns the content of an object of the given type.
+func (h *History) read(t plumbing.ObjectType, id Hash) ([]byte, error) {
+	typ, data, err := h.packs.object(id)
+	if errors.Is(err, errNotHere) {
+		data, err = h.fromGoGit(t, id)
+	} else if err == nil && typ != typeNames[t] {
+		err = fmt.Errorf("it is not a %s", t)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vault: reading %s %s: %w", t, id, err)
+	}
+	h.Reads++
+	return data, nil
+}
+
+func (h *History) fromGoGit(t plumbing.ObjectType, id Hash) ([]byte, error) {
+	if h.st == nil {
+		h.st = filesystem.NewStorage(osfs.New(h.gitDir), cache.NewObjectLRU(16<<20))
+	}
+	o, err := h.st.EncodedObject(t, id)
+	if err != nil {
+		return nil, err
+	}
+	r, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// Commit reads a commit's tree and parents.
+func (h *History) Commit(id Hash) (tree Hash, parents []Hash, err error) {
+	data, err := h.read(plumbing.CommitObject, id)
+	if err != nil {
+		return tree, nil, err
+	}
+	// The header is "tree <hex>\n", then "parent <hex>\n" lines, then the
+	// rest, which a walk does not need.
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		k, val, _ := bytes.Cut(line, []byte{' '})
+		switch string(k) {
+		case "tree":
+			tree = plumbing.NewHash(string(val))
+		case "parent":
+			parents = append(parents, plumbing.NewHash(string(val)))
+		default:
+			return tree, parents, nil
+		}
+	}
+	return tree, parents, nil
+}
+
+// Tree reads a tree's raw content (entries of "<mode> <name>\0<20-byte
+// id>", in git's order); the zero id is the empty tree.
+func (h *History) Tree(id Hash) ([]byte, error) {
+	if id.IsZero() {
+		return nil, nil
+	}
+	return h.read(plumbing.TreeObject, id)
+}
+
+// Blob reads a blob; the zero id is an empty file.
+func (h *History) Blob(id Hash) ([]byte, error) {
+	if id.IsZero() {
+		return nil, nil
+	}
+	return h.read(plumbing.BlobObject, id)
+}
+
+// TreeEntry is one entry of a raw tree.
+type TreeEntry struct {
+	Name string
+	Dir  bool
+	Hash Hash
+}
+
+// entryAt parses the entry of a raw tree that starts at pos, and returns it
+// and where the next begins.
+func entryAt(raw []byte, pos int) (TreeEntry, int, error) {
+	sp := bytes.IndexByte(raw[pos:], ' ')
+	if sp < 0 {
+		return TreeEntry{}, 0, errors.New("vault: a tree entry without a mode")
+	}
+	nul := bytes.IndexByte(raw[pos+sp:], 0)
+	if nul < 0 || pos+sp+nul+21 > len(raw) {
+		return TreeEntry{}, 0, errors.New("vault: a tree entry cut short")
+	}
+	var e TreeEntry
+	e.Dir = string(raw[pos:pos+sp]) == "40000"
+	e.Name = string(raw[pos+sp+1 : pos+sp+nul])
+	next := pos + sp + nul + 1
+	copy(e.Hash[:], raw[next:next+20])
+	return e, next + 20, nil
+}
+
+// skipEntry is where the entry at pos ends, without reading it.
+func skipEntry(raw []byte, pos int) int {
+	nul := bytes.IndexByte(raw[pos:], 0)
+	if nul < 0 {
+		return len(raw)
+	}
+	return min(pos+nul+21, len(raw))
+}
+
+// TreeEntries lists a raw tree's entries.
+func TreeEntries(raw []byte) ([]TreeEntry, error) {
+	var out []TreeEntry
+	for pos := 0; pos < len(raw); {
+		e, next, err := entryAt(raw, pos)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+		pos = next
+	}
+	return out, nil
+}
+
+// TreeFind finds the entry of a raw tree by name.
+func TreeFind(raw []byte, name string) (TreeEntry, bool, error) {
+	for pos := 0; pos < len(raw); {
+		e, next, err := entryAt(raw, pos)
+		if err != nil {
+			return e, false, err
+		}
+		if e.Name == name {
+			return e, true, nil
+		}
+		pos = next
+	}
+	return TreeEntry{}, false, nil
+}
+
+// DiffTrees calls fn, in git's order, for every entry that differs between
+// two raw trees: old is nil for an entry added, new nil for one removed.
+// It does not decode the two trees whole: the bytes both share at their
+// start and at their end (everything but the entries a commit changed) are
+// found by comparing memory, and only the entries between are read.
+func DiffTrees(a, b []byte, fn func(old, new *TreeEntry) error) error {
+	p := commonPrefix(a, b)
+	s := commonSuffix(a, b)
+	// The last entry start at or before p: the entries before it are the
+	// same in both, at the same offsets.
+	pos := 0
+	for pos < len(a) {
+		next := skipEntry(a, pos)
+		if next > p {
+			break
+		}
+		pos = next
+	}
+	pa, pb := pos, pos
+	var ea, eb TreeEntry
+	haveA, haveB := false, false
+	for {
+		// The rest is the same in both when what is left of each is as long
+		// and lies within the common end.
+		if !haveA && !haveB && len(a)-pa == len(b)-pb && len(a)-pa <= s {
+			return nil
+		}
+		var err error
+		if !haveA && pa < len(a) {
+			if ea, pa, err = entryAt(a, pa); err != nil {
+				return err
+			}
+			haveA = true
+		}
+		if !haveB && pb < len(b) {
+			if eb, pb, err = entryAt(b, pb); err != nil {
+				return err
+			}
+			haveB = true
+		}
+		switch {
+		case !haveA && !haveB:
+			return nil
+		case haveA && haveB && ea.Name == eb.Name:
+			haveA, haveB = false, false
+			if ea.Hash != eb.Hash || ea.Dir != eb.Dir {
+				if err := fn(&ea, &eb); err != nil {
+					return err
+				}
+			}
+		case !haveB || (haveA && gitLess(ea, eb)):
+			haveA = false
+			if err := fn(&ea, nil); err != nil {
+				return err
+			}
+		default:
+			haveB = false
+			if err := fn(nil, &eb); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// gitLess orders entries as git does, a folder as if its name ended in "/".
+func gitLess(a, b TreeEntry) bool {
+	an, bn := a.Name, b.Name
+	if a.Dir {
+		an += "/"
+	}
+	if b.Dir {
+		bn += "/"
+	}
+	return an < bn
+}
+
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+512 <= n && bytes.Equal(a[i:i+512], b[i:i+512]) {
+		i += 512
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+func commonSuffix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+512 <= n && bytes.Equal(a[len(a)-i-512:len(a)-i], b[len(b)-i-512:len(b)-i]) {
+		i += 512
+	}
+	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
+}
