@@ -2,6 +2,7 @@ package fold
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 )
@@ -78,4 +79,59 @@ func BenchmarkSandboxPage(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(events))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkShapeCheckCost measures what checking the shapes after every
+// fold, in the sandbox, costs beside checking them in Go once a page (as
+// quire did before): the spec's three example pages, 20,000 events each
+// in pages of 1,000, each page folded by both pools in turn, so that the
+// two share whatever else the machine runs. It reports events/s of each
+// (events/s and page-check-events/s) for each page.
+func BenchmarkShapeCheckCost(b *testing.B) {
+	const n = 20_000
+	for _, name := range []string{"morning-social-content", "close-the-month", "fulfill-order"} {
+		b.Run(name, func(b *testing.B) {
+			pg := examplePage(b, name)
+			prog := tsProgram(b, pg.ts, 1, pg.views)
+			events := make([]Event, n)
+			start := time.Date(2026, 1, 1, 6, 0, 0, 0, time.UTC)
+			for i := range n {
+				at := start.Add(time.Duration(i/3) * 24 * time.Hour).Add(time.Duration(i%3) * time.Minute)
+				events[i] = event(int64(i+1), at, pg.output(i, at))
+			}
+			perFold := newTestPool(b, Limits{})
+			perPage, err := NewPool(PoolOptions{shapesOncePerPage: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer perPage.Close()
+			fold := func(p *Pool, views json.RawMessage, page []Event) (json.RawMessage, time.Duration) {
+				t0 := time.Now()
+				r, err := p.Fold(context.Background(), prog, views, page)
+				if err != nil || r.Stall != nil || r.Folded != len(page) {
+					b.Fatalf("%v %+v", err, r.Stall)
+				}
+				return r.Views, time.Since(t0)
+			}
+			fold(perFold, nil, events[:10]) // the workers started and the module loaded
+			fold(perPage, nil, events[:10])
+			b.ResetTimer()
+			var inFold, inPage time.Duration
+			for range b.N {
+				var a, c json.RawMessage
+				for i := 0; i < n; i += 1000 {
+					var d time.Duration
+					a, d = fold(perFold, a, events[i:i+1000])
+					inFold += d
+					c, d = fold(perPage, c, events[i:i+1000])
+					inPage += d
+				}
+				if string(a) != string(c) {
+					b.Fatalf("the two pools fold other views:\n%.300s\n%.300s", a, c)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/inFold.Seconds(), "events/s")
+			b.ReportMetric(float64(n)*float64(b.N)/inPage.Seconds(), "page-check-events/s")
+		})
+	}
 }

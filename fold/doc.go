@@ -15,6 +15,7 @@
 //	NewKeeper(KeeperOptions) (*Keeper, error)
 //	(*Keeper).Register(Page) error; Unregister(id) error; Wake(); Run(ctx) error
 //	(*Keeper).CatchUp(ctx, id) (Standing, error)
+//	(*Keeper).Await(ctx, id, seq int64, newestAt time.Time, d time.Duration) (json.RawMessage, Standing, error)
 //	(*Keeper).Views(id) (json.RawMessage, Standing, error)
 //	(*Keeper).AsOf(ctx, id, lastSeq int64) (json.RawMessage, Standing, error)
 //
@@ -22,7 +23,9 @@
 // with the table from its lines back to the TypeScript's that
 // fold/module's TranspileMapped gives, and the document's line of the
 // module's first line. An Event is one record: its seq, its CloudEvents
-// form as JSON and its time.
+// form as JSON and its time. History's Page answers a HistoryPage of
+// records; KeeperOptions.Progress is told a Progress after every page a
+// CatchUp reads.
 //
 // # The sandbox (sandbox.js, sandbox.go)
 //
@@ -54,14 +57,30 @@
 // what JSON.stringify and JSON.parse cost together, and it is the check
 // as well.
 //
-// The shapes are checked in Go with ledger/shape, once a page, on the
-// views the page ends with. When anything fails (a check, a stall, a
-// worker that was stopped), the page is folded again one event at a
-// time, each fold checked in full, so the stall is found at its event and
-// the views are those of the fold before it. The one case the fast path
-// could read differently from a check after every fold is a view that
-// fails its shape at one fold and is mended by a later fold of the same
-// page: the fast path keeps folding there.
+// The shapes are checked after every fold too, as the page format says,
+// in the sandbox beside the JSON walk: sandbox.js's fits functions check
+// each view the fold returned, on the copy the walk made, against its
+// shape with the rules the shape adds (fields, bounds, names once each, a
+// low at most its value and a high at least it, every at in its period's
+// form and later than the one before, a row of one cell for each column),
+// as ledger/shape's Check says of the view's JSON text. They read strings
+// by index and call no method a module could have replaced before the
+// sandbox was sealed. A view they refuse ends the call at that fold, with
+// the views that fold returned, and Go's check gives the stall its words
+// (shape, at the view's JSON pointer); TestSandboxShapeCheckAgreesWithGo
+// holds the two to the same verdict over generated values. Go still
+// checks the views a page ends with, once a page. So a view of the wrong
+// shape that a later fold of the same page puts right stalls at its
+// event, whatever the page's size. Checking in the sandbox costs a walk
+// of the views a fold; checking in Go after every fold would cost the
+// views' JSON text across the process boundary each fold. make bench
+// prints both rates (events/s, and page-check-events/s for the shapes
+// checked in Go once a page) and their ratio; see docs/fold-speed.md.
+//
+// When anything fails (a check, a stall, a worker that was stopped), the
+// page is folded again one event at a time, each fold checked in full, so
+// the stall is found at its event and the views are those of the fold
+// before it.
 //
 // # Worker processes
 //
@@ -126,17 +145,45 @@
 //
 // # Keeping the views (keeper.go, store.go)
 //
+// The keeper reads the history (History, package ledger's) in pages of
+// PageSize records (1,000): records of every kind, those no fold sees
+// among them (steps, call records, playbook_page_saved). A HistoryPage
+// holds the events among them a fold may see, the seq of the last record
+// read (Through), whether the history holds more, and its newest record.
+// The page and its end are the history's, never what was left of it: a
+// page whose records no fold sees moves the checkpoint like any other,
+// and the views are live only once they have read to the newest record.
+// CatchUp folds page after page until then (a read without a server
+// answers only after it, telling KeeperOptions.Progress how it goes).
+//
 // A page's views and standing are one JSON file in Dir, replaced whole
-// (temporary file, fsync, rename, fsync of the folder) once a page of
-// records, so a restart folds at most one page again. The views are the
-// fold's own JSON text (json.RawMessage), keys in the order it wrote them.
-// The checkpoint is the seq of the last record read, written as text: an
-// opaque cursor. A page registered with another data hash starts again
-// from {}; with the same hash (a new version) it keeps its views, and a
-// stalled one stays stalled. At most MaxRebuilds pages not yet caught up
-// are built at once, the first ones registered; the others wait. A page
-// once live advances on every Wake and every pass (Run), and on CatchUp.
-// AsOf folds from the start, one page of records at a time, in memory.
+// (temporary file, fsync, rename, fsync of the folder) after a page of
+// records that folded an event, stalled or made the views live, and when
+// the history has nothing more; a page that only read records no filter
+// takes is not written, so a restart folds at most one page again (and
+// may read again records it folds nothing of). The views are the fold's
+// own JSON text (json.RawMessage), keys in the order it wrote them. The
+// checkpoint is the seq of the last record read, written as text: an
+// opaque cursor; views that stalled have read to the record before the
+// event they stalled at. A page registered with another data hash starts
+// again from {}; with the same hash (a new version) it keeps its views,
+// and a stalled one stays stalled. At most MaxRebuilds pages not yet
+// caught up are built at once, the first ones registered; the others
+// wait. A page once live advances on every Wake and every pass (Run), and
+// on CatchUp.
+//
+// Await is a read through a server: it wakes Run and waits, at most the
+// time it is given, for the views to read the history through a record
+// (the one the read found newest, such as the run_succeeded end_run just
+// recorded); views that have not by then are answered as rebuilding, with
+// the history's newest_record_at and their lag, never as live.
+//
+// AsOf folds from the start, in memory, a page of PageSize records of the
+// history at a time, records no fold sees counted: the page format's
+// limit, 10 pages of up to 1,000 records, is ReplayPages pages of 1,000
+// records of the history, so a run whose last event is past record 10,000
+// is out of reach, however few of those records a fold sees, and whatever
+// the keeper's PageSize. Pages begin where the keeper's do.
 //
 // # Filters
 //

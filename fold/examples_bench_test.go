@@ -12,6 +12,52 @@ import (
 	"time"
 )
 
+// examplePages are the spec's three example pages, each with the output
+// of its i-th generated run.
+var examplePages = []struct {
+	name   string
+	views  map[string]string
+	output func(i int, at time.Time) string
+}{
+	{"morning-social-content", morningViews, func(i int, at time.Time) string {
+		var cs []string
+		for j := range i%4 + 1 {
+			cs = append(cs, []string{"LinkedIn", "X", "Instagram", "Mastodon"}[(i+j)%4])
+		}
+		return morningOutput(at.Format("2006-01-02"), cs...)
+	}},
+	{"close-the-month", map[string]string{"revenue": "series"}, func(i int, at time.Time) string {
+		return fmt.Sprintf(`{"output":{"month":"%04d-%02d","revenue":%d}}`, 2000+(i/12)%50, i%12+1, 100000+i%9973)
+	}},
+	{"fulfill-order", map[string]string{"figures": "categories", "revenue": "series", "channels": "categories", "sizes": "categories", "latest": "table"},
+		func(i int, at time.Time) string {
+			return fmt.Sprintf(`{"output":{"order":"A-%d","channel":%q,"total":%d.25}}`, i, []string{"Web", "Marketplace", "Phone"}[i%3], 5+i%180)
+		}},
+}
+
+type examplePageOf struct {
+	ts     string
+	views  map[string]string
+	output func(i int, at time.Time) string
+}
+
+// examplePage is the example page name: its module's TypeScript, its
+// views and its outputs.
+func examplePage(b *testing.B, name string) examplePageOf {
+	b.Helper()
+	for _, pg := range examplePages {
+		if pg.name == name {
+			ts, err := os.ReadFile(filepath.Join("module", "testdata", name+".ts"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return examplePageOf{ts: string(ts), views: pg.views, output: pg.output}
+		}
+	}
+	b.Fatalf("no example page %s", name)
+	return examplePageOf{}
+}
+
 // BenchmarkFoldExamples folds the spec's three example pages, each over
 // 100,000 generated run_succeeded events of its workflow, through the
 // whole keeper path, and the same module over the same events in Node.js
@@ -21,27 +67,7 @@ import (
 func BenchmarkFoldExamples(b *testing.B) {
 	const n = 100_000
 	const engineEvents = 20_000
-	pages := []struct {
-		name   string
-		views  map[string]string
-		output func(i int, at time.Time) string
-	}{
-		{"morning-social-content", morningViews, func(i int, at time.Time) string {
-			var cs []string
-			for j := range i%4 + 1 {
-				cs = append(cs, []string{"LinkedIn", "X", "Instagram", "Mastodon"}[(i+j)%4])
-			}
-			return morningOutput(at.Format("2006-01-02"), cs...)
-		}},
-		{"close-the-month", map[string]string{"revenue": "series"}, func(i int, at time.Time) string {
-			return fmt.Sprintf(`{"output":{"month":"%04d-%02d","revenue":%d}}`, 2000+(i/12)%50, i%12+1, 100000+i%9973)
-		}},
-		{"fulfill-order", map[string]string{"figures": "categories", "revenue": "series", "channels": "categories", "sizes": "categories", "latest": "table"},
-			func(i int, at time.Time) string {
-				return fmt.Sprintf(`{"output":{"order":"A-%d","channel":%q,"total":%d.25}}`, i, []string{"Web", "Marketplace", "Phone"}[i%3], 5+i%180)
-			}},
-	}
-	for _, pg := range pages {
+	for _, pg := range examplePages {
 		b.Run(pg.name, func(b *testing.B) {
 			ts, err := os.ReadFile(filepath.Join("module", "testdata", pg.name+".ts"))
 			if err != nil {

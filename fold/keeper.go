@@ -15,10 +15,29 @@ import (
 // History is the playbook's history as the keeper reads it; the caller
 // (package ledger) implements it over the vault.
 type History interface {
-	// Page returns up to limit records with Seq > after, in seq order,
-	// and when the newest record of the history was written. Records are
-	// every event of the playbook; the keeper filters them.
-	Page(ctx context.Context, after int64, limit int) (records []Event, newestAt time.Time, err error)
+	// Page reads up to limit records of the history with seq > after, in
+	// seq order: every record the playbook recorded, whether a fold may
+	// see it or not. It answers the events among them a fold may see, and
+	// how far it read in the history and whether there is more: the page
+	// and its end are the raw history's, never what was left of it.
+	Page(ctx context.Context, after int64, limit int) (HistoryPage, error)
+}
+
+// HistoryPage is one page of records read from the history.
+type HistoryPage struct {
+	// Events are the records read that a fold may see, in seq order; the
+	// others (steps, call records, playbook_page_saved) are left out.
+	Events []Event
+	// Through is the seq of the last record read (after, when none was
+	// read), and ThroughAt when the playbook recorded it.
+	Through   int64
+	ThroughAt time.Time
+	// More tells whether the history holds records after Through.
+	More bool
+	// Newest is the seq of the history's newest record, and NewestAt when
+	// the playbook recorded it.
+	Newest   int64
+	NewestAt time.Time
 }
 
 // Page is a page with data, as the keeper keeps its views.
@@ -63,18 +82,6 @@ type Standing struct {
 	Stalled        *Stall     `json:"stalled,omitempty"`
 }
 
-// MarshalJSON gives an out_of_reach standing with its version alone.
-func (s Standing) MarshalJSON() ([]byte, error) {
-	if s.State == StateOutOfReach {
-		return json.Marshal(struct {
-			State   string `json:"state"`
-			Version int    `json:"version"`
-		}{s.State, s.Version})
-	}
-	type plain Standing
-	return json.Marshal(plain(s))
-}
-
 // KeeperOptions configure a Keeper.
 type KeeperOptions struct {
 	// Dir is the folder (under .quire/) the views are kept in.
@@ -85,10 +92,15 @@ type KeeperOptions struct {
 	MaxRebuilds int
 	// PageSize is how many records are read and folded at once (1,000).
 	PageSize int
-	// ReplayPages is how many pages a replay as of a run may read (10).
+	// ReplayPages is how many pages of 1,000 records of the history a
+	// replay as of a run may read (10): records of every kind count, those
+	// no fold sees among them. The replay reads them PageSize at a time.
 	ReplayPages int
 	// Pass is how often Run looks for records another server wrote (1 s).
 	Pass time.Duration
+	// Progress, when not nil, is told how a CatchUp goes, after every
+	// page of records it reads.
+	Progress func(Progress)
 	// PassedOver is told, once for each, of an event the filters take but
 	// the fold cannot read (not JSON, or nesting deeper than 512 levels);
 	// the views go on without it. nil: nobody is told.
@@ -104,6 +116,8 @@ type Keeper struct {
 	pages map[string]*pageState
 	reg   int64
 	wake  chan struct{}
+	// changed is closed, and made anew, whenever a page's views move.
+	changed chan struct{}
 
 	toldMu sync.Mutex
 	told   map[int64]bool
@@ -140,7 +154,7 @@ func NewKeeper(opts KeeperOptions) (*Keeper, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("fold: the views' folder: %w", err)
 	}
-	return &Keeper{opts: opts, pages: map[string]*pageState{}, wake: make(chan struct{}, 1)}, nil
+	return &Keeper{opts: opts, pages: map[string]*pageState{}, wake: make(chan struct{}, 1), changed: make(chan struct{})}, nil
 }
 
 // Register adds a page, or saves a new version of one. Views kept for the
@@ -184,6 +198,7 @@ func (k *Keeper) Register(p Page) error {
 		k.reg++
 		k.pages[p.ID] = &pageState{page: p, reg: k.reg, st: st}
 	}
+	k.changedLocked()
 	k.mu.Unlock()
 	k.Wake()
 	return nil
@@ -197,6 +212,7 @@ func (k *Keeper) Unregister(id string) error {
 	if ok {
 		ps.gen++
 		delete(k.pages, id)
+		k.changedLocked()
 	}
 	k.mu.Unlock()
 	if !ok {
@@ -241,7 +257,7 @@ func (k *Keeper) Run(ctx context.Context) error {
 				before := ps.st.Seq
 				wasLive := ps.st.Live
 				k.mu.Unlock()
-				_ = k.advance(ctx, ps)
+				_ = k.advance(ctx, ps, nil)
 				k.mu.Lock()
 				ps.running = false
 				// Wake the loop only when this page moved (a page that
@@ -282,9 +298,20 @@ func (k *Keeper) grantedLocked(ps *pageState) bool {
 	return false
 }
 
-// CatchUp folds what is new for the page, synchronously and within the
-// same limits, and answers its standing. A page waiting for its turn to
-// be built, or stalled, is left as it is.
+// Progress is how a CatchUp goes: the page, the checkpoint it began at,
+// the seq of the last record its views have read and of the history's
+// newest record, the time it has taken, and whether it is done.
+type Progress struct {
+	ID                    string
+	From, Through, Newest int64
+	Elapsed               time.Duration
+	Done                  bool
+}
+
+// CatchUp folds everything that is new for the page, synchronously and
+// within the same limits, page after page until the views have read to
+// the history's newest record, and answers its standing. A page waiting
+// for its turn to be built, or stalled, is left as it is.
 func (k *Keeper) CatchUp(ctx context.Context, id string) (Standing, error) {
 	k.mu.Lock()
 	ps, ok := k.pages[id]
@@ -292,7 +319,17 @@ func (k *Keeper) CatchUp(ctx context.Context, id string) (Standing, error) {
 	if !ok {
 		return Standing{}, fmt.Errorf("fold: no page %q is registered", id)
 	}
-	if err := k.advance(ctx, ps); err != nil {
+	var progress func(through, newest int64, done bool)
+	if k.opts.Progress != nil {
+		start := time.Now()
+		k.mu.Lock()
+		from := ps.st.Seq
+		k.mu.Unlock()
+		progress = func(through, newest int64, done bool) {
+			k.opts.Progress(Progress{ID: id, From: from, Through: through, Newest: newest, Elapsed: time.Since(start), Done: done})
+		}
+	}
+	if err := k.advance(ctx, ps, progress); err != nil {
 		return Standing{}, err
 	}
 	_, s, err := k.Views(id)
@@ -344,9 +381,11 @@ func standingOf(st *kept) Standing {
 	return s
 }
 
-// advance folds the page until it has caught up, stalls, loses its turn
-// or its data changes. It writes the views once a page of records.
-func (k *Keeper) advance(ctx context.Context, ps *pageState) error {
+// advance folds the page until it has read the history to its newest
+// record, stalls, loses its turn or its data changes. progress, when not
+// nil, is told after every page of records how far the views have read
+// and where the history ends.
+func (k *Keeper) advance(ctx context.Context, ps *pageState, progress func(through, newest int64, done bool)) error {
 	ps.fold.Lock()
 	defer ps.fold.Unlock()
 	for {
@@ -358,7 +397,7 @@ func (k *Keeper) advance(ctx context.Context, ps *pageState) error {
 		gen, page, st := ps.gen, ps.page, ps.st
 		k.mu.Unlock()
 
-		more, err := k.step(ctx, page, &st)
+		more, newest, err := k.step(ctx, page, &st)
 		if err != nil {
 			return err
 		}
@@ -369,46 +408,69 @@ func (k *Keeper) advance(ctx context.Context, ps *pageState) error {
 		}
 		st.Version = ps.st.Version
 		ps.st = st
+		k.changedLocked()
 		k.mu.Unlock()
+		if progress != nil {
+			progress(st.Seq, newest, !more)
+		}
 		if !more {
 			return nil
 		}
 	}
 }
 
-// step reads and folds one page of records after st's checkpoint, and
-// writes the views if anything was read. more tells whether the history
-// has records beyond the page.
-func (k *Keeper) step(ctx context.Context, page Page, st *kept) (more bool, err error) {
-	recs, newestAt, err := k.opts.History.Page(ctx, st.Seq, k.opts.PageSize)
-	if err != nil {
-		return false, fmt.Errorf("fold: reading the history: %w", err)
+// changedLocked tells those waiting in Await that a page's views moved.
+func (k *Keeper) changedLocked() {
+	if k.changed != nil {
+		close(k.changed)
 	}
-	st.NewestAt = newestAt
-	if len(recs) == 0 {
+	k.changed = make(chan struct{})
+}
+
+// step reads one page of records of the history after st's checkpoint
+// and folds the events the filters take. more tells whether the history
+// holds records beyond the page, as the history says: a page whose
+// records no fold sees is a page like any other. The views are live once
+// they have read to the newest record. The views are written when the
+// page folded an event, stalled or made them live, and when the history
+// has nothing more (so the checkpoint at rest is on disk); a restart so
+// folds at most one page again.
+func (k *Keeper) step(ctx context.Context, page Page, st *kept) (more bool, newest int64, err error) {
+	hp, err := k.opts.History.Page(ctx, st.Seq, k.opts.PageSize)
+	if err != nil {
+		return false, 0, fmt.Errorf("fold: reading the history: %w", err)
+	}
+	st.NewestAt = hp.NewestAt
+	if hp.Through <= st.Seq {
+		// Nothing after the checkpoint: the views have read to the
+		// newest record.
 		if !st.Live {
 			st.Live = true
-			return false, writeKept(k.opts.Dir, st)
+			return false, hp.Newest, writeKept(k.opts.Dir, st)
 		}
-		return false, nil
+		return false, hp.Newest, nil
 	}
-	stall, err := k.foldRecords(ctx, page, st, recs)
+	folded, wasLive := st.Folded, st.Live
+	stall, err := k.foldRecords(ctx, page, st, hp)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
-	more = stall == nil && len(recs) == k.opts.PageSize
+	more = stall == nil && hp.More
 	if stall == nil && !more {
 		st.Live = true
 	}
-	return more, writeKept(k.opts.Dir, st)
+	if st.Folded != folded || stall != nil || st.Live != wasLive || !more {
+		err = writeKept(k.opts.Dir, st)
+	}
+	return more, hp.Newest, err
 }
 
-// foldRecords folds the records the filters take over st, moving its
-// checkpoint: to the last record, or to the record before the event the
-// views stalled at.
-func (k *Keeper) foldRecords(ctx context.Context, page Page, st *kept, recs []Event) (*Stall, error) {
-	events := make([]Event, 0, len(recs))
-	for _, r := range recs {
+// foldRecords folds the events of a page of the history that the filters
+// take over st, moving its checkpoint: to the page's last record, or to
+// the record before the event the views stalled at.
+func (k *Keeper) foldRecords(ctx context.Context, page Page, st *kept, hp HistoryPage) (*Stall, error) {
+	events := make([]Event, 0, len(hp.Events))
+	for _, r := range hp.Events {
 		if !page.Filters.MatchJSON(r.JSON) {
 			continue
 		}
@@ -430,16 +492,20 @@ func (k *Keeper) foldRecords(ctx context.Context, page Page, st *kept, recs []Ev
 	}
 	if res.Stall != nil {
 		st.Stalled = res.Stall
-		for _, r := range recs {
-			if r.Seq >= res.Stall.Seq {
-				break
+		// The views have read to the record before the event they
+		// stalled at, whichever page it ends: one record read for it.
+		if before := res.Stall.Seq - 1; before > st.Seq {
+			p, err := k.opts.History.Page(ctx, before-1, 1)
+			if err != nil {
+				return nil, fmt.Errorf("fold: reading the history: %w", err)
 			}
-			st.Seq, st.SeqAt = r.Seq, r.Time
+			if p.Through == before {
+				st.Seq, st.SeqAt = p.Through, p.ThroughAt
+			}
 		}
 		return res.Stall, nil
 	}
-	last := recs[len(recs)-1]
-	st.Seq, st.SeqAt = last.Seq, last.Time
+	st.Seq, st.SeqAt = hp.Through, hp.ThroughAt
 	return nil, nil
 }
 
@@ -456,10 +522,65 @@ func (k *Keeper) passOver(id string, ev Event, why string) {
 	k.opts.PassedOver(id, ev, why)
 }
 
+// Await answers the page's views and standing once its views have read
+// the history through the record seq, once they are stalled or not live,
+// or after d, whichever comes first; it wakes Run to fold what is new.
+// newestAt is when the playbook recorded that record: the standing's
+// newest_record_at and lag are reckoned from it. Views kept live that have
+// not read through seq within d are answered as what they are, behind
+// the history: rebuilding, never live.
+func (k *Keeper) Await(ctx context.Context, id string, seq int64, newestAt time.Time, d time.Duration) (json.RawMessage, Standing, error) {
+	k.Wake()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	timedOut := false
+	for {
+		k.mu.Lock()
+		ps, ok := k.pages[id]
+		if !ok {
+			k.mu.Unlock()
+			return nil, Standing{}, fmt.Errorf("fold: no page %q is registered", id)
+		}
+		if timedOut || ps.st.Seq >= seq || ps.st.Stalled != nil || !ps.st.Live {
+			views, s := ps.st.Views, k.standingLocked(ps)
+			behind := ps.st.Seq < seq
+			k.mu.Unlock()
+			if behind && !newestAt.IsZero() {
+				n := newestAt
+				s.NewestRecordAt = &n
+				s.LagMs = 0
+				if s.CheckpointAt != nil && n.After(*s.CheckpointAt) {
+					s.LagMs = n.Sub(*s.CheckpointAt).Milliseconds()
+				}
+				if s.State == StateLive {
+					s.State = StateRebuilding
+				}
+			}
+			return views, s, nil
+		}
+		ch := k.changed
+		k.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timer.C:
+			timedOut = true
+		case <-ctx.Done():
+			return nil, Standing{}, ctx.Err()
+		}
+	}
+}
+
+// replayPageRecords is the page format's page of a replay: "10 pages of
+// up to 1,000 records". The reach of a replay is so the same whatever
+// PageSize the keeper reads in.
+const replayPageRecords = 1000
+
 // AsOf folds the page's history again from its start up to and with the
-// record lastSeq, with the same fold and limits, one page at a time, and
-// writes nothing. Beyond ReplayPages pages of records it answers the
-// standing out_of_reach, with the version alone, and no views.
+// record lastSeq, with the same fold and limits, one page of the history
+// at a time (pages of PageSize records, whether a fold sees them or not),
+// and writes nothing. A record past ReplayPages pages of 1,000 records of
+// the history is out of reach: the standing out_of_reach, with the
+// version alone, and no views.
 func (k *Keeper) AsOf(ctx context.Context, id string, lastSeq int64) (json.RawMessage, Standing, error) {
 	k.mu.Lock()
 	ps, ok := k.pages[id]
@@ -473,43 +594,34 @@ func (k *Keeper) AsOf(ctx context.Context, id string, lastSeq int64) (json.RawMe
 	}
 	st := kept{ID: id, Version: page.Version, Views: json.RawMessage(`{}`)}
 	outOfReach := Standing{State: StateOutOfReach, Version: page.Version}
-	for n := 0; ; n++ {
-		if n == k.opts.ReplayPages {
-			return nil, outOfReach, nil
-		}
-		recs, newestAt, err := k.opts.History.Page(ctx, st.Seq, k.opts.PageSize)
+	if lastSeq > int64(k.opts.ReplayPages)*replayPageRecords {
+		return nil, outOfReach, nil
+	}
+	for st.Seq < lastSeq {
+		hp, err := k.opts.History.Page(ctx, st.Seq, int(min(int64(k.opts.PageSize), lastSeq-st.Seq)))
 		if err != nil {
 			return nil, Standing{}, fmt.Errorf("fold: reading the history: %w", err)
 		}
-		st.NewestAt = newestAt
-		end := len(recs)
-		for i, r := range recs {
-			if r.Seq > lastSeq {
-				end = i
-				break
-			}
+		st.NewestAt = hp.NewestAt
+		if hp.Through <= st.Seq {
+			break // the history ends before lastSeq
 		}
-		reached := end < len(recs) || len(recs) < k.opts.PageSize || (end > 0 && recs[end-1].Seq == lastSeq)
-		if end > 0 {
-			stall, err := k.foldRecords(ctx, page, &st, recs[:end])
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil, Standing{}, err
-				}
-				return nil, outOfReach, nil // no worker can fold it
+		stall, err := k.foldRecords(ctx, page, &st, hp)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, Standing{}, err
 			}
-			if stall != nil {
-				s := standingOf(&st)
-				s.State = StateStalled
-				return st.Views, s, nil
-			}
+			return nil, outOfReach, nil // no worker can fold it
 		}
-		if reached {
+		if stall != nil {
 			s := standingOf(&st)
-			s.State = StateLive
+			s.State = StateStalled
 			return st.Views, s, nil
 		}
 	}
+	s := standingOf(&st)
+	s.State = StateLive
+	return st.Views, s, nil
 }
 
 // eventHead reads an event's id, type and time.

@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// memHistory is a history in memory.
+// memHistory is a history in memory. A record without JSON stands for
+// one no fold sees (a step, a call record): it is read, but left out of
+// a page's events.
 type memHistory struct {
 	mu    sync.Mutex
 	recs  []Event
@@ -25,18 +28,24 @@ func (h *memHistory) add(evs ...Event) {
 	h.recs = append(h.recs, evs...)
 }
 
-func (h *memHistory) Page(ctx context.Context, after int64, limit int) ([]Event, time.Time, error) {
+func (h *memHistory) Page(ctx context.Context, after int64, limit int) (HistoryPage, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.calls++
 	i := sort.Search(len(h.recs), func(i int) bool { return h.recs[i].Seq > after })
 	j := min(i+limit, len(h.recs))
-	var newest time.Time
-	if len(h.recs) > 0 {
-		newest = h.recs[len(h.recs)-1].Time
+	hp := HistoryPage{Through: after, More: j < len(h.recs)}
+	if n := len(h.recs); n > 0 {
+		hp.Newest, hp.NewestAt = h.recs[n-1].Seq, h.recs[n-1].Time
 	}
 	h.reads += j - i
-	return h.recs[i:j], newest, nil
+	for _, r := range h.recs[i:j] {
+		hp.Through, hp.ThroughAt = r.Seq, r.Time
+		if r.JSON != nil {
+			hp.Events = append(hp.Events, r)
+		}
+	}
+	return hp, nil
 }
 
 func newTestKeeper(t testing.TB, h History, o KeeperOptions) *Keeper {
@@ -219,29 +228,53 @@ func TestKeeperWaitsBeyondMaxRebuilds(t *testing.T) {
 	}
 }
 
+// As of a record: the replay reads the history's pages, records no fold
+// sees among them, and gives the views and standing a keeper whose history
+// ended at that record has (but for the lag, reckoned from the newest
+// record); past 10 pages of 1,000 records it is out of reach. It writes
+// nothing.
 func TestKeeperAsOf(t *testing.T) {
-	h := &memHistory{}
-	h.add(generatedHistory(12000)...)
-	k := newTestKeeper(t, h, KeeperOptions{Dir: t.TempDir()})
-	registerMorning(t, k, tsProgram(t, morningTS, 1, morningViews), 1, "h1")
-	views, s, err := k.AsOf(context.Background(), "morning", 2)
-	if err != nil {
-		t.Fatal(err)
+	// 10 pages of 1,000 records reach 10,000; in short mode, 2 pages of
+	// 1,000 over 2,500 records.
+	n, pages, seqs := 2500, 2, []int64{10, 999, 1000, 1001, 2000}
+	if os.Getenv("QUIRE_TEST_LONG") != "" {
+		n, pages, seqs = 12000, 10, []int64{10, 999, 1000, 1001, 2500, 10000}
 	}
-	// The first two records: a run without posts, and one of one post.
-	if s.State != StateLive || *s.Checkpoint != "2" || s.Folded != 2 || string(views) == "{}" {
-		t.Fatalf("as of 2: %s %+v", views, s)
+	hist := mostlySteps(n, 10)
+	h := &memHistory{}
+	h.add(hist...)
+	k := newTestKeeper(t, h, KeeperOptions{Dir: t.TempDir(), ReplayPages: pages})
+	prog := tsProgram(t, morningTS, 1, morningViews)
+	registerMorning(t, k, prog, 1, "h1")
+	newest := hist[len(hist)-1].Time
+	for _, seq := range seqs {
+		views, s, err := k.AsOf(context.Background(), "morning", seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := &memHistory{}
+		ref.add(hist[:seq]...)
+		rk := newTestKeeper(t, ref, KeeperOptions{})
+		registerMorning(t, rk, prog, 1, "h1")
+		rs, err := rk.CatchUp(context.Background(), "morning")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rviews, _, _ := rk.Views("morning")
+		rs.NewestRecordAt, rs.LagMs = &newest, newest.Sub(*rs.CheckpointAt).Milliseconds()
+		got, _ := json.Marshal(s)
+		want, _ := json.Marshal(rs)
+		if string(views) != string(rviews) || string(got) != string(want) || *s.Checkpoint != strconv.FormatInt(seq, 10) {
+			t.Fatalf("as of %d:\n%s\n%s\nwant\n%s\n%s", seq, views, got, rviews, want)
+		}
 	}
 	entries, _ := os.ReadDir(k.opts.Dir)
 	if len(entries) != 0 {
 		t.Fatalf("AsOf wrote %d files", len(entries))
 	}
-	if _, s, _ := k.AsOf(context.Background(), "morning", 10000); s.State != StateLive {
-		t.Fatalf("as of 10,000: %+v", s)
-	}
-	_, s, _ = k.AsOf(context.Background(), "morning", 10001)
+	_, s, _ := k.AsOf(context.Background(), "morning", int64(pages*1000+1))
 	if b, _ := json.Marshal(s); string(b) != `{"state":"out_of_reach","version":1}` {
-		t.Fatalf("as of 10,001: %s", b)
+		t.Fatalf("as of %d: %s", pages*1000+1, b)
 	}
 }
 

@@ -33,16 +33,23 @@ type PoolOptions struct {
 
 	// crash, for tests: a fold of an event it answers true for crashes.
 	crash func(Event) bool
+	// shapesOncePerPage, for the benchmark that measures what checking
+	// the shapes after every fold costs: the sandbox leaves the shapes
+	// alone, and Go checks them on the views a page ends with, as quire
+	// did before (so a view of the wrong shape that a later fold of the
+	// same page mends goes unseen).
+	shapesOncePerPage bool
 }
 
 // Pool folds pages of events in worker processes, each with a QuickJS
 // runtime per program, kept loaded between pages. It is safe for
 // concurrent use.
 type Pool struct {
-	opts PoolOptions
-	lim  Limits
-	sem  chan struct{}
-	dir  string
+	opts  PoolOptions
+	lim   Limits
+	check ShapeChecker
+	sem   chan struct{}
+	dir   string
 
 	mu     sync.Mutex
 	idle   []*proc
@@ -57,8 +64,9 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 	if opts.Idle <= 0 {
 		opts.Idle = 8
 	}
-	if opts.Check == nil {
-		opts.Check = shape.Check
+	check := opts.Check
+	if check == nil {
+		check = shape.Check
 	}
 	if opts.CacheDir == "" {
 		opts.CacheDir = filepath.Join(os.TempDir(), "quire-fold-qjs-cache")
@@ -67,7 +75,7 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fold: a folder for the sandbox: %w", err)
 	}
-	return &Pool{opts: opts, lim: opts.Limits.withDefaults(), sem: make(chan struct{}, opts.Workers), dir: dir}, nil
+	return &Pool{opts: opts, lim: opts.Limits.withDefaults(), check: check, sem: make(chan struct{}, opts.Workers), dir: dir}, nil
 }
 
 // Limits are the pool's limits, with their defaults filled in.
@@ -101,11 +109,11 @@ type Result struct {
 // fold that fails answers a Result with a Stall.
 //
 // The page is folded in one call into the sandbox, which checks after
-// every fold what JSON carries, the declared names and the size; the
-// shapes are checked once, on the views the page ends with. When anything
-// fails, the page is folded again one event at a time, each checked in
-// full, so the stall (and a time or crash, with its retries in fresh
-// runtimes) is found at its event.
+// every fold what JSON carries, the declared names, the size and the
+// shapes; Go checks the shapes once more on the views the page ends with.
+// When anything fails, the page is folded again one event at a time, each
+// checked in full, so the stall (and a time or crash, with its retries in
+// fresh runtimes) is found at its event.
 func (p *Pool) Fold(ctx context.Context, prog *Program, views json.RawMessage, events []Event) (Result, error) {
 	prog.init()
 	if len(views) == 0 {
@@ -151,7 +159,11 @@ func (p *Pool) call(ctx context.Context, prog *Program, views json.RawMessage, e
 	// The worker stops its own folds; this is for a worker that hangs, and
 	// leaves every fold of the page its whole time.
 	backstop := time.Duration(len(events))*(p.lim.Timeout+time.Second) + 30*time.Second
-	h, out, err := w.fold(ctx, prog, p.lim, views, events, crash, backstop)
+	shapes := prog.shapes
+	if p.opts.shapesOncePerPage || p.opts.Check != nil {
+		shapes = prog.unshaped // Go checks them, as the pool's Check says
+	}
+	h, out, err := w.fold(ctx, prog, shapes, p.lim, views, events, crash, backstop)
 	p.put(w)
 	if err != nil {
 		return h, nil, err
@@ -217,6 +229,14 @@ func (p *Pool) foldOne(ctx context.Context, prog *Program, views json.RawMessage
 				continue
 			}
 			return stallAt(ev, KindCrash, fmt.Sprintf("the worker crashed at this event %d times: %s", attempt, h.Trap), 0), nil, nil
+		case h.Kind == kindShapeCheck:
+			// The sandbox's check refused the views this fold returned:
+			// Go's check words why (and, were the two ever to differ, it
+			// is the one that decides).
+			if why := p.checkShapes(prog, out); why != "" {
+				return stallAt(ev, KindShape, why, 0), nil, nil
+			}
+			return nil, out, nil
 		case h.Kind != "":
 			line := 0
 			if h.Kind == KindRaised {
@@ -253,7 +273,7 @@ func (p *Pool) checkShapes(prog *Program, views json.RawMessage) string {
 		if !ok {
 			return fmt.Sprintf("the fold returned a view named %q, which data.views does not declare", name)
 		}
-		if issues := p.opts.Check(shapeName, byName[name]); len(issues) > 0 {
+		if issues := p.check(shapeName, byName[name]); len(issues) > 0 {
 			parts := make([]string, 0, len(issues))
 			for _, is := range issues {
 				parts = append(parts, "/"+name+strings.TrimSuffix(is.Path, "/")+": "+is.Message)

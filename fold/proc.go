@@ -22,6 +22,7 @@ type proc struct {
 	stdin  io.WriteCloser
 	in     *bufio.Writer
 	out    *bufio.Reader
+	outR   *os.File // the read end of the worker's standard output
 	keys   map[string]bool
 	exited chan struct{}
 	dead   bool
@@ -39,14 +40,23 @@ func startProc(dir, cacheDir string) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	// A pipe of our own, not cmd.StdoutPipe: Wait closes that one as soon
+	// as the process exits, and a worker that ends a fold past a bound
+	// answers and exits at once, so its answer could be thrown away
+	// unread (and the fold taken for a crash). This one stays open until
+	// the worker is done with (kill, stop).
+	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	cmd.Stdout = outW
 	if err := cmd.Start(); err != nil {
+		outR.Close()
+		outW.Close()
 		return nil, fmt.Errorf("fold: starting a worker: %w", err)
 	}
-	p := &proc{cmd: cmd, stdin: stdin, in: bufio.NewWriterSize(stdin, 1<<20), out: bufio.NewReaderSize(stdout, 1<<20), keys: map[string]bool{}, exited: make(chan struct{})}
+	outW.Close() // the worker holds its own copy
+	p := &proc{cmd: cmd, stdin: stdin, in: bufio.NewWriterSize(stdin, 1<<20), out: bufio.NewReaderSize(outR, 1<<20), outR: outR, keys: map[string]bool{}, exited: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		close(p.exited)
@@ -73,6 +83,7 @@ func (p *proc) kill() {
 	p.dead = true
 	_ = p.cmd.Process.Kill()
 	<-p.exited
+	_ = p.outR.Close()
 }
 
 // stop ends an idle process: its stdin closes and it returns.
@@ -85,13 +96,14 @@ func (p *proc) stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
 	}
+	_ = p.outR.Close()
 }
 
 // fold sends one page to the process and waits for its answer. A process
 // that ends without answering is answered as a trap; one that does not
 // answer within backstop (the worker stops its own folds; this is for a
 // worker that hangs) is killed and answered as out of time.
-func (p *proc) fold(ctx context.Context, prog *Program, lim Limits, views json.RawMessage, events []Event, crash bool, backstop time.Duration) (childHeader, json.RawMessage, error) {
+func (p *proc) fold(ctx context.Context, prog *Program, shapes string, lim Limits, views json.RawMessage, events []Event, crash bool, backstop time.Duration) (childHeader, json.RawMessage, error) {
 	var ev, times strings.Builder
 	ev.Grow(len(events) * 300)
 	times.WriteByte('[')
@@ -121,7 +133,7 @@ func (p *proc) fold(ctx context.Context, prog *Program, lim Limits, views json.R
 	parts := make([][]byte, reqParts)
 	parts[reqKey] = []byte(prog.key)
 	parts[reqJS] = []byte(prog.JS)
-	parts[reqNames] = []byte(prog.names)
+	parts[reqNames] = []byte(shapes)
 	parts[reqViews] = views
 	parts[reqEvents] = []byte(ev.String())
 	parts[reqTimes] = []byte(times.String())

@@ -26,8 +26,12 @@ type Program struct {
 	// Views is data.views: each view's name and the name of its shape.
 	Views map[string]string
 
-	key   string
-	names string
+	key string
+	// shapes is data.views as a JSON object, each name with its shape's
+	// name, for the sandbox to check every fold against; unshaped names
+	// the views alone (each shape ""), for a pool that checks the shapes
+	// in Go once a page.
+	shapes, unshaped string
 }
 
 // NewProgram makes a Program; its key (the hash of the JavaScript and the
@@ -47,8 +51,14 @@ func (p *Program) init() {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	nb, _ := json.Marshal(names)
-	p.names = string(nb)
+	shapes := make(map[string]string, len(names))
+	unshaped := make(map[string]string, len(names))
+	for _, n := range names {
+		shapes[n], unshaped[n] = p.Views[n], ""
+	}
+	sb, _ := json.Marshal(shapes)
+	ub, _ := json.Marshal(unshaped)
+	p.shapes, p.unshaped = string(sb), string(ub)
 	h := sha256.New()
 	h.Write([]byte(p.JS))
 	h.Write([]byte{0})
@@ -105,6 +115,11 @@ const (
 	KindTime    = "time"
 	KindCrash   = "crash"
 )
+
+// kindShapeCheck is the sandbox's word for a view its check of the shapes
+// refused: the driver answers the views that fold returned, and Go's check
+// gives the stall its kind, shape, and its words.
+const kindShapeCheck = "shapecheck"
 
 // StallEvent is the event the views stopped at.
 type StallEvent struct {

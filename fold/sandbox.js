@@ -286,17 +286,333 @@
     return copyOut;
   }
 
+  // --- The shapes, checked after every fold (output-shapes.md). fits
+  // says whether a view matches its shape, with the rules the shape adds,
+  // as ledger/shape's Check says of its JSON text: the same fields,
+  // bounds, names once each, a low at most its value and a high at least
+  // it, every at in its period's form and later than the one before, and
+  // a row of one cell for each column. It walks the copy the driver made,
+  // so every object is plain and every number finite. A view it refuses
+  // stalls the views at that fold; Go then checks it again, and the stall
+  // gives ledger/shape's words. (A module runs no code before the sandbox
+  // is sealed: fold/module refuses top-level statements. Go checks the
+  // views a page ends with all the same.)
+  //
+  // What costs is JavaScript run for each character of a text, in this
+  // engine: a name is looked at character by character only when it holds
+  // a surrogate (a native regular expression says so), and each at is
+  // parsed once and remembered, since the points of a series are mostly
+  // those of the fold before.
+  const hasOwn = Object.hasOwn;
+  const createObject = Object.create;
+  const floor = Math.floor;
+  const formTime = 0, formDay = 1, formWeek = 2, formMonth = 3, formQuarter = 4, formYear = 5;
+  const periodForms = createObject(null);
+  periodForms.day = formDay; periodForms.week = formWeek; periodForms.month = formMonth;
+  periodForms.quarter = formQuarter; periodForms.year = formYear;
+  function isObj(x) { return typeof x === 'object' && x !== null && !isArray(x); }
+  // onlyKeys: o has no key but those of allowed (an object of true), and
+  // every key of required.
+  function onlyKeys(o, allowed, required) {
+    const ks = objectKeys(o);
+    for (let i = 0; i < ks.length; i++) if (allowed[ks[i]] !== true) return false;
+    for (let i = 0; i < required.length; i++) if (!hasOwn(o, required[i])) return false;
+    return true;
+  }
+  function keySet(list) {
+    const o = createObject(null);
+    for (let i = 0; i < list.length; i++) o[list[i]] = true;
+    return o;
+  }
+  const seriesKeys = keySet(['unit', 'period', 'origin', 'lines', 'marks']), seriesRequired = ['lines'];
+  const lineKeys = keySet(['name', 'points']), lineRequired = ['name', 'points'];
+  const markKeys = keySet(['label', 'value']), markRequired = ['label', 'value'];
+  const categoriesKeys = keySet(['unit', 'values']), categoriesRequired = ['values'];
+  const tableKeys = keySet(['columns', 'rows']), tableRequired = ['columns', 'rows'];
+  const columnKeys = keySet(['name', 'unit']), columnRequired = ['name'];
+  const textKeys = keySet(['text']), textRequired = ['text'];
+
+  function isHigh(c) { return c >= '\ud800' && c < '\udc00'; }
+  function isLow(c) { return c >= '\udc00' && c < '\ue000'; }
+  // codePoints counts a text's characters as Go reads its JSON: a pair of
+  // surrogates is one, and so is a lone one (Go reads it as U+FFFD).
+  function codePoints(s) {
+    let n = 0;
+    for (let i = 0; i < s.length; i++) {
+      if (isHigh(s[i]) && i + 1 < s.length && isLow(s[i + 1])) i++;
+      n++;
+    }
+    return n;
+  }
+  function utf8Bytes(s) {
+    let n = 0;
+    for (let i = 0; i < s.length; i++) {
+      const c = s[i];
+      if (c < '\u0080') n += 1;
+      else if (c < '\u0800') n += 2;
+      else if (isHigh(c) && i + 1 < s.length && isLow(s[i + 1])) { n += 4; i++; } else n += 3;
+    }
+    return n;
+  }
+  const surrogate = /[\ud800-\udfff]/;
+  // nameKey is a name as Go compares it: each lone surrogate read as U+FFFD.
+  function nameKey(s) {
+    if (!surrogate.test(s)) return s;
+    let lone = false;
+    for (let i = 0; i < s.length; i++) {
+      if (isHigh(s[i]) && i + 1 < s.length && isLow(s[i + 1])) i++;
+      else if (isHigh(s[i]) || isLow(s[i])) { lone = true; break; }
+    }
+    if (!lone) return s;
+    let out = '';
+    for (let i = 0; i < s.length; i++) {
+      if (isHigh(s[i]) && i + 1 < s.length && isLow(s[i + 1])) { out += s[i] + s[i + 1]; i++; } else if (isHigh(s[i]) || isLow(s[i])) out += '\ufffd';
+      else out += s[i];
+    }
+    return out;
+  }
+  // isName: text of 1 to 64 characters (a name, a label or a unit).
+  function isName(x) {
+    if (typeof x !== 'string' || x.length === 0 || x.length > 128) return false;
+    return x.length <= 64 || codePoints(x) <= 64;
+  }
+  // fitsRecord checks a point (key 'at') or a value of categories (key
+  // 'name'): no field but key, value, low and high; key and a value that
+  // is a number; a low at most the value and a high at least it. Points
+  // and values are a view's most numerous records: one pass over their
+  // keys, with no lookup of the allowed ones.
+  function fitsRecord(r, key) {
+    const ks = objectKeys(r);
+    let hasKey = false, hasValue = false;
+    for (let i = 0; i < ks.length; i++) {
+      const k = ks[i];
+      if (k === key) hasKey = true;
+      else if (k === 'value') hasValue = true;
+      else if (k !== 'low' && k !== 'high') return false;
+    }
+    if (!hasKey || !hasValue) return false;
+    const v = r.value;
+    if (typeof v !== 'number') return false;
+    if (ks.length > 2) {
+      if (hasOwn(r, 'low') && (typeof r.low !== 'number' || r.low > v)) return false;
+      if (hasOwn(r, 'high') && (typeof r.high !== 'number' || r.high < v)) return false;
+    }
+    return true;
+  }
+
+  // The instant an at begins, as ledger/shape's parseAt gives it: seconds
+  // since 1970 in UTC and the digits of a fraction without trailing zeros.
+  let atSec = 0, atFrac = '';
+  function isDigits(s, from, to) {
+    for (let i = from; i < to; i++) if (!(s[i] >= '0' && s[i] <= '9')) return false;
+    return true;
+  }
+  function num(s, from, to) {
+    let n = 0;
+    for (let i = from; i < to; i++) n = n * 10 + (s[i] - '0');
+    return n;
+  }
+  function isLeap(y) { return y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0); }
+  function daysIn(y, m) { return m === 2 ? (isLeap(y) ? 29 : 28) : (m === 4 || m === 6 || m === 9 || m === 11) ? 30 : 31; }
+  // days since 1970-01-01 of a day of the proleptic Gregorian calendar.
+  function daysOf(y, m, d) {
+    if (m <= 2) y -= 1;
+    const era = floor(y / 400);
+    const yoe = y - era * 400;
+    const doy = floor((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1;
+    return era * 146097 + yoe * 365 + floor(yoe / 4) - floor(yoe / 100) + doy - 719468;
+  }
+  function weekday(days) { return (((days % 7) + 11) % 7); } // 0 for Sunday
+  function weeksIn(y) {
+    const w = weekday(daysOf(y, 1, 1));
+    return w === 4 || (w === 3 && isLeap(y)) ? 53 : 52;
+  }
+  function at(y, m, d) { atSec = daysOf(y, m, d) * 86400; atFrac = ''; return true; }
+  function parseAt(f, s) {
+    const n = s.length;
+    switch (f) {
+      case formDay: {
+        if (n !== 10 || s[4] !== '-' || s[7] !== '-' || !isDigits(s, 0, 4) || !isDigits(s, 5, 7) || !isDigits(s, 8, 10)) return false;
+        const y = num(s, 0, 4), m = num(s, 5, 7), d = num(s, 8, 10);
+        if (m < 1 || m > 12 || d < 1 || d > daysIn(y, m)) return false;
+        return at(y, m, d);
+      }
+      case formWeek: {
+        if (n !== 8 || s[4] !== '-' || s[5] !== 'W' || !isDigits(s, 0, 4) || !isDigits(s, 6, 8)) return false;
+        const y = num(s, 0, 4), w = num(s, 6, 8);
+        if (w < 1 || w > weeksIn(y)) return false;
+        const jan4 = daysOf(y, 1, 4);
+        atSec = (jan4 - ((weekday(jan4) + 6) % 7) + 7 * (w - 1)) * 86400;
+        atFrac = '';
+        return true;
+      }
+      case formMonth: {
+        if (n !== 7 || s[4] !== '-' || !isDigits(s, 0, 4) || !isDigits(s, 5, 7)) return false;
+        const m = num(s, 5, 7);
+        if (m < 1 || m > 12) return false;
+        return at(num(s, 0, 4), m, 1);
+      }
+      case formQuarter:
+        if (n !== 7 || s[4] !== '-' || s[5] !== 'Q' || !isDigits(s, 0, 4) || !(s[6] >= '1' && s[6] <= '4')) return false;
+        return at(num(s, 0, 4), 3 * (s[6] - '1') + 1, 1);
+      case formYear:
+        if (n !== 4 || !isDigits(s, 0, 4)) return false;
+        return at(num(s, 0, 4), 1, 1);
+    }
+    // formTime: RFC 3339, as ledger/shape's parseTime reads it.
+    if (n < 20 || s[4] !== '-' || s[7] !== '-' || (s[10] !== 'T' && s[10] !== 't') || s[13] !== ':' || s[16] !== ':' ||
+      !isDigits(s, 0, 4) || !isDigits(s, 5, 7) || !isDigits(s, 8, 10) || !isDigits(s, 11, 13) || !isDigits(s, 14, 16) || !isDigits(s, 17, 19)) return false;
+    const y = num(s, 0, 4), mo = num(s, 5, 7), d = num(s, 8, 10);
+    const h = num(s, 11, 13), mi = num(s, 14, 16), sec = num(s, 17, 19);
+    if (mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || sec > 59) return false;
+    let i = 19;
+    let frac = '';
+    if (s[i] === '.') {
+      let j = i + 1;
+      while (j < n && s[j] >= '0' && s[j] <= '9') j++;
+      if (j === i + 1) return false;
+      let end = j;
+      while (end > i + 1 && s[end - 1] === '0') end--;
+      for (let k = i + 1; k < end; k++) frac += s[k];
+      i = j;
+    }
+    let offset = 0;
+    if (n - i === 1 && (s[i] === 'Z' || s[i] === 'z')) {
+      // UTC
+    } else if (n - i === 6 && (s[i] === '+' || s[i] === '-') && s[i + 3] === ':' && isDigits(s, i + 1, i + 3) && isDigits(s, i + 4, i + 6)) {
+      const oh = num(s, i + 1, i + 3), om = num(s, i + 4, i + 6);
+      if (oh > 23 || om > 59) return false;
+      offset = (oh * 3600 + om * 60) * (s[i] === '-' ? -1 : 1);
+    } else return false;
+    atSec = daysOf(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - offset;
+    atFrac = frac;
+    return true;
+  }
+
+  // atMemo remembers, for each form, what parseAt found of an at: its
+  // instant, or null for one not in the form.
+  const atMemo = [new Map(), new Map(), new Map(), new Map(), new Map(), new Map()];
+  function parseAtOnce(f, s) {
+    const memo = atMemo[f];
+    const hit = memo.get(s);
+    if (hit !== undefined) {
+      if (hit === null) return false;
+      atSec = hit[0];
+      atFrac = hit[1];
+      return true;
+    }
+    const ok = parseAt(f, s);
+    if (memo.size >= 8192) memo.clear();
+    memo.set(s, ok ? [atSec, atFrac] : null);
+    return ok;
+  }
+
+  function fitsSeries(v) {
+    if (!isObj(v) || !onlyKeys(v, seriesKeys, seriesRequired)) return false;
+    if (hasOwn(v, 'unit') && !isName(v.unit)) return false;
+    let f = formTime;
+    if (hasOwn(v, 'period')) {
+      if (typeof v.period !== 'string' || periodForms[v.period] === undefined) return false;
+      f = periodForms[v.period];
+    }
+    if (hasOwn(v, 'origin') && (typeof v.origin !== 'string' || !parseAt(f, v.origin))) return false;
+    const lines = v.lines;
+    if (!isArray(lines) || lines.length < 1 || lines.length > 20) return false;
+    const seen = createObject(null);
+    let total = 0;
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i];
+      if (!isObj(line) || !onlyKeys(line, lineKeys, lineRequired) || !isName(line.name)) return false;
+      const key = nameKey(line.name);
+      if (seen[key] === true) return false;
+      seen[key] = true;
+      const points = line.points;
+      if (!isArray(points)) return false;
+      total += points.length;
+      if (total > 2000) return false;
+      let prevSec = 0, prevFrac = '';
+      for (let j = 0; j < points.length; j++) {
+        const p = points[j];
+        if (!isObj(p) || !fitsRecord(p, 'at') || typeof p.at !== 'string' || !parseAtOnce(f, p.at)) return false;
+        if (j > 0 && !(atSec > prevSec || (atSec === prevSec && atFrac > prevFrac))) return false;
+        prevSec = atSec;
+        prevFrac = atFrac;
+      }
+    }
+    if (hasOwn(v, 'marks')) {
+      const marks = v.marks;
+      if (!isArray(marks) || marks.length > 8) return false;
+      for (let i = 0; i < marks.length; i++) {
+        const m = marks[i];
+        if (!isObj(m) || !onlyKeys(m, markKeys, markRequired) || !isName(m.label) || typeof m.value !== 'number') return false;
+      }
+    }
+    return true;
+  }
+  function fitsCategories(v) {
+    if (!isObj(v) || !onlyKeys(v, categoriesKeys, categoriesRequired)) return false;
+    if (hasOwn(v, 'unit') && !isName(v.unit)) return false;
+    const values = v.values;
+    if (!isArray(values) || values.length < 1 || values.length > 200) return false;
+    const seen = createObject(null);
+    for (let i = 0; i < values.length; i++) {
+      const x = values[i];
+      if (!isObj(x) || !fitsRecord(x, 'name') || !isName(x.name)) return false;
+      const key = nameKey(x.name);
+      if (seen[key] === true) return false;
+      seen[key] = true;
+    }
+    return true;
+  }
+  function fitsTable(v) {
+    if (!isObj(v) || !onlyKeys(v, tableKeys, tableRequired)) return false;
+    const columns = v.columns, rows = v.rows;
+    if (!isArray(columns) || columns.length < 1 || columns.length > 50) return false;
+    const seen = createObject(null);
+    for (let i = 0; i < columns.length; i++) {
+      const c = columns[i];
+      if (!isObj(c) || !onlyKeys(c, columnKeys, columnRequired) || !isName(c.name)) return false;
+      if (hasOwn(c, 'unit') && !isName(c.unit)) return false;
+      const key = nameKey(c.name);
+      if (seen[key] === true) return false;
+      seen[key] = true;
+    }
+    if (!isArray(rows) || rows.length > 500) return false;
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i];
+      if (!isArray(row) || row.length !== columns.length) return false;
+      for (let j = 0; j < row.length; j++) {
+        const cell = row[j];
+        const t = typeof cell;
+        if (t !== 'string' && t !== 'number' && t !== 'boolean' && cell !== null) return false;
+      }
+    }
+    return true;
+  }
+  function fitsText(v) {
+    if (!isObj(v) || !onlyKeys(v, textKeys, textRequired) || typeof v.text !== 'string') return false;
+    return v.text.length <= 21845 || utf8Bytes(v.text) <= 65536;
+  }
+  const shapeFits = createObject(null);
+  shapeFits.series = fitsSeries;
+  shapeFits.categories = fitsCategories;
+  shapeFits.table = fitsTable;
+  shapeFits.text = fitsText;
+
   // --- The driver: folds a page of events in one call.
   // views is JSON text; events is the events' JSON texts, one a line;
-  // times is the JSON list of their times in ms; names the JSON list of
-  // the declared views; limit the most bytes the views may take. It
+  // times is the JSON list of their times in ms; shapesText the JSON
+  // object of the declared views, each name with its shape's name ("" to
+  // leave its shape to Go, once a page); limit the most bytes the views
+  // may take. It
   // answers a header line of JSON, a newline and the views as JSON text
   // (after the last event, or, on a stall at the first event, as given).
-  function driver(fold, viewsText, eventsText, timesText, namesText, limit) {
+  function driver(fold, viewsText, eventsText, timesText, shapesText, limit) {
     let views = jsonParse(viewsText);
     const events = eventsText.split('\n');
     const times = jsonParse(timesText);
-    const names = new Set(jsonParse(namesText));
+    const shapes = jsonParse(shapesText);
+    const names = new Set(objectKeys(shapes));
     const stall = (i, head) => jsonStringify(head) + '\n' + (i === 0 ? viewsText : '');
     for (let i = 0; i < events.length; i++) {
       shared[0] = i + 1;
@@ -322,6 +638,16 @@
         const size = utf8Length(jsonStringify(c.v));
         if (size > limit) return stall(i, { n: i, kind: 'size', error: 'the views take ' + size + ' bytes as JSON, more than ' + limit });
       }
+      const ks = objectKeys(c.v);
+      for (let j = 0; j < ks.length; j++) {
+        const fits = shapeFits[shapes[ks[j]]];
+        if (fits !== undefined && !fits(c.v[ks[j]])) {
+          // The views this fold returned go back, for Go to word the stall.
+          const out = jsonStringify(c.v);
+          c.v = null;
+          return jsonStringify({ n: i, kind: 'shapecheck', error: 'view ' + ks[j] + ' does not match ' + shapes[ks[j]] }) + '\n' + out;
+        }
+      }
       views = c.v;
       c.v = null;
     }
@@ -337,8 +663,8 @@
     const fold = ns.fold;
     if (typeof fold !== 'function') throw new TypeError('the module does not export a function fold');
     if ('answer' in ns) throw new TypeError('the module exports answer: a page never runs');
-    const run = function (viewsText, eventsText, timesText, namesText, limit) {
-      return driver(fold, viewsText, eventsText, timesText, namesText, limit);
+    const run = function (viewsText, eventsText, timesText, shapesText, limit) {
+      return driver(fold, viewsText, eventsText, timesText, shapesText, limit);
     };
     g.__quire_driver = run;
     g.__quire_shared = shared.buffer;

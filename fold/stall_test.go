@@ -2,6 +2,8 @@ package fold
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,15 +20,20 @@ func stallOf(t *testing.T, p *Pool, js string, views map[string]string) *Stall {
 }
 
 // Each hostile fold stalls with its kind at its event, and the pool
-// folds another page afterwards.
+// folds another page afterwards. A fold that runs out of time is tried
+// the page format's 20 times with QUIRE_TEST_LONG, 3 times in make test.
 func TestHostileFolds(t *testing.T) {
+	attempts := 3
+	if os.Getenv("QUIRE_TEST_LONG") != "" {
+		attempts = 20
+	}
 	cases := []struct {
 		name, kind, js, text string
 		lim                  Limits
 		views                map[string]string
 	}{
-		{name: "loop for ever", kind: KindTime, lim: Limits{Timeout: 50 * time.Millisecond},
-			js: `export function fold(view, event) { if (event.data.output) for (;;) {} return view; }`, text: "ran out of its 50ms 20 times"},
+		{name: "loop for ever", kind: KindTime, lim: Limits{Timeout: 50 * time.Millisecond, Attempts: attempts},
+			js: `export function fold(view, event) { if (event.data.output) for (;;) {} return view; }`, text: fmt.Sprintf("ran out of its 50ms %d times", attempts)},
 		{name: "work", kind: KindWork, lim: Limits{Checkpoint: time.Millisecond, Checkpoints: 50},
 			js: `export function fold(view, event) { if (event.data.output) for (;;) {} return view; }`, text: "50 checkpoints"},
 		{name: "allocate without end", kind: KindMemory, lim: Limits{Checkpoints: 6000, Timeout: 2 * time.Minute},
@@ -118,14 +125,21 @@ export function fold(view: View, event: Event): View {
 	}
 }
 
+// A worker that crashes at an event every time stalls the views there as
+// crash, after the page format's 20 attempts (with QUIRE_TEST_LONG; make
+// test tries 3 times, each a fresh worker all the same).
 func TestCrash(t *testing.T) {
-	p, err := NewPool(PoolOptions{crash: func(ev Event) bool { return ev.Seq == 2 }})
+	attempts := 3
+	if os.Getenv("QUIRE_TEST_LONG") != "" {
+		attempts = 20
+	}
+	p, err := NewPool(PoolOptions{Limits: Limits{Attempts: attempts}, crash: func(ev Event) bool { return ev.Seq == 2 }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	r := foldAll(t, p, tsProgram(t, morningTS, 1, morningViews), specRuns())
-	if r.Stall == nil || r.Stall.Kind != KindCrash || r.Folded != 1 || !strings.Contains(r.Stall.Error, "20 times") {
+	if r.Stall == nil || r.Stall.Kind != KindCrash || r.Folded != 1 || !strings.Contains(r.Stall.Error, fmt.Sprintf("%d times", attempts)) {
 		t.Fatalf("%d %+v", r.Folded, r.Stall)
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"quire/internal/atomicfile"
 )
 
-// kept is what the keeper writes of one page, in one file, once a page of
-// records: the views and the standing together, so a reader never sees
+// kept is what the keeper writes of one page, in one file, after a page of
+// records that moved the views (see step): the views and the standing together, so a reader never sees
 // the views of one checkpoint beside the standing of another.
 type kept struct {
 	Format    int             `json:"format"`

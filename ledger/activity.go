@@ -67,7 +67,7 @@ const DefinitionBroken = "definition_broken"
 type ListActivityArgs struct {
 	Playbook string `json:"playbook,omitempty" jsonschema:"only this playbook's rows; every playbook's and the organization's when left out"`
 	Since    string `json:"since,omitempty" jsonschema:"RFC 3339 time: only rows after it"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many rows, 1 to 1000 (default 50)"`
+	Limit    int    `json:"limit,omitempty" range:"1,1000" jsonschema:"at most this many rows, 1 to 1000 (default 50)"`
 	Member   string `json:"member,omitempty" jsonschema:"a member's id: mark each row with whether this member has seen it"`
 }
 
@@ -412,8 +412,8 @@ func init() {
 		func(ctx context.Context, l *Ledger, a *ListActivityArgs) (*ActivityPage, error) {
 			return l.listActivity(a)
 		})
-	register(Op{Name: "mark_activity_seen", Scope: "playbook:read", Method: "POST", Path: "/activity/seen",
-		Description: "Mark rows of the activity as seen by a member, by their addresses: appends one line to org/members/<member>/seen.jsonl and commits as the member. A row is seen when marked at or after its time. Refuses an item whose address is not of a form the activity names with invalid_input at /items/<i>, and a member id that breaks its rule at /member."},
+	register(Op{Name: "mark_activity_seen", Scope: "playbook:write", Method: "POST", Path: "/activity/seen",
+		Description: "Mark rows of the activity as seen by a member, by their addresses: appends one line to org/members/<member>/seen.jsonl and commits as the member. A row is seen when marked at or after its time. Needs playbook:write; with a token, member is the token's principal (left out, it is; naming another is forbidden at /member). Refuses an item whose address is not of a form the activity names with invalid_input at /items/<i>, and a member id that breaks its rule at /member."},
 		func(ctx context.Context, l *Ledger, a *MarkSeenArgs) (*SeenMarks, error) {
 			return l.markActivitySeen(a)
 		})

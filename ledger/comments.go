@@ -385,9 +385,9 @@ func (l *Ledger) resolveComment(a *ResolveCommentArgs) (*Comment, error) {
 		}
 		if !ok || e.Type != "comment" || e.Playbook != a.Playbook {
 			if a.Playbook == "" {
-				return refusal.New(refusal.NotFound, "the organization has no comment %s of its own", a.ID)
+				return refusal.At(refusal.NotFound, "/id", "the organization has no comment %s of its own", a.ID)
 			}
-			return refusal.New(refusal.NotFound, "playbook %s has no comment %s", a.Playbook, a.ID)
+			return refusal.At(refusal.NotFound, "/id", "playbook %s has no comment %s", a.Playbook, a.ID)
 		}
 		data, err := os.ReadFile(l.V.Abs(e.Path))
 		if err != nil {
@@ -398,7 +398,7 @@ func (l *Ledger) resolveComment(a *ResolveCommentArgs) (*Comment, error) {
 			return err
 		}
 		if f.Resolved {
-			return refusal.New(refusal.Conflict, "the comment %s was resolved (%s) by %s at %s", id, f.How, f.ResolvedBy, f.ResolvedAt)
+			return refusal.At(refusal.Conflict, "/id", "the comment %s was resolved (%s) by %s at %s", id, f.How, f.ResolvedBy, f.ResolvedAt)
 		}
 		now := l.Now()
 		f.Resolved, f.How, f.ResolvedAt, f.ResolvedBy = true, a.How, event.FormatTime(now), actor

@@ -72,7 +72,7 @@ func init() {
 			p := &Project{UID: newID(), Name: name, Path: path.Join("projects", slug+".md")}
 			err := l.V.Locked(func() error {
 				if l.V.Exists(p.Path) {
-					return refusal.New(refusal.Conflict, "a project with the slug %q already exists at %s", slug, p.Path)
+					return refusal.At(refusal.Conflict, "/name", "a project with the slug %q already exists at %s", slug, p.Path)
 				}
 				doc, _ := yaml.Marshal(map[string]string{"uid": p.UID, "name": name, "type": "project"})
 				if err := writeNew(l.V, p.Path, []byte("---\n"+string(doc)+"---\n")); err != nil {
@@ -155,7 +155,7 @@ func (l *Ledger) readPlaybook(p string) (*playbookFront, error) {
 	}
 	data, err := os.ReadFile(l.V.Abs(path.Join(playbookDir(p), "playbook.md")))
 	if isNotExist(err) {
-		return nil, refusal.New(refusal.NotFound, "no playbook %q", p)
+		return nil, refusal.At(refusal.NotFound, "/playbook", "no playbook %q", p)
 	}
 	if err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ func init() {
 			err := l.V.Locked(func() error {
 				dir := playbookDir(a.Playbook)
 				if l.V.Exists(dir) {
-					return refusal.New(refusal.Conflict, "the playbook %q already exists", a.Playbook)
+					return refusal.At(refusal.Conflict, "/playbook", "the playbook %q already exists", a.Playbook)
 				}
 				fm, _ := yaml.Marshal(playbookFront{UID: uid, Name: a.Name, Description: a.Description})
 				if err := writeNew(l.V, path.Join(dir, "playbook.md"), []byte("---\n"+string(fm)+"---\n")); err != nil {
@@ -397,7 +397,7 @@ func (l *Ledger) definition(playbook, typ, name string) (*defInfo, error) {
 	}
 	d := defs[typ+"/"+name]
 	if d == nil {
-		return nil, refusal.New(refusal.NotFound, "playbook %s has no %s %q", playbook, typ, name)
+		return nil, refusal.At(refusal.NotFound, "/name", "playbook %s has no %s %q", playbook, typ, name)
 	}
 	return d, nil
 }
@@ -474,11 +474,11 @@ func init() {
 				d := defs[a.Type+"/"+a.Name]
 				switch {
 				case update && d == nil:
-					return refusal.New(refusal.NotFound, "playbook %s has no %s %q to update; create_definition makes it", a.Playbook, a.Type, a.Name)
+					return refusal.At(refusal.NotFound, "/name", "playbook %s has no %s %q to update; create_definition makes it", a.Playbook, a.Type, a.Name)
 				case !update && d != nil:
-					return refusal.New(refusal.Conflict, "playbook %s already has the %s %q; update_definition saves a new version", a.Playbook, a.Type, a.Name)
+					return refusal.At(refusal.Conflict, "/name", "playbook %s already has the %s %q; update_definition saves a new version", a.Playbook, a.Type, a.Name)
 				case d != nil && d.Retired:
-					return refusal.New(refusal.Conflict, "the %s %q is retired", a.Type, a.Name)
+					return refusal.At(refusal.Conflict, "/name", "the %s %q is retired", a.Type, a.Name)
 				}
 				v := defVersion{Version: 1, Type: a.Type, Name: a.Name, Path: definitionPath(a.Playbook, a.Type, a.Name), UID: newID()}
 				if d != nil {
@@ -542,7 +542,7 @@ func init() {
 					return nil, refusal.Invalid("/render", "the %s %q has no page to render", a.Type, a.Name)
 				}
 				if s.Retired {
-					return nil, refusal.New(refusal.Conflict, "the %s %q is retired: its page renders nowhere", a.Type, a.Name)
+					return nil, refusal.At(refusal.Conflict, "/name", "the %s %q is retired: its page renders nowhere", a.Type, a.Name)
 				}
 				if len(a.SampleOutput) > 0 {
 					if err := l.checkSample(s, a.SampleOutput); err != nil {
@@ -622,7 +622,7 @@ func (l *Ledger) getDefinition(playbook, typ, name string, version int, withSour
 	v := d.latest()
 	if version != 0 {
 		if version < 0 || version > len(d.Versions) {
-			return nil, refusal.New(refusal.NotFound, "%s/%s has no version %d; its versions are 1 to %d", typ, name, version, len(d.Versions))
+			return nil, refusal.At(refusal.NotFound, "/version", "%s/%s has no version %d; its versions are 1 to %d", typ, name, version, len(d.Versions))
 		}
 		v = d.Versions[version-1]
 	}

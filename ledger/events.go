@@ -22,7 +22,7 @@ type ListEventsArgs struct {
 	Playbook string `json:"playbook"`
 	RunID    string `json:"run_id,omitempty" jsonschema:"only this run's events"`
 	After    int64  `json:"after,omitempty" jsonschema:"the seq to read after; 0 reads from the start"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many, 1 to 1000 (default 100)"`
+	Limit    int    `json:"limit,omitempty" range:"1,1000" jsonschema:"at most this many, 1 to 1000 (default 100)"`
 }
 
 type EventPage struct {
@@ -118,7 +118,7 @@ func init() {
 				_, f, err := l.runFolder(a.Playbook, strings.ToLower(runID))
 				if err != nil {
 					if r, ok := refusal.As(err); ok && r.Code == refusal.NotFound {
-						return nil, refusal.New(refusal.NotFound, "playbook %s has no event %s", a.Playbook, a.EventID)
+						return nil, refusal.At(refusal.NotFound, "/event_id", "playbook %s has no event %s", a.Playbook, a.EventID)
 					}
 					return nil, err
 				}
@@ -142,7 +142,7 @@ func init() {
 					return nil, err
 				}
 				if found == nil {
-					return nil, refusal.New(refusal.NotFound, "playbook %s has no event %s", a.Playbook, a.EventID)
+					return nil, refusal.At(refusal.NotFound, "/event_id", "playbook %s has no event %s", a.Playbook, a.EventID)
 				}
 				return found, nil
 			}
@@ -162,7 +162,7 @@ func init() {
 					}
 				}
 			}
-			return nil, refusal.New(refusal.NotFound, "playbook %s has no event %s", a.Playbook, a.EventID)
+			return nil, refusal.At(refusal.NotFound, "/event_id", "playbook %s has no event %s", a.Playbook, a.EventID)
 		})
 }
 

@@ -30,6 +30,12 @@ type Ledger struct {
 	// event the ledger records, outside the lock, with the playbook and its
 	// new last seq.
 	OnEvent func(playbook string, seq int64)
+
+	// OnCatchUp, when set before the ledger is used, is told how a read
+	// without a server folds what is new for a page's views (the page is
+	// its subject, such as "workflow/morning-social-content"), after every
+	// page of records. The CLI prints progress from it.
+	OnCatchUp func(playbook string, p fold.Progress)
 }
 
 // Open opens the vault at dir.

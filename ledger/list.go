@@ -15,7 +15,7 @@ type ListRunsArgs struct {
 	Name     string `json:"name,omitempty"`
 	Status   string `json:"status,omitempty" jsonschema:"started, succeeded, failed or rejected"`
 	State    string `json:"state,omitempty" jsonschema:"active, paused, complete, failed or archived"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"1 to 1000 (default 50)"`
+	Limit    int    `json:"limit,omitempty" range:"1,1000" jsonschema:"1 to 1000 (default 50)"`
 	Cursor   string `json:"cursor,omitempty" jsonschema:"the next of the page before"`
 }
 

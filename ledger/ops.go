@@ -27,9 +27,14 @@ type Op struct {
 	// playbook:write or admin.
 	Scope string
 	// Method and Path are the HTTP route, relative to /v1/orgs/{org}.
-	// Path segments in braces are filled from the arguments of those names.
+	// Path segments in braces are filled from the arguments of those names;
+	// a last segment {name...} takes the rest of the path, slashes and all.
 	Method string
 	Path   string
+	// StatePath is the argument a refusal of the run's state is at, when
+	// the layer that refused named none: transition_run's /to, end_run's
+	// /status, record_event's /event (a run that is paused cannot pause).
+	StatePath string
 	// Args is the type of the arguments (a struct); Result of the answer.
 	Args   reflect.Type
 	Result reflect.Type
@@ -70,7 +75,9 @@ func Lookup(name string) (*Op, bool) {
 
 // Decode reads an operation's arguments from JSON, strictly: an unknown
 // field, a value of the wrong type and a missing required field (one whose
-// json tag has no omitempty) are refused at their path.
+// json tag has no omitempty) are refused at their path, and so is a
+// number given outside its field's range tag (`range:"1,1000"`): left out
+// it takes its default, given as 0 it is refused, not taken as left out.
 func (op *Op) Decode(raw json.RawMessage) (any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
@@ -111,6 +118,22 @@ func (op *Op) Decode(raw json.RawMessage) (any, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, refusal.Invalid("", "the arguments hold more than one JSON value")
 	}
+	v := reflect.ValueOf(args).Elem()
+	for i := 0; i < op.Args.NumField(); i++ {
+		f := op.Args.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		rng, ok := f.Tag.Lookup("range")
+		if raw, given := fields[name]; !ok || !given || string(raw) == "null" || !v.Field(i).CanInt() {
+			continue
+		}
+		var lo, hi int64
+		if _, err := fmt.Sscanf(rng, "%d,%d", &lo, &hi); err != nil {
+			panic("ledger: " + op.Name + "." + name + " has the range tag " + rng + ", not lo,hi")
+		}
+		if n := v.Field(i).Int(); n < lo || n > hi {
+			return nil, refusal.Invalid("/"+name, "%d is out of range: %s takes %d to %d, or is left out for its default", n, name, lo, hi)
+		}
+	}
 	return args, nil
 }
 
@@ -132,5 +155,9 @@ func (l *Ledger) Invoke(ctx context.Context, op *Op, args any) (any, error) {
 	if reflect.TypeOf(args) != reflect.PointerTo(op.Args) {
 		return nil, fmt.Errorf("ledger: %s takes *%s, not %T", op.Name, op.Args, args)
 	}
-	return op.call(ctx, l, args)
+	res, err := op.call(ctx, l, args)
+	if err != nil {
+		return nil, refusal.AtPath(err, op.StatePath)
+	}
+	return res, nil
 }

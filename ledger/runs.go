@@ -143,7 +143,7 @@ func (l *Ledger) runFolder(playbook, runID string) (vault.Entry, runfolder.Folde
 		return e, runfolder.Folder{}, err
 	}
 	if !ok || e.Type != "playbook-run" || e.Playbook != playbook {
-		return e, runfolder.Folder{}, refusal.New(refusal.NotFound, "playbook %s has no run %s", playbook, runID)
+		return e, runfolder.Folder{}, refusal.At(refusal.NotFound, "/run_id", "playbook %s has no run %s", playbook, runID)
 	}
 	if _, err := l.V.Join(e.Path); err != nil {
 		return e, runfolder.Folder{}, fmt.Errorf("the index's path for run %s: %v", runID, err)
@@ -199,7 +199,7 @@ func strPtr(s string) *string {
 
 func init() {
 	register(Op{Name: "run_definition", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/runs",
-		Description: "Start a run of a definition at its current version: creates playbook-runs/<name>-<run_id>-<YYYY-MM-DD>/ with definition.md (pinned playbook_version), context.md, thread.md, run.jsonl seeded with run_created, run.state.json and artifacts/, appends the run to the index and commits. Refuses an empty member_of or one naming no project (invalid_input at /member_of), an unknown definition (not_found) and a retired one (conflict). Renders nothing."},
+		Description: "Start a run of a definition at its current version: creates playbook-runs/<name>-<run_id>-<YYYY-MM-DD>/ with definition.md (pinned playbook_version), context.md, thread.md, run.jsonl seeded with run_created, run.state.json and artifacts/, appends the run to the index and commits. Refuses an empty member_of or one naming no project (invalid_input at /member_of), an input nested deeper than 512 levels (invalid_input at /input), an unknown definition (not_found at /name) and a retired one (conflict at /name). Renders nothing."},
 		func(ctx context.Context, l *Ledger, a *RunDefinitionArgs) (*Run, error) {
 			if len(a.MemberOf) == 0 {
 				return nil, refusal.Invalid("/member_of", "rule 1: every run has at least one parent project; member_of is empty")
@@ -221,6 +221,9 @@ func init() {
 			if len(a.Input) > 0 && !json.Valid(a.Input) {
 				return nil, refusal.Invalid("/input", "not JSON")
 			}
+			if d := event.Depth(a.Input); d > event.MaxDepth {
+				return nil, refusal.Invalid("/input", "the input nests %d levels; a run's input may nest at most %d", d, event.MaxDepth)
+			}
 			started, err := l.when(a.Time, "/time")
 			if err != nil {
 				return nil, err
@@ -234,7 +237,7 @@ func init() {
 					return err
 				}
 				if d.Retired {
-					return refusal.New(refusal.Conflict, "the %s %q is retired and takes no new runs", a.Type, a.Name)
+					return refusal.At(refusal.Conflict, "/name", "the %s %q is retired and takes no new runs", a.Type, a.Name)
 				}
 				v := d.latest()
 				rel := runfolder.Dir(a.Name, runID, started)
@@ -291,7 +294,7 @@ func init() {
 			return out, nil
 		})
 
-	register(Op{Name: "record_event", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/events",
+	register(Op{Name: "record_event", Scope: "playbook:write", StatePath: "/event", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/events",
 		Description: "Append one event to a run's run.jsonl (fsynced before the answer), numbered in the playbook's history; a boundary (step completed, failed, skipped or dead-lettered, pause, resume, milestone, verification receipt, compensation) rewrites run.state.json and commits. Refuses unknown event types, run_created/archived/run ends (use run_definition, transition_run, end_run), an archived run (rule 5), a pause or resume by anyone but the executor or authorized_by (rule 4, forbidden), and a time before the run's previous event."},
 		func(ctx context.Context, l *Ledger, a *RecordEventArgs) (*Event, error) {
 			switch a.Event {
@@ -348,7 +351,7 @@ func init() {
 			return l.readRun(e, f)
 		})
 
-	register(Op{Name: "put_artifact", Scope: "playbook:write", Method: "PUT", Path: "/playbooks/{playbook}/runs/{run_id}/artifacts/{name}",
+	register(Op{Name: "put_artifact", Scope: "playbook:write", Method: "PUT", Path: "/playbooks/{playbook}/runs/{run_id}/artifacts/{name...}",
 		Description: "Write a file into a run's artifacts/ (replacing one of the same name), committed with the run's next boundary. Refuses a name that would leave artifacts/ (.., absolute paths, symbolic links) and an archived run."},
 		func(ctx context.Context, l *Ledger, a *PutArtifactArgs) (map[string]any, error) {
 			content := []byte(a.Content)
@@ -377,7 +380,7 @@ func init() {
 			return map[string]any{"path": rel, "bytes": len(content)}, nil
 		})
 
-	register(Op{Name: "end_run", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/end",
+	register(Op{Name: "end_run", Scope: "playbook:write", StatePath: "/status", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/end",
 		Description: "End a run: succeeded (with its output) writes run_succeeded and the run becomes complete; rejected (with reason, and optionally kind and detail) writes run_rejected, failed writes run_failed, and the run becomes failed. An output too large for its event (256 KiB a line) is kept whole in run.state.json and artifacts/output.json and the event carries its size. Commits. Refuses anyone but the executor or authorized_by (rule 4), a run that already ended, and an archived run."},
 		func(ctx context.Context, l *Ledger, a *EndRunArgs) (*Run, error) {
 			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
@@ -462,7 +465,7 @@ func init() {
 			return runOf(e, st), nil
 		})
 
-	register(Op{Name: "transition_run", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/transition",
+	register(Op{Name: "transition_run", Scope: "playbook:write", StatePath: "/to", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/transition",
 		Description: "Move a run along the capsule's state machine: to paused (pause_started), active (pause_resumed) or archived (writes the archived event with its reason first; the run is then read-only). Only the executor or authorized_by may (rule 4, forbidden). Runs end through end_run."},
 		func(ctx context.Context, l *Ledger, a *TransitionRunArgs) (*Run, error) {
 			if a.Actor == janitor {

@@ -33,6 +33,7 @@ type views struct {
 	programs map[string]*fold.Program // by data hash
 	serving  bool
 	ctx      context.Context
+	pageSize int // records a keeper reads at once; 0 for the page format's 1,000 (tests set it)
 }
 
 type keeperOf struct {
@@ -42,67 +43,76 @@ type keeperOf struct {
 }
 
 // playbookHistory is what a keeper reads: the playbook's history in
-// CloudEvents form, without the events a fold never sees (steps, tool
-// calls).
+// CloudEvents form. A page is a page of the history's records, of every
+// kind; the events a fold never sees (steps, tool calls,
+// playbook_page_saved) are left out of its events, and the page says how
+// far it read and whether the history holds more, so a page of records no
+// fold sees moves the views on like any other.
 type playbookHistory struct {
 	l        *Ledger
 	playbook string
 }
 
+// unseen tells the events no fold sees: the steps and call records of a
+// run, and playbook_page_saved (the page format: "which no fold sees").
 func unseen(typ string) bool {
 	switch typ {
 	case event.StepStarted, event.StepCompleted, event.StepFailed, event.StepRetrying, event.StepDeadLetter,
-		event.StepInDoubt, event.StepSkipped, event.CallRecord, event.CompensationStepCompleted, event.CompensationStepFailed:
+		event.StepInDoubt, event.StepSkipped, event.CallRecord, event.CompensationStepCompleted, event.CompensationStepFailed,
+		event.PlaybookPageSaved:
 		return true
 	}
 	return false
 }
 
-func (h playbookHistory) Page(ctx context.Context, after int64, limit int) ([]fold.Event, time.Time, error) {
+func (h playbookHistory) Page(ctx context.Context, after int64, limit int) (fold.HistoryPage, error) {
 	recs, err := h.l.History(h.playbook, after, limit)
 	if err != nil {
-		return nil, time.Time{}, err
+		return fold.HistoryPage{}, err
 	}
-	newest, err := h.l.newestRecordAt(h.playbook)
+	newest, newestAt, err := h.l.historyEnd(h.playbook)
 	if err != nil {
-		return nil, time.Time{}, err
+		return fold.HistoryPage{}, err
 	}
-	out := make([]fold.Event, 0, len(recs))
+	hp := fold.HistoryPage{Through: after, Newest: newest, NewestAt: newestAt, Events: make([]fold.Event, 0, len(recs))}
 	for i := range recs {
 		r := &recs[i]
+		t, _ := event.ParseTime(r.Line.Timestamp)
+		hp.Through, hp.ThroughAt = r.Seq, t
 		if unseen(r.Line.Event) {
 			continue
 		}
-		c := r.Line.ToCloud(h.playbook)
-		raw, err := json.Marshal(c)
+		raw, err := json.Marshal(r.Line.ToCloud(h.playbook))
 		if err != nil {
-			return nil, time.Time{}, err
+			return fold.HistoryPage{}, err
 		}
-		t, _ := event.ParseTime(r.Line.Timestamp)
-		out = append(out, fold.Event{Seq: r.Seq, JSON: raw, Time: t})
+		hp.Events = append(hp.Events, fold.Event{Seq: r.Seq, JSON: raw, Time: t})
 	}
-	if n := len(recs); n > 0 && (len(out) == 0 || out[len(out)-1].Seq != recs[n-1].Seq) {
-		// Keep the checkpoint moving past events the fold never sees: a
-		// record no filter takes stands for them.
-		last := recs[len(recs)-1]
-		t, _ := event.ParseTime(last.Line.Timestamp)
-		out = append(out, fold.Event{Seq: last.Seq, JSON: []byte(`{"specversion":"1.0","id":"` + last.Line.ID + `","type":"quire.skipped","source":"playbooks/` + h.playbook + `"}`), Time: t})
-	}
-	return out, newest, nil
+	// A page cut short by a record still being written ends the history
+	// for now: its writer wakes the keeper once it is whole.
+	hp.More = len(recs) == limit && hp.Through < newest
+	return hp, nil
 }
 
-// newestRecordAt is when the playbook last recorded anything.
-func (l *Ledger) newestRecordAt(playbook string) (time.Time, error) {
+// historyEnd is the seq of the playbook's newest whole record and when it
+// was recorded (zero before the first).
+func (l *Ledger) historyEnd(playbook string) (int64, time.Time, error) {
 	n, err := l.HistoryLen(playbook)
 	if err != nil || n == 0 {
-		return time.Time{}, err
+		return 0, time.Time{}, err
 	}
 	recs, err := l.History(playbook, n-1, 1)
+	if err == nil && len(recs) == 0 && n > 1 {
+		// The newest record is being written: the newest whole one is
+		// the one before it.
+		n--
+		recs, err = l.History(playbook, n-1, 1)
+	}
 	if err != nil || len(recs) == 0 {
-		return time.Time{}, err
+		return n, time.Time{}, err
 	}
 	t, _ := event.ParseTime(recs[0].Line.Timestamp)
-	return t, nil
+	return n, t, nil
 }
 
 // Keep runs the keepers of every playbook until ctx ends: quire serve's
@@ -173,7 +183,12 @@ func (l *Ledger) keeper(playbook string) (*keeperOf, error) {
 		}
 		k, err := fold.NewKeeper(fold.KeeperOptions{
 			Dir: l.V.Abs(path.Join(vault.QuireDir, "views", playbook)), History: playbookHistory{l, playbook},
-			Pool: pool, MaxRebuilds: cfg.PageMaxRebuilds,
+			Pool: pool, MaxRebuilds: cfg.PageMaxRebuilds, PageSize: v.pageSize,
+			Progress: func(p fold.Progress) {
+				if l.OnCatchUp != nil {
+					l.OnCatchUp(playbook, p)
+				}
+			},
 		})
 		if err != nil {
 			v.mu.Unlock()
@@ -253,8 +268,17 @@ func (l *Ledger) program(p *page.Page, hash string) (*fold.Program, error) {
 	return prog, nil
 }
 
-// viewsOf answers a subject's views and standing: at once while serving,
-// after folding what is new otherwise.
+// awaitFold is how long a read through a server waits for its keeper to
+// fold what the history holds beyond the views (the event it just
+// recorded, such as end_run's): then it answers the views as they are,
+// behind and so not live.
+const awaitFold = 2 * time.Second
+
+// viewsOf answers a subject's views and standing. Without a server, a
+// read first folds everything that is new (CatchUp), every page of it,
+// telling OnCatchUp how it goes. While serving, the keeper folds in the
+// background: a read whose views have not read the history to its newest
+// record wakes it and waits for it, at most awaitFold.
 func (l *Ledger) viewsOf(ctx context.Context, s *subject) (json.RawMessage, fold.Standing, error) {
 	ko, err := l.keeper(s.Playbook)
 	if err != nil {
@@ -263,10 +287,15 @@ func (l *Ledger) viewsOf(ctx context.Context, s *subject) (json.RawMessage, fold
 	l.views.mu.Lock()
 	serving := l.views.serving
 	l.views.mu.Unlock()
-	if !serving {
-		if _, err := ko.k.CatchUp(ctx, s.ID); err != nil {
+	if serving {
+		newest, newestAt, err := l.historyEnd(s.Playbook)
+		if err != nil {
 			return nil, fold.Standing{}, err
 		}
+		return ko.k.Await(ctx, s.ID, newest, newestAt, awaitFold)
+	}
+	if _, err := ko.k.CatchUp(ctx, s.ID); err != nil {
+		return nil, fold.Standing{}, err
 	}
 	return ko.k.Views(s.ID)
 }

@@ -2,7 +2,6 @@ package runfolder
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"quire/ledger/event"
 	"quire/ledger/refusal"
@@ -64,12 +63,12 @@ func statusOf(state, prev string) string {
 // does not change s.
 func (s *State) Check(l *event.Line) error {
 	if s.State == Archived {
-		return refusal.New(refusal.Conflict, "rule 5: run %s is archived, and archived runs are read-only", s.RunID)
+		return refusal.At(refusal.Conflict, "/run_id", "rule 5: run %s is archived, and archived runs are read-only", s.RunID)
 	}
 	transition := ""
 	switch l.Event {
 	case event.RunCreated:
-		return refusal.New(refusal.Conflict, "run %s already has its run_created event", s.RunID)
+		return refusal.At(refusal.Conflict, "/event", "run %s already has its run_created event", s.RunID)
 	case event.PauseStarted:
 		if s.State != Active {
 			return refusal.New(refusal.Conflict, "run %s is %s; only an active run can pause", s.RunID, s.State)
@@ -107,9 +106,9 @@ func (s *State) Check(l *event.Line) error {
 	// for 90 days; the ledger reserves that name for it.
 	janitor := l.Event == event.Archived && l.Actor == Janitor && (s.State == Complete || s.State == Failed)
 	if transition != "" && !janitor && l.Actor != s.Executor && l.Actor != s.AuthorizedBy {
-		return &refusal.Error{Code: refusal.Forbidden, Message: fmt.Sprintf(
+		return refusal.At(refusal.Forbidden, "/actor",
 			"rule 4: only the executor (%s) or authorized_by (%s) may move run %s to %s; %q may not",
-			s.Executor, s.AuthorizedBy, s.RunID, transition, l.Actor)}
+			s.Executor, s.AuthorizedBy, s.RunID, transition, l.Actor)
 	}
 	return nil
 }

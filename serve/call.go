@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"quire/ledger"
+	"quire/ledger/event"
 	"quire/ledger/refusal"
 )
 
@@ -24,7 +25,7 @@ const (
 	// MaxSampleOutput is the most a sample_output argument may hold as
 	// JSON: 256 KiB, nested at most 512 levels (page-format.md, Limits).
 	MaxSampleOutput = 256 << 10
-	maxSampleDepth  = 512
+	maxSampleDepth  = event.MaxDepth
 )
 
 // server is what the transports share: the ledger, the keyring and the
@@ -45,7 +46,7 @@ func newServer(l *ledger.Ledger, open bool, log *slog.Logger) *server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &server{l: l, keys: &keyring{v: l.V}, open: open, log: log, invoke: l.Invoke}
+	return &server{l: l, keys: &keyring{v: l.V, now: l.Now}, open: open, log: log, invoke: l.Invoke}
 }
 
 // statusError carries the HTTP status of a refusal whose code alone does
@@ -75,13 +76,16 @@ func statusOf(err error) (int, *refusal.Error) {
 		return http.StatusConflict, r
 	case refusal.Forbidden:
 		return http.StatusForbidden, r
+	case refusal.Unauthenticated:
+		return http.StatusUnauthorized, r
 	}
 	return http.StatusServiceUnavailable, r
 }
 
-// unauthenticated is the 401 refusal.
+// unauthenticated is the 401 refusal: no token, or one the vault does not
+// know (revoked, expired or never made).
 func unauthenticated(format string, args ...any) error {
-	return withStatus(http.StatusUnauthorized, refusal.New(refusal.Forbidden, format, args...))
+	return withStatus(http.StatusUnauthorized, refusal.New(refusal.Unauthenticated, format, args...))
 }
 
 // authenticate finds who a request acts as from its Authorization header.
@@ -109,7 +113,7 @@ func (s *server) authenticate(header string) (*principal, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, unauthenticated("the bearer token is not one of this vault's tokens (it may have been revoked)")
+		return nil, unauthenticated("the bearer token is not one of this vault's tokens (it may have been revoked or have expired)")
 	}
 	return p, nil
 }
@@ -141,19 +145,15 @@ func (s *server) call(ctx context.Context, p *principal, op *ledger.Op, raw json
 		json.Unmarshal(pb, &playbook)
 	}
 	if !p.may(op, playbook) {
-		where := ""
+		where, at := "", ""
 		if playbook != "" {
-			where = " on the playbook " + playbook
+			where, at = " on the playbook "+playbook, "/playbook"
 		}
-		return nil, refusal.New(refusal.Forbidden, "%s needs the scope %s%s; the token of %s has %s",
+		return nil, refusal.At(refusal.Forbidden, at, "%s needs the scope %s%s; the token of %s has %s",
 			op.Name, op.Scope, where, p.Name, strings.Join(p.Scopes, ", "))
 	}
-	if !p.open && p.Name != "" {
-		if name := actorArg(op); name != "" {
-			if a, ok := fields[name]; !ok || string(a) == `""` || string(a) == "null" {
-				fields[name], _ = json.Marshal(p.Name)
-			}
-		}
+	if err := p.actAs(op, fields, playbook); err != nil {
+		return nil, err
 	}
 	raw, err = json.Marshal(fields)
 	if err != nil {
@@ -172,15 +172,63 @@ func (s *server) call(ctx context.Context, p *principal, op *ledger.Op, raw json
 	return s.invoke(ctx, op, args)
 }
 
-// actorArg is the argument that names who acts: actor, or author where an
-// operation has no actor (make_comment); "" when it has neither.
-func actorArg(op *ledger.Op) string {
-	for _, name := range []string{"actor", "author"} {
-		if f, ok := findArg(op, name); ok && f.Type.Kind() == reflect.String {
-			return name
-		}
+// identityArgs are the arguments that name a principal: who acts (actor,
+// or author where an operation has no actor), whose marks (member), and
+// who executes and who authorized a new run (executor, authorized_by).
+var identityArgs = []string{"actor", "author", "member", "executor", "authorized_by"}
+
+// delegable are the identity arguments a token with the scope
+// playbook:delegate may set to another principal than its own.
+var delegable = map[string]bool{"executor": true, "authorized_by": true}
+
+// actAs makes a call act as its token's principal, the one place every
+// transport goes through: an identity argument left out (or "") is the
+// principal, when the operation needs it or it is actor or author; one
+// naming anyone else is refused (forbidden, at its path), but for
+// executor and authorized_by with the scope playbook:delegate. A caller
+// without a token (stdio, a loopback server of a vault without tokens)
+// names whom it likes: the ledger records what it is told.
+func (p *principal) actAs(op *ledger.Op, fields map[string]json.RawMessage, playbook string) error {
+	if p.open || p.Name == "" {
+		return nil
 	}
-	return ""
+	for _, name := range identityArgs {
+		f, ok := findArg(op, name)
+		if !ok || f.Type.Kind() != reflect.String {
+			continue
+		}
+		raw, given := fields[name]
+		var v string
+		if given && string(raw) != "null" && json.Unmarshal(raw, &v) != nil {
+			continue // not a string: Decode refuses it at its path
+		}
+		if v == "" {
+			if f.Required || name == "actor" || name == "author" {
+				fields[name], _ = json.Marshal(p.Name)
+			}
+			continue
+		}
+		if v == p.Name {
+			continue
+		}
+		if delegable[name] {
+			if p.mayDelegate(playbook) {
+				continue
+			}
+			return refusal.At(refusal.Forbidden, "/"+name, "%s names %q, but the token acts as %q: a run for another %s needs the scope %s (or %s:%s, or admin); leave %s out to name %s",
+				name, v, p.Name, name, ScopeDelegate, ScopeDelegate, orPlaybook(playbook), name, p.Name)
+		}
+		return refusal.At(refusal.Forbidden, "/"+name, "%s names %q, but the token acts as %q, and a call acts as its token's principal; leave %s out or name %s",
+			name, v, p.Name, name, p.Name)
+	}
+	return nil
+}
+
+func orPlaybook(p string) string {
+	if p == "" {
+		return "<playbook>"
+	}
+	return p
 }
 
 func panicked(where string, v any) error {
@@ -210,23 +258,7 @@ func checkSample(raw json.RawMessage) error {
 		return withStatus(http.StatusRequestEntityTooLarge, refusal.Invalid("/sample_output",
 			"sample_output takes %d bytes as JSON; it may hold at most 256 KiB (262,144 bytes)", buf.Len()))
 	}
-	depth, most, inStr, esc := 0, 0, false, false
-	for _, c := range buf.Bytes() {
-		switch {
-		case esc:
-			esc = false
-		case inStr && c == '\\':
-			esc = true
-		case c == '"':
-			inStr = !inStr
-		case inStr:
-		case c == '{' || c == '[':
-			depth++
-			most = max(most, depth)
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
+	most := event.Depth(buf.Bytes())
 	if most > maxSampleDepth {
 		return refusal.Invalid("/sample_output", "sample_output is nested %d levels deep; it may nest at most %d", most, maxSampleDepth)
 	}

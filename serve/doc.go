@@ -9,8 +9,8 @@
 //
 //	quire serve [--addr 127.0.0.1:8080]   serve.Run(ctx, l, serve.Options{Addr: addr, OnStart: keeper})
 //	quire mcp                             serve.ServeStdio(ctx, l)
-//	quire token create --principal ana --scope playbook:write …
-//	                                      tok, err := serve.CreateToken(l, "ana", scopes); print tok once
+//	quire token create --principal ana --scope playbook:write [--expires 90d]
+//	                                      tok, info, err := serve.NewToken(l, "ana", scopes, expiry); print tok once, info.ID
 //	quire token list / revoke <id>        serve.ListTokens(l), serve.RevokeToken(l, id)
 //
 // Handler(l, opts) is the same HTTP surface as an http.Handler, for tests
@@ -25,16 +25,23 @@
 // decoding by op.Decode, then l.Invoke. A panic below answers a refusal and
 // the server goes on. A refusal keeps its code and words on every
 // interface: over HTTP the refusal object with 400 invalid_input,
-// 404 not_found, 409 conflict, 403 forbidden, 503 unavailable, and
-// 401 (no or bad token), 413 (a body over 1 MiB, a sample_output over
-// 256 KiB) and 500 (a panic) with the code that fits (forbidden,
-// invalid_input, unavailable); over MCP a tool error (isError) whose text
-// and structured content are the refusal object.
+// 404 not_found, 409 conflict, 403 forbidden, 401 unauthenticated (no
+// token, or one the vault does not know: revoked, expired or never made),
+// 503 unavailable, and 413 (a body over 1 MiB, a sample_output over
+// 256 KiB) and 500 (a panic) with the code that fits (invalid_input,
+// unavailable); over MCP a tool error (isError) whose text and structured
+// content are the refusal object. Every refusal has at least one issue
+// (refusal.Error.Object sees to it), at the path of the argument at fault
+// where there is one, "" (the whole call, or the body) where there is not.
 //
 // # HTTP
 //
 // A route is op.Method and /v1/orgs/{org} + op.Path; a segment in braces
-// takes the argument of its name. A GET (or DELETE) takes its arguments
+// takes the argument of its name, and a last one {name...} the rest of the
+// path, slashes and all (put_artifact's .../artifacts/reports/q3.csv; %2F
+// works too). OpenAPI path templates take one segment, so the document
+// writes it {name} and says in the parameter's description (and
+// x-quire-rest-of-path) that it takes the rest. A GET (or DELETE) takes its arguments
 // from the path and the query, coerced by the argument's Go type (an int
 // from "3", a bool from "true", a list from repeated parameters, an object
 // from JSON); a POST, PUT or PATCH from its JSON body, the path and the
@@ -56,7 +63,19 @@
 // content: the answer itself when it is an object, {"items": …} when it is
 // a list. The output schema is {"type":"object","anyOf":[answer, refusal]},
 // since clients check a tool error's structured content too. A type that
-// marshals itself (json.RawMessage) takes a schema that allows any value.
+// marshals itself takes the schemas of the Go types it says it writes
+// (JSONForms: fold.Standing, ledger.Glance), or else (json.RawMessage) a
+// schema that allows any value; a pointer to one also allows null (see
+// schema.go). The tests check every HTTP answer they get against its
+// OpenAPI response schema and every tool result against its outputSchema,
+// and that no declared schema allows null alone.
+// Over stdio a message is one line of at most 2 MiB (MaxStdioMessage);
+// the go-sdk's transport would end the session at a longer line or one
+// that is not JSON, so a guard (stdio.go) answers those itself with a
+// JSON-RPC error (-32600 with the request's id, found at the line's top
+// level without keeping the line; -32700 for a line that is not JSON),
+// the refusal object as its data, and the server keeps serving. Over
+// HTTP a body over 1 MiB (and 64 KiB of envelope) is refused with 413.
 // Resources: the template quire://{playbook}/runs/{run_id}/{file} reads
 // definition.md, thread.md, run.state.json or run.jsonl of a run, found by
 // get_run's path.
@@ -65,15 +84,37 @@
 //
 // Tokens are quire_ and 43 characters of base64url (32 random bytes),
 // shown once; quire.yaml keeps their SHA-256 in hex with an id, the
-// principal, the scopes and the time, committed. Scopes: playbook:read,
+// principal, the scopes, the time and the expiry (if any), committed: the
+// token itself is never written anywhere. When each token was last used
+// (to the minute) is kept in .quire/tokens-used.json, under the vault's
+// .gitignore, so that a read makes no commit. Scopes: playbook:read,
 // playbook:write, admin (each implying the ones before), and
 // playbook:read:<playbook>, playbook:write:<playbook>, which grant only
 // calls whose playbook argument names that playbook (so not
-// list_playbooks or create_project). A token is checked on every request
+// list_playbooks or create_project). An operation's scope says what it
+// writes: a playbook:read operation writes nothing (mark_activity_seen,
+// which commits, needs playbook:write). A token is checked on every request
 // (quire.yaml is read again when it changes, so a new or revoked token
-// counts at once). With no token in quire.yaml, Run serves requests without
-// one, addressed to localhost only, and only on a loopback address; it
-// refuses to start on any other address. ServeStdio and NewMCPServer trust
-// their caller with every scope. The capsule's rules (who may transition a
-// run) stay the ledger's.
+// counts at once); an expired one is refused as an unknown one. With no
+// token in quire.yaml, Run serves requests without one, addressed to
+// localhost only, and only on a loopback address; it refuses to start on
+// any other address. Once there is a token, every request needs one,
+// loopback included, but GET /v1/openapi.json. ServeStdio and
+// NewMCPServer trust their caller with every scope, and as whoever it
+// names. The capsule's rules (who may transition a run) stay the ledger's.
+//
+// # Who acts
+//
+// A call with a token acts as the token's principal, in call.go's actAs,
+// the one place every transport goes through (not per operation): the
+// arguments that name a principal are actor, author, member, executor and
+// authorized_by. One left out (or "") is the principal where the operation
+// requires it, and always for actor and author (list_activity's optional
+// member stays out). One that names anyone else is refused as forbidden at
+// its path (/actor…), so a token cannot pass the capsule's rule 4 as the
+// run's executor. The exception is a new run's executor and authorized_by:
+// the scope playbook:delegate (or playbook:delegate:<playbook>, or admin)
+// lets run_definition name others, as a person's token starting a run for
+// an agent, or a scheduler's for the person who authorized it. It grants
+// nothing else: run_definition still needs playbook:write.
 package serve

@@ -38,6 +38,14 @@ func (r route) literals() int {
 
 func isParam(seg string) bool { return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") }
 
+// paramName is the argument a segment in braces takes, and whether it
+// takes the rest of the path ({name...}).
+func paramName(seg string) (name string, rest bool) {
+	name = seg[1 : len(seg)-1]
+	name, rest = strings.CutSuffix(name, "...")
+	return name, rest
+}
+
 func splitPath(p string) []string {
 	p = strings.Trim(p, "/")
 	if p == "" {
@@ -66,17 +74,27 @@ func match(routes []route, method string, segs []string) (*route, map[string]str
 	var allow []string
 	for i := range routes {
 		r := &routes[i]
-		if len(r.segs) != len(segs) {
+		n := len(r.segs)
+		rest := false
+		if n > 0 && isParam(r.segs[n-1]) {
+			_, rest = paramName(r.segs[n-1])
+		}
+		if len(segs) != n && !(rest && len(segs) > n) {
 			continue
 		}
 		ps, ok := map[string]string{}, true
 		for j, s := range r.segs {
 			if isParam(s) {
-				if segs[j] == "" {
+				name, tail := paramName(s)
+				v := segs[j]
+				if tail {
+					v = strings.Join(segs[j:], "/")
+				}
+				if v == "" {
 					ok = false
 					break
 				}
-				ps[s[1:len(s)-1]] = segs[j]
+				ps[name] = v
 			} else if s != segs[j] {
 				ok = false
 				break

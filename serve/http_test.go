@@ -134,9 +134,9 @@ func TestRefusalStatuses(t *testing.T) {
 		code                      string
 	}{
 		{"400", admin, "POST", "/v1/orgs/acme/playbooks", map[string]any{"playbook": "No!", "name": "x"}, 400, "invalid_input"},
-		{"401 none", "", "GET", "/v1/orgs/acme/playbooks", nil, 401, "forbidden"},
-		{"401 bad", "quire_nottoken", "GET", "/v1/orgs/acme/playbooks", nil, 401, "forbidden"},
-		{"401 openapi", "", "GET", "/v1/openapi.json", nil, 401, "forbidden"},
+		{"401 none", "", "GET", "/v1/orgs/acme/playbooks", nil, 401, "unauthenticated"},
+		{"401 bad", "quire_nottoken", "GET", "/v1/orgs/acme/playbooks", nil, 401, "unauthenticated"},
+		{"401 mcp", "", "POST", "/mcp", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, 401, "unauthenticated"},
 		{"403", reader, "POST", "/v1/orgs/acme/playbooks", map[string]any{"playbook": "sales", "name": "Sales"}, 403, "forbidden"},
 		{"404 playbook", reader, "GET", "/v1/orgs/acme/playbooks/nowhere", nil, 404, "not_found"},
 		{"404 org", reader, "GET", "/v1/orgs/globex/playbooks", nil, 404, "not_found"},
@@ -151,6 +151,11 @@ func TestRefusalStatuses(t *testing.T) {
 				t.Fatalf("%s %s: %d %v, want %d %s", tc.method, tc.path, st, out, tc.status, tc.code)
 			}
 		})
+	}
+	// The OpenAPI document is read without a token, and says 401 is
+	// unauthenticated.
+	if st, raw := c.doRaw("GET", "/v1/openapi.json", nil); st != 200 || !strings.Contains(string(raw), `"unauthenticated"`) {
+		t.Fatalf("GET /v1/openapi.json without a token: %d %.200s", st, raw)
 	}
 }
 
@@ -285,5 +290,31 @@ func TestRoutesAreDistinct(t *testing.T) {
 			t.Errorf("%s and %s share the route %s", other, op.Name, key)
 		}
 		seen[key] = op.Name
+	}
+}
+
+// A nested artifact name takes the rest of the path, with or without %2F,
+// and the OpenAPI document says so.
+func TestNestedArtifactPath(t *testing.T) {
+	l := newLedger(t)
+	runID := startRun(t, l, seed(t, l))
+	_, c := newTestServer(t, newServer(l, true, nil))
+	base := "/v1/orgs/acme/playbooks/finance/runs/" + runID + "/artifacts/"
+	for name, path := range map[string]string{"reports/2026/q3.csv": "reports/2026/q3.csv", "raw/a.json": "raw%2Fa.json"} {
+		st, out := c.do("PUT", base+path, map[string]any{"content": "x", "actor": "agent-7"})
+		if st != 200 {
+			t.Fatalf("PUT %s: %d %v", path, st, out)
+		}
+		run := mustCall(t, l, "get_run", map[string]any{"playbook": "finance", "run_id": runID})
+		if _, err := os.Stat(l.V.Abs(run["path"].(string) + "/artifacts/" + name)); err != nil {
+			t.Fatalf("PUT %s: %v", path, err)
+		}
+	}
+	if st, out := c.do("PUT", base+"reports/", map[string]any{"content": "x", "actor": "agent-7"}); st == 200 {
+		t.Fatalf("a name ending in a slash: %d %v", st, out)
+	}
+	doc := toJSON(OpenAPI())
+	if !strings.Contains(doc, `"/v1/orgs/{org}/playbooks/{playbook}/runs/{run_id}/artifacts/{name}"`) || !strings.Contains(doc, "the rest of the path") {
+		t.Fatalf("the OpenAPI document does not say a name takes the rest of the path")
 	}
 }

@@ -186,13 +186,6 @@ func NewMCPServer(l *ledger.Ledger) *mcp.Server {
 	return newServer(l, true, nil).mcpServer(false)
 }
 
-// ServeStdio serves MCP over standard input and output until the client
-// goes or ctx ends. Whoever starts the process may do anything the vault
-// allows, so it takes no token.
-func ServeStdio(ctx context.Context, l *ledger.Ledger) error {
-	return NewMCPServer(l).Run(ctx, &mcp.StdioTransport{MaxLineLength: 2 * MaxBody})
-}
-
 // mcpHTTP is the streamable HTTP transport at /mcp.
 func (s *server) mcpHTTP() http.Handler {
 	srv := s.mcpServer(true)

@@ -124,6 +124,9 @@ type caller struct {
 	t       *testing.T
 	cs      *mcp.ClientSession
 	schemas map[string]*jsonschema.Schema
+	// principal is the token's, when the session has one: the story's
+	// executor and authorizer, since a token acts only as its principal.
+	principal string
 }
 
 func (c *caller) call(name string, args map[string]any) (map[string]any, *mcp.CallToolResult) {
@@ -190,15 +193,19 @@ func runStory(t *testing.T, c *caller, actor string) (runID string) {
 		t.Log("the table has no run operations yet; the run's story is left out")
 		return ""
 	}
+	executor, authorizer := "agent-7", "ana"
+	if c.principal != "" {
+		executor, authorizer = c.principal, c.principal
+	}
 	run := c.ok("run_definition", map[string]any{"playbook": "finance", "type": "workflow", "name": "close-the-month",
-		"member_of": []string{project}, "executor": "agent-7", "authorized_by": "ana"})
+		"member_of": []string{project}, "executor": executor, "authorized_by": authorizer})
 	runID = run["run_id"].(string)
-	c.ok("record_event", map[string]any{"playbook": "finance", "run_id": runID, "event": "step_started", "step": "do/0/reconcile", "actor": "agent-7"})
+	c.ok("record_event", map[string]any{"playbook": "finance", "run_id": runID, "event": "step_started", "step": "do/0/reconcile", "actor": executor})
 	c.ok("record_event", map[string]any{"playbook": "finance", "run_id": runID, "event": "step_completed", "step": "do/0/reconcile",
-		"detail": "Reconciled 412 entries", "actor": "agent-7"})
-	c.ok("append_thread", map[string]any{"playbook": "finance", "run_id": runID, "text": "Reconciled; the close is next.", "actor": "agent-7"})
+		"detail": "Reconciled 412 entries", "actor": executor})
+	c.ok("append_thread", map[string]any{"playbook": "finance", "run_id": runID, "text": "Reconciled; the close is next.", "actor": executor})
 	end := c.ok("end_run", map[string]any{"playbook": "finance", "run_id": runID, "status": "succeeded",
-		"output": map[string]any{"month": "2026-10", "revenue": 182450}, "actor": "agent-7"})
+		"output": map[string]any{"month": "2026-10", "revenue": 182450}, "actor": executor})
 	if end["status"] != "succeeded" {
 		t.Fatalf("end_run: %v", end)
 	}
@@ -211,6 +218,20 @@ func runStory(t *testing.T, c *caller, actor string) (runID string) {
 		page, _ := got["page"].(map[string]any)
 		if page["result"] != "2026-10 closed with $182,450 of revenue." {
 			t.Fatalf("get_run page: %v", got["page"])
+		}
+	}
+	// The page's reads, with the views' standing, each checked against its
+	// output schema by call.
+	if strings.Contains(workflowSource(t), "page:") {
+		def := map[string]any{"playbook": "finance", "type": "workflow", "name": "close-the-month"}
+		for _, op := range []string{"get_definition", "render_page"} {
+			if page, _ := c.ok(op, def)["page"].(map[string]any); page["standing"] == nil {
+				t.Fatalf("%s: no page.standing: %v", op, page)
+			}
+		}
+		c.ok("update_playbook", map[string]any{"playbook": "finance", "page": playbookPage(t)})
+		if page, _ := c.ok("render_playbook_page", map[string]any{"playbook": "finance"})["page"].(map[string]any); page["standing"] == nil {
+			t.Fatalf("render_playbook_page: no page.standing: %v", page)
 		}
 	}
 	c.refused("get_run", map[string]any{"playbook": "finance", "run_id": "019a4012-7c3e-7d10-9b2a-4e6f8a1c2d3e"}, "not_found")
@@ -229,7 +250,7 @@ func runStory(t *testing.T, c *caller, actor string) (runID string) {
 		t.Fatal("a run that is not there was read")
 	}
 	if _, ok := ledger.Lookup("make_comment"); ok {
-		cm := c.ok("make_comment", map[string]any{"playbook": "finance", "address": "finance/runs/" + runID, "text": "Revenue looks right.", "author": "ana"})
+		cm := c.ok("make_comment", map[string]any{"playbook": "finance", "address": "finance/runs/" + runID, "text": "Revenue looks right.", "author": authorizer})
 		if cm["address"] != "finance/runs/"+runID {
 			t.Fatalf("make_comment: %v", cm)
 		}
@@ -287,7 +308,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &caller{t: t, cs: cs, schemas: rc.schemas}
+	c := &caller{t: t, cs: cs, schemas: rc.schemas, principal: "ana"}
 	runID := runStory(t, c, "ana")
 	// The reader reads what the admin wrote, resources included.
 	rc.ok("get_playbook", map[string]any{"playbook": "finance"})

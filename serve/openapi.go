@@ -18,13 +18,12 @@ var refusalSchema = map[string]any{
 	"properties": map[string]any{
 		"error": map[string]any{
 			"type":     "object",
-			"required": []string{"code", "message"},
+			"required": []string{"code", "message", "issues"},
 			"properties": map[string]any{
-				"code": map[string]any{"enum": []string{string(refusal.InvalidInput), string(refusal.NotFound),
-					string(refusal.Conflict), string(refusal.Forbidden), string(refusal.Unavailable)}},
+				"code":    map[string]any{"enum": refusal.Codes, "description": "unauthenticated (401) is a request without a token this vault knows; forbidden (403) a token without the scope, or an argument naming another principal than the token's"},
 				"kind":    map[string]any{"type": "string"},
 				"message": map[string]any{"type": "string"},
-				"issues": map[string]any{"type": "array", "items": map[string]any{
+				"issues": map[string]any{"type": "array", "minItems": 1, "description": "at least one; each names the argument at fault by its JSON pointer (\"\" is the whole call or body)", "items": map[string]any{
 					"type":     "object",
 					"required": []string{"path", "message"},
 					"properties": map[string]any{
@@ -49,7 +48,7 @@ func OpenAPI() map[string]any {
 		if op.Method == "" || op.Path == "" {
 			continue
 		}
-		p := "/v1/orgs/{org}" + op.Path
+		p := "/v1/orgs/{org}" + strings.ReplaceAll(op.Path, "...}", "}")
 		item, _ := paths[p].(map[string]any)
 		if item == nil {
 			item = map[string]any{}
@@ -68,7 +67,7 @@ func OpenAPI() map[string]any {
 			"title":   "quire",
 			"version": Version,
 			"description": "quire's operations over HTTP: the same table that MCP serves as tools and quire call runs. " +
-				"A refused call answers the refusal object with 400 (invalid_input), 401 (no or bad token), 403 (forbidden), " +
+				"A refused call answers the refusal object with 400 (invalid_input), 401 (unauthenticated: no token, or one this vault does not know), 403 (forbidden), " +
 				"404 (not_found), 409 (conflict), 413 (a body over 1 MiB, or sample_output over 256 KiB), 500 (a fault) or 503 (unavailable).",
 		},
 		"servers":  []any{map[string]any{"url": "/"}},
@@ -77,7 +76,7 @@ func OpenAPI() map[string]any {
 		"components": map[string]any{
 			"securitySchemes": map[string]any{
 				"bearer": map[string]any{"type": "http", "scheme": "bearer",
-					"description": "A token of quire token create. Its scopes: playbook:read, playbook:write, admin (each implying the ones before), or playbook:read:<playbook> and playbook:write:<playbook> for one playbook."},
+					"description": "A token of quire token create; every route but /v1/openapi.json needs one once the vault has any. Its scopes: playbook:read, playbook:write, admin (each implying the ones before), or playbook:read:<playbook> and playbook:write:<playbook> for one playbook; playbook:delegate (or playbook:delegate:<playbook>, or admin) lets run_definition name another executor or authorized_by than the token's principal. A call acts as the token's principal: an actor, author, member, executor or authorized_by naming someone else is refused (forbidden)."},
 			},
 			"schemas": map[string]any{"Refusal": refusalSchema},
 			"responses": map[string]any{
@@ -99,9 +98,16 @@ func openAPIOperation(op *ledger.Op) map[string]any {
 		if !isParam(seg) {
 			continue
 		}
-		name := seg[1 : len(seg)-1]
+		name, rest := paramName(seg)
 		pathParams[name] = true
-		params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": propSchema(in, name)})
+		param := map[string]any{"name": name, "in": "path", "required": true, "schema": propSchema(in, name)}
+		if rest {
+			// OpenAPI's path templates take one segment; quire takes the
+			// rest of the path, so a nested name needs no %2F.
+			param["description"] = "the rest of the path, slashes and all: .../artifacts/reports/q3.csv names reports/q3.csv (%2F works too)"
+			param["x-quire-rest-of-path"] = true
+		}
+		params = append(params, param)
 	}
 	body := op.Method == http.MethodPost || op.Method == http.MethodPut || op.Method == http.MethodPatch
 	rest := in.CloneSchemas()

@@ -54,7 +54,7 @@ func TestOpenAPIStructure(t *testing.T) {
 			o := v.(map[string]any)
 			id := o["operationId"].(string)
 			op, ok := ledger.Lookup(id)
-			if !ok || "/v1/orgs/{org}"+op.Path != p || strings.ToLower(op.Method) != method {
+			if !ok || "/v1/orgs/{org}"+strings.ReplaceAll(op.Path, "...}", "}") != p || strings.ToLower(op.Method) != method {
 				t.Fatalf("%s %s: operationId %s does not match the table", method, p, id)
 			}
 			if seen[id] {

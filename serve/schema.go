@@ -4,6 +4,8 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,10 +18,26 @@ import (
 // The JSON Schemas of an operation's arguments and answer are inferred from
 // its Go types by the go-sdk's jsonschema package: a struct is an object
 // without other properties, a field without omitempty is required, and a
-// field's `jsonschema:"…"` tag is its description. A type with its own
-// MarshalJSON or UnmarshalJSON (json.RawMessage, an event line…) writes JSON
-// the struct does not show, so it takes the schema that allows any value;
-// time.Time is a string.
+// field's `jsonschema:"…"` tag is its description; time.Time is a string.
+//
+// A type with its own MarshalJSON or UnmarshalJSON (json.RawMessage, an
+// event line, fold.Standing…) writes JSON its fields do not show. Such a
+// type may say what its JSON takes by the Go types it writes (JSONForms);
+// its schema is then anyOf the schemas of those types, which stays true as
+// long as its MarshalJSON writes them. Any other such type is any value.
+//
+// jsonschema-go reads a pointer *T as T's schema with "null" added to its
+// types, and a schema of its TypeSchemas is taken as it is. For a type that
+// encodes itself that rule is false: any value has no type to add "null"
+// to, and gets null alone ({"type": ["null"]}, as page.standing, a
+// *fold.Standing, was declared), and anyOf forms would refuse the null the
+// pointer allows. So each such type is inferred as a placeholder, and
+// resolve puts its schema in its place, adding null as a form of its own
+// where jsonschema-go saw a pointer.
+
+// jsonForms is a type that encodes itself and says how: JSONForms answers
+// a value of each Go type its MarshalJSON writes.
+type jsonForms interface{ JSONForms() []any }
 
 var (
 	schemaMu    sync.Mutex
@@ -33,23 +51,96 @@ var (
 	timeT          = reflect.TypeFor[time.Time]()
 )
 
+// placeholder marks where a type that encodes itself was inferred.
+const placeholder = "quire:self-encoding:"
+
 // schemaOf is the schema of t, cached; callers must not change it (Clone
 // first).
 func schemaOf(t reflect.Type) *jsonschema.Schema {
 	schemaMu.Lock()
 	defer schemaMu.Unlock()
+	return inferLocked(t, 0)
+}
+
+func inferLocked(t reflect.Type, depth int) *jsonschema.Schema {
 	if s, ok := schemaCache[t]; ok {
 		return s
 	}
+	var selfs []reflect.Type
 	custom := map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[any](): anyValue()}
-	collectCustom(t, custom, map[reflect.Type]bool{})
+	collectCustom(t, custom, &selfs, map[reflect.Type]bool{})
 	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{IgnoreInvalidTypes: true, TypeSchemas: custom})
 	if err != nil {
 		// A cycle or a type JSON cannot carry: any value, rather than no tool.
 		s = anyValue()
 	}
+	own := make([]*jsonschema.Schema, len(selfs))
+	for i, st := range selfs {
+		own[i] = selfSchema(st, depth)
+	}
+	resolve(s, own)
 	schemaCache[t] = s
 	return s
+}
+
+// selfSchema is the schema of a type that encodes itself: anyOf its forms,
+// or any value.
+func selfSchema(t reflect.Type, depth int) *jsonschema.Schema {
+	f, ok := reflect.Zero(t).Interface().(jsonForms)
+	if !ok {
+		if pf, pok := reflect.New(t).Interface().(jsonForms); pok {
+			f, ok = pf, true
+		}
+	}
+	if !ok || depth > 8 {
+		return anyValue()
+	}
+	s := &jsonschema.Schema{}
+	for _, form := range f.JSONForms() {
+		s.AnyOf = append(s.AnyOf, inferLocked(reflect.TypeOf(form), depth+1).CloneSchemas())
+	}
+	if len(s.AnyOf) == 1 {
+		s = s.AnyOf[0]
+	}
+	return s
+}
+
+// resolve puts the schema of each type that encodes itself where its
+// placeholder is; where jsonschema-go added null (a pointer), null is a form
+// of its own, unless the schema is any value, which allows null already.
+func resolve(s *jsonschema.Schema, own []*jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if n, ok := strings.CutPrefix(s.Comment, placeholder); ok {
+		i, _ := strconv.Atoi(n)
+		r := own[i].CloneSchemas()
+		if slices.Contains(s.Types, "null") && (r.Type != "" || len(r.Types) > 0 || len(r.AnyOf) > 0) {
+			if len(r.AnyOf) > 0 {
+				r.AnyOf = append([]*jsonschema.Schema{{Type: "null"}}, r.AnyOf...)
+			} else {
+				r = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "null"}, r}}
+			}
+		}
+		if s.Description != "" {
+			r.Description = s.Description // the field's own words
+		}
+		*s = *r
+		return
+	}
+	for _, p := range s.Properties {
+		resolve(p, own)
+	}
+	for _, d := range s.Defs {
+		resolve(d, own)
+	}
+	for _, list := range [][]*jsonschema.Schema{s.PrefixItems, s.AnyOf, s.AllOf, s.OneOf} {
+		for _, c := range list {
+			resolve(c, own)
+		}
+	}
+	resolve(s.Items, own)
+	resolve(s.AdditionalProperties, own)
 }
 
 // anyValue is the schema that allows any JSON value, written as an object
@@ -58,8 +149,9 @@ func anyValue() *jsonschema.Schema {
 	return &jsonschema.Schema{Description: "any JSON value"}
 }
 
-// collectCustom finds the types under t that encode themselves.
-func collectCustom(t reflect.Type, out map[reflect.Type]*jsonschema.Schema, seen map[reflect.Type]bool) {
+// collectCustom finds the types under t that encode themselves, each with
+// its placeholder, in selfs' order.
+func collectCustom(t reflect.Type, out map[reflect.Type]*jsonschema.Schema, selfs *[]reflect.Type, seen map[reflect.Type]bool) {
 	if seen[t] {
 		return
 	}
@@ -68,19 +160,20 @@ func collectCustom(t reflect.Type, out map[reflect.Type]*jsonschema.Schema, seen
 		pt := reflect.PointerTo(t)
 		if t.Implements(marshalerT) || pt.Implements(marshalerT) || pt.Implements(unmarshalerT) ||
 			(t.Kind() != reflect.String && (t.Implements(textMarshalerT) || pt.Implements(textMarshalerT))) {
-			out[t] = anyValue()
+			out[t] = &jsonschema.Schema{Comment: placeholder + strconv.Itoa(len(*selfs))}
+			*selfs = append(*selfs, t)
 			return
 		}
 	}
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Slice, reflect.Array:
-		collectCustom(t.Elem(), out, seen)
+		collectCustom(t.Elem(), out, selfs, seen)
 	case reflect.Map:
-		collectCustom(t.Elem(), out, seen)
+		collectCustom(t.Elem(), out, selfs, seen)
 	case reflect.Struct:
 		for i := 0; i < t.NumField(); i++ {
 			if f := t.Field(i); f.IsExported() {
-				collectCustom(f.Type, out, seen)
+				collectCustom(f.Type, out, selfs, seen)
 			}
 		}
 	}

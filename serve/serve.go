@@ -66,8 +66,9 @@ func (o *Options) defaults() {
 //	GET /v1/openapi.json the OpenAPI 3.1 document of those routes
 //	/mcp                 MCP over streamable HTTP, one tool per operation
 //
-// Every request needs a bearer token of quire.yaml, except while the vault
-// has none and opts.Open is set. Panics answer 500 and the handler goes on.
+// Every request but GET /v1/openapi.json needs a bearer token of
+// quire.yaml, except while the vault has none and opts.Open is set.
+// Panics answer 500 and the handler goes on.
 func Handler(l *ledger.Ledger, opts Options) http.Handler {
 	return newServer(l, opts.Open, opts.Logger).handler()
 }
@@ -76,20 +77,6 @@ func (s *server) handler() http.Handler {
 	routes := routesOf(ledger.Ops())
 	mux := http.NewServeMux()
 	mux.Handle("/v1/orgs/", s.api(routes))
-	mux.HandleFunc("/v1/openapi.json", func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET")
-			writeStatus(w, http.StatusMethodNotAllowed, refusal.New(refusal.InvalidInput, "/v1/openapi.json takes GET"))
-			return
-		}
-		b, err := answerJSON(OpenAPI())
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(append(b, '\n'))
-	})
 	mcpH := s.mcpHTTP()
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > MaxBody+64<<10 {
@@ -109,7 +96,25 @@ func (s *server) handler() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, refusal.New(refusal.Forbidden, "a cross-origin %s from a browser is refused", r.Method))
 	}))
-	return s.recovered(s.authed(cop.Handler(mux)))
+	// The OpenAPI document is read without a token: it says how to get
+	// one, and holds nothing of the vault.
+	top := http.NewServeMux()
+	top.Handle("/", s.authed(cop.Handler(mux)))
+	top.HandleFunc("/v1/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET")
+			writeStatus(w, http.StatusMethodNotAllowed, refusal.New(refusal.InvalidInput, "/v1/openapi.json takes GET"))
+			return
+		}
+		b, err := answerJSON(OpenAPI())
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(append(b, '\n'))
+	})
+	return s.recovered(top)
 }
 
 // Run serves HTTP (the API, the OpenAPI document and MCP) on opts.Addr

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -104,5 +105,75 @@ func TestRunServesAndStops(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("Run did not stop")
+	}
+}
+
+// One message over 2 MiB, or a line that is not JSON, is answered with a
+// JSON-RPC error and quire mcp goes on serving: through the binary, with
+// the go-sdk client and with raw lines.
+func TestStdioSurvivesAnOversizedMessage(t *testing.T) {
+	l := newLedger(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "QUIRE_TEST_STDIO="+l.V.Root())
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "quire-test", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	huge := strings.Repeat("a", MaxStdioMessage+10)
+	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_project", Arguments: map[string]any{"name": huge}})
+	if err == nil || !strings.Contains(err.Error(), "2 MiB") {
+		t.Fatalf("a 2 MiB message: %v", err)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_project", Arguments: map[string]any{"name": "After"}})
+	if err != nil || res.IsError {
+		t.Fatalf("after a 2 MiB message: %v %+v", err, res)
+	}
+
+	// Raw lines: the id of an oversized request is found wherever it is at
+	// its top level; a line that is not JSON answers a parse error.
+	raw := exec.Command(os.Args[0], "-test.run=^$")
+	raw.Env = append(os.Environ(), "QUIRE_TEST_STDIO="+l.V.Root())
+	stdin, _ := raw.StdinPipe()
+	stdout, _ := raw.StdoutPipe()
+	if err := raw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Wait()
+	defer stdin.Close()
+	go func() {
+		fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+		fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"create_project","arguments":{"name":"%s","id":7}},"id":"big-one"}`+"\n", huge)
+		fmt.Fprintln(stdin, `this is not JSON`)
+		fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_playbooks","arguments":{}}}`)
+	}()
+	dec := json.NewDecoder(stdout)
+	want := []struct {
+		id   string
+		code int
+	}{{"1", 0}, {`"big-one"`, -32600}, {"null", -32700}, {"3", 0}}
+	for _, w := range want {
+		var m struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Code int             `json:"code"`
+				Data json.RawMessage `json:"data"`
+			} `json:"error"`
+		}
+		if err := dec.Decode(&m); err != nil {
+			t.Fatalf("waiting for the answer to %s: %v", w.id, err)
+		}
+		got := 0
+		if m.Error != nil {
+			got = m.Error.Code
+			if !strings.Contains(string(m.Error.Data), `"invalid_input"`) {
+				t.Errorf("the error's data: %s", m.Error.Data)
+			}
+		}
+		if string(m.ID) != w.id || got != w.code {
+			t.Fatalf("answer %s %d, want %s %d", m.ID, got, w.id, w.code)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"quire/ledger"
 )
@@ -152,4 +153,46 @@ func TestTokensOverHTTP(t *testing.T) {
 func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// A token past its expiry is refused as an unknown one (401
+// unauthenticated); a good one's last use is listed, not committed.
+func TestTokenExpiryAndLastUse(t *testing.T) {
+	l := newLedger(t)
+	now := l.Now
+	l.Now = func() time.Time { return now().Add(-91 * 24 * time.Hour) }
+	old, oldInfo, err := NewToken(l, "ana", []string{"playbook:read"}, 90*24*time.Hour)
+	l.Now = now
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, info, _ := NewToken(l, "rui", []string{"playbook:read"}, 90*24*time.Hour)
+	if exp, _ := time.Parse(time.RFC3339, info.Expires); exp.Sub(now()) < 89*24*time.Hour {
+		t.Fatalf("a token of 90 days expires %s", info.Expires)
+	}
+	_, c := newTestServer(t, newServer(l, true, nil))
+	st, out := c.with(old).do("GET", "/v1/orgs/acme/playbooks", nil)
+	if st != 401 || code(out) != "unauthenticated" {
+		t.Fatalf("an expired token: %d %v", st, out)
+	}
+	if st, out := c.with(fresh).do("GET", "/v1/orgs/acme/playbooks", nil); st != 200 {
+		t.Fatalf("a fresh token: %d %v", st, out)
+	}
+	toks, _ := ListTokens(l)
+	for _, tk := range toks {
+		if (tk.ID == info.ID) != (tk.LastUsed != "") || (tk.ID == oldInfo.ID && tk.Expires != oldInfo.Expires) {
+			t.Fatalf("ListTokens: %+v", toks)
+		}
+	}
+	if st, _ := exec.Command("git", "-C", l.V.Root(), "status", "--porcelain").Output(); len(st) != 0 {
+		t.Fatalf("git status after a use:\n%s", st)
+	}
+	for _, bad := range []string{"0d", "-3d", "soon", "90", "1.5d"} {
+		if _, err := ParseExpiry(bad); err == nil {
+			t.Errorf("--expires %s was taken", bad)
+		}
+	}
+	if d, err := ParseExpiry("90d"); err != nil || d != 90*24*time.Hour {
+		t.Errorf("90d: %v %v", d, err)
+	}
 }

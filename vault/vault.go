@@ -38,6 +38,9 @@ type Token struct {
 	Scopes    []string `yaml:"scopes"`
 	SHA256    string   `yaml:"sha256"`
 	Created   string   `yaml:"created"`
+	// Expires is when the token stops being taken (RFC 3339); never when
+	// empty.
+	Expires string `yaml:"expires,omitempty"`
 }
 
 // Vault is an open vault. Its methods are safe for concurrent use; writes

@@ -34,6 +34,12 @@ var targets = []target{
 	{bench: "BenchmarkFoldExamples/close-the-month", metric: "node-events/s", what: "issue 4: the same in Node.js"},
 	{bench: "BenchmarkFoldExamples/fulfill-order", metric: "events/s", what: "issue 4: fulfill-order, 100,000 events, whole keeper path"},
 	{bench: "BenchmarkFoldExamples/fulfill-order", metric: "node-events/s", what: "issue 4: the same in Node.js"},
+	{bench: "BenchmarkShapeCheckCost/morning-social-content", metric: "events/s", what: "issue 11: pages of 1,000 folded, shapes checked after every fold in the sandbox"},
+	{bench: "BenchmarkShapeCheckCost/morning-social-content", metric: "page-check-events/s", what: "issue 11: the same pages, shapes checked in Go once a page (as before)"},
+	{bench: "BenchmarkShapeCheckCost/close-the-month", metric: "events/s", what: "issue 11: the same, shapes after every fold"},
+	{bench: "BenchmarkShapeCheckCost/close-the-month", metric: "page-check-events/s", what: "issue 11: the same, shapes once a page"},
+	{bench: "BenchmarkShapeCheckCost/fulfill-order", metric: "events/s", what: "issue 11: the same, shapes after every fold"},
+	{bench: "BenchmarkShapeCheckCost/fulfill-order", metric: "page-check-events/s", what: "issue 11: the same, shapes once a page"},
 	{bench: "BenchmarkFoldMorning", metric: "catchup-µs", what: "issue 4: one new event after 100,000 events: one incremental fold (CatchUp)"},
 	{bench: "BenchmarkFoldMorning", metric: "rebuild-ms", what: "issue 4: the same views folded from the start of the 100,000 events"},
 	{bench: "BenchmarkGetDefinitionFulfillOrder", metric: "ms/op", max: 2, what: "issue 5: get_definition of fulfill-order over live views"},
@@ -87,6 +93,10 @@ func summarize(r io.Reader, w io.Writer) {
 		fmt.Fprintf(w, "%-36s %12.3f %-11s [%d]  %s%s\n", t.bench, med, t.metric, len(vs), t.what, verdict)
 	}
 	for _, pg := range []string{"morning-social-content", "close-the-month", "fulfill-order"} {
+		if c := values["BenchmarkShapeCheckCost/"+pg]; len(c["events/s"]) > 0 && len(c["page-check-events/s"]) > 0 {
+			q, p := median(c["events/s"]), median(c["page-check-events/s"])
+			fmt.Fprintf(w, "fold ratio %-24s shapes after every fold / once a page = %.3f (%.0f vs %.0f events/s)\n", pg, q/p, q, p)
+		}
 		m := values["BenchmarkFoldExamples/"+pg]
 		if q, n := m["events/s"], m["node-events/s"]; len(q) > 0 && len(n) > 0 {
 			fmt.Fprintf(w, "fold ratio %-24s QuickJS sandbox / Node.js = %.3f (%.0f vs %.0f events/s)\n", pg, median(q)/median(n), median(q), median(n))

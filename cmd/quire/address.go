@@ -54,7 +54,7 @@ func activityCommand(e *env) *cli.Command {
 		},
 		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 			args := map[string]any{"playbook": c.String("playbook"), "since": c.String("since"), "member": c.String("member")}
-			if c.Int("limit") > 0 {
+			if c.IsSet("limit") {
 				args["limit"] = c.Int("limit")
 			}
 			return callAndShow(e, c, l, "list_activity", args, func(res any) {

@@ -104,3 +104,84 @@ func TestFlagsAfterArguments(t *testing.T) {
 		}
 	}
 }
+
+// quire token create --expires, list and revoke: the token is printed once
+// and found nowhere after, its id is printed, and list shows what it is.
+func TestCLITokens(t *testing.T) {
+	dir, v, _ := newCLIVault(t)
+	code, tok, errs := quire(t, "", v, "token", "create", "--principal", "ana", "--scope", "playbook:write", "--scope", "playbook:delegate:finance", "--expires", "90d")
+	id := regexp.MustCompile(`tok-[0-9a-f]{12}`).FindString(errs)
+	if code != 0 || !strings.HasPrefix(tok, "quire_") || id == "" || !strings.Contains(errs, "expires 20") {
+		t.Fatalf("token create: %d %q %q", code, tok, errs)
+	}
+	tok = strings.TrimSpace(tok)
+	if code, _, errs := quire(t, "", v, "token", "create", "--principal", "ana", "--scope", "admin", "--expires", "soon"); code != 1 || !strings.Contains(errs, "/expires") {
+		t.Fatalf("--expires soon: %d %s", code, errs)
+	}
+	code, out, _ := quire(t, "", v, "token", "list")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "ID  ") || !strings.Contains(lines[0], "LAST USED") ||
+		!regexp.MustCompile(`^`+id+`\s+ana\s+playbook:write,playbook:delegate:finance\s+\S+Z\s+\S+Z\s+never$`).MatchString(lines[1]) {
+		t.Fatalf("token list: %d\n%s", code, out)
+	}
+	code, out, _ = quire(t, "", v, "token", "list", "--json")
+	if code != 0 || !strings.Contains(out, `"id": "`+id+`"`) || !strings.Contains(out, `"expires": "`) {
+		t.Fatalf("token list --json: %d %s", code, out)
+	}
+	yaml, _ := os.ReadFile(filepath.Join(dir, "quire.yaml"))
+	for _, where := range []string{out, string(yaml)} {
+		if strings.Contains(where, tok) || strings.Contains(where, tok[len("quire_"):]) {
+			t.Fatalf("the token itself is written: %s", where)
+		}
+	}
+	if code, out, _ := quire(t, "", v, "token", "revoke", id); code != 0 || !strings.Contains(out, "Revoked "+id) {
+		t.Fatalf("token revoke: %d %s", code, out)
+	}
+	if code, _, errs := quire(t, "", v, "token", "revoke", id); code != 1 || !strings.Contains(errs, "no token") {
+		t.Fatalf("token revoke twice: %d %s", code, errs)
+	}
+	if code, out, _ := quire(t, "", v, "token", "list"); code != 0 || strings.Contains(out, id) {
+		t.Fatalf("token list after revoke: %d %s", code, out)
+	}
+}
+
+// quire call prints every refusal with its issues, at the argument at fault.
+func TestCLIRefusalIssues(t *testing.T) {
+	_, v, _ := newCLIVault(t)
+	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
+	for _, c := range [][3]string{
+		{"get_run", `{"playbook":"finance","run_id":"019a4012-7c3e-7d10-9b2a-4e6f8a1c2d3e"}`, "/run_id"},
+		{"get_playbook", `{"playbook":"nowhere"}`, "/playbook"},
+		{"get_definition", `{"playbook":"finance","type":"workflow","name":"nowhere"}`, "/name"},
+	} {
+		op, args, at := c[0], c[1], c[2]
+		code, out, _ := quire(t, "", v, "call", op, "--args", args)
+		var r struct {
+			Error struct {
+				Code   string
+				Issues []struct{ Path string }
+			}
+		}
+		if code != 1 || json.Unmarshal([]byte(out), &r) != nil || r.Error.Code != "not_found" || len(r.Error.Issues) != 1 || r.Error.Issues[0].Path != at {
+			t.Errorf("%s %s: %d %s", op, args, code, out)
+		}
+	}
+}
+
+// --limit 0 and limit: 0 are refused; a run's input nests at most 512 levels.
+func TestCLILimitZeroAndADeepInput(t *testing.T) {
+	_, v, project := newCLIVault(t)
+	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
+	quire(t, "", v, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
+	if code, _, errs := quire(t, "", v, "runs", "--playbook", "finance", "--limit", "0"); code != 1 || !strings.Contains(errs, "/limit") {
+		t.Errorf("runs --limit 0: %d %s", code, errs)
+	}
+	if code, out, _ := quire(t, "", v, "call", "list_playbook_events", "--args", `{"playbook":"finance","limit":0}`); code != 1 || !strings.Contains(out, `"path": "/limit"`) {
+		t.Errorf("list_playbook_events limit 0: %d %s", code, out)
+	}
+	input := strings.Repeat("[", 513) + strings.Repeat("]", 513)
+	args := `{"playbook":"finance","type":"workflow","name":"close","member_of":["` + project + `"],"executor":"agent-7","authorized_by":"ana","input":` + input + `}`
+	if code, out, _ := quire(t, "", v, "call", "run_definition", "--args", args); code != 1 || !strings.Contains(out, `"path": "/input"`) {
+		t.Errorf("an input of 513 levels: %d %s", code, out)
+	}
+}

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"quire/fold"
 	"quire/ledger"
 	"quire/ledger/refusal"
 	"quire/vault"
@@ -66,7 +68,46 @@ func (e *env) printJSON(v any) error {
 var vaultFlag = &cli.StringFlag{Name: "vault", Usage: "the vault's folder", EnvVars: []string{"QUIRE_VAULT"}, Value: "."}
 
 func openLedger(c *cli.Context) (*ledger.Ledger, error) {
-	return ledger.Open(c.String("vault"))
+	l, err := ledger.Open(c.String("vault"))
+	if err != nil {
+		return nil, err
+	}
+	l.OnCatchUp = catchUpProgress(c.App.ErrWriter, time.Now)
+	return l, nil
+}
+
+// catchUpProgress prints on w (standard error: standard output keeps
+// what the command answers, JSON alone with --json) how a read folds what
+// is new for a page's views, once that has taken more than a second: the
+// events read of the history's, and how many a second; then about once a
+// second, and once more when it is done.
+func catchUpProgress(w io.Writer, now func() time.Time) func(string, fold.Progress) {
+	var last time.Time
+	return func(playbook string, p fold.Progress) {
+		if p.Elapsed < time.Second || (!p.Done && now().Sub(last) < time.Second) {
+			return
+		}
+		last = now()
+		rate := float64(p.Through-p.From) / p.Elapsed.Seconds()
+		verb := "folding"
+		if p.Done {
+			verb = "folded"
+		}
+		fmt.Fprintf(w, "quire: %s the history of %s for the views of %s: %s of %s events, %s events/s\n",
+			verb, playbook, p.ID, thousands(p.Through), thousands(p.Newest), thousands(int64(rate)))
+	}
+}
+
+// thousands writes n with a comma between each three digits.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // withLedger opens the vault for a command and closes it after.

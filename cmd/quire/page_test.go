@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"quire/fold"
+	"quire/ledger"
 )
 
 // quire page status and quire page render, as a person reads them: the
@@ -83,5 +90,91 @@ func TestCLIPageStatusAndRender(t *testing.T) {
 		`  at line 26 of the definition's document\n$`)
 	if code != 0 || !stalled.MatchString(out) {
 		t.Fatalf("status when stalled: %d %q", code, out)
+	}
+}
+
+// A read without a server that folds for more than a second says how it
+// goes on standard error: events read of the history's, and the rate;
+// before a second it says nothing.
+func TestCatchUpProgress(t *testing.T) {
+	var errb strings.Builder
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	p := catchUpProgress(&errb, func() time.Time { return at })
+	p("social", fold.Progress{ID: "workflow/morning-social-content", From: 0, Through: 1000, Newest: 12000, Elapsed: 500 * time.Millisecond})
+	if errb.Len() != 0 {
+		t.Fatalf("before a second: %q", errb.String())
+	}
+	at = at.Add(2 * time.Second)
+	p("social", fold.Progress{ID: "workflow/morning-social-content", From: 0, Through: 3000, Newest: 12000, Elapsed: 1500 * time.Millisecond})
+	p("social", fold.Progress{ID: "workflow/morning-social-content", From: 0, Through: 4000, Newest: 12000, Elapsed: 1700 * time.Millisecond})
+	p("social", fold.Progress{ID: "workflow/morning-social-content", From: 0, Through: 12000, Newest: 12000, Elapsed: 4 * time.Second, Done: true})
+	want := "quire: folding the history of social for the views of workflow/morning-social-content: 3,000 of 12,000 events, 2,000 events/s\n" +
+		"quire: folded the history of social for the views of workflow/morning-social-content: 12,000 of 12,000 events, 3,000 events/s\n"
+	if errb.String() != want {
+		t.Fatalf("progress\n%q\nwant\n%q", errb.String(), want)
+	}
+}
+
+// A CLI read folds everything that is new before it answers, whatever the
+// number of pages of records: runs with steps between them (records no
+// fold sees), and get_definition's page.standing is live at the newest
+// record with every run folded; standard output holds the JSON answer
+// alone. With QUIRE_TEST_LONG the history holds 1,200 records, past the
+// first page of 1,000; make test's holds 50 (every record_event commits,
+// so recording is what takes the time).
+func TestCLIReadFoldsEverything(t *testing.T) {
+	n := int64(50)
+	if os.Getenv("QUIRE_TEST_LONG") != "" {
+		n = 1200
+	}
+	dir, v, project := newCLIVault(t)
+	doc, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vault", "morning-social-content.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(op string, args any) any {
+		t.Helper()
+		a, _ := json.Marshal(args)
+		res, err := l.Call(context.Background(), op, a)
+		if err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		return res
+	}
+	call("create_playbook", map[string]any{"playbook": "social", "name": "Social"})
+	call("create_definition", map[string]any{"playbook": "social", "type": "workflow", "name": "morning-social-content", "source": string(doc)})
+	runs := 0
+	for {
+		if have, err := l.HistoryLen("social"); err != nil || have >= n {
+			break
+		}
+		r := call("run_definition", map[string]any{"playbook": "social", "type": "workflow", "name": "morning-social-content",
+			"member_of": []string{project}, "executor": "agent-7", "authorized_by": "ana"}).(*ledger.Run)
+		for j := range 20 {
+			call("record_event", map[string]any{"playbook": "social", "run_id": r.RunID, "event": "step_started", "step": fmt.Sprintf("draft-%d", j), "actor": "agent-7"})
+		}
+		call("end_run", map[string]any{"playbook": "social", "run_id": r.RunID, "status": "succeeded", "actor": "agent-7",
+			"output": map[string]any{"date": "2026-11-01", "posts": []any{map[string]any{"channel": "X", "title": "T", "url": "https://example.com/"}}}})
+		runs++
+	}
+	total, _ := l.HistoryLen("social")
+	l.Close()
+
+	code, out, _ := quire(t, "", v, "call", "get_definition", "--args", `{"playbook":"social","type":"workflow","name":"morning-social-content"}`)
+	var d struct {
+		Page struct {
+			Standing fold.Standing `json:"standing"`
+		} `json:"page"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &d) != nil {
+		t.Fatalf("get_definition: %d %q", code, out)
+	}
+	s := d.Page.Standing
+	if s.State != fold.StateLive || *s.Checkpoint != strconv.FormatInt(total, 10) || s.Folded != int64(runs) {
+		t.Fatalf("%d runs, %d records: %s", runs, total, out)
 	}
 }

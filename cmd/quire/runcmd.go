@@ -170,7 +170,7 @@ func runsCommand(e *env) *cli.Command {
 		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 			args := map[string]any{"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
 				"status": c.String("status"), "state": c.String("state")}
-			if c.Int("limit") > 0 {
+			if c.IsSet("limit") {
 				args["limit"] = c.Int("limit")
 			}
 			return callAndShow(e, c, l, "list_runs", args, func(res any) {

@@ -9,10 +9,13 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"quire/ledger"
+	"quire/ledger/refusal"
 	"quire/serve"
 )
 
@@ -53,18 +56,68 @@ func init() {
 			return &cli.Command{
 				Name: "token", Usage: "bearer tokens of quire serve",
 				Subcommands: []*cli.Command{{
-					Name: "create", Usage: "make a token (shown once; stored hashed in quire.yaml)",
+					Name: "create", Usage: "make a token (printed once on stdout, its id on stderr; stored hashed in quire.yaml)",
 					Flags: []cli.Flag{
 						&cli.StringFlag{Name: "principal", Required: true, Usage: "who the token acts as"},
-						&cli.StringSliceFlag{Name: "scope", Required: true, Usage: "playbook:read, playbook:write or admin, optionally :<playbook> (repeat)"},
+						&cli.StringSliceFlag{Name: "scope", Required: true, Usage: "playbook:read, playbook:write, admin or playbook:delegate, optionally :<playbook> (repeat)"},
+						&cli.StringFlag{Name: "expires", Usage: "how long it lasts, such as 90d, 12h or 30m; never when left out"},
 					},
 					Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-						tok, err := serve.CreateToken(l, c.String("principal"), c.StringSlice("scope"))
+						var ttl time.Duration
+						if c.IsSet("expires") {
+							var err error
+							if ttl, err = serve.ParseExpiry(c.String("expires")); err != nil {
+								return err
+							}
+						}
+						tok, info, err := serve.NewToken(l, c.String("principal"), c.StringSlice("scope"), ttl)
 						if err != nil {
 							return err
 						}
 						fmt.Fprintf(e.out, "%s\n", tok)
-						fmt.Fprintf(e.err, "Token for %s with %s; it is shown only now.\n", c.String("principal"), strings.Join(c.StringSlice("scope"), ", "))
+						until := "never expires"
+						if info.Expires != "" {
+							until = "expires " + info.Expires
+						}
+						fmt.Fprintf(e.err, "Token %s for %s with %s; it %s. The token is shown only now.\n",
+							info.ID, info.Principal, strings.Join(info.Scopes, ", "), until)
+						return nil
+					}),
+				}, {
+					Name: "list", Usage: "list the tokens: id, principal, scopes, created, expires, last used (never the token)",
+					Flags: []cli.Flag{jsonFlag},
+					Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+						toks, err := serve.ListTokens(l)
+						if err != nil {
+							return err
+						}
+						if c.Bool("json") {
+							return e.printJSON(toks)
+						}
+						tw := tabwriter.NewWriter(e.out, 2, 4, 2, ' ', 0)
+						fmt.Fprintln(tw, "ID\tPRINCIPAL\tSCOPES\tCREATED\tEXPIRES\tLAST USED")
+						or := func(s, none string) string {
+							if s == "" {
+								return none
+							}
+							return s
+						}
+						for _, t := range toks {
+							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Principal, strings.Join(t.Scopes, ","), t.Created,
+								or(t.Expires, "never"), or(t.LastUsed, "never"))
+						}
+						return tw.Flush()
+					}),
+				}, {
+					Name: "revoke", Usage: "revoke a token by its id: a running server refuses it from its next request", ArgsUsage: "ID",
+					Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+						if c.NArg() != 1 {
+							return refusal.Invalid("/id", "quire token revoke takes one token id (quire token list shows them)")
+						}
+						if err := serve.RevokeToken(l, c.Args().First()); err != nil {
+							return err
+						}
+						fmt.Fprintf(e.out, "Revoked %s.\n", c.Args().First())
 						return nil
 					}),
 				}},

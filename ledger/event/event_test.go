@@ -81,3 +81,11 @@ func FuzzLine(f *testing.F) {
 		}
 	})
 }
+
+func TestDepth(t *testing.T) {
+	for raw, want := range map[string]int{`1`: 0, `"[{"`: 0, `[]`: 1, `{"a":[1,{"b":"]]]"}]}`: 3, `["\"[", [[]]]`: 3} {
+		if got := Depth([]byte(raw)); got != want {
+			t.Errorf("Depth(%s) = %d, want %d", raw, got, want)
+		}
+	}
+}
