@@ -269,23 +269,35 @@ func (l *Ledger) vaultProblems() ([]Problem, error) {
 			return err
 		}
 		out = append(out, s.problems...)
-		stale, err := l.staleHistories()
+		stale, err := l.historyProblems()
 		out = append(out, stale...)
 		return err
 	})
 	return out, err
 }
 
-// staleHistories reports a playbook's history (.quire/history, derived)
+// historyProblems reports a playbook's history (.quire/history, derived)
 // that no longer matches its files: a record that points at no whole line,
-// or a count of records other than the count of event lines.
-func (l *Ledger) staleHistories() ([]Problem, error) {
+// or a count of records other than the count of event lines. A history
+// that points past its files is reported by checkDerivedState already.
+func (l *Ledger) historyProblems() ([]Problem, error) {
 	pbs, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook" })
 	if err != nil {
 		return nil, err
 	}
+	past, err := l.staleHistories()
+	if err != nil {
+		return nil, err
+	}
+	reported := map[string]bool{}
+	for _, p := range past {
+		reported[p] = true
+	}
 	var out []Problem
 	for _, e := range pbs {
+		if reported[e.Playbook] {
+			continue
+		}
 		if msg := l.historyStale(e.Playbook); msg != "" {
 			out = append(out, Problem{Path: path.Join(vault.QuireDir, "history", e.Playbook+".seq"),
 				Message: msg + "; quire janitor (or quire reindex) rebuilds it from the files"})

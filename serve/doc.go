@@ -50,6 +50,12 @@
 // a path that fits only other methods answers 405 with Allow. {org} must be
 // quire.yaml's org, or 404. Answers are 200 with the operation's JSON.
 //
+// The Idempotency-Key header is the request_id of a writing operation: a
+// retry with the same key answers the first answer and writes nothing
+// (docs/vault-format.md, "Request ids"); a body's request_id that differs
+// from the header is refused at /request_id; reads ignore the header. MCP
+// tools and quire call take request_id as an argument.
+//
 // Bodies are read through http.MaxBytesReader and refused past 1 MiB; the
 // server has header, read, write and idle timeouts (Options); cross-origin
 // browser writes are refused (http.CrossOriginProtection).

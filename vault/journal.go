@@ -102,7 +102,7 @@ func (v *Vault) begin() error {
 // an error that was not a refusal, or a commit failed, which may have left
 // changes half made for the next writer to finish.
 func (v *Vault) end(err error) {
-	if _, refused := refusal.As(err); err != nil && (!refused || v.commitFailed) {
+	if _, refused := refusal.As(err); v.commitFailed || err != nil && !refused {
 		return
 	}
 	crashpoint.Hit()

@@ -214,7 +214,10 @@ func (v *Vault) withLock(write bool, fn func() error) error {
 		syscall.Flock(int(v.lockF.Fd()), syscall.LOCK_UN)
 	}()
 	if !write {
-		return fn()
+		return fn() // a reader: quire check reports links, never refused for them
+	}
+	if err := v.linked(); err != nil {
+		return err
 	}
 	if err := v.begin(); err != nil {
 		return err
@@ -250,6 +253,10 @@ func (v *Vault) Commit(paths []string, author Signature, msg string) (string, er
 	}
 	id, err := v.commitPaths(paths, author, msg)
 	if err != nil {
+		// The failed commit staged its files in the index kept in memory;
+		// forget them (read .git/index again next time), or the next commit
+		// would take them for committed and leave them out of its tree.
+		v.gitIdx.stat = fileStamp{}
 		return "", err
 	}
 	if id.IsZero() {
