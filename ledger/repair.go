@@ -11,6 +11,7 @@ import (
 
 	"quire/internal/crashpoint"
 	"quire/ledger/event"
+	"quire/ledger/refusal"
 	"quire/runfolder"
 	"quire/vault"
 )
@@ -64,7 +65,11 @@ func (l *Ledger) inspectVault(fix bool) (*vaultScan, error) {
 		return nil, err
 	}
 	entries, err := l.V.Entries()
-	if err != nil {
+	if _, refused := refusal.As(err); err != nil && refused {
+		// The index of things cannot be read (a link in its place, which
+		// quire check reports): nothing here can be judged against it.
+		return s, nil
+	} else if err != nil {
 		return nil, err
 	}
 	registered := map[string]bool{}
@@ -271,6 +276,9 @@ func (l *Ledger) vaultProblems() ([]Problem, error) {
 		out = append(out, s.problems...)
 		stale, err := l.historyProblems()
 		out = append(out, stale...)
+		if _, refused := refusal.As(err); refused {
+			return nil // the index of things is a link: quire check reports it
+		}
 		return err
 	})
 	return out, err
