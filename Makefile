@@ -35,13 +35,14 @@ test: tools mcp-client
 # The tests under the race detector. fold's tests are the slow part: its
 # workers run QuickJS's compiled wasm ten times and more slower, so the
 # cases that time a fold's bounds run in make test alone (fold/stall_test.go).
-test-race: tools
+test-race: tools mcp-client
 	$(GO) test -race -count=1 -timeout 45m ./...
 
-# The long variants of the tests (QUIRE_TEST_LONG=1): more writers, more
-# events, the bounds reached through the operations themselves.
-test-long: tools
-	QUIRE_TEST_LONG=1 $(GOTEST) ./...
+# The long variants (QUIRE_TEST_LONG=1): a kill at every step of every
+# writing operation, the random-kill test with 8 writers and a server, more
+# writers and events, the bounds reached through the operations themselves.
+test-long: tools mcp-client
+	QUIRE_TEST_LONG=1 $(GO) test -count=1 -timeout 60m ./...
 
 # What CI runs (.ci/run): 90 minutes on 2 cores in all.
 ci: test test-race test-long
@@ -51,7 +52,7 @@ ci: test test-race test-long
 BENCH_COUNT ?= 5
 bench: tools build
 	$(GO) run ./cmd/quire-bench
-	( $(GO) test -run '^$$' -bench 'CheckFulfillOrderWithTemplates|CheckSeries2000$$|GetDefinitionFulfillOrder|GetRunFulfillOrder|BoundaryCommit|Parse$$|RenderFulfill' -count $(BENCH_COUNT) \
+	( $(GO) test -run '^$$' -bench 'CheckFulfillOrderWithTemplates|CheckSeries2000$$|GetDefinitionFulfillOrder|GetRunFulfillOrder|BoundaryCommit|Open20000|Parse$$|RenderFulfill' -count $(BENCH_COUNT) \
 	    ./ledger/page/ ./ledger/shape/ ./ledger/ ./vault/ ./ledger/address/ ./render/ ; \
 	  $(GO) test -run '^$$' -bench 'FoldExamples|FoldMorning$$|ShapeCheckCost' -benchtime 1x -count 3 -timeout 90m ./fold/ ; \
 	  $(GO) test -run '^$$' -bench 'HTTPAppend' -benchtime 1x -count 1 ./serve/ ) 2>&1 | tee .bench.out | $(GO) run ./cmd/quire-bench -summarize

@@ -162,6 +162,11 @@ func (l *Ledger) Check() (*CheckReport, error) {
 			add(playbookDir(p), "the history's seq has gaps: %d events, but seq %s beyond them", n, strings.Join(missing, ", "))
 		}
 	}
+	vp, err := l.vaultProblems()
+	if err != nil {
+		return nil, err
+	}
+	rep.Problems = append(rep.Problems, vp...)
 	return rep, nil
 }
 

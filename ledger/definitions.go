@@ -15,6 +15,7 @@ import (
 	"github.com/adrg/frontmatter"
 	"gopkg.in/yaml.v3"
 
+	"quire/internal/crashpoint"
 	"quire/ledger/address"
 	"quire/ledger/event"
 	"quire/ledger/refusal"
@@ -104,6 +105,7 @@ func writeNew(v *vault.Vault, rel string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	crashpoint.Hit()
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return err
 	}

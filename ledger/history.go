@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"quire/internal/crashpoint"
 	"quire/ledger/event"
 	"quire/runfolder"
 	"quire/vault"
@@ -153,6 +154,7 @@ func (h *history) repair(v *vault.Vault) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if fi, err := os.Stat(h.seqPath()); err == nil && fi.Size()%recSize != 0 {
+		crashpoint.Hit()
 		if err := os.Truncate(h.seqPath(), fi.Size()-fi.Size()%recSize); err != nil {
 			return err
 		}
@@ -178,11 +180,13 @@ func (h *history) repair(v *vault.Vault) error {
 	// The reservation's line is missing or torn: cut both back, keeping
 	// what is cut in the quarantine.
 	if fi, err := os.Stat(abs); err == nil && fi.Size() > r.off {
+		crashpoint.Hit()
 		if err := vault.CutTail(abs, r.off); err != nil {
 			return err
 		}
 	}
 	h.count--
+	crashpoint.Hit()
 	return os.Truncate(h.seqPath(), h.count*recSize)
 }
 
@@ -227,6 +231,7 @@ func (h *history) reserve(file string, off int64, n int) (int64, error) {
 		return 0, err
 	}
 	defer f.Close()
+	crashpoint.Hit()
 	if _, err := f.Write(b[:]); err != nil {
 		return 0, err
 	}

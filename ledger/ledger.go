@@ -55,6 +55,7 @@ func New(v *vault.Vault) *Ledger {
 	l := &Ledger{V: v, Now: time.Now, hist: map[string]*history{}}
 	l.views.keepers = map[string]*keeperOf{}
 	l.views.programs = map[string]*fold.Program{}
+	v.OnRecover = l.recoverVault
 	return l
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"quire/internal/crashpoint"
 	"quire/ledger/event"
 	"quire/ledger/refusal"
 	"quire/vault"
@@ -93,7 +94,9 @@ func Create(v *vault.Vault, rel string, front Front, context string, first *even
 	if err != nil {
 		return nil, err
 	}
+	crashpoint.Hit()
 	os.RemoveAll(tmp)
+	crashpoint.Hit()
 	if err := os.MkdirAll(filepath.Join(tmp, ArtifactsDir), 0o755); err != nil {
 		return nil, err
 	}
@@ -137,6 +140,7 @@ func Create(v *vault.Vault, rel string, front Front, context string, first *even
 			return nil, err
 		}
 	}
+	crashpoint.Hit()
 	if err := os.Rename(tmp, final); err != nil {
 		return nil, err
 	}
@@ -516,6 +520,7 @@ func (f Folder) AppendThread(text string) error {
 		return err
 	}
 	defer fh.Close()
+	crashpoint.Hit()
 	if _, err := fh.Write([]byte(text + "\n")); err != nil {
 		return err
 	}
@@ -561,6 +566,7 @@ func (f Folder) PutArtifact(name string, content []byte) (string, error) {
 		return "", err
 	}
 	abs := f.V.Abs(rel)
+	crashpoint.Hit()
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return "", err
 	}

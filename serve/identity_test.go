@@ -184,6 +184,7 @@ func readArgs(t *testing.T, l *ledger.Ledger, project, runID, member string) map
 		"explain_address":      {"address": "finance/runs/" + runID},
 		"check_vault":          {},
 		"archive_idle_runs":    {"now": "2099-01-01T00:00:00Z", "days": 1},
+		"repair_vault":         {},
 		"make_comment":         {"playbook": "finance", "address": "finance/runs/" + runID, "text": "x", "author": member},
 		"list_comments":        {"playbook": "finance"},
 		"resolve_comment":      {"playbook": "finance", "id": cm["id"], "how": "acted", "actor": member},

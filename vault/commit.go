@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"quire/internal/crashpoint"
 )
 
 // Signature names who made a commit and when.
@@ -62,7 +64,34 @@ type change struct {
 // folders, relative to the root) in a new commit on the branch, writing only
 // what changed. It must be called with the vault's lock held. It returns
 // the zero hash when nothing changed.
-func (v *Vault) commitPaths(paths []string, author Signature, msg string) (plumbing.Hash, error) {
+//
+// On any error the index kept in memory (which collect has already moved
+// on) is dropped, so the next commit reads .git/index as it is on disk, and
+// .git/index is never written ahead of HEAD.
+func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id plumbing.Hash, err error) {
+	// git's index.lock is held for the whole commit, as git commit holds
+	// it: a person's git command and quire never commit at once, and a
+	// commit refused for another program's lock has changed nothing.
+	var lock *os.File
+	defer func() {
+		if lock != nil {
+			lock.Close()
+			os.Remove(lock.Name())
+		}
+		if err != nil {
+			v.commitFailed = true
+			v.gitIdx.stat = fileStamp{}
+			v.lastCommit, v.lastTree = plumbing.ZeroHash, plumbing.ZeroHash
+		}
+	}()
+	if lock, err = v.takeGitLock(v.gitIdx.path + ".lock"); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	writeIndex := func() error {
+		f := lock
+		lock = nil
+		return v.gitIdx.writeLocked(f)
+	}
 	if err := v.gitIdx.load(); err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -93,7 +122,10 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (plumb
 	if newRoot == root && !parent.IsZero() {
 		// Nothing differs from the last commit, but the index may carry new
 		// stat data; keep it current.
-		return plumbing.ZeroHash, v.gitIdx.write()
+		if err := writeIndex(); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		return plumbing.ZeroHash, v.writeStamp(parent)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "tree %s\n", newRoot)
@@ -102,7 +134,7 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (plumb
 	}
 	committer := author
 	fmt.Fprintf(&b, "author %s\ncommitter %s\n\n%s\n", author.git(), committer.git(), strings.TrimRight(msg, "\n"))
-	id, err := v.objs.write("commit", []byte(b.String()))
+	id, err = v.objs.write("commit", []byte(b.String()))
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -110,7 +142,10 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (plumb
 		return plumbing.ZeroHash, err
 	}
 	v.lastCommit, v.lastTree = id, newRoot
-	if err := v.gitIdx.write(); err != nil {
+	if err := writeIndex(); err != nil {
+		return id, err
+	}
+	if err := v.writeStamp(id); err != nil {
 		return id, err
 	}
 	v.commits++
@@ -339,6 +374,7 @@ func (v *Vault) moveBranch(old, id plumbing.Hash, who Signature, msg string) err
 	logPath := filepath.Join(v.gitDir, "logs", filepath.FromSlash(v.branch))
 	if !v.refDirs {
 		for _, d := range []string{filepath.Dir(ref), filepath.Dir(logPath)} {
+			crashpoint.Hit()
 			if err := os.MkdirAll(d, 0o755); err != nil {
 				return err
 			}
@@ -346,21 +382,23 @@ func (v *Vault) moveBranch(old, id plumbing.Hash, who Signature, msg string) err
 		v.refDirs = true
 	}
 	lock := ref + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := v.takeGitLock(lock)
 	if err != nil {
-		return fmt.Errorf("vault: %s is locked by another program (%w)", v.branch, err)
+		return err
 	}
 	cur, err := v.head()
 	if err == nil && cur != old {
 		err = fmt.Errorf("vault: %s moved from %s to %s during the commit", v.branch, old, cur)
 	}
 	if err == nil {
+		crashpoint.Hit()
 		_, err = f.WriteString(id.String() + "\n")
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
+		crashpoint.Hit()
 		err = os.Rename(lock, ref)
 	}
 	if err != nil {
@@ -368,6 +406,7 @@ func (v *Vault) moveBranch(old, id plumbing.Hash, who Signature, msg string) err
 		return err
 	}
 	line := fmt.Sprintf("%s %s %s\tcommit: %s\n", old, id, who.git(), strings.ReplaceAll(msg, "\n", " "))
+	crashpoint.Hit()
 	lf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err

@@ -16,10 +16,27 @@
 //     along their paths, the commit, the branch ref under git's lockfile
 //     protocol with a reflog line, and the changed entries of .git/index;
 //   - compaction of loose objects into packs in the background;
+//   - the journal (journal.go): .quire/writing exists while a writer holds
+//     the lock and names git's lock files it takes, so the next writer
+//     knows a dead quire's git lock from another program's (removes the
+//     first, waits for the second and then refuses with what to do) and
+//     finishes what the dead one left (Recover, with the ledger's
+//     OnRecover);
+//   - .git/index kept true to HEAD: git's index.lock is held through each
+//     commit, the in-memory index is dropped on any failed commit, and a
+//     stamp (.quire/index-stamp: HEAD and the index's stat) checked at open
+//     finds an index out of step, which is then compared with HEAD folder
+//     by folder and repaired for quire's paths (repair.go);
+//   - InspectGit, RepairGit and Status, what quire check and quire janitor
+//     see of git's state and the work tree;
 //   - reading the history for quire check --history (walk.go, packs.go):
 //     commits, raw trees diffed by the bytes two versions share at their
 //     start and end, and a reader of packs mapped into memory that applies
 //     each delta to the base it keeps, with go-git for what it does not know.
+//
+// The crash test's hook (internal/crashpoint) is hit before every
+// file-changing step of the vault, the run folder and the history: with
+// QUIRE_CRASH_AFTER=n the process SIGKILLs itself at its (n+1)th.
 //
 // Paths handed to the vault are slash-separated and relative to its root;
 // Join refuses any that would leave it, through "..", an absolute path or a

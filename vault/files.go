@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"quire/internal/atomicfile"
+	"quire/internal/crashpoint"
 )
 
 // CleanRel checks a slash-separated path relative to the vault's root and
@@ -93,6 +94,7 @@ func AppendLine(abs string, line []byte) (int64, error) {
 		return 0, err
 	}
 	off := fi.Size()
+	crashpoint.Hit()
 	n, err := f.Write(line)
 	if err == nil && n != len(line) {
 		err = io.ErrShortWrite
@@ -156,6 +158,7 @@ func RepairTail(abs string) (bool, error) {
 	if _, err := f.ReadAt(tail, cut); err != nil {
 		return false, err
 	}
+	crashpoint.Hit()
 	if json.Valid(tail) && bytes.IndexByte(tail, '\n') < 0 {
 		if _, err := f.WriteAt([]byte{'\n'}, size); err != nil {
 			return false, err

@@ -17,6 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"quire/internal/crashpoint"
 )
 
 // gitIndex is .git/index, kept decoded between commits. Before each use its
@@ -141,8 +143,19 @@ func (x *gitIndex) under(dir string) []string {
 	return names
 }
 
-// write encodes the index as version 2 and renames it into place.
-func (x *gitIndex) write() error {
+// write takes git's index.lock and writes the index through it.
+func (x *gitIndex) write(v *Vault) error {
+	f, err := v.takeGitLock(x.path + ".lock")
+	if err != nil {
+		return err
+	}
+	return x.writeLocked(f)
+}
+
+// writeLocked encodes the index as version 2 into f, the index.lock the
+// caller took, and renames it into place. On error the lock is removed.
+func (x *gitIndex) writeLocked(f *os.File) error {
+	lock := f.Name()
 	var buf bytes.Buffer
 	buf.Grow(len(x.entries) * 100)
 	w := bufio.NewWriter(&buf)
@@ -179,11 +192,7 @@ func (x *gitIndex) write() error {
 	sum := sha1.Sum(buf.Bytes())
 	buf.Write(sum[:])
 
-	lock := x.path + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("vault: .git/index is locked by another program (%w)", err)
-	}
+	crashpoint.Hit()
 	if _, err := f.Write(buf.Bytes()); err != nil {
 		f.Close()
 		os.Remove(lock)
@@ -193,6 +202,7 @@ func (x *gitIndex) write() error {
 		os.Remove(lock)
 		return err
 	}
+	crashpoint.Hit()
 	if err := os.Rename(lock, x.path); err != nil {
 		os.Remove(lock)
 		return err

@@ -20,6 +20,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"quire/internal/crashpoint"
 )
 
 // objects reads and writes git objects. Writes are loose objects, made by
@@ -89,6 +91,7 @@ func (o *objects) write(typ string, content []byte) (plumbing.Hash, error) {
 	known := o.dirs[hex[:2]]
 	o.mu.Unlock()
 	if !known {
+		crashpoint.Hit()
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return id, err
 		}
@@ -113,6 +116,7 @@ func (o *objects) write(typ string, content []byte) (plumbing.Hash, error) {
 	// A temporary name of this process's own, created exclusively and
 	// read-only as git's objects are, then renamed into place.
 	tmp := filepath.Join(dir, fmt.Sprintf("tmp_obj_%d_%d", os.Getpid(), tmpSeq.Add(1)))
+	crashpoint.Hit()
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if err != nil {
 		return id, err
@@ -126,6 +130,7 @@ func (o *objects) write(typ string, content []byte) (plumbing.Hash, error) {
 		os.Remove(tmp)
 		return id, err
 	}
+	crashpoint.Hit()
 	if err := os.Rename(tmp, file); err != nil {
 		os.Remove(tmp)
 		return id, err
@@ -272,4 +277,13 @@ func (o *objects) readBlob(id plumbing.Hash) ([]byte, error) {
 		return err
 	})
 	return data, err
+}
+
+// has reports whether the object exists, loose or packed.
+func (o *objects) has(id plumbing.Hash) (bool, error) {
+	err := o.retry(func(st *filesystem.Storage) error { return st.HasEncodedObject(id) })
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,6 +68,20 @@ type Vault struct {
 	noAutoCompact bool
 
 	reg *registry
+
+	log *slog.Logger
+	// commitFailed says a commit of this write stopped on an error: its
+	// journal stays for the next writer, even when the error is a refusal.
+	commitFailed bool
+	jf           *os.File // the journal, open from the first write on
+	opening      bool     // the repair of .git/index at open, which leaves a journal to the next writer
+	recovered    []string // what this process's writers finished of others' (see Recovered)
+	// OnRecover, set by the owner before the vault is used, finishes or
+	// rolls back, under the lock, what a writer that stopped in the middle
+	// left beyond git's locks and .git/index (the ledger's run folders,
+	// staging folders, temporary files, uncommitted changes). It answers
+	// what it did, one sentence each.
+	OnRecover func() ([]string, error)
 }
 
 // Paths of a vault, relative to its root.
@@ -108,6 +123,7 @@ func Open(dir string) (*Vault, error) {
 	if err := os.MkdirAll(filepath.Join(root, QuireDir), 0o755); err != nil {
 		return nil, err
 	}
+	v.checkIndexOnOpen()
 	return v, nil
 }
 
@@ -123,6 +139,12 @@ func (v *Vault) Abs(rel string) string { return filepath.Join(v.root, filepath.F
 // Close waits for background work (compaction) to end.
 func (v *Vault) Close() error {
 	v.compacting.Wait()
+	v.mu.Lock()
+	if v.jf != nil {
+		v.jf.Close()
+		v.jf = nil
+	}
+	v.mu.Unlock()
 	return nil
 }
 
@@ -153,8 +175,21 @@ func (v *Vault) WriteConfig(c Config) error {
 
 // Locked runs fn holding the vault's write lock: an in-process mutex and an
 // exclusive flock(2) on .git/quire.lock, so writers in every process take
-// turns. fn sees the vault as other writers left it.
+// turns. fn sees the vault as other writers left it: what a writer that
+// died holding the lock left half done is finished or rolled back first
+// (see the journal in journal.go).
 func (v *Vault) Locked(fn func() error) error {
+	return v.withLock(true, fn)
+}
+
+// LockedRead runs fn holding the write lock, as a reader that must see the
+// vault between writes (quire check): it neither finishes what a dead writer
+// left nor keeps a journal, and fn must change nothing.
+func (v *Vault) LockedRead(fn func() error) error {
+	return v.withLock(false, fn)
+}
+
+func (v *Vault) withLock(write bool, fn func() error) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.lockF == nil {
@@ -173,15 +208,40 @@ func (v *Vault) Locked(fn func() error) error {
 			return err
 		}
 	}
-	v.locked = true
+	v.locked = write
 	defer func() {
 		v.locked = false
 		syscall.Flock(int(v.lockF.Fd()), syscall.LOCK_UN)
 	}()
+	if !write {
+		return fn() // a reader: quire check reports links, never refused for them
+	}
 	if err := v.linked(); err != nil {
 		return err
 	}
-	return fn()
+	if err := v.begin(); err != nil {
+		return err
+	}
+	err := fn()
+	v.end(err)
+	return err
+}
+
+// Journaled reports whether a writer left its journal: it stopped in the
+// middle, and the next writer or quire janitor finishes what it left. The
+// caller holds the lock.
+func (v *Vault) Journaled() (string, bool) {
+	data, err := os.ReadFile(v.journalPath())
+	if err != nil || len(data) == 0 {
+		return "", false
+	}
+	var pids []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if pid, ok := strings.CutPrefix(line, "pid "); ok {
+			pids = append(pids, pid)
+		}
+	}
+	return strings.Join(pids, ", "), true
 }
 
 // Commit records the given paths (files or folders) in a new commit, as

@@ -193,9 +193,19 @@ func newApp(e *env) *cli.App {
 				}),
 			},
 			{
-				Name: "janitor", Usage: "commit what earlier writes recorded but could not commit, and archive complete and failed runs idle for 90 days or more",
+				Name: "janitor", Usage: "repair what stopped writers left (git locks, .git/index, staging folders, temp files, a stale history), commit what earlier writes recorded but could not commit, and archive complete and failed runs idle for 90 days or more",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "now", Usage: "RFC 3339 time to judge idleness at"}},
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+					rep, err := l.Call(c.Context, "repair_vault", json.RawMessage("{}"))
+					if err != nil {
+						return err
+					}
+					for _, r := range rep.(*ledger.RepairReport).Repaired {
+						fmt.Fprintln(e.out, "repaired:", r)
+					}
+					for _, p := range rep.(*ledger.RepairReport).Left {
+						fmt.Fprintln(e.out, "needs a person:", p.String())
+					}
 					args, _ := json.Marshal(map[string]any{"now": c.String("now")})
 					res, err := l.Call(c.Context, "archive_idle_runs", args)
 					if err != nil {

@@ -28,10 +28,13 @@ func init() {
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 					defer stop()
+					log := slog.New(slog.NewTextHandler(e.err, nil))
+					// What the vault repairs on its own goes to the server's log.
+					l.V.SetLogger(log)
 					return serve.Run(ctx, l, serve.Options{
 						Addr:    c.String("addr"),
 						OnStart: func(ctx context.Context) { go l.Keep(ctx) },
-						Logger:  slog.New(slog.NewTextHandler(e.err, nil)),
+						Logger:  log,
 						Ready: func(a net.Addr) {
 							fmt.Fprintf(e.out, "quire serves %s on http://%s/v1/ (OpenAPI at /v1/openapi.json, MCP at /mcp)\n", l.V.Root(), a)
 						},

@@ -6,6 +6,8 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+
+	"quire/internal/crashpoint"
 )
 
 // Write replaces the file at path with data: it writes a temporary file
@@ -14,6 +16,7 @@ import (
 // any error the temporary file is removed and path is left as it was.
 func Write(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
+	crashpoint.Hit()
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
@@ -25,6 +28,7 @@ func Write(path string, data []byte) (err error) {
 			os.Remove(tmp)
 		}
 	}()
+	crashpoint.Hit()
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
@@ -37,6 +41,7 @@ func Write(path string, data []byte) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
+	crashpoint.Hit()
 	if err = os.Rename(tmp, path); err != nil {
 		return err
 	}

@@ -1,0 +1,478 @@
+package vault
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"quire/internal/crashpoint"
+)
+
+// ownedTop are the top-level names of the paths quire writes and commits.
+// .git/index is kept true to HEAD for these; whatever a person stages
+// elsewhere is left alone.
+var ownedTop = map[string]bool{
+	".gitignore": true, ConfigFile: true, "vault": true, RunsDir: true,
+	"playbooks": true, "projects": true, "org": true,
+}
+
+// Owned reports whether rel (slash-separated) is a path quire keeps.
+func Owned(rel string) bool {
+	top, _, _ := strings.Cut(rel, "/")
+	return ownedTop[top]
+}
+
+// The index stamp, .quire/index-stamp, says which HEAD .git/index was last
+// made true to, and the stat of the index quire then wrote: "<commit> <size>
+// <mtime in ns> <inode>". Opening a vault compares it with the branch and
+// the index's stat (a file read, a ref read and a stat); only when they
+// differ (a crash between the branch's move and the index's, a git command,
+// a vault without a stamp) is the index compared with HEAD's tree, entry by
+// entry, and repaired.
+const stampFile = "index-stamp"
+
+func (v *Vault) stampPath() string { return filepath.Join(v.root, QuireDir, stampFile) }
+
+func (v *Vault) stampFor(head plumbing.Hash) ([]byte, error) {
+	fi, err := os.Stat(v.gitIdx.path)
+	if err != nil {
+		return nil, err
+	}
+	return fmt.Appendf(nil, "%s %d %d %d\n", head, fi.Size(), fi.ModTime().UnixNano(), inodeOf(fi)), nil
+}
+
+// writeStamp records that .git/index is true to head as it stands.
+func (v *Vault) writeStamp(head plumbing.Hash) error {
+	data, err := v.stampFor(head)
+	if err != nil {
+		return err
+	}
+	crashpoint.Hit()
+	return os.WriteFile(v.stampPath(), data, 0o644)
+}
+
+// indexInStep reports whether the stamp still holds.
+func (v *Vault) indexInStep() bool {
+	stamp, err := os.ReadFile(v.stampPath())
+	if err != nil {
+		return false
+	}
+	head, err := v.head()
+	if err != nil {
+		return false
+	}
+	now, err := v.stampFor(head)
+	return err == nil && bytes.Equal(stamp, now)
+}
+
+// errDeferred stops the repair at open when a writer left its journal: the
+// next writer, with the ledger's part of the recovery, does it all.
+var errDeferred = errors.New("vault: left to the next writer")
+
+// checkIndexOnOpen repairs .git/index when its stamp no longer holds. It
+// never fails the open: what it cannot do now, the next writer does.
+func (v *Vault) checkIndexOnOpen() {
+	if v.indexInStep() {
+		return
+	}
+	v.opening = true
+	err := v.Locked(func() error {
+		if v.indexInStep() {
+			return nil
+		}
+		fixed, err := v.repairIndex()
+		if len(fixed) > 0 {
+			v.logf("set %d entries of .git/index to HEAD's, which disagreed with it (%s)", len(fixed), sample(fixed))
+		}
+		return err
+	})
+	v.opening = false
+	if err != nil && !errors.Is(err, errDeferred) {
+		v.logf("could not compare .git/index with HEAD: %v", err)
+	}
+}
+
+// headFiles lists the files of HEAD's tree: path → hash and mode.
+func (v *Vault) headFiles() (plumbing.Hash, map[string]change, error) {
+	head, err := v.head()
+	if err != nil || head.IsZero() {
+		return head, nil, err
+	}
+	tree, err := v.objs.readCommitTree(head)
+	if err != nil {
+		return head, nil, fmt.Errorf("vault: reading the commit %s of %s: %w", head, v.branch, err)
+	}
+	files := map[string]change{}
+	var walk func(plumbing.Hash, string) error
+	walk = func(t plumbing.Hash, prefix string) error {
+		entries, err := v.objs.readTree(t)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			switch e.mode {
+			case filemode.Dir:
+				if err := walk(e.hash, prefix+e.name+"/"); err != nil {
+					return err
+				}
+			case filemode.Submodule:
+			default:
+				files[prefix+e.name] = change{hash: e.hash, mode: e.mode}
+			}
+		}
+		return nil
+	}
+	return head, files, walk(tree, "")
+}
+
+// repairIndex makes .git/index agree with HEAD for the paths quire owns: an
+// entry HEAD lacks goes, one that differs takes HEAD's blob, one missing is
+// added. Such entries carry no stat, so git and quire read their files again
+// and see whether the work tree differs. An index that cannot be read is
+// rebuilt from HEAD whole. It writes the stamp, and returns the paths it
+// set. The caller holds the lock.
+func (v *Vault) repairIndex() ([]string, error) {
+	var fixed []string
+	if err := v.gitIdx.load(); err != nil {
+		v.gitIdx.entries = nil
+		fixed = append(fixed, ".git/index (unreadable: "+err.Error()+"; rebuilt from HEAD)")
+	}
+	head, err := v.head()
+	if err != nil || head.IsZero() {
+		return fixed, err
+	}
+	if len(fixed) == 0 {
+		// Most of a large index agrees with HEAD: compare the trees the
+		// index would make with HEAD's, folder by folder, and read only the
+		// files of the folders that differ.
+		tree, err := v.objs.readCommitTree(head)
+		if err != nil {
+			return nil, err
+		}
+		differ, err := v.indexDiffers(tree, "", v.gitIdx.entries)
+		if err != nil {
+			return nil, err
+		}
+		if !differ {
+			return nil, v.writeStamp(head)
+		}
+	}
+	_, want, err := v.headFiles()
+	if err != nil {
+		return nil, err
+	}
+	x := v.gitIdx
+	kept := x.entries[:0]
+	for _, e := range x.entries {
+		if !Owned(e.Name) {
+			kept = append(kept, e)
+			continue
+		}
+		w, ok := want[e.Name]
+		switch {
+		case !ok:
+			fixed = append(fixed, e.Name)
+		case w.hash != e.Hash || w.mode != e.Mode:
+			fixed = append(fixed, e.Name)
+			kept = append(kept, &index.Entry{Name: e.Name, Hash: w.hash, Mode: w.mode})
+		default:
+			kept = append(kept, e)
+		}
+	}
+	x.entries = kept
+	var added []*index.Entry
+	for name, w := range want {
+		if _, ok := x.find(name); !ok && Owned(name) {
+			added = append(added, &index.Entry{Name: name, Hash: w.hash, Mode: w.mode})
+			fixed = append(fixed, name)
+		}
+	}
+	if len(added) > 0 {
+		x.entries = append(x.entries, added...)
+		sort.Slice(x.entries, func(i, j int) bool { return x.entries[i].Name < x.entries[j].Name })
+	}
+	if len(fixed) > 0 {
+		if err := x.write(v); err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(fixed)
+	return fixed, v.writeStamp(head)
+}
+
+// indexDiffers reports whether the index's entries under prefix (sorted,
+// all of them under it) differ from the tree for quire's paths: a folder
+// whose tree, made from the index, hashes as HEAD's is not read.
+func (v *Vault) indexDiffers(tree plumbing.Hash, prefix string, entries []*index.Entry) (bool, error) {
+	have, err := v.objs.readTree(tree)
+	if err != nil {
+		return false, err
+	}
+	seen := 0
+	for _, te := range have {
+		name := prefix + te.name
+		if prefix == "" && !ownedTop[te.name] {
+			continue
+		}
+		if te.mode != filemode.Dir {
+			i := sort.Search(len(entries), func(i int) bool { return entries[i].Name >= name })
+			if i == len(entries) || entries[i].Name != name || entries[i].Hash != te.hash || entries[i].Mode != te.mode {
+				return true, nil
+			}
+			seen++
+			continue
+		}
+		sub := under(entries, name+"/")
+		seen += len(sub)
+		if h, ok := treeOf(sub, name+"/"); ok && h == te.hash {
+			continue
+		}
+		if d, err := v.indexDiffers(te.hash, name+"/", sub); d || err != nil {
+			return d, err
+		}
+	}
+	owned := 0
+	for _, e := range entries {
+		if Owned(e.Name) {
+			owned++
+		}
+	}
+	return owned != seen, nil // an entry HEAD lacks
+}
+
+// under is the run of sorted entries whose names begin with prefix.
+func under(entries []*index.Entry, prefix string) []*index.Entry {
+	i := sort.Search(len(entries), func(i int) bool { return entries[i].Name >= prefix })
+	j := i
+	for j < len(entries) && strings.HasPrefix(entries[j].Name, prefix) {
+		j++
+	}
+	return entries[i:j]
+}
+
+// treeOf is the id of the tree the entries (all under prefix, sorted) make,
+// computed without writing anything; false for what no tree holds.
+func treeOf(entries []*index.Entry, prefix string) (plumbing.Hash, bool) {
+	var tes []treeEntry
+	for i := 0; i < len(entries); {
+		rest := entries[i].Name[len(prefix):]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			dir := rest[:j]
+			sub := under(entries[i:], prefix+dir+"/")
+			h, ok := treeOf(sub, prefix+dir+"/")
+			if !ok {
+				return h, false
+			}
+			tes = append(tes, treeEntry{name: dir, mode: filemode.Dir, hash: h})
+			i += len(sub)
+			continue
+		}
+		tes = append(tes, treeEntry{name: rest, mode: entries[i].Mode, hash: entries[i].Hash})
+		i++
+	}
+	if len(tes) == 0 {
+		return plumbing.ZeroHash, false
+	}
+	sortTree(tes)
+	var buf []byte
+	for _, e := range tes {
+		buf = strconv.AppendUint(buf, uint64(e.mode), 8)
+		buf = append(buf, ' ')
+		buf = append(buf, e.name...)
+		buf = append(buf, 0)
+		buf = append(buf, e.hash[:]...)
+	}
+	return hashObject("tree", buf), true
+}
+
+// Finding is one thing wrong with the vault's git state or work tree, as
+// quire check reports it.
+type Finding struct {
+	Path    string
+	Message string
+}
+
+// InspectGit reports git's lock files left in .git, a HEAD whose commit or
+// trees cannot be read, and a .git/index that cannot be read or disagrees
+// with HEAD for quire's paths. The caller holds the lock (LockedRead).
+func (v *Vault) InspectGit() []Finding {
+	var out []Finding
+	for _, lock := range v.gitLocks() {
+		out = append(out, Finding{".git/" + lock, "git's lock file is left here: every commit fails while it stands. " +
+			"If a quire writer left it, the next write or quire janitor removes it; if no git command is running, delete it"})
+	}
+	if pids, ok := v.Journaled(); ok && !v.locked {
+		out = append(out, Finding{QuireDir + "/" + journalFile, "a writer (pid " + pids + ") stopped in the middle of a write; the next write or quire janitor finishes what it left"})
+	}
+	_, want, err := v.headFiles()
+	if err != nil {
+		out = append(out, Finding{".git/" + v.branch, "HEAD's commit or tree cannot be read: " + err.Error() + "; quire cannot commit until a person restores the objects (git fsck names them; a clone of the vault has them)"})
+		return out
+	}
+	for name, w := range want {
+		if w.mode == filemode.Symlink {
+			out = append(out, Finding{name, "HEAD holds it as a symbolic link; quire never follows one"})
+		}
+		if ok, err := v.objs.has(w.hash); err == nil && !ok {
+			out = append(out, Finding{name, fmt.Sprintf("its blob %s in HEAD's tree is missing from .git/objects; a person must restore it (a clone of the vault has it)", w.hash)})
+		}
+	}
+	v.gitIdx.stat = fileStamp{}
+	if err := v.gitIdx.load(); err != nil {
+		out = append(out, Finding{".git/index", "cannot be read (" + err.Error() + "); quire janitor rebuilds it from HEAD"})
+		return out
+	}
+	var differ []string
+	inIndex := map[string]bool{}
+	for _, e := range v.gitIdx.entries {
+		inIndex[e.Name] = true
+		if !Owned(e.Name) {
+			continue
+		}
+		if w, ok := want[e.Name]; !ok || w.hash != e.Hash || w.mode != e.Mode {
+			differ = append(differ, e.Name)
+		}
+	}
+	for name := range want {
+		if !inIndex[name] && Owned(name) {
+			differ = append(differ, name)
+		}
+	}
+	if len(differ) > 0 {
+		sort.Strings(differ)
+		out = append(out, Finding{".git/index", fmt.Sprintf("disagrees with HEAD for %d paths (%s): a plain git commit would record that; quire janitor sets them to HEAD's", len(differ), sample(differ))})
+	}
+	return out
+}
+
+// gitLocks lists the lock files of git's that stand in .git: the index's,
+// the branch's, HEAD's and packed-refs'.
+func (v *Vault) gitLocks() []string {
+	var out []string
+	for _, name := range []string{"index.lock", v.branch + ".lock", "HEAD.lock", "packed-refs.lock"} {
+		if _, err := os.Lstat(filepath.Join(v.gitDir, filepath.FromSlash(name))); err == nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// RepairGit repairs what InspectGit finds that needs no person: git locks
+// a dead quire writer left (the journal says so; others are left) and an
+// index that cannot be read or disagrees with HEAD. The caller holds the
+// lock (Locked, which has already finished a dead writer's journal).
+func (v *Vault) RepairGit() ([]string, error) {
+	if _, _, err := v.headFiles(); err != nil {
+		return nil, nil // a person's work: InspectGit says so
+	}
+	v.gitIdx.stat = fileStamp{}
+	fixed, err := v.repairIndex()
+	if err != nil || len(fixed) == 0 {
+		return nil, err
+	}
+	return []string{fmt.Sprintf("set %d entries of .git/index to HEAD's (%s)", len(fixed), sample(fixed))}, nil
+}
+
+// Change is a path of the work tree that differs from .git/index.
+type Change struct {
+	Path string
+	// Kind is "modified", "untracked", "deleted", "symlink" (a symbolic
+	// link, never followed), "temp" (a temporary file of a write that never
+	// finished) or "staging" (a folder .new-* of one).
+	Kind string
+}
+
+// Status walks the paths quire owns and lists what differs from .git/index,
+// as git status would, without reading a file whose stat matches its entry.
+// It changes nothing but the index's stat data in memory. The caller holds
+// the lock.
+func (v *Vault) Status() ([]Change, error) {
+	if err := v.gitIdx.load(); err != nil {
+		return nil, err
+	}
+	var out []Change
+	seen := map[string]bool{}
+	tops, err := os.ReadDir(v.root)
+	if err != nil {
+		return nil, err
+	}
+	for _, top := range tops {
+		if !ownedTop[top.Name()] {
+			continue
+		}
+		err := filepath.WalkDir(filepath.Join(v.root, top.Name()), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			r, _ := filepath.Rel(v.root, p)
+			r = filepath.ToSlash(r)
+			name := d.Name()
+			switch {
+			case d.Type()&fs.ModeSymlink != 0:
+				out = append(out, Change{r, "symlink"})
+				return nil
+			case d.IsDir() && strings.HasPrefix(name, ".new-"):
+				out = append(out, Change{r, "staging"})
+				return filepath.SkipDir
+			case d.IsDir():
+				return nil
+			case isTemp(name):
+				out = append(out, Change{r, "temp"})
+				return nil
+			}
+			seen[r] = true
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			i, ok := v.gitIdx.find(r)
+			if !ok {
+				out = append(out, Change{r, "untracked"})
+				return nil
+			}
+			if !fi.Mode().IsRegular() || v.gitIdx.clean(r, fi) {
+				return nil
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			mode := filemode.Regular
+			if fi.Mode()&0o111 != 0 {
+				mode = filemode.Executable
+			}
+			if e := v.gitIdx.entries[i]; e.Hash != hashObject("blob", data) || e.Mode != mode {
+				out = append(out, Change{r, "modified"})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range v.gitIdx.entries {
+		if Owned(e.Name) && !seen[e.Name] {
+			if _, err := os.Lstat(v.Abs(e.Name)); errors.Is(err, fs.ErrNotExist) {
+				out = append(out, Change{e.Name, "deleted"})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// isTemp reports whether a file's name is a temporary file of WriteAtomic:
+// ".<name>.tmp<random>".
+func isTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp")
+}
