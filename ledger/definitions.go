@@ -303,7 +303,7 @@ type Definition struct {
 	// its line of the source: a reasoning function's shape is sent to the
 	// provider as its output schema, with what that loses.
 	Warnings []refusal.Issue `json:"warnings,omitempty"`
-	Page         *PageView       `json:"page,omitempty"`
+	Page     *PageView       `json:"page,omitempty"`
 }
 
 // Details says what a definition answers.
