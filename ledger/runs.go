@@ -87,6 +87,15 @@ type EndRunArgs struct {
 	Time     string          `json:"time,omitempty"`
 }
 
+// CancelRunArgs cancels a run that is started.
+type CancelRunArgs struct {
+	Playbook string `json:"playbook"`
+	RunID    string `json:"run_id"`
+	Detail   string `json:"detail,omitempty" jsonschema:"why the run is cancelled"`
+	Actor    string `json:"actor"`
+	Time     string `json:"time,omitempty"`
+}
+
 type TransitionRunArgs struct {
 	Playbook string `json:"playbook"`
 	RunID    string `json:"run_id"`
@@ -478,6 +487,25 @@ func init() {
 				}
 				return nil
 			}); err != nil {
+				return nil, err
+			}
+			return runOf(e, st), nil
+		})
+
+	register(Op{Name: "cancel_run", Scope: "playbook:write", StatePath: "/run_id", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/cancel",
+		Description: "Cancel a run that is started: writes run_failed of the kind cancelled (with detail, why) and the run becomes failed. Commits. Refuses anyone but the executor or authorized_by (rule 4, forbidden), a paused run (the capsule fails only an active run: resume it first), a run that already ended, and an archived run."},
+		func(ctx context.Context, l *Ledger, a *CancelRunArgs) (*Run, error) {
+			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
+			if err != nil {
+				return nil, err
+			}
+			d := map[string]string{"kind": "cancelled"}
+			if a.Detail != "" {
+				d["detail"] = a.Detail
+			}
+			ln := &event.Line{Event: event.RunFailed, Timestamp: event.FormatTime(t), Actor: a.Actor, Detail: "Run cancelled", Data: mustJSON(d)}
+			st, err := l.appendRun(e, f, ln)
+			if err != nil {
 				return nil, err
 			}
 			return runOf(e, st), nil
