@@ -4,7 +4,7 @@ BIN     := bin/quire
 TSC     := .tools/node_modules/.bin/tsc
 GOTEST  := $(GO) test -count=1 -timeout 20m
 
-.PHONY: all build tools test bench demo fuzz clean
+.PHONY: all build tools mcp-client test bench demo fuzz clean
 
 all: build
 
@@ -19,7 +19,16 @@ $(TSC):
 	mkdir -p .tools
 	cd .tools && ( [ -f package.json ] || echo '{"private":true}' > package.json ) && npm install --no-audit --no-fund typescript@7
 
-test: tools
+# The official MCP TypeScript SDK's client, which serve's tests drive quire
+# with as a third-party agent host would (serve/testdata/mcp-client), from
+# npm into its node_modules/ (ignored by git).
+MCPSDK := serve/testdata/mcp-client/node_modules/@modelcontextprotocol/sdk/package.json
+mcp-client: $(MCPSDK)
+$(MCPSDK):
+	@command -v npm >/dev/null || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null; } || { echo "npm is needed to install the MCP SDK's client: apt-get install nodejs npm"; exit 1; }
+	cd serve/testdata/mcp-client && npm install --no-audit --no-fund --no-package-lock
+
+test: tools mcp-client
 	$(GO) vet ./...
 	$(GOTEST) ./...
 

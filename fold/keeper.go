@@ -82,18 +82,6 @@ type Standing struct {
 	Stalled        *Stall     `json:"stalled,omitempty"`
 }
 
-// MarshalJSON gives an out_of_reach standing with its version alone.
-func (s Standing) MarshalJSON() ([]byte, error) {
-	if s.State == StateOutOfReach {
-		return json.Marshal(struct {
-			State   string `json:"state"`
-			Version int    `json:"version"`
-		}{s.State, s.Version})
-	}
-	type plain Standing
-	return json.Marshal(plain(s))
-}
-
 // KeeperOptions configure a Keeper.
 type KeeperOptions struct {
 	// Dir is the folder (under .quire/) the views are kept in.

@@ -90,8 +90,9 @@ type ActivityPage struct {
 }
 
 type MarkSeenArgs struct {
-	Member string   `json:"member" jsonschema:"the member's id: 1 to 64 ASCII letters, digits, underscores and hyphens"`
-	Items  []string `json:"items" jsonschema:"the addresses of the rows seen, as list_activity gives them"`
+	Member    string   `json:"member" jsonschema:"the member's id: 1 to 64 ASCII letters, digits, underscores and hyphens"`
+	Items     []string `json:"items" jsonschema:"the addresses of the rows seen, as list_activity gives them"`
+	RequestID string   `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type SeenMarks struct {
@@ -396,7 +397,7 @@ func (l *Ledger) markActivitySeen(a *MarkSeenArgs) (*SeenMarks, error) {
 		if _, err := vault.AppendLine(abs, append(line, '\n')); err != nil {
 			return err
 		}
-		_, err = l.V.Commit([]string{rel}, vault.Signature{Name: a.Member, When: now},
+		_, err = l.gitCommit([]string{rel}, vault.Signature{Name: a.Member, When: now},
 			fmt.Sprintf("org: %s saw %d of the activity", a.Member, len(items)))
 		return err
 	})

@@ -3,8 +3,10 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,7 +54,9 @@ func (l *Ledger) Check() (*CheckReport, error) {
 		rep.Problems = append(rep.Problems, Problem{Path: p, Message: fmt.Sprintf(format, args...)})
 	}
 	entries, err := l.V.Entries()
-	if err != nil {
+	if r, ok := refusal.As(err); ok {
+		add(vault.IndexFile, "%s", r.Message) // a link: reported, and the rest checked
+	} else if err != nil {
 		return nil, err
 	}
 	inIndex := map[string]vault.Entry{}
@@ -137,6 +141,9 @@ func (l *Ledger) Check() (*CheckReport, error) {
 			seqs[e.Playbook][ln.Seq] = where
 		}
 	}
+	checkDerivedState(l, add)
+	checkQuarantine(l, add)
+	checkLinks(l, add)
 	playbooks := make([]string, 0, len(seqs))
 	for p := range seqs {
 		playbooks = append(playbooks, p)
@@ -206,23 +213,70 @@ func (l *Ledger) checkRun(rel string, e vault.Entry, indexed bool, add func(stri
 	if fi, err := os.Stat(l.V.Abs(logPath)); err == nil && fi.Size() > replay.LogBytes {
 		addLine(logPath, lineNo+1, "a torn last line (a write cut short); the next write repairs it")
 	}
-	st, err := f.LoadState()
-	if err != nil {
-		add(path.Join(rel, runfolder.StateFile), "%v", err)
-		return
-	}
-	statePath := path.Join(rel, runfolder.StateFile)
-	if st.State != replay.State || st.Status != replay.Status {
-		add(statePath, "says state %s, status %s; the events say %s, %s", st.State, st.Status, replay.State, replay.Status)
-	}
-	if st.Events != replay.Events || st.LastSeq != replay.LastSeq {
-		add(statePath, "says %d events up to seq %d; run.jsonl holds %d up to seq %d", st.Events, st.LastSeq, replay.Events, replay.LastSeq)
-	}
-	if err == nil && front.UID != "" && st.RunID != front.UID {
-		add(statePath, "names run %s; definition.md names %s", st.RunID, front.UID)
-	}
+	checkStateFile(f, add)
 	if indexed && front.UID != "" && front.UID != e.UID {
 		add(defPath, "uid %s differs from the index's %s", front.UID, e.UID)
+	}
+}
+
+// checkLinks lists the symbolic links in the vault: quire writes through
+// none of them (a write that would is refused), and git may have carried
+// them in from elsewhere.
+func checkLinks(l *Ledger, add func(string, string, ...any)) {
+	links, err := l.V.Links()
+	if err != nil {
+		add(".", "%v", err)
+	}
+	for _, p := range links {
+		to, _ := os.Readlink(l.V.Abs(p))
+		add(p, "is a symbolic link (to %s); quire writes nothing through links, so writes to what it stands for are refused: replace it with the file or folder itself", to)
+	}
+}
+
+// checkQuarantine lists the torn tails cut from the vault's files, which
+// are kept for a person to read (and delete).
+func checkQuarantine(l *Ledger, add func(string, string, ...any)) {
+	root := l.V.Abs(vault.QuarantineDir)
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".torn") {
+			return nil // .unacknowledged: a line no answer said was written
+		}
+		rel, _ := filepath.Rel(l.V.Root(), p)
+		from, _ := filepath.Rel(root, p)
+		from = strings.TrimSuffix(from, ".torn")
+		if i := strings.LastIndexByte(from, '.'); i > 0 {
+			from = from[:i] // the time's fraction
+		}
+		if i := strings.LastIndexByte(from, '.'); i > 0 {
+			from = from[:i] // the time
+		}
+		add(filepath.ToSlash(rel), "a torn line cut from %s (a write cut short), kept for a person to read; delete it once read", filepath.ToSlash(from))
+		return nil
+	})
+}
+
+// checkDerivedState reports a history under .quire/ that points past the
+// files it indexes (git took lines back); the next write rebuilds it.
+func checkDerivedState(l *Ledger, add func(string, string, ...any)) {
+	stale, err := l.staleHistories()
+	if err != nil {
+		add(vault.QuireDir+"/history", "%v", err)
+	}
+	for _, p := range stale {
+		add(vault.QuireDir+"/history/"+p+".seq", "the history of %s points past the files it indexes (a git stash, reset or checkout took lines back); the next write, or quire reindex, rebuilds it", p)
+	}
+}
+
+// checkStateFile reports a run.state.json that disagrees with definition.md
+// and run.jsonl (a hand edit): quire derives the state again before it
+// writes, but the file itself says something false until the next boundary.
+func checkStateFile(f runfolder.Folder, add func(string, string, ...any)) {
+	p := path.Join(f.Rel, runfolder.StateFile)
+	msg, err := f.StateDisagrees()
+	if err != nil {
+		add(p, "%v", err)
+	} else if msg != "" {
+		add(p, "%s (a hand edit? quire derives the state from run.jsonl and definition.md, and rewrites this file at the run's next boundary)", msg)
 	}
 }
 
@@ -315,12 +369,16 @@ func (l *Ledger) Reindex() error {
 }
 
 type JanitorArgs struct {
-	Now  string `json:"now,omitempty" jsonschema:"RFC 3339 time to judge idleness at; now when left out"`
-	Days int    `json:"days,omitempty" jsonschema:"idle days before an archive (default 90)"`
+	Now       string `json:"now,omitempty" jsonschema:"RFC 3339 time to judge idleness at; now when left out"`
+	Days      int    `json:"days,omitempty" jsonschema:"idle days before an archive (default 90)"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type JanitorReport struct {
 	Archived []string `json:"archived"`
+	// Committed lists the paths earlier writes recorded but could not
+	// commit, which the janitor committed.
+	Committed []string `json:"committed,omitempty"`
 }
 
 func init() {
@@ -328,7 +386,7 @@ func init() {
 		Description: "Validate the whole vault against the playbook-run capsule and list each problem with its path and line. With history: true, also walk the vault's git history (the commits not proved by an earlier check) and prove the append-only rules from it: every committed run.jsonl only grew, definition.md never changed after its run began, an archived run never changed, and each commit's run.jsonl lines are in seq order; each problem names its commit."},
 		func(ctx context.Context, l *Ledger, a *CheckArgs) (*CheckReport, error) { return l.CheckWith(*a) })
 	register(Op{Name: "archive_idle_runs", Scope: "admin", Method: "POST", Path: "/janitor",
-		Description: "The vault janitor: archive every complete or failed run without activity for 90 days or more, writing its archived event with the reason first."},
+		Description: "The vault janitor: commit what earlier writes recorded but could not commit (their answers said committed: false), then archive every complete or failed run without activity for 90 days or more, writing its archived event with the reason first."},
 		func(ctx context.Context, l *Ledger, a *JanitorArgs) (*JanitorReport, error) {
 			now, err := l.when(a.Now, "/now")
 			if err != nil {
@@ -342,6 +400,12 @@ func init() {
 				return nil, refusal.Invalid("/days", "days is 1 or more")
 			}
 			rep := &JanitorReport{Archived: []string{}}
+			if err := l.V.Locked(func() error {
+				rep.Committed, err = l.finishPending(vault.Signature{Name: janitor, When: now})
+				return err
+			}); err != nil {
+				return nil, err
+			}
 			runs, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" })
 			if err != nil {
 				return nil, err
@@ -358,7 +422,7 @@ func init() {
 				}
 				reason := fmt.Sprintf("idle for %d days since %s (vault-janitor)", int(now.Sub(last).Hours()/24), st.LastEventAt)
 				ln := &event.Line{Event: event.Archived, Timestamp: event.FormatTime(now), Actor: janitor, Reason: reason, Detail: "Archived: " + reason}
-				if _, err := l.appendRun(e, f, ln); err != nil {
+				if _, _, err := l.appendRun(e, f, ln); err != nil {
 					return nil, err
 				}
 				rep.Archived = append(rep.Archived, e.Playbook+"/runs/"+e.UID)

@@ -53,10 +53,11 @@ const MaxCommentText = 10000
 var CommentHows = []string{"acted", "declined", "answered", "obsolete"}
 
 type MakeCommentArgs struct {
-	Playbook string `json:"playbook,omitempty" jsonschema:"the playbook whose comment it is; left out, the organization's own"`
-	Address  string `json:"address" jsonschema:"the address of what the comment is about, such as finance/runs/<run_id>/result/2 or org/settings/billing"`
-	Text     string `json:"text" jsonschema:"the comment, 1 to 10,000 characters"`
-	Author   string `json:"author" jsonschema:"who makes it"`
+	Playbook  string `json:"playbook,omitempty" jsonschema:"the playbook whose comment it is; left out, the organization's own"`
+	Address   string `json:"address" jsonschema:"the address of what the comment is about, such as finance/runs/<run_id>/result/2 or org/settings/billing"`
+	Text      string `json:"text" jsonschema:"the comment, 1 to 10,000 characters"`
+	Author    string `json:"author" jsonschema:"who makes it"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type ListCommentsArgs struct {
@@ -67,10 +68,11 @@ type ListCommentsArgs struct {
 }
 
 type ResolveCommentArgs struct {
-	Playbook string `json:"playbook,omitempty" jsonschema:"the playbook whose comment it is; left out, the organization's own"`
-	ID       string `json:"id" jsonschema:"the comment's id"`
-	How      string `json:"how" jsonschema:"acted, declined, answered or obsolete"`
-	Actor    string `json:"actor,omitempty" jsonschema:"who resolves it; quire when left out"`
+	Playbook  string `json:"playbook,omitempty" jsonschema:"the playbook whose comment it is; left out, the organization's own"`
+	ID        string `json:"id" jsonschema:"the comment's id"`
+	How       string `json:"how" jsonschema:"acted, declined, answered or obsolete"`
+	Actor     string `json:"actor,omitempty" jsonschema:"who resolves it; quire when left out"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 // Comment is a comment as the comment operations answer it.
@@ -88,6 +90,9 @@ type Comment struct {
 	// Self is the comment's own address, as the activity names it.
 	Self string `json:"self"`
 	Path string `json:"path"`
+	// Committed is false on a write's answer when the comment is recorded
+	// but its commit is left to the next writer (see Run.Committed).
+	Committed *bool `json:"committed,omitempty"`
 }
 
 // commentFront is a comment file's front matter.
@@ -272,6 +277,7 @@ func (l *Ledger) makeComment(a *MakeCommentArgs) (*Comment, error) {
 			ln = &event.Line{Event: event.CommentMade, Timestamp: f.Created, Detail: "Comment on " + f.Address,
 				Subject: f.Address, Actor: a.Author, Data: mustJSON(map[string]string{"id": id, "address": f.Address, "path": rel})}
 			if err := l.recordPlaybookEvent(a.Playbook, ln); err != nil {
+				os.Remove(l.V.Abs(rel)) // not made: the refusal is true
 				return err
 			}
 			paths = append(paths, path.Join(playbookDir(a.Playbook), "events.jsonl"))
@@ -279,12 +285,12 @@ func (l *Ledger) makeComment(a *MakeCommentArgs) (*Comment, error) {
 		if err := l.V.Register(vault.Entry{UID: id, Type: "comment", Path: rel, Playbook: a.Playbook, Created: f.Created}); err != nil {
 			return err
 		}
-		if _, err := l.V.Commit(paths, vault.Signature{Name: a.Author, When: now},
-			fmt.Sprintf("%s: comment on %s\n\ncomment %s", ownerName(a.Playbook), f.Address, id)); err != nil {
-			return err
-		}
+		// The comment is made: a commit that fails is finished by the next
+		// writer, and the answer says committed: false.
+		committed := l.commit(paths, vault.Signature{Name: a.Author, When: now},
+			fmt.Sprintf("%s: comment on %s\n\ncomment %s", ownerName(a.Playbook), f.Address, id))
 		c = &Comment{ID: id, Playbook: a.Playbook, Address: f.Address, Author: f.Author, Created: f.Created,
-			Text: a.Text, Self: commentSelf(a.Playbook, id), Path: rel}
+			Text: a.Text, Self: commentSelf(a.Playbook, id), Path: rel, Committed: boolPtr(committed)}
 		return nil
 	})
 	if err != nil {
@@ -418,11 +424,12 @@ func (l *Ledger) resolveComment(a *ResolveCommentArgs) (*Comment, error) {
 			}
 			paths = append(paths, path.Join(playbookDir(a.Playbook), "events.jsonl"))
 		}
-		if _, err := l.V.Commit(paths, vault.Signature{Name: actor, When: now},
-			fmt.Sprintf("%s: resolve the comment on %s (%s)\n\ncomment %s", ownerName(a.Playbook), f.Address, a.How, id)); err != nil {
-			return err
-		}
+		committed := l.commit(paths, vault.Signature{Name: actor, When: now},
+			fmt.Sprintf("%s: resolve the comment on %s (%s)\n\ncomment %s", ownerName(a.Playbook), f.Address, a.How, id))
 		out, err = l.readComment(e)
+		if out != nil {
+			out.Committed = boolPtr(committed)
+		}
 		return err
 	})
 	if err != nil {

@@ -29,8 +29,9 @@ const MaxDocument = 65536
 // ---- projects ---------------------------------------------------------
 
 type CreateProjectArgs struct {
-	Name  string `json:"name" jsonschema:"the project's name, 1 to 200 characters"`
-	Actor string `json:"actor,omitempty" jsonschema:"who makes it; defaults to the token's principal or quire"`
+	Name      string `json:"name" jsonschema:"the project's name, 1 to 200 characters"`
+	Actor     string `json:"actor,omitempty" jsonschema:"who makes it; defaults to the token's principal or quire"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type Project struct {
@@ -80,7 +81,7 @@ func init() {
 				if err := l.V.Register(vault.Entry{UID: p.UID, Type: "project", Path: p.Path, Name: name, Created: event.FormatTime(l.Now())}); err != nil {
 					return err
 				}
-				_, err := l.V.Commit([]string{p.Path, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: l.Now()}, "Make the project "+name)
+				_, err := l.gitCommit([]string{p.Path, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: l.Now()}, "Make the project "+name)
 				return err
 			})
 			return p, err
@@ -116,6 +117,7 @@ type CreatePlaybookArgs struct {
 	Name        string `json:"name" jsonschema:"its name as people read it"`
 	Description string `json:"description,omitempty"`
 	Actor       string `json:"actor,omitempty"`
+	RequestID   string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type PlaybookArgs struct {
@@ -193,7 +195,7 @@ func init() {
 				if err := l.V.Register(vault.Entry{UID: uid, Type: "playbook", Path: dir, Playbook: a.Playbook, Name: a.Name, Created: event.FormatTime(now)}); err != nil {
 					return err
 				}
-				_, err := l.V.Commit([]string{dir, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: now},
+				_, err := l.gitCommit([]string{dir, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: now},
 					fmt.Sprintf("%s: make the playbook", a.Playbook))
 				return err
 			})
@@ -256,11 +258,12 @@ type DefinitionArgs struct {
 }
 
 type SaveDefinitionArgs struct {
-	Playbook string `json:"playbook"`
-	Type     string `json:"type" jsonschema:"reasoning, lookup, interaction, prediction, computation, generation or workflow"`
-	Name     string `json:"name"`
-	Source   string `json:"source" jsonschema:"the document: YAML (or JSON) for a workflow, Markdown with YAML front matter for a function"`
-	Actor    string `json:"actor,omitempty"`
+	Playbook  string `json:"playbook"`
+	Type      string `json:"type" jsonschema:"reasoning, lookup, interaction, prediction, computation, generation or workflow"`
+	Name      string `json:"name"`
+	Source    string `json:"source" jsonschema:"the document: YAML (or JSON) for a workflow, Markdown with YAML front matter for a function"`
+	Actor     string `json:"actor,omitempty"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type GetDefinitionArgs struct {
@@ -274,10 +277,11 @@ type GetDefinitionArgs struct {
 }
 
 type RetireDefinitionArgs struct {
-	Playbook string `json:"playbook"`
-	Type     string `json:"type"`
-	Name     string `json:"name"`
-	Actor    string `json:"actor,omitempty"`
+	Playbook  string `json:"playbook"`
+	Type      string `json:"type"`
+	Name      string `json:"name"`
+	Actor     string `json:"actor,omitempty"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 // Definition is a definition as reads answer it.
@@ -506,7 +510,7 @@ func init() {
 					}
 					paths = append(paths, vault.IndexFile)
 				}
-				_, err = l.V.Commit(paths, vault.Signature{Name: actorOr(a.Actor), When: now},
+				_, err = l.gitCommit(paths, vault.Signature{Name: actorOr(a.Actor), When: now},
 					fmt.Sprintf("%s: save %s/%s version %d", a.Playbook, a.Type, a.Name, v.Version))
 				return err
 			})
@@ -599,7 +603,7 @@ func init() {
 					Detail: "Retired", Subject: a.Type + "/" + a.Name, Version: d.latest().Version, Actor: actorOr(a.Actor)}); err != nil {
 					return err
 				}
-				_, err = l.V.Commit([]string{path.Join(playbookDir(a.Playbook), "events.jsonl")}, vault.Signature{Name: actorOr(a.Actor), When: now},
+				_, err = l.gitCommit([]string{path.Join(playbookDir(a.Playbook), "events.jsonl")}, vault.Signature{Name: actorOr(a.Actor), When: now},
 					fmt.Sprintf("%s: retire %s/%s", a.Playbook, a.Type, a.Name))
 				return err
 			})

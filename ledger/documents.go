@@ -269,6 +269,7 @@ type UpdatePlaybookArgs struct {
 	Description *string         `json:"description,omitempty"`
 	Page        json.RawMessage `json:"page,omitempty" jsonschema:"the playbook's page as YAML text; null removes it"`
 	Actor       string          `json:"actor,omitempty"`
+	RequestID   string          `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 func init() {
@@ -337,7 +338,7 @@ func init() {
 				if err := l.recordPlaybookEvent(a.Playbook, &eventLine{Event: typ, Timestamp: formatTime(now), Detail: detail, Actor: actorOr(a.Actor)}); err != nil {
 					return err
 				}
-				_, err = l.V.Commit([]string{playbookDir(a.Playbook)}, sig(actorOr(a.Actor), now), fmt.Sprintf("%s: %s", a.Playbook, strings.ToLower(detail)))
+				_, err = l.gitCommit([]string{playbookDir(a.Playbook)}, sig(actorOr(a.Actor), now), fmt.Sprintf("%s: %s", a.Playbook, strings.ToLower(detail)))
 				return err
 			})
 			if err != nil {

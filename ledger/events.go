@@ -11,6 +11,7 @@ import (
 	"quire/ledger/address"
 	"quire/ledger/event"
 	"quire/ledger/refusal"
+	"quire/runfolder"
 )
 
 // Event is an event as reads present it: CloudEvents form.
@@ -78,9 +79,32 @@ func init() {
 				if err != nil {
 					return nil, err
 				}
+				file := path.Join(f.Rel, runfolder.LogFile)
+				if err := l.adoptLinesOf(a.Playbook, file); err != nil {
+					return nil, err
+				}
+				filler := newLineFiller(l.V)
+				var seqs map[int64]int64
 				err = f.ReadLines(func(off int64, raw []byte) error {
 					ln, err := event.Parse(raw)
-					if err != nil || ln.Seq <= a.After {
+					if err != nil {
+						return nil
+					}
+					if ln.Seq == 0 || ln.ID == "" {
+						// Written by hand: its seq is its place in the history.
+						if seqs == nil {
+							if seqs, err = l.seqsOf(a.Playbook, file); err != nil {
+								return err
+							}
+						}
+						if ln.Seq = seqs[off]; ln.Seq == 0 {
+							return nil // not numbered yet: quire reindex places it
+						}
+						if err := filler.fill(file, off, &ln); err != nil {
+							return err
+						}
+					}
+					if ln.Seq <= a.After {
 						return nil
 					}
 					if len(out.Events) == limit {
@@ -94,6 +118,9 @@ func init() {
 					return nil, err
 				}
 				return out, nil
+			}
+			if err := l.adoptAllOf(a.Playbook); err != nil {
+				return nil, err
 			}
 			recs, err := l.History(a.Playbook, a.After, limit+1)
 			if err != nil {
@@ -109,42 +136,31 @@ func init() {
 			return out, nil
 		})
 	register(Op{Name: "get_event", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/events/{event_id}", ReadOnly: true, Idempotent: true,
-		Description: "Read one event of a playbook by its id, in CloudEvents form. A run's event has the id <run_id>_<n>, its nth event."},
+		Description: "Read one event of a playbook by its id, in CloudEvents form. A run's event has the id <run_id>_<n>, its nth event; a line written by hand in the playbook's events.jsonl, <playbook uid>_<n>."},
 		func(ctx context.Context, l *Ledger, a *GetEventArgs) (*Event, error) {
 			if !address.ValidEventID(a.EventID) {
 				return nil, refusal.Invalid("/event_id", "%q is not an event id: a UUID, or a UUID, an underscore and a number from 1", a.EventID)
 			}
 			if runID, n, ok := strings.Cut(a.EventID, "_"); ok {
-				_, f, err := l.runFolder(a.Playbook, strings.ToLower(runID))
-				if err != nil {
-					if r, ok := refusal.As(err); ok && r.Code == refusal.NotFound {
-						return nil, refusal.At(refusal.NotFound, "/event_id", "playbook %s has no event %s", a.Playbook, a.EventID)
-					}
-					return nil, err
-				}
+				// <run_id>_<n>: the nth event of the run's run.jsonl;
+				// <playbook uid>_<n>: the nth of the playbook's events.jsonl.
 				want, _ := strconv.Atoi(n)
-				var found *Event
-				i := 0
-				err = f.ReadLines(func(off int64, raw []byte) error {
-					i++
-					if i != want {
-						return nil
-					}
-					ln, err := event.Parse(raw)
-					if err != nil {
-						return err
-					}
-					ev := eventOf(a.Playbook, &ln)
-					found = &ev
-					return errStop
-				})
-				if err != nil && err != errStop {
+				file := ""
+				_, f, err := l.runFolder(a.Playbook, strings.ToLower(runID))
+				if err == nil {
+					file = path.Join(f.Rel, runfolder.LogFile)
+				} else if r, ok := refusal.As(err); !ok || r.Code != refusal.NotFound {
 					return nil, err
+				} else if p, perr := l.readPlaybook(a.Playbook); perr == nil && p.UID == strings.ToLower(runID) {
+					file = path.Join(playbookDir(a.Playbook), "events.jsonl")
 				}
-				if found == nil {
-					return nil, refusal.At(refusal.NotFound, "/event_id", "playbook %s has no event %s", a.Playbook, a.EventID)
+				if file != "" {
+					found, err := l.nthEvent(a.Playbook, file, want)
+					if err != nil || found != nil {
+						return found, err
+					}
 				}
-				return found, nil
+				return nil, refusal.At(refusal.NotFound, "/event_id", "playbook %s has no event %s", a.Playbook, a.EventID)
 			}
 			if _, err := l.readPlaybook(a.Playbook); err != nil {
 				return nil, err

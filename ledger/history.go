@@ -139,7 +139,10 @@ func (h *history) repair(v *vault.Vault) error {
 	if err != nil {
 		return err
 	}
-	abs := v.Abs(r.file)
+	abs, err := v.WritePath(r.file) // never cut a file through a link
+	if err != nil {
+		return err
+	}
 	ok, err := lineAt(abs, r.off, r.n)
 	if err != nil {
 		return err
@@ -147,9 +150,10 @@ func (h *history) repair(v *vault.Vault) error {
 	if ok {
 		return nil
 	}
-	// The reservation's line is missing or torn: cut both back.
+	// The reservation's line is missing or torn: cut both back, keeping
+	// what is cut in the quarantine.
 	if fi, err := os.Stat(abs); err == nil && fi.Size() > r.off {
-		if err := os.Truncate(abs, r.off); err != nil {
+		if err := vault.CutTail(abs, r.off); err != nil {
 			return err
 		}
 	}
@@ -224,6 +228,7 @@ func (h *history) page(v *vault.Vault, after int64, limit int) ([]Record, error)
 	end := min(h.count, after+int64(limit))
 	out := make([]Record, 0, end-after)
 	open := map[string]*os.File{}
+	var filler *lineFiller
 	defer func() {
 		for _, f := range open {
 			f.Close()
@@ -261,8 +266,16 @@ func (h *history) page(v *vault.Vault, after int64, limit int) ([]Record, error)
 		if err != nil {
 			return nil, fmt.Errorf("%s at byte %d: %v", r.file, r.off, err)
 		}
-		if line.Seq == 0 {
-			line.Seq = seq
+		// Its seq is its place, and a line written by hand gets the id,
+		// run and subject a recorded one carries (lines.go).
+		line.Seq = seq
+		if line.ID == "" {
+			if filler == nil {
+				filler = newLineFiller(v)
+			}
+			if err := filler.fill(r.file, r.off, &line); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, Record{Seq: seq, File: r.file, Line: line, Raw: raw})
 	}
@@ -270,26 +283,46 @@ func (h *history) page(v *vault.Vault, after int64, limit int) ([]Record, error)
 }
 
 // rebuildHistory makes the history's files anew from the event lines of
-// the playbook's runs and its events.jsonl. Lines carrying a seq take their
-// place by it; lines without one (written by hand, in the capsule's minimal
-// form) take the place after the line before them in their file.
+// the playbook's events.jsonl and its runs' run.jsonl (in that order, runs
+// in the index's order), so that every line has one place, and the place
+// of a line is the seq it is presented with:
+//
+//  1. N is the number of event lines. A line's own seq is kept when it is
+//     1 to N, no line before took it, and it follows the seq kept for the
+//     line before it in its file. Every other line (one written by hand,
+//     or one whose seq cannot be kept) is unnumbered, and there are as
+//     many unnumbered lines as seqs left free in 1..N.
+//  2. Unnumbered lines followed in their file by a numbered one (seq S,
+//     the numbered line before them P) take the highest free seqs between
+//     P and S: where quire numbered them when it next wrote the file.
+//  3. The others (at the end of their file, or where no seq between was
+//     free) take, in the order of the files and then of their lines, the
+//     lowest free seq after the line before them, or else the lowest free
+//     seq: where quire numbered them when it read or rebuilt the history.
+//
+// So a rebuild of the same files gives the same history byte for byte,
+// lines quire wrote keep their seq, and nothing is numbered twice. (Lines
+// written by hand at the ends of several runs and numbered at different
+// times may come back in another order among themselves.)
 func (l *Ledger) rebuildHistory(h *history) error {
-	type item struct {
-		seq   int64
-		after int64 // for an unnumbered line: the seq of the line before it
-		pos   int   // its order among unnumbered lines after the same seq
-		rec   record
+	type line struct {
+		file string
+		off  int64
+		n    int
+		own  int64 // the seq the line carries, 0 for none
+		seq  int64 // its place; 0 until given
 	}
-	var items []item
-	files := []string{path.Join(playbookDir(h.playbook), "events.jsonl")}
+	var files [][]*line
+	names := []string{path.Join(playbookDir(h.playbook), "events.jsonl")}
 	runs, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == h.playbook })
 	if err != nil {
 		return err
 	}
 	for _, r := range runs {
-		files = append(files, path.Join(r.Path, runfolder.LogFile))
+		names = append(names, path.Join(r.Path, runfolder.LogFile))
 	}
-	for _, file := range files {
+	total := int64(0)
+	for _, file := range names {
 		fh, err := os.Open(l.V.Abs(file))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -297,50 +330,112 @@ func (l *Ledger) rebuildHistory(h *history) error {
 		if err != nil {
 			return err
 		}
+		var lines []*line
 		br := bufio.NewReaderSize(fh, 64<<10)
 		off := int64(0)
-		prev, pos := int64(0), 0
 		for {
 			raw, err := br.ReadBytes('\n')
 			if err != nil {
 				break // EOF, or a torn last line, which is not an event
 			}
-			ln, perr := event.Parse(raw[:len(raw)-1])
-			if perr == nil {
-				if ln.Seq > 0 {
-					items = append(items, item{seq: ln.Seq, rec: record{file: file, off: off, n: len(raw)}})
-					prev, pos = ln.Seq, 0
-				} else {
-					pos++
-					items = append(items, item{after: prev, pos: pos, rec: record{file: file, off: off, n: len(raw)}})
-				}
+			if ln, perr := event.Parse(raw[:len(raw)-1]); perr == nil {
+				lines = append(lines, &line{file: file, off: off, n: len(raw), own: ln.Seq})
 			}
 			off += int64(len(raw))
 		}
 		fh.Close()
+		files = append(files, lines)
+		total += int64(len(lines))
 	}
-	key := func(it item) (int64, int) {
-		if it.seq > 0 {
-			return it.seq, 0
+	// 1. The seqs lines carry, where they can be kept.
+	at := make([]*line, total+1) // seq → line
+	for _, lines := range files {
+		prev := int64(0)
+		for _, ln := range lines {
+			if s := ln.own; s > prev && s <= total && at[s] == nil {
+				ln.seq, at[s], prev = s, ln, s
+			}
 		}
-		return it.after, it.pos
 	}
-	sort.SliceStable(items, func(i, j int) bool {
-		a1, a2 := key(items[i])
-		b1, b2 := key(items[j])
-		if a1 != b1 {
-			return a1 < b1
+	// Free seqs, found from above and from below in near constant time.
+	up, down := make([]int64, total+2), make([]int64, total+2)
+	for i := range up {
+		up[i], down[i] = int64(i), int64(i)
+	}
+	var find func(p []int64, i int64) int64
+	find = func(p []int64, i int64) int64 {
+		for p[i] != i {
+			p[i] = p[p[i]]
+			i = p[i]
 		}
-		return a2 < b2
-	})
+		return i
+	}
+	take := func(s int64, ln *line) {
+		ln.seq, at[s] = s, ln
+		up[s], down[s] = s+1, s-1
+	}
+	for s := int64(1); s <= total; s++ {
+		if at[s] != nil {
+			up[s], down[s] = s+1, s-1
+		}
+	}
+	down[0], up[total+1] = 0, total+1
+	// 2. Unnumbered lines before a numbered one, the latest block first.
+	type block struct {
+		lines []*line
+		p, s  int64
+	}
+	var blocks []block
+	for _, lines := range files {
+		p, start := int64(0), 0
+		for i, ln := range lines {
+			if ln.seq == 0 {
+				continue
+			}
+			if i > start {
+				blocks = append(blocks, block{lines[start:i], p, ln.seq})
+			}
+			p, start = ln.seq, i+1
+		}
+	}
+	sort.SliceStable(blocks, func(i, j int) bool { return blocks[i].s > blocks[j].s })
+	for _, b := range blocks {
+		below := b.s
+		for i := len(b.lines) - 1; i >= 0; i-- {
+			s := find(down, below-1)
+			if s <= b.p {
+				break
+			}
+			take(s, b.lines[i])
+			below = s
+		}
+	}
+	// 3. The rest, in the order of the files and their lines.
+	for _, lines := range files {
+		prev := int64(0)
+		for _, ln := range lines {
+			if ln.seq == 0 {
+				s := find(up, prev+1)
+				if s > total {
+					s = find(up, 1)
+				}
+				take(s, ln)
+			}
+			prev = ln.seq
+		}
+	}
 	if err := os.MkdirAll(h.dir, 0o755); err != nil {
 		return err
 	}
 	os.Remove(h.seqPath())
 	os.Remove(h.filesPath())
 	h.count, h.files, h.fileNo = 0, nil, map[string]uint32{}
-	for _, it := range items {
-		if _, err := h.reserve(it.rec.file, it.rec.off, it.rec.n); err != nil {
+	for s := int64(1); s <= total; s++ {
+		ln := at[s]
+		if ln == nil {
+			return fmt.Errorf("history of %s: seq %d was given no line", h.playbook, s)
+		}
+		if _, err := h.reserve(ln.file, ln.off, ln.n); err != nil {
 			return err
 		}
 	}

@@ -23,6 +23,9 @@ type Ledger struct {
 
 	histMu sync.Mutex
 	hist   map[string]*history
+	// adopted: abs path of an event file → its size when a reader last
+	// numbered the lines written by hand at its end (lines.go).
+	adopted sync.Map
 
 	views views
 
@@ -90,11 +93,60 @@ func (l *Ledger) when(arg string, field string) (time.Time, error) {
 	return t, nil
 }
 
+// MaxAhead is how far ahead of the server's clock an event's time may be:
+// clocks of agents and servers differ by seconds, and a time further ahead
+// would make every later event of its run, timed by the clock, go back.
+const MaxAhead = 5 * time.Minute
+
+// eventTime reads the optional time of an event: the zero time when left
+// out, for the writer to take the clock under the vault's lock (so that
+// writers queued on the lock never go back in time). A time more than
+// MaxAhead ahead of the clock is refused.
+func (l *Ledger) eventTime(arg, field string) (time.Time, error) {
+	if arg == "" {
+		return time.Time{}, nil
+	}
+	t, err := l.when(arg, field)
+	if err != nil {
+		return t, err
+	}
+	now := l.Now()
+	if ahead := t.Sub(now); ahead > MaxAhead {
+		return t, refusal.Invalid(field, "%s is %s ahead of the server's clock (%s); an event's time may be at most %d minutes ahead",
+			arg, aboutDuration(ahead), event.FormatTime(now), int(MaxAhead/time.Minute))
+	}
+	return t, nil
+}
+
+// aboutDuration says a duration the way a person would, to the second
+// below two hours, in hours below two days, in days beyond.
+func aboutDuration(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%d days", int(d/(24*time.Hour)))
+	case d >= 2*time.Hour:
+		return fmt.Sprintf("%d hours", int(d/time.Hour))
+	}
+	return d.Round(time.Second).String()
+}
+
+// stamp is the timestamp of an event at t, or "" for the writer to take
+// the clock under the lock when t is zero (see eventTime).
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return event.FormatTime(t)
+}
+
 // appendEvent writes one event of the playbook's history into file: it
 // repairs the history, then runs write, which must call reserve exactly once
 // with the line's offset and length before writing the line. The caller
 // holds the lock.
 func (l *Ledger) appendEvent(playbook string, write func(reserve func(file string, off int64, n int) error) error) (int64, error) {
+	if err := l.checkDerived(); err != nil {
+		return 0, err
+	}
 	h, err := l.historyOf(playbook)
 	if err != nil {
 		return 0, err
@@ -114,6 +166,9 @@ func (l *Ledger) appendEvent(playbook string, write func(reserve func(file strin
 // nextSeq is the seq the next event of the playbook will take. The caller
 // holds the lock and has repaired the history.
 func (l *Ledger) nextSeq(playbook string) (int64, error) {
+	if err := l.checkDerived(); err != nil {
+		return 0, err
+	}
 	h, err := l.historyOf(playbook)
 	if err != nil {
 		return 0, err
@@ -127,6 +182,10 @@ func (l *Ledger) nextSeq(playbook string) (int64, error) {
 // recordPlaybookEvent appends an event to playbooks/<p>/events.jsonl. The
 // caller holds the lock and commits.
 func (l *Ledger) recordPlaybookEvent(playbook string, ln *event.Line) error {
+	// Lines written by hand at the end of events.jsonl are numbered first.
+	if err := l.adoptLines(playbook, path.Join(playbookDir(playbook), "events.jsonl")); err != nil {
+		return err
+	}
 	seq, err := l.nextSeq(playbook)
 	if err != nil {
 		return err
@@ -140,7 +199,10 @@ func (l *Ledger) recordPlaybookEvent(playbook string, ln *event.Line) error {
 		return err
 	}
 	file := path.Join(playbookDir(playbook), "events.jsonl")
-	abs := l.V.Abs(file)
+	abs, err := l.V.WritePath(file)
+	if err != nil {
+		return err
+	}
 	if _, err := vault.RepairTail(abs); err != nil && !isNotExist(err) {
 		return err
 	}

@@ -51,6 +51,7 @@ func register[A any, R any](op Op, h func(ctx context.Context, l *Ledger, a *A) 
 	}
 	op.Args = reflect.TypeFor[A]()
 	op.Result = reflect.TypeFor[R]()
+	h = withRequestID(op.Name, h)
 	op.call = func(ctx context.Context, l *Ledger, args any) (any, error) {
 		return h(ctx, l, args.(*A))
 	}

@@ -210,11 +210,32 @@ type PageView struct {
 	Headline string          `json:"headline,omitempty"`
 	Runs     string          `json:"runs,omitempty"`
 	Standing *fold.Standing  `json:"standing,omitempty"`
-	Glance   []string        `json:"glance,omitempty"`
+	Glance   Glance          `json:"glance,omitempty" jsonschema:"a workflow's glance: the mapping as its page writes it, keys in the document's order, each string rendered"`
 	Blocks   []ResultBlock   `json:"blocks,omitempty"`
 	Source   string          `json:"source,omitempty"`
 	Views    json.RawMessage `json:"-"`
 }
+
+// Glance is a workflow's glance rendered: the JSON object its page writes,
+// keys in the document's order, each string rendered.
+type Glance json.RawMessage
+
+// MarshalJSON writes the object as it is.
+func (g Glance) MarshalJSON() ([]byte, error) {
+	if g == nil {
+		return []byte("null"), nil
+	}
+	return g, nil
+}
+
+// UnmarshalJSON keeps the object as it is.
+func (g *Glance) UnmarshalJSON(b []byte) error {
+	*g = append((*g)[:0], b...)
+	return nil
+}
+
+// JSONForms says what Glance's JSON takes: an object.
+func (Glance) JSONForms() []any { return []any{map[string]any{}} }
 
 // ResultBlock is one top-level block of a run's rendered result, with its
 // address and the addresses of its cells.
@@ -271,6 +292,60 @@ func (l *Ledger) latestRun(s *subject) (*runfolder.State, error) {
 	return runfolder.Folder{V: l.V, Rel: last.Path}.LoadState()
 }
 
+// latestEndedRun is the subject's run that ended last (of two that ended
+// at the same time, the one started later), nil before one has ended. A
+// run still going is not one: glance renders over the latest ended run.
+func (l *Ledger) latestEndedRun(s *subject) (*runfolder.State, error) {
+	runs, err := l.V.Find(func(e *vault.Entry) bool {
+		return e.Type == "playbook-run" && e.Playbook == s.Playbook && e.DefType == s.Type && e.Name == s.Name
+	})
+	if err != nil {
+		return nil, err
+	}
+	var latest *runfolder.State
+	var at time.Time
+	for i := len(runs) - 1; i >= 0; i-- {
+		st, err := runfolder.Folder{V: l.V, Rel: runs[i].Path}.LoadState()
+		if err != nil {
+			return nil, err
+		}
+		if st.Ended == "" {
+			continue
+		}
+		ended, err := event.ParseTime(st.Ended)
+		if err != nil {
+			continue
+		}
+		if latest == nil || ended.After(at) {
+			latest, at = st, ended
+		}
+	}
+	return latest, nil
+}
+
+// glanceOf renders a workflow's glance over the views and the latest ended
+// run's output and run, in the shape the page writes it.
+func (l *Ledger) glanceOf(ctx context.Context, s *subject, format string) (Glance, error) {
+	latest, err := l.latestEndedRun(s)
+	if err != nil {
+		return nil, err
+	}
+	var views json.RawMessage
+	if s.Page.Data != nil {
+		views, _, _ = l.viewsOf(ctx, s)
+	}
+	run := render.Run{}
+	var output []byte
+	if latest != nil {
+		run = render.Run{Status: latest.Status, Started: latest.Started, Ended: latest.Ended, Version: latest.Version, Reason: latest.Reason, Kind: latest.Kind, Detail: latest.Detail}
+		output = latest.Output
+	}
+	now := l.Now()
+	return Glance(s.Page.RenderGlance(func(g page.Template) string {
+		return render.Glance(g.Text, views, run, s.render(), output, now, render.Options{Format: format, FirstLine: g.Line})
+	})), nil
+}
+
 // definitionPage is get_definition's page: runs and standing, glance, and
 // in a preview result over the latest run or a sample output.
 func (l *Ledger) definitionPage(ctx context.Context, s *subject, preview bool, sample json.RawMessage, format string) (*PageView, error) {
@@ -283,25 +358,15 @@ func (l *Ledger) definitionPage(ctx context.Context, s *subject, preview bool, s
 		return nil, err
 	}
 	p.Runs, p.Standing = runs, st
-	var latest *runfolder.State
-	if preview || len(s.Page.Glance) > 0 {
-		if latest, err = l.latestRun(s); err != nil {
+	if s.Page.GlanceValue != nil {
+		if p.Glance, err = l.glanceOf(ctx, s, format); err != nil {
 			return nil, err
 		}
 	}
-	if len(s.Page.Glance) > 0 {
-		var views json.RawMessage
-		if s.Page.Data != nil {
-			views, _, _ = l.viewsOf(ctx, s)
-		}
-		run := render.Run{}
-		var output []byte
-		if latest != nil {
-			run = render.Run{Status: latest.Status, Started: latest.Started, Ended: latest.Ended, Version: latest.Version, Reason: latest.Reason, Kind: latest.Kind, Detail: latest.Detail}
-			output = latest.Output
-		}
-		for _, g := range s.Page.Glance {
-			p.Glance = append(p.Glance, render.Glance(g.Text, views, run, s.render(), output, l.Now(), render.Options{Format: format, FirstLine: g.Line}))
+	var latest *runfolder.State
+	if preview {
+		if latest, err = l.latestRun(s); err != nil {
+			return nil, err
 		}
 	}
 	if preview && s.Page.Result != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path"
 	"strings"
 	"time"
@@ -27,6 +28,7 @@ type RunDefinitionArgs struct {
 	AuthorizedBy string          `json:"authorized_by" jsonschema:"the human or agent that authorized it"`
 	Context      string          `json:"context,omitempty" jsonschema:"context.md: who and what this run is for"`
 	Time         string          `json:"time,omitempty" jsonschema:"RFC 3339 time the run started, for a backfill; now when left out"`
+	RequestID    string          `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type RunArgs struct {
@@ -49,42 +51,46 @@ func checkFormat(f string) error {
 }
 
 type RecordEventArgs struct {
-	Playbook string          `json:"playbook"`
-	RunID    string          `json:"run_id"`
-	Event    string          `json:"event" jsonschema:"one of the capsule's event types, such as step_started or step_completed"`
-	Step     string          `json:"step,omitempty" jsonschema:"the step's reference, such as do/1/review"`
-	Detail   string          `json:"detail,omitempty"`
-	Data     json.RawMessage `json:"data,omitempty" jsonschema:"a JSON object"`
-	Actor    string          `json:"actor" jsonschema:"who records it"`
-	Time     string          `json:"time,omitempty" jsonschema:"RFC 3339; not before the run's previous event"`
+	Playbook  string          `json:"playbook"`
+	RunID     string          `json:"run_id"`
+	Event     string          `json:"event" jsonschema:"one of the capsule's event types, such as step_started or step_completed"`
+	Step      string          `json:"step,omitempty" jsonschema:"the step's reference, such as do/1/review"`
+	Detail    string          `json:"detail,omitempty"`
+	Data      json.RawMessage `json:"data,omitempty" jsonschema:"a JSON object"`
+	Actor     string          `json:"actor" jsonschema:"who records it"`
+	Time      string          `json:"time,omitempty" jsonschema:"RFC 3339; not before the run's previous event, at most 5 minutes ahead of the server's clock; the server's clock when left out"`
+	RequestID string          `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type AppendThreadArgs struct {
-	Playbook string `json:"playbook"`
-	RunID    string `json:"run_id"`
-	Text     string `json:"text"`
-	Actor    string `json:"actor"`
+	Playbook  string `json:"playbook"`
+	RunID     string `json:"run_id"`
+	Text      string `json:"text"`
+	Actor     string `json:"actor"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type PutArtifactArgs struct {
-	Playbook string `json:"playbook"`
-	RunID    string `json:"run_id"`
-	Name     string `json:"name" jsonschema:"path under artifacts/: letters, digits, '.', '_', '-' and '/'"`
-	Content  string `json:"content"`
-	Encoding string `json:"encoding,omitempty" jsonschema:"utf-8 (default) or base64"`
-	Actor    string `json:"actor,omitempty"`
+	Playbook  string `json:"playbook"`
+	RunID     string `json:"run_id"`
+	Name      string `json:"name" jsonschema:"path under artifacts/: letters, digits, '.', '_', '-' and '/'"`
+	Content   string `json:"content"`
+	Encoding  string `json:"encoding,omitempty" jsonschema:"utf-8 (default) or base64"`
+	Actor     string `json:"actor,omitempty"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 type EndRunArgs struct {
-	Playbook string          `json:"playbook"`
-	RunID    string          `json:"run_id"`
-	Status   string          `json:"status" jsonschema:"succeeded, rejected or failed"`
-	Output   json.RawMessage `json:"output,omitempty" jsonschema:"the run's output, for succeeded"`
-	Reason   string          `json:"reason,omitempty" jsonschema:"why it was rejected"`
-	Kind     string          `json:"kind,omitempty"`
-	Detail   string          `json:"detail,omitempty"`
-	Actor    string          `json:"actor"`
-	Time     string          `json:"time,omitempty"`
+	Playbook  string          `json:"playbook"`
+	RunID     string          `json:"run_id"`
+	Status    string          `json:"status" jsonschema:"succeeded, rejected or failed"`
+	Output    json.RawMessage `json:"output,omitempty" jsonschema:"the run's output, for succeeded"`
+	Reason    string          `json:"reason,omitempty" jsonschema:"why it was rejected"`
+	Kind      string          `json:"kind,omitempty"`
+	Detail    string          `json:"detail,omitempty"`
+	Actor     string          `json:"actor"`
+	Time      string          `json:"time,omitempty"`
+	RequestID string          `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 // CancelRunArgs cancels a run that is started.
@@ -97,12 +103,13 @@ type CancelRunArgs struct {
 }
 
 type TransitionRunArgs struct {
-	Playbook string `json:"playbook"`
-	RunID    string `json:"run_id"`
-	To       string `json:"to" jsonschema:"paused, active (resume) or archived"`
-	Reason   string `json:"reason,omitempty" jsonschema:"required to archive"`
-	Actor    string `json:"actor"`
-	Time     string `json:"time,omitempty"`
+	Playbook  string `json:"playbook"`
+	RunID     string `json:"run_id"`
+	To        string `json:"to" jsonschema:"paused, active (resume) or archived"`
+	Reason    string `json:"reason,omitempty" jsonschema:"required to archive"`
+	Actor     string `json:"actor"`
+	Time      string `json:"time,omitempty"`
+	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
 // Run is a run as reads answer it.
@@ -130,6 +137,10 @@ type Run struct {
 	Path         string          `json:"path"`
 	Address      string          `json:"address"`
 	Page         *PageView       `json:"page,omitempty"`
+	// Committed is set on a write's answer at a boundary: false when the
+	// write is recorded (durably, in the files) but its commit could not be
+	// made yet; the next writer's commit or quire janitor makes it.
+	Committed *bool `json:"committed,omitempty"`
 }
 
 func runOf(e vault.Entry, st *runfolder.State) *Run {
@@ -168,7 +179,8 @@ func (l *Ledger) runFolder(playbook, runID string) (vault.Entry, runfolder.Folde
 }
 
 // runWrite checks what every write to a run takes: the acting principal,
-// the run, and the time the event happened (now when left out).
+// the run, and the time the event happened: zero when left out, for
+// appendRunWith to take the clock under the lock.
 func (l *Ledger) runWrite(playbook, runID, actor, at string) (vault.Entry, runfolder.Folder, time.Time, error) {
 	if err := checkActor(actor); err != nil {
 		return vault.Entry{}, runfolder.Folder{}, time.Time{}, err
@@ -177,17 +189,19 @@ func (l *Ledger) runWrite(playbook, runID, actor, at string) (vault.Entry, runfo
 	if err != nil {
 		return e, f, time.Time{}, err
 	}
-	t, err := l.when(at, "/time")
+	t, err := l.eventTime(at, "/time")
 	return e, f, t, err
 }
 
 // appendRun records one event of a run under the lock: it numbers it in
 // the playbook's history, appends it and, at a boundary, commits.
-func (l *Ledger) appendRun(e vault.Entry, f runfolder.Folder, ln *event.Line) (*runfolder.State, error) {
+func (l *Ledger) appendRun(e vault.Entry, f runfolder.Folder, ln *event.Line) (*runfolder.State, *bool, error) {
 	return l.appendRunWith(e, f, ln, nil)
 }
 
-func (l *Ledger) commitRun(e vault.Entry, f runfolder.Folder, ln *event.Line) error {
+// commitRun commits a run's folder and the index after the event ln, and
+// says whether it could (see commit).
+func (l *Ledger) commitRun(e vault.Entry, f runfolder.Folder, ln *event.Line) bool {
 	t, _ := event.ParseTime(ln.Timestamp)
 	msg := fmt.Sprintf("%s: run %s of %s: %s", e.Playbook, path.Base(f.Rel), ln.Subject, ln.Event)
 	var body []string
@@ -202,8 +216,28 @@ func (l *Ledger) commitRun(e vault.Entry, f runfolder.Folder, ln *event.Line) er
 	}
 	body = append(body, fmt.Sprintf("event %s, seq %d", ln.ID, ln.Seq))
 	msg += "\n\n" + strings.Join(body, "\n")
-	_, err := l.V.Commit([]string{f.Rel, vault.IndexFile}, vault.Signature{Name: ln.Actor, When: t}, msg)
-	return err
+	return l.commit([]string{f.Rel, vault.IndexFile}, vault.Signature{Name: ln.Actor, When: t}, msg)
+}
+
+// commitIfEnded commits a write to a run that has ended (complete or
+// failed): no boundary of the run follows but its archive, which may be 90
+// days off, so the write is its own boundary and is committed before the
+// call returns. A write to a run still going waits for the run's next
+// boundary. The caller holds the lock.
+func (l *Ledger) commitIfEnded(e vault.Entry, f runfolder.Folder, actor string, at time.Time, what string) error {
+	st, err := f.LoadState()
+	if err != nil {
+		return err
+	}
+	if st.State != runfolder.Complete && st.State != runfolder.Failed {
+		return nil
+	}
+	if actor == "" {
+		actor = st.Executor
+	}
+	msg := fmt.Sprintf("%s: run %s of %s/%s: %s\n\nThe run is %s; this write is its own boundary.", e.Playbook, path.Base(f.Rel), st.Type, st.Name, what, st.State)
+	l.commit([]string{f.Rel}, vault.Signature{Name: actor, When: at}, msg) // durable either way; a commit not made is finished by the next writer
+	return nil
 }
 
 func strPtr(s string) *string {
@@ -240,14 +274,20 @@ func init() {
 			if d := event.Depth(a.Input); d > event.MaxDepth {
 				return nil, refusal.Invalid("/input", "the input nests %d levels; a run's input may nest at most %d", d, event.MaxDepth)
 			}
-			started, err := l.when(a.Time, "/time")
+			started, err := l.eventTime(a.Time, "/time")
 			if err != nil {
 				return nil, err
+			}
+			if started.IsZero() {
+				started = l.Now().UTC()
 			}
 			runID := newID()
 			var out *Run
 			var seq int64
 			err = l.V.Locked(func() error {
+				if err := l.repeatUnderLock(a.Playbook, a.RequestID); err != nil {
+					return err
+				}
 				d, err := l.definition(a.Playbook, a.Type, a.Name)
 				if err != nil {
 					return err
@@ -272,7 +312,7 @@ func init() {
 				}
 				ln := &event.Line{Event: event.RunCreated, Timestamp: event.FormatTime(started), Playbook: d.UID,
 					AuthorizedBy: a.AuthorizedBy, Detail: "Run initialized", ID: runID + "_1", Subject: a.Type + "/" + a.Name,
-					Version: v.Version, Actor: a.AuthorizedBy, Run: runID, Data: mustJSON(data)}
+					Version: v.Version, Actor: a.AuthorizedBy, Run: runID, RequestID: a.RequestID, Data: mustJSON(data)}
 				if ln.Seq, err = l.nextSeq(a.Playbook); err != nil {
 					return err
 				}
@@ -300,10 +340,18 @@ func init() {
 				}
 				e := vault.Entry{UID: runID, Type: "playbook-run", Path: rel, Playbook: a.Playbook, Name: a.Name, DefType: a.Type, Created: event.FormatTime(started)}
 				if err := l.V.Register(e); err != nil {
+					// Without its index line the run is not made: take the
+					// folder back, so the refusal is true and a retry makes
+					// one run. (The history drops the reservation whose
+					// line is gone.)
+					os.RemoveAll(l.V.Abs(rel))
 					return err
 				}
+				// The run is made: from here the answer is a success, and a
+				// commit that fails is finished by the next writer.
 				out = runOf(e, st)
-				return l.commitRun(e, runfolder.Folder{V: l.V, Rel: rel}, ln)
+				out.Committed = boolPtr(l.commitRun(e, runfolder.Folder{V: l.V, Rel: rel}, ln))
+				return nil
 			})
 			if err != nil {
 				return nil, err
@@ -313,7 +361,7 @@ func init() {
 		})
 
 	register(Op{Name: "record_event", Scope: "playbook:write", StatePath: "/event", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/events",
-		Description: "Append one event to a run's run.jsonl (fsynced before the answer), numbered in the playbook's history; a boundary (step completed, failed, skipped or dead-lettered, pause, resume, milestone, verification receipt, compensation) rewrites run.state.json and commits. Refuses unknown event types, run_created/archived/run ends (use run_definition, transition_run, end_run), an archived run (rule 5), a pause or resume by anyone but the executor or authorized_by (rule 4, forbidden), and a time before the run's previous event."},
+		Description: "Append one event to a run's run.jsonl (fsynced before the answer), numbered in the playbook's history; a boundary (step completed, failed, skipped or dead-lettered, pause, resume, milestone, verification receipt, compensation) rewrites run.state.json and commits. Refuses unknown event types, run_created/archived/run ends (use run_definition, transition_run, end_run), an archived run (rule 5), a pause or resume by anyone but the executor or authorized_by (rule 4, forbidden), a time before the run's previous event, and a time more than 5 minutes ahead of the server's clock (without time, the server's clock is read under the vault's lock)."},
 		func(ctx context.Context, l *Ledger, a *RecordEventArgs) (*Event, error) {
 			switch a.Event {
 			case event.RunCreated:
@@ -339,16 +387,18 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			ln := &event.Line{Event: a.Event, Timestamp: event.FormatTime(t), Step: strPtr(a.Step), Detail: a.Detail, Actor: a.Actor, Data: compact(a.Data)}
-			if _, err := l.appendRun(e, f, ln); err != nil {
+			ln := &event.Line{Event: a.Event, Timestamp: stamp(t), Step: strPtr(a.Step), Detail: a.Detail, Actor: a.Actor, Data: compact(a.Data), RequestID: a.RequestID}
+			_, committed, err := l.appendRun(e, f, ln)
+			if err != nil {
 				return nil, err
 			}
 			ev := eventOf(a.Playbook, ln)
+			ev.Committed = committed
 			return &ev, nil
 		})
 
 	register(Op{Name: "append_thread", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/thread",
-		Description: "Append text to a run's thread.md, the working memory for whoever continues it. thread.md is append-only; it is committed with the run's next boundary. Refuses an archived run (rule 5)."},
+		Description: "Append text to a run's thread.md, the working memory for whoever continues it. thread.md is append-only; it is committed with the run's next boundary, or at once when the run has ended (complete or failed). Refuses an archived run (rule 5)."},
 		func(ctx context.Context, l *Ledger, a *AppendThreadArgs) (*Run, error) {
 			if err := checkActor(a.Actor); err != nil {
 				return nil, err
@@ -361,7 +411,11 @@ func init() {
 				return nil, err
 			}
 			err = l.V.Locked(func() error {
-				return f.AppendThread(fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(l.Now()), a.Text))
+				now := l.Now()
+				if err := f.AppendThread(fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(now), a.Text)); err != nil {
+					return err
+				}
+				return l.commitIfEnded(e, f, a.Actor, now, "thread appended")
 			})
 			if err != nil {
 				return nil, err
@@ -370,7 +424,7 @@ func init() {
 		})
 
 	register(Op{Name: "put_artifact", Scope: "playbook:write", Method: "PUT", Path: "/playbooks/{playbook}/runs/{run_id}/artifacts/{name...}",
-		Description: "Write a file into a run's artifacts/ (replacing one of the same name), committed with the run's next boundary. Refuses a name that would leave artifacts/ (.., absolute paths, symbolic links) and an archived run."},
+		Description: "Write a file into a run's artifacts/ (replacing one of the same name), committed with the run's next boundary, or at once when the run has ended (complete or failed). Refuses a name that would leave artifacts/ (.., absolute paths, symbolic links) and an archived run."},
 		func(ctx context.Context, l *Ledger, a *PutArtifactArgs) (map[string]any, error) {
 			content := []byte(a.Content)
 			switch a.Encoding {
@@ -383,14 +437,16 @@ func init() {
 			default:
 				return nil, refusal.Invalid("/encoding", "%q is not utf-8 or base64", a.Encoding)
 			}
-			_, f, err := l.runFolder(a.Playbook, a.RunID)
+			e, f, err := l.runFolder(a.Playbook, a.RunID)
 			if err != nil {
 				return nil, err
 			}
 			var rel string
 			err = l.V.Locked(func() error {
-				rel, err = f.PutArtifact(a.Name, content)
-				return err
+				if rel, err = f.PutArtifact(a.Name, content); err != nil {
+					return err
+				}
+				return l.commitIfEnded(e, f, a.Actor, l.Now(), "artifact "+strings.TrimPrefix(rel, f.Rel+"/")+" written")
 			})
 			if err != nil {
 				return nil, err
@@ -399,13 +455,13 @@ func init() {
 		})
 
 	register(Op{Name: "end_run", Scope: "playbook:write", StatePath: "/status", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/end",
-		Description: "End a run: succeeded (with its output) writes run_succeeded and the run becomes complete; rejected (with reason, and optionally kind and detail) writes run_rejected, failed writes run_failed, and the run becomes failed. An output that does not match the definition's shape or output schema ends the run rejected: conflict of the kind unworkable with at most three issues (a reasoning function's: output_invalid, at most 20), each at its JSON pointer in the output. An output too large for its event (256 KiB a line) is kept whole in run.state.json and artifacts/output.json and the event carries its size. Commits. Refuses anyone but the executor or authorized_by (rule 4), a run that already ended, and an archived run."},
+		Description: "End a run: succeeded (with its output) writes run_succeeded and the run becomes complete; rejected (with reason, and optionally kind and detail) writes run_rejected, failed writes run_failed, and the run becomes failed. An output that does not match its shape or schema ends the run rejected (conflict, unworkable; a reasoning function's output_invalid) with its issues. An output too large for its event (256 KiB a line) is kept whole in run.state.json and artifacts/output.json and the event carries its size. Commits. Refuses anyone but the executor or authorized_by (rule 4), a run that already ended, and an archived run."},
 		func(ctx context.Context, l *Ledger, a *EndRunArgs) (*Run, error) {
 			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
 			if err != nil {
 				return nil, err
 			}
-			ln := &event.Line{Timestamp: event.FormatTime(t), Actor: a.Actor, Detail: a.Detail}
+			ln := &event.Line{Timestamp: stamp(t), Actor: a.Actor, Detail: a.Detail, RequestID: a.RequestID}
 			var output json.RawMessage
 			switch a.Status {
 			case "succeeded":
@@ -480,20 +536,23 @@ func init() {
 					return nil, err
 				}
 			}
-			if st, err = l.appendRunWith(e, f, ln, func(st *runfolder.State) error {
+			st, committed, err := l.appendRunWith(e, f, ln, func(st *runfolder.State) error {
 				if big {
 					st.Output = output
 					return f.WriteState(st)
 				}
 				return nil
-			}); err != nil {
+			})
+			if err != nil {
 				return nil, err
 			}
-			return runOf(e, st), nil
+			r := runOf(e, st)
+			r.Committed = committed
+			return r, nil
 		})
 
 	register(Op{Name: "cancel_run", Scope: "playbook:write", StatePath: "/run_id", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/cancel",
-		Description: "Cancel a run that is started: writes run_failed of the kind cancelled (with detail, why) and the run becomes failed. Commits. Refuses anyone but the executor or authorized_by (rule 4, forbidden), a paused run (the capsule fails only an active run: resume it first), a run that already ended, and an archived run."},
+		Description: "Cancel an active run: writes run_failed of the kind cancelled and the run becomes failed. Commits. Refuses anyone but the executor or authorized_by (rule 4), a paused run (resume it first), an ended or archived run."},
 		func(ctx context.Context, l *Ledger, a *CancelRunArgs) (*Run, error) {
 			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
 			if err != nil {
@@ -503,12 +562,14 @@ func init() {
 			if a.Detail != "" {
 				d["detail"] = a.Detail
 			}
-			ln := &event.Line{Event: event.RunFailed, Timestamp: event.FormatTime(t), Actor: a.Actor, Detail: "Run cancelled", Data: mustJSON(d)}
-			st, err := l.appendRun(e, f, ln)
+			ln := &event.Line{Event: event.RunFailed, Timestamp: stamp(t), Actor: a.Actor, Detail: "Run cancelled", Data: mustJSON(d)}
+			st, committed, err := l.appendRun(e, f, ln)
 			if err != nil {
 				return nil, err
 			}
-			return runOf(e, st), nil
+			r := runOf(e, st)
+			r.Committed = committed
+			return r, nil
 		})
 
 	register(Op{Name: "transition_run", Scope: "playbook:write", StatePath: "/to", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/transition",
@@ -521,7 +582,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			ln := &event.Line{Timestamp: event.FormatTime(t), Actor: a.Actor}
+			ln := &event.Line{Timestamp: stamp(t), Actor: a.Actor, RequestID: a.RequestID}
 			switch a.To {
 			case runfolder.Paused:
 				ln.Event, ln.Detail = event.PauseStarted, "Paused"
@@ -540,11 +601,13 @@ func init() {
 			if a.Reason != "" && ln.Reason == "" {
 				ln.Detail += ": " + a.Reason
 			}
-			st, err := l.appendRun(e, f, ln)
+			st, committed, err := l.appendRun(e, f, ln)
 			if err != nil {
 				return nil, err
 			}
-			return runOf(e, st), nil
+			r := runOf(e, st)
+			r.Committed = committed
+			return r, nil
 		})
 
 	register(Op{Name: "get_run", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}", ReadOnly: true, Idempotent: true,
@@ -567,10 +630,21 @@ func init() {
 
 // appendRunWith is appendRun with a step, after, run under the same lock
 // once the event is written and before the commit.
-func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line, after func(*runfolder.State) error) (*runfolder.State, error) {
+//
+// Once the line is durable it returns the state and, at a boundary,
+// whether the commit was made; an error means the event was not recorded.
+func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line, after func(*runfolder.State) error) (*runfolder.State, *bool, error) {
 	var st *runfolder.State
 	var seq int64
+	var committed *bool
 	err := l.V.Locked(func() error {
+		if err := l.repeatUnderLock(e.Playbook, ln.RequestID); err != nil {
+			return err
+		}
+		// Lines written by hand at the end of the log are numbered first.
+		if err := l.adoptLines(e.Playbook, path.Join(f.Rel, runfolder.LogFile)); err != nil {
+			return err
+		}
 		var err error
 		if ln.Seq, err = l.nextSeq(e.Playbook); err != nil {
 			return err
@@ -578,6 +652,16 @@ func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line
 		cur, err := f.LoadState()
 		if err != nil {
 			return err
+		}
+		if ln.Timestamp == "" {
+			// No time given: the clock, read under the lock, so writers
+			// queued on it stay in order. A previous event timed ahead of
+			// the clock (by MaxAhead at most) is not gone back from.
+			now := l.Now()
+			if prev, err := event.ParseTime(cur.LastEventAt); err == nil && now.Before(prev) {
+				now = prev
+			}
+			ln.Timestamp = event.FormatTime(now)
 		}
 		ln.ID = fmt.Sprintf("%s_%d", cur.RunID, cur.Events+1)
 		ln.Run, ln.Subject, ln.Version = cur.RunID, cur.Type+"/"+cur.Name, cur.Version
@@ -590,22 +674,25 @@ func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line
 		if err != nil {
 			return err
 		}
+		// The line is durable: the event happened, and the answer says so
+		// whatever follows (run.state.json is derived from run.jsonl and a
+		// commit that fails is finished by the next writer).
 		if after != nil {
-			if err := after(st); err != nil {
-				return err
-			}
+			_ = after(st)
 		}
 		if event.IsBoundary(ln.Event) {
-			return l.commitRun(e, f, ln)
+			committed = boolPtr(l.commitRun(e, f, ln))
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	l.notify(e.Playbook, seq)
-	return st, nil
+	return st, committed, nil
 }
+
+func boolPtr(b bool) *bool { return &b }
 
 // runState finds a run of a playbook and reads where it stands.
 func (l *Ledger) runState(playbook, runID string) (vault.Entry, *runfolder.State, error) {

@@ -33,6 +33,9 @@ type views struct {
 	programs map[string]*fold.Program // by data hash
 	serving  bool
 	ctx      context.Context
+	// stale names the playbooks whose history was rebuilt under their
+	// views (see stamp.go).
+	stale    map[string]bool
 	pageSize int // records a keeper reads at once; 0 for the page format's 1,000 (tests set it)
 }
 
@@ -164,6 +167,7 @@ func (l *Ledger) foldPool() (*fold.Pool, error) {
 // keeper answers the playbook's keeper, registering its pages anew when the
 // playbook's events or playbook.md changed since.
 func (l *Ledger) keeper(playbook string) (*keeperOf, error) {
+	l.forgetViews(playbook)
 	pool, err := l.foldPool()
 	if err != nil {
 		return nil, err

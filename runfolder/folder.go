@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -72,16 +73,26 @@ type Folder struct {
 
 func (f Folder) abs(name string) string { return f.V.Abs(path.Join(f.Rel, name)) }
 
+// write is the path of one of the folder's files for a write: it refuses a
+// path through a symbolic link (the file itself included).
+func (f Folder) write(name string) (string, error) { return f.V.WritePath(path.Join(f.Rel, name)) }
+
 // Create makes the run folder with its six entries, all at once: it builds
 // them in a hidden folder beside the final one and renames it into place,
 // so no folder is ever seen without its six entries. first is the
 // run_created line; its seq and id are set by the caller.
 func Create(v *vault.Vault, rel string, front Front, context string, first *event.Line) (*State, error) {
-	final := v.Abs(rel)
+	final, err := v.WritePath(rel)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := os.Lstat(final); err == nil {
 		return nil, refusal.New(refusal.Conflict, "%s already exists", rel)
 	}
-	tmp := v.Abs(path.Join(vault.RunsDir, ".new-"+path.Base(rel)))
+	tmp, err := v.WritePath(path.Join(vault.RunsDir, ".new-"+path.Base(rel)))
+	if err != nil {
+		return nil, err
+	}
 	os.RemoveAll(tmp)
 	if err := os.MkdirAll(filepath.Join(tmp, ArtifactsDir), 0o755); err != nil {
 		return nil, err
@@ -184,25 +195,21 @@ func ParseFront(data []byte) (Front, error) {
 // boundary. A changed run.state.json (another process's boundary) is read
 // again.
 func (f Folder) LoadState() (*State, error) {
-	statePath, logPath := f.abs(StateFile), f.abs(LogFile)
+	// Neither file is read through a symbolic link.
+	statePath, err := f.write(StateFile)
+	if err != nil {
+		return nil, err
+	}
+	logPath, err := f.write(LogFile)
+	if err != nil {
+		return nil, err
+	}
 	sfi, err := os.Stat(statePath)
 	if err != nil {
 		return nil, err
 	}
 	stamp := sfi.ModTime().UnixNano() ^ sfi.Size()<<1
 	var st *State
-	if c, ok := stateCache.Load(logPath); ok && c.(*cached).stamp == stamp {
-		st = c.(*cached).st.clone()
-	} else {
-		data, err := os.ReadFile(statePath)
-		if err != nil {
-			return nil, err
-		}
-		st = &State{}
-		if err := json.Unmarshal(data, st); err != nil {
-			return nil, fmt.Errorf("%s/%s: %v", f.Rel, StateFile, err)
-		}
-	}
 	fh, err := os.Open(logPath)
 	if err != nil {
 		return nil, err
@@ -211,6 +218,24 @@ func (f Folder) LoadState() (*State, error) {
 	fi, err := fh.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if c, ok := stateCache.Load(logPath); ok && c.(*cached).stamp == stamp && c.(*cached).st.LogBytes <= fi.Size() {
+		st = c.(*cached).st.clone()
+	} else {
+		// run.state.json is derived state, written by quire or by another
+		// process, or edited by hand: it is checked against definition.md
+		// and the line it says it ends at, and derived again from run.jsonl
+		// when it disagrees.
+		data, err := os.ReadFile(statePath)
+		if err != nil {
+			return nil, err
+		}
+		st = &State{}
+		if json.Unmarshal(data, st) != nil || !f.trusted(st, fh, fi.Size()) {
+			if st, err = f.Derive(""); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if fi.Size() > st.LogBytes {
 		tail := make([]byte, fi.Size()-st.LogBytes)
@@ -233,6 +258,130 @@ func (f Folder) LoadState() (*State, error) {
 	}
 	stateCache.Store(logPath, &cached{stamp: stamp, st: st.clone()})
 	return st, nil
+}
+
+// trusted says whether a state read from run.state.json may be built on:
+// it names the run as definition.md does, and the line that ends at its
+// log_bytes is its events-th, with its last seq. A cheap check (definition.md
+// and one line of run.jsonl), so a hand edit that would skip or repeat
+// event ids is caught before a write; quire check compares the whole state.
+func (f Folder) trusted(st *State, fh *os.File, size int64) bool {
+	fr, err := f.ReadFront()
+	if err != nil || st.agrees(fr) != "" || st.LogBytes > size || st.LogBytes < 0 {
+		return false
+	}
+	if st.LogBytes == 0 {
+		return st.Events == 0
+	}
+	// The last line before log_bytes.
+	start := max(st.LogBytes-event.MaxLine-1, 0)
+	buf := make([]byte, st.LogBytes-start)
+	if _, err := fh.ReadAt(buf, start); err != nil || buf[len(buf)-1] != '\n' {
+		return false
+	}
+	line := buf[:len(buf)-1]
+	if i := bytes.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:]
+	} else if start > 0 {
+		return false
+	}
+	ln, err := event.Parse(line)
+	if err != nil {
+		return false
+	}
+	if ln.ID != "" && ln.ID != fmt.Sprintf("%s_%d", st.RunID, st.Events) {
+		return false
+	}
+	return ln.Seq == 0 || ln.Seq == st.LastSeq
+}
+
+// Derive makes the run's state from definition.md and run.jsonl alone, up
+// to and with the line whose id is upto ("" for every whole line). The
+// output shape, which neither file holds, is kept from run.state.json.
+func (f Folder) Derive(upto string) (*State, error) {
+	fr, err := f.ReadFront()
+	if err != nil {
+		return nil, fmt.Errorf("%s/%s: %v", f.Rel, DefinitionFile, err)
+	}
+	st := initial(fr)
+	var old State
+	if data, err := os.ReadFile(f.abs(StateFile)); err == nil && json.Unmarshal(data, &old) == nil {
+		st.OutputShape = old.OutputShape
+	}
+	err = f.ReadLines(func(off int64, raw []byte) error {
+		ln, err := event.Parse(raw)
+		if err != nil {
+			st.LogBytes += int64(len(raw) + 1)
+			return nil
+		}
+		st.Apply(&ln, len(raw)+1)
+		if ln.Event == event.RunSucceeded && len(st.Output) == 0 {
+			// An output too large for its line is kept beside it.
+			if out, err := os.ReadFile(f.abs(path.Join(ArtifactsDir, OutputArtifact))); err == nil && json.Valid(out) {
+				st.Output = out
+			}
+		}
+		if upto != "" && ln.ID == upto {
+			return errUpto
+		}
+		return nil
+	})
+	if err != nil && err != errUpto {
+		return nil, err
+	}
+	return st, nil
+}
+
+var errUpto = errors.New("upto")
+
+// StateDisagrees compares run.state.json as it is on disk with the state
+// derived from definition.md and the lines of run.jsonl it says it
+// reflects (log_bytes; the lines after it are events since the last
+// boundary), and says how they differ, or "" when they agree.
+func (f Folder) StateDisagrees() (string, error) {
+	data, err := os.ReadFile(f.abs(StateFile))
+	if err != nil {
+		return "", err
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return fmt.Sprintf("is not a run state: %v", err), nil
+	}
+	fr, err := f.ReadFront()
+	if err != nil {
+		return "", err
+	}
+	if msg := st.agrees(fr); msg != "" {
+		return msg, nil
+	}
+	want := initial(fr)
+	err = f.ReadLines(func(off int64, raw []byte) error {
+		if off >= st.LogBytes {
+			return errUpto
+		}
+		if ln, err := event.Parse(raw); err == nil {
+			want.Apply(&ln, len(raw)+1)
+		} else {
+			want.LogBytes += int64(len(raw) + 1)
+		}
+		return nil
+	})
+	if err != nil && err != errUpto {
+		return "", err
+	}
+	switch {
+	case want.LogBytes != st.LogBytes:
+		return fmt.Sprintf("says log_bytes %d, which is not the end of a line of run.jsonl", st.LogBytes), nil
+	case st.Events != want.Events || st.LastSeq != want.LastSeq:
+		return fmt.Sprintf("says %d events up to seq %d; its log_bytes of run.jsonl hold %d up to seq %d", st.Events, st.LastSeq, want.Events, want.LastSeq), nil
+	case st.State != want.State || st.Status != want.Status:
+		return fmt.Sprintf("says state %s, status %s; the events say %s, %s", st.State, st.Status, want.State, want.Status), nil
+	case st.LastEventAt != want.LastEventAt || st.Started != want.Started || st.Ended != want.Ended:
+		return fmt.Sprintf("says its events run from %s to %s (ended %q); the events say %s to %s (ended %q)", st.Started, st.LastEventAt, st.Ended, want.Started, want.LastEventAt, want.Ended), nil
+	case strings.Join(st.StepsSeen, "\x00") != strings.Join(want.StepsSeen, "\x00") || (st.CurrentStep == nil) != (want.CurrentStep == nil) || (st.CurrentStep != nil && *st.CurrentStep != *want.CurrentStep):
+		return "says other steps than the events", nil
+	}
+	return "", nil
 }
 
 // stateCache holds each run's state as LoadState last saw it.
@@ -259,7 +408,12 @@ func (f Folder) WriteState(st *State) error {
 	if err != nil {
 		return err
 	}
-	if err := vault.WriteAtomic(f.abs(StateFile), data); err != nil {
+	abs, err := f.write(StateFile)
+	if err != nil {
+		stateCache.Delete(f.abs(LogFile))
+		return err
+	}
+	if err := vault.WriteAtomic(abs, data); err != nil {
 		stateCache.Delete(f.abs(LogFile))
 		return err
 	}
@@ -292,7 +446,13 @@ func (f Folder) Append(l *event.Line, reserve func(off int64, n int) error) (*St
 	if len(line) > event.MaxLine {
 		return nil, refusal.Invalid("/data", "the event line would take %d bytes; one line holds at most %d", len(line), event.MaxLine)
 	}
-	logPath := f.abs(LogFile)
+	logPath, err := f.write(LogFile)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.write(StateFile); err != nil {
+		return nil, err
+	}
 	if _, err := vault.RepairTail(logPath); err != nil {
 		return nil, err
 	}
@@ -310,9 +470,10 @@ func (f Folder) Append(l *event.Line, reserve func(off int64, n int) error) (*St
 	}
 	st.Apply(l, len(line))
 	if event.IsBoundary(l.Event) {
-		if err := f.WriteState(st); err != nil {
-			return nil, err
-		}
+		// The line is durable, so the event happened: a state file that
+		// cannot be written now is derived again from run.jsonl by the next
+		// LoadState (WriteState drops the cached state when it fails).
+		_ = f.WriteState(st)
 	} else if c, ok := stateCache.Load(logPath); ok {
 		stateCache.Store(logPath, &cached{stamp: c.(*cached).stamp, st: st.clone()})
 	}
@@ -346,7 +507,11 @@ func (f Folder) AppendThread(text string) error {
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	fh, err := os.OpenFile(f.abs(ThreadFile), os.O_WRONLY|os.O_APPEND, 0)
+	thread, err := f.write(ThreadFile)
+	if err != nil {
+		return err
+	}
+	fh, err := os.OpenFile(thread, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return err
 	}

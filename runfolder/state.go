@@ -2,6 +2,7 @@ package runfolder
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"quire/ledger/event"
 	"quire/ledger/refusal"
@@ -174,4 +175,28 @@ func (s *State) Apply(l *event.Line, size int) {
 		s.ArchivedWhy = l.Reason
 	}
 	s.Status = statusOf(s.State, s.Status)
+}
+
+// initial is the state a run starts from, before its first line: who it
+// is, from definition.md's front matter.
+func initial(fr Front) *State {
+	st := &State{RunID: fr.UID, Playbook: fr.QuirePlaybook, Type: fr.DefinitionType, Name: fr.DefinitionName,
+		Executor: fr.Executor, AuthorizedBy: fr.AuthorizedBy, StepsSeen: []string{}}
+	fmt.Sscan(fr.PlaybookVersion, &st.Version)
+	return st
+}
+
+// agrees says how s disagrees with what definition.md says of the run, or
+// "" when it does not.
+func (s *State) agrees(fr Front) string {
+	want := initial(fr)
+	switch {
+	case s.RunID != want.RunID:
+		return fmt.Sprintf("names run %s; definition.md names %s", s.RunID, want.RunID)
+	case s.Executor != want.Executor || s.AuthorizedBy != want.AuthorizedBy:
+		return fmt.Sprintf("says executor %s, authorized_by %s; definition.md says %s, %s", s.Executor, s.AuthorizedBy, want.Executor, want.AuthorizedBy)
+	case s.Type != want.Type || s.Name != want.Name || s.Version != want.Version:
+		return fmt.Sprintf("says %s/%s at version %d; definition.md says %s/%s at version %d", s.Type, s.Name, s.Version, want.Type, want.Name, want.Version)
+	}
+	return ""
 }

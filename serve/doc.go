@@ -50,6 +50,12 @@
 // a path that fits only other methods answers 405 with Allow. {org} must be
 // quire.yaml's org, or 404. Answers are 200 with the operation's JSON.
 //
+// The Idempotency-Key header is the request_id of a writing operation: a
+// retry with the same key answers the first answer and writes nothing
+// (docs/vault-format.md, "Request ids"); a body's request_id that differs
+// from the header is refused at /request_id; reads ignore the header. MCP
+// tools and quire call take request_id as an argument.
+//
 // Bodies are read through http.MaxBytesReader and refused past 1 MiB; the
 // server has header, read, write and idle timeouts (Options); cross-origin
 // browser writes are refused (http.CrossOriginProtection).
@@ -71,8 +77,14 @@
 // get_definition, explain_address…, once per answer type), without its
 // words, as {"type":"object","anyOf":[answer, refusal]}, since clients
 // check a tool error's structured content too; a write answers what its
-// read does, and /v1/openapi.json has every answer's schema in full. A type that
-// marshals itself (json.RawMessage) takes a schema that allows any value.
+// read does, and /v1/openapi.json has every answer's schema in full. A
+// type that marshals itself takes the schemas of the Go types it says it
+// writes (JSONForms: fold.Standing, ledger.Glance), or else
+// (json.RawMessage) a schema that allows any value; a pointer to one also
+// allows null (see schema.go). The tests check every HTTP answer they get
+// against its OpenAPI response schema and every tool result against its
+// outputSchema (or, for a tool without one, the answer's schema), and
+// that no declared schema allows null alone.
 // Over stdio a message is one line of at most 2 MiB (MaxStdioMessage);
 // the go-sdk's transport would end the session at a longer line or one
 // that is not JSON, so a guard (stdio.go) answers those itself with a

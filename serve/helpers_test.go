@@ -51,6 +51,27 @@ func workflowSource(t testing.TB) string {
 	return "document:\n  dsl: '1.0.0'\n  namespace: finance\n  name: close-the-month\n  version: '1.0.0'\ndo:\n  - reconcile:\n      call: reconcile\n"
 }
 
+// playbookPage is a playbook's page: the data and runs of close-the-month's
+// page, without its result.
+func playbookPage(t testing.TB) string {
+	src := workflowSource(t)
+	at := strings.Index(src, "\npage:\n")
+	if at < 0 {
+		t.Fatal("close-the-month has no page")
+	}
+	var out []string
+	keep := true
+	for _, line := range strings.Split(src[at+len("\npage:\n"):], "\n") {
+		if strings.HasPrefix(line, "  ") && !strings.HasPrefix(line, "   ") {
+			keep = !strings.HasPrefix(line, "  result:")
+		}
+		if keep {
+			out = append(out, strings.TrimPrefix(line, "  "))
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 // seed makes a project, the playbook finance and its workflow
 // close-the-month, and answers the project's uid.
 func seed(t testing.TB, l *ledger.Ledger) string {
@@ -143,6 +164,7 @@ func (c *client) doRaw(method, path string, body any) (int, []byte) {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	checkAnswer(c.t, method, req.URL.EscapedPath(), resp, raw)
 	return resp.StatusCode, raw
 }
 

@@ -217,6 +217,17 @@ func (s *server) httpArgs(w http.ResponseWriter, r *http.Request, op *ledger.Op,
 		}
 		fields[name] = v
 	}
+	// The Idempotency-Key header is the request_id of a writing
+	// operation (reads are safe to repeat, and ignore it).
+	if key := r.Header.Get("Idempotency-Key"); key != "" {
+		if _, ok := findArg(op, "request_id"); ok {
+			v, _ := json.Marshal(key)
+			if old, dup := fields["request_id"]; dup && !jsonEqual(old, v) {
+				return nil, refusal.Invalid("/request_id", "the Idempotency-Key header says %s, the arguments' request_id %s", v, old)
+			}
+			fields["request_id"] = v
+		}
+	}
 	return json.Marshal(fields)
 }
 

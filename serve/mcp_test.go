@@ -225,6 +225,20 @@ func runStory(t *testing.T, c *caller, actor string) (runID string) {
 			t.Fatalf("get_run page: %v", got["page"])
 		}
 	}
+	// The page's reads, with the views' standing, each checked against its
+	// output schema by call.
+	if strings.Contains(workflowSource(t), "page:") {
+		def := map[string]any{"playbook": "finance", "type": "workflow", "name": "close-the-month"}
+		for _, op := range []string{"get_definition", "render_page"} {
+			if page, _ := c.ok(op, def)["page"].(map[string]any); page["standing"] == nil {
+				t.Fatalf("%s: no page.standing: %v", op, page)
+			}
+		}
+		c.ok("update_playbook", map[string]any{"playbook": "finance", "page": playbookPage(t)})
+		if page, _ := c.ok("render_playbook_page", map[string]any{"playbook": "finance"})["page"].(map[string]any); page["standing"] == nil {
+			t.Fatalf("render_playbook_page: no page.standing: %v", page)
+		}
+	}
 	c.refused("get_run", map[string]any{"playbook": "finance", "run_id": "019a4012-7c3e-7d10-9b2a-4e6f8a1c2d3e"}, "not_found")
 	for file, want := range map[string]string{"run.jsonl": `"run_succeeded"`, "thread.md": "the close is next",
 		"run.state.json": `"complete"`, "definition.md": "playbook_version"} {

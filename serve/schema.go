@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,10 +20,26 @@ import (
 // The JSON Schemas of an operation's arguments and answer are inferred from
 // its Go types by the go-sdk's jsonschema package: a struct is an object
 // without other properties, a field without omitempty is required, and a
-// field's `jsonschema:"…"` tag is its description. A type with its own
-// MarshalJSON or UnmarshalJSON (json.RawMessage, an event line…) writes JSON
-// the struct does not show, so it takes the schema that allows any value;
-// time.Time is a string.
+// field's `jsonschema:"…"` tag is its description; time.Time is a string.
+//
+// A type with its own MarshalJSON or UnmarshalJSON (json.RawMessage, an
+// event line, fold.Standing…) writes JSON its fields do not show. Such a
+// type may say what its JSON takes by the Go types it writes (JSONForms);
+// its schema is then anyOf the schemas of those types, which stays true as
+// long as its MarshalJSON writes them. Any other such type is any value.
+//
+// jsonschema-go reads a pointer *T as T's schema with "null" added to its
+// types, and a schema of its TypeSchemas is taken as it is. For a type that
+// encodes itself that rule is false: any value has no type to add "null"
+// to, and gets null alone ({"type": ["null"]}, as page.standing, a
+// *fold.Standing, was declared), and anyOf forms would refuse the null the
+// pointer allows. So each such type is inferred as a placeholder, and
+// resolve puts its schema in its place, adding null as a form of its own
+// where jsonschema-go saw a pointer.
+
+// jsonForms is a type that encodes itself and says how: JSONForms answers
+// a value of each Go type its MarshalJSON writes.
+type jsonForms interface{ JSONForms() []any }
 
 var (
 	schemaMu    sync.Mutex
@@ -36,23 +53,96 @@ var (
 	timeT          = reflect.TypeFor[time.Time]()
 )
 
+// placeholder marks where a type that encodes itself was inferred.
+const placeholder = "quire:self-encoding:"
+
 // schemaOf is the schema of t, cached; callers must not change it (Clone
 // first).
 func schemaOf(t reflect.Type) *jsonschema.Schema {
 	schemaMu.Lock()
 	defer schemaMu.Unlock()
+	return inferLocked(t, 0)
+}
+
+func inferLocked(t reflect.Type, depth int) *jsonschema.Schema {
 	if s, ok := schemaCache[t]; ok {
 		return s
 	}
+	var selfs []reflect.Type
 	custom := map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[any](): anyValue()}
-	collectCustom(t, custom, map[reflect.Type]bool{})
+	collectCustom(t, custom, &selfs, map[reflect.Type]bool{})
 	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{IgnoreInvalidTypes: true, TypeSchemas: custom})
 	if err != nil {
 		// A cycle or a type JSON cannot carry: any value, rather than no tool.
 		s = anyValue()
 	}
+	own := make([]*jsonschema.Schema, len(selfs))
+	for i, st := range selfs {
+		own[i] = selfSchema(st, depth)
+	}
+	resolve(s, own)
 	schemaCache[t] = s
 	return s
+}
+
+// selfSchema is the schema of a type that encodes itself: anyOf its forms,
+// or any value.
+func selfSchema(t reflect.Type, depth int) *jsonschema.Schema {
+	f, ok := reflect.Zero(t).Interface().(jsonForms)
+	if !ok {
+		if pf, pok := reflect.New(t).Interface().(jsonForms); pok {
+			f, ok = pf, true
+		}
+	}
+	if !ok || depth > 8 {
+		return anyValue()
+	}
+	s := &jsonschema.Schema{}
+	for _, form := range f.JSONForms() {
+		s.AnyOf = append(s.AnyOf, inferLocked(reflect.TypeOf(form), depth+1).CloneSchemas())
+	}
+	if len(s.AnyOf) == 1 {
+		s = s.AnyOf[0]
+	}
+	return s
+}
+
+// resolve puts the schema of each type that encodes itself where its
+// placeholder is; where jsonschema-go added null (a pointer), null is a form
+// of its own, unless the schema is any value, which allows null already.
+func resolve(s *jsonschema.Schema, own []*jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if n, ok := strings.CutPrefix(s.Comment, placeholder); ok {
+		i, _ := strconv.Atoi(n)
+		r := own[i].CloneSchemas()
+		if slices.Contains(s.Types, "null") && (r.Type != "" || len(r.Types) > 0 || len(r.AnyOf) > 0) {
+			if len(r.AnyOf) > 0 {
+				r.AnyOf = append([]*jsonschema.Schema{{Type: "null"}}, r.AnyOf...)
+			} else {
+				r = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "null"}, r}}
+			}
+		}
+		if s.Description != "" {
+			r.Description = s.Description // the field's own words
+		}
+		*s = *r
+		return
+	}
+	for _, p := range s.Properties {
+		resolve(p, own)
+	}
+	for _, d := range s.Defs {
+		resolve(d, own)
+	}
+	for _, list := range [][]*jsonschema.Schema{s.PrefixItems, s.AnyOf, s.AllOf, s.OneOf} {
+		for _, c := range list {
+			resolve(c, own)
+		}
+	}
+	resolve(s.Items, own)
+	resolve(s.AdditionalProperties, own)
 }
 
 // anyValue is the schema that allows any JSON value, written as an object
@@ -61,8 +151,9 @@ func anyValue() *jsonschema.Schema {
 	return &jsonschema.Schema{Description: "any JSON value"}
 }
 
-// collectCustom finds the types under t that encode themselves.
-func collectCustom(t reflect.Type, out map[reflect.Type]*jsonschema.Schema, seen map[reflect.Type]bool) {
+// collectCustom finds the types under t that encode themselves, each with
+// its placeholder, in selfs' order.
+func collectCustom(t reflect.Type, out map[reflect.Type]*jsonschema.Schema, selfs *[]reflect.Type, seen map[reflect.Type]bool) {
 	if seen[t] {
 		return
 	}
@@ -71,19 +162,20 @@ func collectCustom(t reflect.Type, out map[reflect.Type]*jsonschema.Schema, seen
 		pt := reflect.PointerTo(t)
 		if t.Implements(marshalerT) || pt.Implements(marshalerT) || pt.Implements(unmarshalerT) ||
 			(t.Kind() != reflect.String && (t.Implements(textMarshalerT) || pt.Implements(textMarshalerT))) {
-			out[t] = anyValue()
+			out[t] = &jsonschema.Schema{Comment: placeholder + strconv.Itoa(len(*selfs))}
+			*selfs = append(*selfs, t)
 			return
 		}
 	}
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Slice, reflect.Array:
-		collectCustom(t.Elem(), out, seen)
+		collectCustom(t.Elem(), out, selfs, seen)
 	case reflect.Map:
-		collectCustom(t.Elem(), out, seen)
+		collectCustom(t.Elem(), out, selfs, seen)
 	case reflect.Struct:
 		for i := 0; i < t.NumField(); i++ {
 			if f := t.Field(i); f.IsExported() {
-				collectCustom(f.Type, out, seen)
+				collectCustom(f.Type, out, selfs, seen)
 			}
 		}
 	}
@@ -120,7 +212,9 @@ func inputSchema(op *ledger.Op) *jsonschema.Schema {
 				p.Types = types
 			}
 		}
-		if p.Description == "" {
+		if w, ok := argBrief[f.Name]; ok {
+			p.Description = w
+		} else if p.Description == "" {
 			p.Description = argWords[f.Name]
 		}
 		if set := closedSet(op.Name, f.Name); set != nil {
@@ -140,15 +234,21 @@ func inputSchema(op *ledger.Op) *jsonschema.Schema {
 	return s
 }
 
+// argBrief are shorter words for arguments whose own are long and repeated
+// in many tools.
+var argBrief = map[string]string{
+	"request_id": "makes a retry safe: a repeated id answers the first answer and writes nothing",
+}
+
 // argWords describe the arguments many operations share.
 var argWords = map[string]string{
-	"playbook":    "the playbook's id (list_playbooks)",
+	"playbook":    "the playbook's id",
 	"run_id":      "the run's id, a UUID in lowercase (list_runs)",
 	"event_id":    "the event's id, as list_playbook_events answers it",
 	"type":        "the definition's type",
 	"name":        "the definition's name: lowercase letters, digits and hyphens",
-	"actor":       "who acts: with a token, the token's principal (or left out)",
-	"time":        "RFC 3339 time of the act, for a backfill; now when left out",
+	"actor":       "who acts: with a token, its principal",
+	"time":        "RFC 3339 time, for a backfill; now when left out",
 	"detail":      "a line that says what happened",
 	"kind":        "the kind of the rejection, such as unworkable",
 	"text":        "Markdown text to append",
@@ -238,7 +338,7 @@ func outputSchema(op *ledger.Op) *jsonschema.Schema {
 		s = &jsonschema.Schema{Type: "object", Required: []string{"items"},
 			Properties: map[string]*jsonschema.Schema{"items": s}}
 	}
-	stripDescriptions(s)
+	compactAnswer(s, 0)
 	return &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{s, refusalBrief}}
 }
 
@@ -248,40 +348,50 @@ func outputSchema(op *ledger.Op) *jsonschema.Schema {
 var refusalBrief = &jsonschema.Schema{Type: "object", Required: []string{"error"},
 	Properties: map[string]*jsonschema.Schema{"error": {Type: "object", Required: []string{"code", "message", "issues"}}}}
 
-// stripDescriptions takes the descriptions and additionalProperties out
-// of an answer's schema (a clone): tools/list is what every agent pays for in tokens at start-up, and
-// the answer's fields are described in /v1/openapi.json.
-func stripDescriptions(s *jsonschema.Schema) {
+// compactAnswer is an answer's schema as a tool shows it (a clone, changed
+// in place): tools/list is what every agent pays for in tokens at start-up,
+// so it holds the answer's fields and their types, without their words and
+// without the inside of a field's field (page.standing, page.blocks…),
+// which is an object or a list of any form. /v1/openapi.json holds the
+// whole answer with its words. Objects are not closed: a client reading
+// one ignores what it does not know, and a newer quire may answer more.
+func compactAnswer(s *jsonschema.Schema, depth int) {
 	if s == nil {
 		return
 	}
 	// Left empty, a schema would marshal as true, which some clients refuse.
 	d := s.Description
 	s.Description = ""
+	s.AdditionalProperties = nil
+	if depth >= 2 && (s.Properties != nil || s.Items != nil || s.AnyOf != nil) {
+		types := s.Types
+		if s.Type != "" {
+			types = []string{s.Type}
+		}
+		for _, x := range s.AnyOf {
+			if x.Type != "" {
+				types = append(types, x.Type)
+			}
+			types = append(types, x.Types...)
+		}
+		slices.Sort(types)
+		types = slices.Compact(types)
+		*s = jsonschema.Schema{}
+		if len(types) == 1 {
+			s.Type = types[0]
+		} else {
+			s.Types = types
+		}
+	}
 	if reflect.DeepEqual(*s, jsonschema.Schema{}) {
 		s.Description = d
 	}
-	// An answer's objects are not closed: a client reading one ignores what
-	// it does not know, and a newer quire may answer more.
-	s.AdditionalProperties = nil
 	for _, p := range s.Properties {
-		stripDescriptions(p)
+		compactAnswer(p, depth+1)
 	}
-	for _, d := range s.Defs {
-		stripDescriptions(d)
-	}
-	for _, d := range s.Definitions {
-		stripDescriptions(d)
-	}
-	stripDescriptions(s.Items)
+	compactAnswer(s.Items, depth+1)
 	for _, x := range s.AnyOf {
-		stripDescriptions(x)
-	}
-	for _, x := range s.OneOf {
-		stripDescriptions(x)
-	}
-	for _, x := range s.PrefixItems {
-		stripDescriptions(x)
+		compactAnswer(x, depth)
 	}
 }
 

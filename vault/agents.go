@@ -47,6 +47,12 @@ it before it answers, and commits the folder to git at every boundary (a step
 completed, failed, skipped or dead-lettered, a pause, a resume, a milestone, a
 verification receipt, compensation, the run's end, an archive).
 
+With only files, append one line to run.jsonl in the capsule's minimal form,
+{"event": "<type>", "timestamp": "YYYY-MM-DDTHH:MM", "step": "<step or null>",
+"detail": "<text>"}, ending in a newline. quire gives it its place in the
+playbook's history (its seq) and its id, <run_id>_<n> for the nth event of
+run.jsonl, when it next writes or reads the run.
+
 To resume a run: read definition.md, then run.state.json, then the events of
 run.jsonl after its last_seq, then thread.md. Check your work with quire check.
 `

@@ -8,7 +8,9 @@
 //     mutex), under which every write to the vault happens;
 //   - the only two ways a file is written: WriteAtomic (temporary file,
 //     fsync, rename, fsync of the folder) and AppendLine (one O_APPEND write
-//     of a whole line, then fsync), with RepairTail for a torn last line;
+//     of a whole line, then fsync), with RepairTail for a last line without
+//     its newline (a whole JSON line is completed; a torn one is moved into
+//     .quire/quarantine/ and cut, see CutTail);
 //   - the index, an identity registry appended to, never rewritten;
 //   - object-level git commits (commit.go): only the changed blobs, the trees
 //     along their paths, the commit, the branch ref under git's lockfile

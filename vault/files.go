@@ -2,6 +2,7 @@ package vault
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"quire/internal/atomicfile"
 )
@@ -106,8 +108,12 @@ func AppendLine(abs string, line []byte) (int64, error) {
 	return off, nil
 }
 
-// RepairTail cuts a torn last line (bytes after the last newline) off the
-// file at abs. It reports whether it cut anything.
+// RepairTail mends the last line of the file at abs when it lacks its
+// newline. A last line that is a whole JSON value (a line written by hand,
+// or whose newline alone was lost) is kept and given its newline; anything
+// else is a torn line (a write cut short), which is moved aside into the
+// vault's quarantine (see CutTail) and cut off. It reports whether it
+// changed the file.
 func RepairTail(abs string) (bool, error) {
 	f, err := os.OpenFile(abs, os.O_RDWR, 0)
 	if err != nil {
@@ -146,8 +152,81 @@ func RepairTail(abs string) (bool, error) {
 		}
 		end = start
 	}
+	tail := make([]byte, size-cut)
+	if _, err := f.ReadAt(tail, cut); err != nil {
+		return false, err
+	}
+	if json.Valid(tail) && bytes.IndexByte(tail, '\n') < 0 {
+		if _, err := f.WriteAt([]byte{'\n'}, size); err != nil {
+			return false, err
+		}
+		return true, f.Sync()
+	}
+	if err := quarantine(abs, tail, ".torn"); err != nil {
+		return false, err
+	}
 	if err := f.Truncate(cut); err != nil {
 		return false, err
 	}
 	return true, f.Sync()
+}
+
+// QuarantineDir is where torn tails are kept, under the vault's root: a
+// file <path of the file it was cut from>.<UTC time>.torn holding the bytes
+// cut. quire check lists them; they are for a person to read, and to
+// delete once read.
+const QuarantineDir = QuireDir + "/quarantine"
+
+// CutTail cuts the file at abs back to at, moving the bytes after it into
+// the quarantine first, as <path>.<UTC time>.unacknowledged: it is how a
+// writer takes back a line that a killed writer reserved and never wrote
+// whole, so never acknowledged. quire check does not count those as
+// problems (no answer said they were written); they are kept all the same.
+func CutTail(abs string, at int64) error {
+	f, err := os.OpenFile(abs, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() <= at {
+		return err
+	}
+	tail := make([]byte, fi.Size()-at)
+	if _, err := f.ReadAt(tail, at); err != nil {
+		return err
+	}
+	if err := quarantine(abs, tail, ".unacknowledged"); err != nil {
+		return err
+	}
+	if err := f.Truncate(at); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// quarantine keeps the bytes cut from the file at abs. The vault is the
+// nearest folder above abs holding quire.yaml; a file outside a vault, and
+// quire's own files under .quire/, keep nothing.
+func quarantine(abs string, tail []byte, suffix string) error {
+	root := filepath.Dir(abs)
+	for {
+		if _, err := os.Stat(filepath.Join(root, ConfigFile)); err == nil {
+			break
+		}
+		up := filepath.Dir(root)
+		if up == root {
+			return nil
+		}
+		root = up
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || strings.HasPrefix(filepath.ToSlash(rel), QuireDir+"/") {
+		return nil
+	}
+	dst := filepath.Join(root, filepath.FromSlash(QuarantineDir), rel+"."+time.Now().UTC().Format("20060102T150405.000000000Z")+suffix)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return WriteAtomic(dst, tail)
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"syscall"
 )
 
 // Entry is one line of vault/00-index.jsonl: a thing's identity, written
@@ -35,7 +36,10 @@ type registry struct {
 }
 
 func (r *registry) refresh() error {
-	f, err := os.Open(r.path)
+	f, err := os.OpenFile(r.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return linkRefusal(IndexFile)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("vault: %s is missing", IndexFile)
 	}

@@ -178,6 +178,9 @@ func (v *Vault) Locked(fn func() error) error {
 		v.locked = false
 		syscall.Flock(int(v.lockF.Fd()), syscall.LOCK_UN)
 	}()
+	if err := v.linked(); err != nil {
+		return err
+	}
 	return fn()
 }
 
@@ -190,6 +193,10 @@ func (v *Vault) Commit(paths []string, author Signature, msg string) (string, er
 	}
 	id, err := v.commitPaths(paths, author, msg)
 	if err != nil {
+		// The failed commit staged its files in the index kept in memory;
+		// forget them (read .git/index again next time), or the next commit
+		// would take them for committed and leave them out of its tree.
+		v.gitIdx.stat = fileStamp{}
 		return "", err
 	}
 	if id.IsZero() {

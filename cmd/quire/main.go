@@ -193,13 +193,16 @@ func newApp(e *env) *cli.App {
 				}),
 			},
 			{
-				Name: "janitor", Usage: "archive complete and failed runs idle for 90 days or more",
+				Name: "janitor", Usage: "commit what earlier writes recorded but could not commit, and archive complete and failed runs idle for 90 days or more",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "now", Usage: "RFC 3339 time to judge idleness at"}},
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					args, _ := json.Marshal(map[string]any{"now": c.String("now")})
 					res, err := l.Call(c.Context, "archive_idle_runs", args)
 					if err != nil {
 						return err
+					}
+					for _, p := range res.(*ledger.JanitorReport).Committed {
+						fmt.Fprintln(e.out, "committed", p, "(left uncommitted by an earlier write)")
 					}
 					for _, a := range res.(*ledger.JanitorReport).Archived {
 						fmt.Fprintln(e.out, "archived", a)

@@ -20,6 +20,9 @@ func callAndShow(e *env, c *cli.Context, l *ledger.Ledger, op string, args map[s
 			delete(args, k)
 		}
 	}
+	if id := c.String("request-id"); id != "" {
+		args["request_id"] = id
+	}
 	raw, _ := json.Marshal(args)
 	res, err := l.Call(c.Context, op, raw)
 	if err != nil {
@@ -34,6 +37,10 @@ func callAndShow(e *env, c *cli.Context, l *ledger.Ledger, op string, args map[s
 
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print the answer as JSON"}
 
+// requestIDFlag makes a write safe to retry: a repeat of the same id
+// answers the first answer and writes nothing.
+var requestIDFlag = &cli.StringFlag{Name: "request-id", Usage: "an id of this call, so that a retry answers the first answer and writes nothing"}
+
 func rawJSON(s string) any {
 	if s == "" {
 		return ""
@@ -46,7 +53,7 @@ func runCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "playbook", Required: true},
 		&cli.StringFlag{Name: "run", Required: true, Usage: "the run's id"},
 		&cli.StringFlag{Name: "actor", EnvVars: []string{"QUIRE_ACTOR"}, Required: true},
-		jsonFlag,
+		jsonFlag, requestIDFlag,
 	}
 	showRun := func(res any) {
 		r := res.(*ledger.Run)
@@ -68,7 +75,7 @@ func runCommand(e *env) *cli.Command {
 					&cli.StringFlag{Name: "input", Usage: "the input as JSON"},
 					&cli.StringFlag{Name: "context", Usage: "context.md's text"},
 					&cli.StringFlag{Name: "time", Usage: "RFC 3339 start time, for a backfill"},
-					jsonFlag,
+					jsonFlag, requestIDFlag,
 				},
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					return callAndShow(e, c, l, "run_definition", map[string]any{

@@ -69,7 +69,7 @@ func countAssignments(toks []token) []problem {
 						f := frames[len(frames)-1]
 						frames = frames[:len(frames)-1]
 						if f.count > MaxAssignments {
-							ps = append(ps, problem{f.line, fmt.Sprintf("In the module, %s makes %d assignments to variables, but a function makes at most %d.", f.name, f.count, MaxAssignments)})
+							ps = append(ps, problem{line: f.line, msg: fmt.Sprintf("In the module, %s makes %d assignments to variables, but a function makes at most %d.", f.name, f.count, MaxAssignments)})
 						}
 					}
 					braces = braces[:n-1]

@@ -73,8 +73,10 @@ func Check(ctx context.Context, src Source, opts Options) (js string, issues []r
 		}
 		return first + line - 1
 	}
+	untypable := false
 	for _, p := range checkRules(scan(src.TS)) {
 		issues = append(issues, refusal.Issue{Path: path, Line: at(p.line), Message: p.msg})
+		untypable = untypable || p.untypable
 	}
 	js, err = Transpile(src.TS)
 	var se SyntaxErrors
@@ -86,7 +88,7 @@ func Check(ctx context.Context, src Source, opts Options) (js string, issues []r
 	} else if err != nil {
 		return "", nil, err
 	}
-	if opts.Mode == SyntaxOnly {
+	if opts.Mode == SyntaxOnly || untypable {
 		if len(issues) > 0 {
 			return "", sortIssues(issues), nil
 		}

@@ -9,6 +9,9 @@ import (
 type problem struct {
 	line int
 	msg  string
+	// untypable: the compiler cannot check a module holding this, so Check
+	// refuses the module on the rules' word without running it.
+	untypable bool
 }
 
 // MaxAssignments is the most assignments to variables one function makes.
@@ -53,7 +56,7 @@ type function struct {
 func checkRules(toks []token) []problem {
 	var ps []problem
 	add := func(line int, format string, args ...any) {
-		ps = append(ps, problem{line, fmt.Sprintf(format, args...)})
+		ps = append(ps, problem{line: line, msg: fmt.Sprintf(format, args...)})
 	}
 	var fold *function
 	i := 0
@@ -342,7 +345,7 @@ func skipStatement(toks []token, i int) int {
 func tokenRules(toks []token) []problem {
 	var ps []problem
 	add := func(line int, format string, args ...any) {
-		ps = append(ps, problem{line, fmt.Sprintf(format, args...)})
+		ps = append(ps, problem{line: line, msg: fmt.Sprintf(format, args...)})
 	}
 	for k, t := range toks {
 		if t.kind != tIdent {
@@ -364,7 +367,12 @@ func tokenRules(toks []token) []problem {
 		case "import":
 			switch next.text {
 			case "(":
+				// tsc reads import() as loading a module into a Promise,
+				// whose value the sandbox's library lacks, and says so in a
+				// diagnostic of no file and no line: the rule's refusal,
+				// at its line, is the module's whole answer.
 				add(t.line, "import() is refused: a module stands alone and loads nothing.")
+				ps[len(ps)-1].untypable = true
 			case ".":
 				add(t.line, "import.meta is refused: a module stands alone.")
 			default:

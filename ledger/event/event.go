@@ -11,27 +11,29 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 )
 
 // Line is one event line. Step is always written, as null where there is
 // none, as the capsule's minimum requires.
 type Line struct {
-	Event        string          `json:"event"`
-	Timestamp    string          `json:"timestamp"`
-	Step         *string         `json:"step"`
-	Detail       string          `json:"detail"`
-	Playbook     string          `json:"playbook,omitempty"`      // run_created: the definition's uid
-	AuthorizedBy string          `json:"authorized_by,omitempty"` // run_created
-	Reason       string          `json:"reason,omitempty"`        // archived
-	ID           string          `json:"id,omitempty"`
-	Seq          int64           `json:"seq,omitempty"`
-	Subject      string          `json:"subject,omitempty"` // <type>/<name> of the definition
-	Version      int             `json:"version,omitempty"` // the definition's version the run pinned
-	Actor        string          `json:"actor,omitempty"`
-	Run          string          `json:"run,omitempty"` // the run's id, on a run's events
-	Data         json.RawMessage `json:"data,omitempty"`
+	Event        string  `json:"event"`
+	Timestamp    string  `json:"timestamp"`
+	Step         *string `json:"step"`
+	Detail       string  `json:"detail"`
+	Playbook     string  `json:"playbook,omitempty"`      // run_created: the definition's uid
+	AuthorizedBy string  `json:"authorized_by,omitempty"` // run_created
+	Reason       string  `json:"reason,omitempty"`        // archived
+	ID           string  `json:"id,omitempty"`
+	Seq          int64   `json:"seq,omitempty"`
+	Subject      string  `json:"subject,omitempty"` // <type>/<name> of the definition
+	Version      int     `json:"version,omitempty"` // the definition's version the run pinned
+	Actor        string  `json:"actor,omitempty"`
+	Run          string  `json:"run,omitempty"` // the run's id, on a run's events
+	// RequestID is the request_id of the call that wrote the line, kept so
+	// that a retry answers the first answer across processes and restarts.
+	RequestID string          `json:"request_id,omitempty"`
+	Data      json.RawMessage `json:"data,omitempty"`
 }
 
 // MaxLine is the most one event line may hold, its newline included.
@@ -104,12 +106,17 @@ type Cloud struct {
 	DefinitionVersion int             `json:"definitionversion,omitempty"`
 	Seq               int64           `json:"seq"`
 	Data              json.RawMessage `json:"data,omitempty"`
+	// Committed is set on the answer of a write at a boundary: false when
+	// the event is recorded but its commit is left to the next writer.
+	Committed *bool `json:"committed,omitempty"`
 }
 
 // ToCloud presents a line in CloudEvents form: type is the event, time its
 // timestamp, source the playbook's address, correlationid the run's id,
-// caller the actor. data is the line's data, with step and detail added
-// where the line has them and its data does not.
+// caller the actor. data is the line's data with the line's own step and
+// detail set in it where the line has them: they are the event's, and win
+// over keys of the same name the caller put in data; every other key of
+// data stays as the caller wrote it, in its order.
 func (l *Line) ToCloud(playbook string) Cloud {
 	c := Cloud{
 		SpecVersion: "1.0", ID: l.ID, Type: l.Event, Source: "playbooks/" + playbook,
@@ -119,23 +126,18 @@ func (l *Line) ToCloud(playbook string) Cloud {
 	if t, err := ParseTime(l.Timestamp); err == nil {
 		c.Time = FormatTime(t)
 	}
-	data := l.Data
-	var extra []string
-	if l.Step != nil && !hasKey(data, "step") {
+	var own []member
+	if l.Step != nil {
 		s, _ := json.Marshal(*l.Step)
-		extra = append(extra, `"step":`+string(s))
+		own = append(own, member{"step", s})
 	}
-	if l.Detail != "" && !hasKey(data, "detail") {
+	if l.Detail != "" {
 		s, _ := json.Marshal(l.Detail)
-		extra = append(extra, `"detail":`+string(s))
+		own = append(own, member{"detail", s})
 	}
-	if len(extra) > 0 {
-		inner := strings.TrimSpace(string(data))
-		if inner == "" || inner == "{}" {
-			data = json.RawMessage("{" + strings.Join(extra, ",") + "}")
-		} else {
-			data = json.RawMessage(strings.TrimSuffix(inner, "}") + "," + strings.Join(extra, ",") + "}")
-		}
+	data := l.Data
+	if len(own) > 0 {
+		data = withMembers(data, own)
 	}
 	if len(data) > 0 {
 		c.Data = data
@@ -144,14 +146,56 @@ func (l *Line) ToCloud(playbook string) Cloud {
 	return c
 }
 
-func hasKey(obj json.RawMessage, key string) bool {
-	if len(obj) == 0 {
-		return false
+type member struct {
+	key string
+	val json.RawMessage
+}
+
+// withMembers sets each of set in the JSON object obj: in its place where
+// obj has the key, at the end where it does not. obj's other members keep
+// their text and order.
+func withMembers(obj json.RawMessage, set []member) json.RawMessage {
+	var members []member
+	if inner := bytes.TrimSpace(obj); len(inner) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(inner))
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return obj // Parse admits only objects; leave anything else be
+		}
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				return obj
+			}
+			key, _ := t.(string)
+			var val json.RawMessage
+			if err := dec.Decode(&val); err != nil {
+				return obj
+			}
+			members = append(members, member{key, val})
+		}
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(obj, &m) != nil {
-		return false
+	for _, s := range set {
+		found := false
+		for i := range members {
+			if members[i].key == s.key {
+				members[i].val, found = s.val, true
+			}
+		}
+		if !found {
+			members = append(members, s)
+		}
 	}
-	_, ok := m[key]
-	return ok
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, m := range members {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.key)
+		buf.Write(k)
+		buf.WriteByte(':')
+		buf.Write(m.val)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
 }

@@ -17,7 +17,9 @@
 //
 // Parse refuses, each as a refusal.Issue under /source (or /page) with its
 // line in the whole document: a page that is not a mapping; an unknown or
-// repeated key; glance outside a workflow's page; data that is not a
+// repeated key; glance outside a workflow's page, not a mapping, with a
+// key that is not text or is twice in one mapping, nesting deeper than 16
+// levels or holding more than 1,000 values; data that is not a
 // mapping, lacks language, source.events, views or module, or has another
 // key; a language other than typescript; filters that quire/fold's
 // ParseFilters refuses (0 or more than 8, not mappings, without a type,

@@ -1,6 +1,8 @@
 package page
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 
 	"gopkg.in/yaml.v3"
@@ -50,6 +52,66 @@ type Page struct {
 	Glance []Template // a workflow's glance: each string in it, in order
 	// GlanceLine is the line of the glance key, 0 when absent.
 	GlanceLine int
+	// GlanceValue is glance in the shape it is written, nil when absent;
+	// RenderGlance gives it back with each string rendered.
+	GlanceValue *GlanceValue
+}
+
+// GlanceValue is one value of glance as written: a mapping (Keys, with
+// Items its values in the document's order), a list (List, Items), a
+// string (Template, an index into Page.Glance) or another scalar (JSON, as
+// written: a number, true, false or null).
+type GlanceValue struct {
+	Keys     []string
+	Items    []*GlanceValue
+	List     bool
+	Template int // -1 unless a string
+	JSON     []byte
+}
+
+// RenderGlance gives glance as JSON in the shape it is written, keys in the
+// document's order, each string replaced by what render gives for it; nil
+// without glance.
+func (p *Page) RenderGlance(render func(Template) string) json.RawMessage {
+	if p.GlanceValue == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	p.GlanceValue.write(&b, p.Glance, render)
+	return b.Bytes()
+}
+
+func (g *GlanceValue) write(b *bytes.Buffer, ts []Template, render func(Template) string) {
+	text := func(s string) {
+		j, _ := json.Marshal(s)
+		b.Write(j)
+	}
+	switch {
+	case g.Template >= 0:
+		text(render(ts[g.Template]))
+	case g.JSON != nil:
+		b.Write(g.JSON)
+	case g.List:
+		b.WriteByte('[')
+		for i, v := range g.Items {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			v.write(b, ts, render)
+		}
+		b.WriteByte(']')
+	default:
+		b.WriteByte('{')
+		for i, v := range g.Items {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			text(g.Keys[i])
+			b.WriteByte(':')
+			v.write(b, ts, render)
+		}
+		b.WriteByte('}')
+	}
 }
 
 // Data is the page's data key: the projection that keeps the views.

@@ -2,6 +2,7 @@ package page
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -18,6 +19,9 @@ const (
 	MaxTemplates = 32768 // bytes of the templates together
 	MaxViews     = 8
 	MaxFilters   = 8
+	// glance's bounds: levels of mappings and lists, and values in all.
+	MaxGlanceDepth  = 16
+	MaxGlanceValues = 1000
 )
 
 // Keys are the keys a page takes.
@@ -282,7 +286,7 @@ func (ps *parser) page(p *Page, m *yaml.Node) {
 				continue
 			}
 			count := 0
-			ps.glance(p, "glance", v, 0, &count)
+			p.GlanceValue = ps.glance(p, "glance", v, 0, &count)
 		default:
 			ps.add(ps.line(k), "The page has the unknown key %s: a page takes the keys data, result, runs and glance.", strconv.Quote(key))
 		}
@@ -309,26 +313,73 @@ func articled(s string) string {
 	return "a " + s
 }
 
-// glance gathers the strings of glance, each a template.
-func (ps *parser) glance(p *Page, path string, n *yaml.Node, depth int, count *int) {
-	if depth > 16 || *count > 1000 {
-		return
-	}
+// glance gathers the strings of glance, each a template, and keeps glance
+// in its shape for RenderGlance. glance is a mapping that a client shows
+// as it is, so its keys are text, each once, and it nests at most 16
+// levels with at most 1,000 values (an alias counts each time it is used).
+func (ps *parser) glance(p *Page, path string, n *yaml.Node, depth int, count *int) *GlanceValue {
+	g := &GlanceValue{Template: -1}
 	*count++
+	switch {
+	case *count == MaxGlanceValues+1:
+		ps.add(ps.line(n), "glance holds more than %d values; it may hold at most %d.", MaxGlanceValues, MaxGlanceValues)
+		return g
+	case *count > MaxGlanceValues:
+		return g
+	case depth > MaxGlanceDepth && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode):
+		ps.add(ps.line(n), "glance nests deeper than %d levels here; it may nest at most %d.", MaxGlanceDepth, MaxGlanceDepth)
+		return g
+	}
 	switch n.Kind {
 	case yaml.MappingNode:
+		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			ps.glance(p, path+"/"+n.Content[i].Value, deref(n.Content[i+1]), depth+1, count)
+			k := deref(n.Content[i])
+			if k.Kind != yaml.ScalarNode {
+				ps.add(ps.line(k), "A key of glance is %s, but glance's keys are text.", describe(k))
+				continue
+			}
+			if first, dup := seen[k.Value]; dup {
+				ps.add(ps.line(k), "glance has the key %s twice here; it was first on line %d.", k.Value, first)
+				continue
+			}
+			seen[k.Value] = ps.line(k)
+			g.Keys = append(g.Keys, k.Value)
+			g.Items = append(g.Items, ps.glance(p, path+"/"+k.Value, deref(n.Content[i+1]), depth+1, count))
 		}
 	case yaml.SequenceNode:
+		g.List, g.Items = true, []*GlanceValue{}
 		for i, c := range n.Content {
-			ps.glance(p, path+"/"+strconv.Itoa(i), deref(c), depth+1, count)
+			g.Items = append(g.Items, ps.glance(p, path+"/"+strconv.Itoa(i), deref(c), depth+1, count))
 		}
 	case yaml.ScalarNode:
 		if isText(n) {
+			g.Template = len(p.Glance)
 			p.Glance = append(p.Glance, Template{Key: path, Text: n.Value, Line: ps.textLine(n)})
+			break
+		}
+		g.JSON = scalarJSON(n)
+	default:
+		g.JSON = []byte("null")
+	}
+	return g
+}
+
+// scalarJSON is a scalar of glance that is not text, as JSON: a number,
+// true, false or null as YAML reads it, and any other (a date, .nan) as
+// the text written.
+func scalarJSON(n *yaml.Node) []byte {
+	switch n.Tag {
+	case "!!int", "!!float", "!!bool", "!!null":
+		var v any
+		if n.Decode(&v) == nil {
+			if b, err := json.Marshal(v); err == nil {
+				return b
+			}
 		}
 	}
+	b, _ := json.Marshal(n.Value)
+	return b
 }
 
 // Templates gives the page's templates in the order of the page format:

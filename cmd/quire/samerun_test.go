@@ -1,0 +1,103 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestMain lets the test binary stand in for quire: with QUIRE_TEST_AS_QUIRE
+// set it runs its arguments as quire would, so tests start real processes.
+func TestMain(m *testing.M) {
+	if os.Getenv("QUIRE_TEST_AS_QUIRE") != "" {
+		os.Exit(run(append([]string{"quire"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// Eight processes record on the same run at once with quire call, without
+// a time, three rounds: none is refused, every acknowledged event is in
+// the history once, seq has no gap, quire check and git fsck are clean.
+func TestEightProcessesOnOneRun(t *testing.T) {
+	dir, v, project := newCLIVault(t)
+	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
+	quire(t, "", v, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
+	code, out, _ := quire(t, "", v, "call", "run_definition", "--args", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, project))
+	var r struct {
+		RunID string `json:"run_id"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("run_definition: %d %s", code, out)
+	}
+	const procs, rounds = 8, 3
+	acked := map[string]bool{}
+	for round := range rounds {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for p := range procs {
+			typ := "step_completed" // a boundary: its commit holds the lock longer
+			if p%4 == 0 {
+				typ = "step_started"
+			}
+			cmd := exec.Command(os.Args[0], v, "call", "record_event", "--args",
+				fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"step":"do/%d/%d","actor":"agent-7"}`, r.RunID, typ, round, p))
+			cmd.Env = append(os.Environ(), "QUIRE_TEST_AS_QUIRE=1")
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out, err := cmd.Output()
+				var ev struct{ ID string }
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil || json.Unmarshal(out, &ev) != nil || ev.ID == "" {
+					msg := ""
+					if ee, ok := err.(*exec.ExitError); ok {
+						msg = string(ee.Stderr)
+					}
+					t.Errorf("round %d process %d: %v %s %s", round, p, err, out, msg)
+					return
+				}
+				acked[ev.ID] = true
+			}()
+		}
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	code, out, _ = quire(t, "", v, "call", "list_playbook_events", "--args", `{"playbook":"finance","limit":1000}`)
+	var page struct {
+		Events []struct {
+			ID  string
+			Seq int64
+		}
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &page) != nil {
+		t.Fatalf("list_playbook_events: %d %s", code, out)
+	}
+	seen := map[string]bool{}
+	for i, ev := range page.Events {
+		if ev.Seq != int64(i+1) || seen[ev.ID] {
+			t.Fatalf("event %s: seq %d at place %d, seen before: %v", ev.ID, ev.Seq, i+1, seen[ev.ID])
+		}
+		seen[ev.ID] = true
+	}
+	for id := range acked {
+		if !seen[id] {
+			t.Fatalf("acknowledged event %s is not in the history", id)
+		}
+	}
+	if len(acked) != procs*rounds {
+		t.Fatalf("%d acknowledged", len(acked))
+	}
+	if code, out, _ := quire(t, "", v, "check"); code != 0 || !strings.HasSuffix(out, " 0 problems\n") {
+		t.Fatalf("check: %d %s", code, out)
+	}
+	if out, err := exec.Command("git", "-C", dir, "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Fatalf("git fsck: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,359 @@
+package ledger
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"quire/ledger/refusal"
+)
+
+// The CloudEvents form carries the line's own step and detail in data: a
+// caller's data.step or data.detail never stands in for them, in
+// record_event's answer, get_event, list_playbook_events (both ways) and
+// what a fold sees; every other key of data stays the caller's.
+func TestCloudFormKeepsTheEventsOwnFields(t *testing.T) {
+	f := newFixture(t)
+	src := `document:
+  name: steps
+page:
+  data:
+    language: typescript
+    source:
+      events:
+        - type: milestone_fired
+          subject: workflow/steps
+    views:
+      seen: categories
+    module: |
+      export function fold(view: View, event: Event): View {
+        const data = event.data as { [k: string]: Json };
+        const name = String(data['step']) + '|' + String(data['detail']) + '|' + String(data['note']);
+        return { seen: { values: [...(view.seen?.values ?? []), { name: name, value: 1 }] } };
+      }
+  runs: |
+    {{ views.seen.values[0].name }}
+`
+	f.call("create_definition", saveArgs("workflow", "steps", src))
+	r := f.call("run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"steps","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, f.project)).(*Run)
+	const want = `{"note":"kept","step":"do/1/real","detail":"the real detail","extra":[1,2]}`
+	rec := f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"milestone_fired","step":"do/1/real","detail":"the real detail","actor":"agent-7",
+		"data":{"note":"kept","step":"do/9/fake","detail":"a fake detail","extra":[1,2]}}`, r.RunID)).(*Event)
+	got := map[string]string{"record_event": string(rec.Data)}
+	ev := f.call("get_event", fmt.Sprintf(`{"playbook":"finance","event_id":%q}`, rec.ID)).(*Event)
+	got["get_event"] = string(ev.Data)
+	for _, args := range []string{`{"playbook":"finance"}`, fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, r.RunID)} {
+		page := f.call("list_playbook_events", args).(*EventPage)
+		for _, e := range page.Events {
+			if e.ID == rec.ID {
+				got["list_playbook_events "+args] = string(e.Data)
+			}
+		}
+	}
+	if len(got) != 4 {
+		t.Fatalf("the event is not in every read: %v", got)
+	}
+	for where, data := range got {
+		if data != want {
+			t.Errorf("%s: data %s, want %s", where, data, want)
+		}
+	}
+	// A caller's step or detail stays where the line has none.
+	rec = f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"call_record","actor":"agent-7","data":{"step":"theirs","detail":"theirs too"}}`, r.RunID)).(*Event)
+	if string(rec.Data) != `{"step":"theirs","detail":"theirs too"}` {
+		t.Errorf("a line without step or detail: data %s", rec.Data)
+	}
+	d := f.call("get_definition", `{"playbook":"finance","type":"workflow","name":"steps"}`).(*Definition)
+	if d.Page.Runs != "do/1/real|the real detail|kept" {
+		b, _ := json.Marshal(d.Page)
+		t.Fatalf("the fold saw %q: %s", d.Page.Runs, b)
+	}
+}
+
+// A write to a run that ended is its own boundary: no boundary of the run
+// follows it but the archive, so it is committed before the call returns.
+func TestWritesToAnEndedRunAreCommitted(t *testing.T) {
+	f := newFixture(t)
+	for _, end := range []string{`"status":"succeeded"`, `"status":"rejected","reason":"no"`} {
+		r := f.start()
+		run := fmt.Sprintf(`"playbook":"finance","run_id":%q`, r.RunID)
+		f.call("append_thread", `{`+run+`,"text":"before the end","actor":"agent-7"}`)
+		f.call("end_run", `{`+run+`,`+end+`,"actor":"agent-7"}`)
+		f.clean()
+		f.call("append_thread", `{`+run+`,"text":"a note after the end","actor":"agent-7"}`)
+		f.clean()
+		f.call("put_artifact", `{`+run+`,"name":"late/report.txt","content":"written after the end"}`)
+		f.clean()
+		f.call("put_artifact", `{`+run+`,"name":"late/report.txt","content":"written again","actor":"ana"}`)
+		f.clean()
+		if log := f.git("log", "-1", "--format=%an %s", "--", r.Path); log != fmt.Sprintf("ana finance: run %s of workflow/close-the-month: artifact artifacts/late/report.txt written\n", path.Base(r.Path)) {
+			t.Errorf("last commit of the run: %q", log)
+		}
+	}
+}
+
+// handWrite appends a line to a run's run.jsonl as an agent with only files
+// does, in the capsule's minimal form.
+func (f *fixture) handWrite(r *Run, typ, step, detail string) {
+	f.t.Helper()
+	fh, err := os.OpenFile(filepath.Join(f.dir, r.Path, "run.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer fh.Close()
+	stepJSON := "null"
+	if step != "" {
+		stepJSON = strconv.Quote(step)
+	}
+	fmt.Fprintf(fh, "{\"event\": %q, \"timestamp\": %q, \"step\": %s, \"detail\": %q}\n", typ, f.l.Now().UTC().Format("2006-01-02T15:04"), stepJSON, detail)
+}
+
+// history reads the whole history, and checks that seq runs 1, 2, 3…
+// without a gap and that no id comes twice.
+func (f *fixture) history() []Event {
+	f.t.Helper()
+	var all []Event
+	after := int64(0)
+	for {
+		page := f.call("list_playbook_events", fmt.Sprintf(`{"playbook":"finance","limit":1000,"after":%d}`, after)).(*EventPage)
+		all = append(all, page.Events...)
+		if page.Next == 0 {
+			break
+		}
+		after = page.Next
+	}
+	ids := map[string]bool{}
+	for i, ev := range all {
+		if ev.Seq != int64(i+1) {
+			f.t.Fatalf("seq %d at place %d", ev.Seq, i+1)
+		}
+		if ev.ID == "" || ids[ev.ID] {
+			f.t.Fatalf("event %d: id %q empty or seen before", ev.Seq, ev.ID)
+		}
+		ids[ev.ID] = true
+	}
+	return all
+}
+
+func (f *fixture) historyFiles() string {
+	f.t.Helper()
+	seq, err := os.ReadFile(filepath.Join(f.dir, ".quire/history/finance.seq"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	files, _ := os.ReadFile(filepath.Join(f.dir, ".quire/history/finance.files"))
+	return string(seq) + "\x00" + string(files)
+}
+
+// A line written by hand gets its id and seq as a recorded one does: in
+// get_event, list_playbook_events (by run and whole), after the next write
+// and after quire reindex, which gives the same history twice; nothing is
+// numbered twice.
+func TestHandWrittenLinesHaveTheirPlace(t *testing.T) {
+	f := newFixture(t)
+	r := f.start()
+	rec := func(typ, step string) *Event {
+		return f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"step":%q,"actor":"agent-7"}`, r.RunID, typ, step)).(*Event)
+	}
+	rec("step_started", "do/1/a")
+	f.handWrite(r, "step_completed", "do/1/a", "Done by hand")
+	// get_event finds it whole: id, seq, step, detail, its run.
+	ev := f.call("get_event", fmt.Sprintf(`{"playbook":"finance","event_id":"%s_3"}`, r.RunID)).(*Event)
+	if ev.ID != r.RunID+"_3" || ev.Seq != 5 || ev.Type != "step_completed" || ev.CorrelationID != r.RunID || ev.Subject != "workflow/close-the-month" ||
+		string(ev.Data) != `{"step":"do/1/a","detail":"Done by hand"}` {
+		b, _ := json.Marshal(ev)
+		t.Fatalf("get_event of a line written by hand: %s", b)
+	}
+	byRun := f.call("list_playbook_events", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, r.RunID)).(*EventPage)
+	if n := len(byRun.Events); n != 3 || byRun.Events[2].ID != ev.ID || byRun.Events[2].Seq != 5 {
+		t.Fatalf("by run: %+v", byRun.Events)
+	}
+	all := f.history()
+	if last := all[len(all)-1]; len(all) != 5 || last.ID != ev.ID || string(last.Data) != string(ev.Data) {
+		t.Fatalf("whole history: %+v", all)
+	}
+	// Written by hand, then recorded: the hand line is numbered first.
+	f.handWrite(r, "step_started", "do/2/b", "")
+	next := rec("step_completed", "do/2/b")
+	if next.ID != r.RunID+"_5" || next.Seq != 7 {
+		t.Fatalf("the event after a line written by hand: %s seq %d", next.ID, next.Seq)
+	}
+	f.handWrite(r, "milestone_fired", "", "A milestone by hand")
+	before := f.history()
+	if len(before) != 8 || before[7].ID != r.RunID+"_6" || before[7].Type != "milestone_fired" {
+		t.Fatalf("%d events before the reindex: %+v", len(before), before)
+	}
+	if err := f.l.Reindex(); err != nil {
+		t.Fatal(err)
+	}
+	once := f.historyFiles()
+	after := f.history()
+	b1, _ := json.Marshal(before)
+	b2, _ := json.Marshal(after)
+	if string(b1) != string(b2) {
+		t.Fatalf("reindex changed the history:\n%s\n%s", b1, b2)
+	}
+	if err := f.l.Reindex(); err != nil {
+		t.Fatal(err)
+	}
+	if f.historyFiles() != once {
+		t.Fatal("quire reindex twice gave two histories")
+	}
+	if ev := rec("step_started", "do/3/c"); ev.Seq != 9 || ev.ID != r.RunID+"_7" {
+		t.Fatalf("after the reindex: %s seq %d", ev.ID, ev.Seq)
+	}
+	// In the playbook's events.jsonl: <playbook uid>_<n>.
+	fh, _ := os.OpenFile(filepath.Join(f.dir, "playbooks/finance/events.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	fmt.Fprintf(fh, "{\"event\": \"playbook_updated\", \"timestamp\": \"2026-11-01T09:30\", \"step\": null, \"detail\": \"By hand\"}\n")
+	fh.Close()
+	all = f.history()
+	uid := f.call("get_playbook", `{"playbook":"finance"}`).(*Playbook).UID
+	if last := all[len(all)-1]; len(all) != 10 || last.ID != uid+"_3" || last.Type != "playbook_updated" {
+		t.Fatalf("a line written by hand in events.jsonl: %+v", last)
+	}
+	if ev := f.call("get_event", fmt.Sprintf(`{"playbook":"finance","event_id":"%s_3"}`, uid)).(*Event); ev.ID != uid+"_3" || ev.Seq != 10 {
+		t.Fatalf("get_event of a line written by hand in events.jsonl: %+v", ev)
+	}
+	f.refuse("get_event", fmt.Sprintf(`{"playbook":"finance","event_id":"%s_4"}`, uid), refusal.NotFound, "", "has no event")
+	f.git("add", "-A")
+	f.git("commit", "-qm", "lines by hand")
+	f.clean()
+}
+
+// The history a quire before this one left: a line written by hand, then a
+// line it numbered as if the hand line were not there. A rebuild numbers
+// nothing twice: the hand line takes the next free seq.
+func TestRebuildNumbersNothingTwice(t *testing.T) {
+	f := newFixture(t)
+	r := f.start()
+	f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_started","step":"a","actor":"agent-7"}`, r.RunID))
+	f.handWrite(r, "step_completed", "a", "by hand")
+	fh, _ := os.OpenFile(filepath.Join(f.dir, r.Path, "run.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	fmt.Fprintf(fh, `{"event":"step_started","timestamp":"2026-11-01T09:30:12.345Z","step":"b","detail":"","id":"%s_4","seq":5}`+"\n", r.RunID)
+	fh.Close()
+	if err := f.l.Reindex(); err != nil {
+		t.Fatal(err)
+	}
+	all := f.history()
+	var got []string
+	for _, ev := range all {
+		got = append(got, fmt.Sprintf("%d %s", ev.Seq, ev.ID))
+	}
+	want := []string{"5 " + r.RunID + "_4", "6 " + r.RunID + "_3"}
+	if len(got) != 6 || got[4] != want[0] || got[5] != want[1] {
+		t.Fatalf("history %v", got)
+	}
+}
+
+// Random mixes of recorded lines, lines written by hand, reads and
+// rebuilds on a few runs: the history always runs 1, 2, 3… with no id
+// twice; a recorded event keeps the id and seq it was answered with, across
+// rebuilds too; a line written by hand, once numbered, keeps its seq until
+// a rebuild (which may order lines written by hand at the ends of several
+// runs otherwise among themselves, rebuildHistory); after a rebuild every
+// line of every run is in the history once, with the id of its place in
+// its run; and a second rebuild gives the same history byte for byte.
+func TestPropertyRecordedAndHandWrittenLines(t *testing.T) {
+	rounds, steps := 2, 25
+	if os.Getenv("QUIRE_TEST_LONG") != "" {
+		rounds, steps = 20, 60
+	}
+	for round := range rounds {
+		rng := rand.New(rand.NewPCG(uint64(round), 11))
+		f := newFixture(t)
+		runs := []*Run{f.start(), f.start(), f.start()}
+		lines := map[string]int{} // run → lines in its log
+		for _, r := range runs {
+			lines[r.RunID] = 1
+		}
+		seqOf := map[string]int64{} // id → the seq it was given
+		hand := map[string]bool{}
+		var did []string
+		keep := func(evs []Event) {
+			for _, ev := range evs {
+				if s, ok := seqOf[ev.ID]; ok && s != ev.Seq {
+					t.Fatalf("round %d: %s was seq %d, now %d (%v)", round, ev.ID, s, ev.Seq, did)
+				}
+				seqOf[ev.ID] = ev.Seq
+			}
+		}
+		for range steps {
+			r := runs[rng.IntN(len(runs))]
+			switch k := rng.IntN(10); {
+			case k < 4:
+				typ := []string{"step_started", "step_completed", "call_record"}[rng.IntN(3)]
+				ev := f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"step":"s","actor":"agent-7"}`, r.RunID, typ)).(*Event)
+				lines[r.RunID]++
+				if want := fmt.Sprintf("%s_%d", r.RunID, lines[r.RunID]); ev.ID != want {
+					t.Fatalf("round %d: recorded %s, want %s", round, ev.ID, want)
+				}
+				keep([]Event{*ev})
+				did = append(did, fmt.Sprintf("record %s=%d", ev.ID[len(r.RunID)-4:], ev.Seq))
+			case k < 7:
+				detail := "by hand"
+				if rng.IntN(4) == 0 {
+					detail = strings.Repeat("long ", 2000) // past the first bytes read from the end
+				}
+				f.handWrite(r, "step_started", "s", detail)
+				lines[r.RunID]++
+				hand[fmt.Sprintf("%s_%d", r.RunID, lines[r.RunID])] = true
+				did = append(did, fmt.Sprintf("hand %s_%d", r.RunID[len(r.RunID)-4:], lines[r.RunID]))
+			case k < 8:
+				keep(f.call("list_playbook_events", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"limit":1000}`, r.RunID)).(*EventPage).Events)
+				did = append(did, "list run")
+			case k < 9:
+				n := 1 + rng.IntN(lines[r.RunID])
+				ev := f.call("get_event", fmt.Sprintf(`{"playbook":"finance","event_id":"%s_%d"}`, r.RunID, n)).(*Event)
+				if want := fmt.Sprintf("%s_%d", r.RunID, n); ev.ID != want || ev.Seq == 0 {
+					t.Fatalf("round %d: get_event %s answered %s seq %d", round, want, ev.ID, ev.Seq)
+				}
+				keep([]Event{*ev})
+				did = append(did, "get")
+			default:
+				if err := f.l.Reindex(); err != nil {
+					t.Fatal(err)
+				}
+				for id := range hand {
+					delete(seqOf, id)
+				}
+				did = append(did, "reindex")
+			}
+			keep(f.history())
+		}
+		if err := f.l.Reindex(); err != nil {
+			t.Fatal(err)
+		}
+		for id := range hand {
+			delete(seqOf, id)
+		}
+		all := f.history()
+		keep(all)
+		once := f.historyFiles()
+		if err := f.l.Reindex(); err != nil {
+			t.Fatal(err)
+		}
+		if f.historyFiles() != once {
+			t.Fatalf("round %d: two rebuilds, two histories (%v)", round, did)
+		}
+		ids := map[string]bool{}
+		for _, ev := range all {
+			ids[ev.ID] = true
+		}
+		for _, r := range runs {
+			for n := 1; n <= lines[r.RunID]; n++ {
+				if id := fmt.Sprintf("%s_%d", r.RunID, n); !ids[id] {
+					t.Fatalf("round %d: %s is not in the history (%v)", round, id, did)
+				}
+			}
+		}
+		if want := 2 + lines[runs[0].RunID] + lines[runs[1].RunID] + lines[runs[2].RunID]; len(all) != want {
+			t.Fatalf("round %d: %d events, want %d", round, len(all), want)
+		}
+	}
+}

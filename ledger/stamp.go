@@ -1,0 +1,175 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"quire/vault"
+)
+
+// The history under .quire/history/ is derived from the event files, and
+// a person's git command can take those files back (git stash, git reset
+// --hard, git checkout): the history then points past them, and the next
+// event would take a seq an event already has. So the history records what
+// it was built from: .quire/history/git.stamp holds the stat of git's HEAD,
+// branch folder, packed-refs and index as they were when quire last knew
+// the history true (after its own commits, and after each check). A write
+// compares them (four stats) and, when git changed anything quire did not,
+// checks every playbook's history against the sizes of the files it points
+// into (a stat a file), and rebuilds the histories that point past them,
+// with their views.
+const gitStampFile = vault.QuireDir + "/history/git.stamp"
+
+// gitStamp is the stat of what a git command that moves files changes.
+func (l *Ledger) gitStamp() string {
+	var b strings.Builder
+	for _, name := range []string{"HEAD", "index", "packed-refs", "refs/heads"} {
+		fi, err := os.Stat(filepath.Join(l.V.GitDir(), filepath.FromSlash(name)))
+		if err != nil {
+			fmt.Fprintf(&b, "%s -\n", name)
+			continue
+		}
+		var ino uint64
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			ino = st.Ino
+		}
+		fmt.Fprintf(&b, "%s %d %d %d\n", name, fi.Size(), fi.ModTime().UnixNano(), ino)
+	}
+	return b.String()
+}
+
+// restamp records that the histories are true to git as it is now. The
+// caller holds the lock.
+func (l *Ledger) restamp() {
+	p := l.V.Abs(gitStampFile)
+	if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
+		_ = vault.WriteAtomic(p, []byte(l.gitStamp()))
+	}
+}
+
+// checkDerived rebuilds the histories that git took files back under. The
+// caller holds the lock.
+func (l *Ledger) checkDerived() error {
+	if data, err := os.ReadFile(l.V.Abs(gitStampFile)); err == nil && string(data) == l.gitStamp() {
+		return nil
+	}
+	stale, err := l.staleHistories()
+	if err != nil {
+		return err
+	}
+	for _, p := range stale {
+		l.forgetHistory(p)
+	}
+	l.restamp()
+	return nil
+}
+
+// staleHistories lists the playbooks whose history points past the end of
+// a file it names (or into a file that is gone).
+func (l *Ledger) staleHistories() ([]string, error) {
+	seqs, err := filepath.Glob(filepath.Join(l.V.Abs(path.Join(vault.QuireDir, "history")), "*.seq"))
+	if err != nil {
+		return nil, err
+	}
+	var stale []string
+	for _, s := range seqs {
+		p := strings.TrimSuffix(filepath.Base(s), ".seq")
+		if l.historyPointsPast(s, strings.TrimSuffix(s, ".seq")+".files") {
+			stale = append(stale, p)
+		}
+	}
+	return stale, nil
+}
+
+func (l *Ledger) historyPointsPast(seqPath, filesPath string) bool {
+	recs, err := os.ReadFile(seqPath)
+	if err != nil {
+		return false
+	}
+	names, err := os.ReadFile(filesPath)
+	if err != nil {
+		return len(recs) > 0
+	}
+	files := strings.Split(strings.TrimSuffix(string(names), "\n"), "\n")
+	end := make([]int64, len(files))
+	for i := 0; i+recSize <= len(recs); i += recSize {
+		no := binary.BigEndian.Uint32(recs[i:])
+		n := int64(binary.BigEndian.Uint32(recs[i+4:]))
+		off := int64(binary.BigEndian.Uint64(recs[i+8:]))
+		if int(no) >= len(files) {
+			return true
+		}
+		end[no] = max(end[no], off+n)
+	}
+	for i, f := range files {
+		if end[i] == 0 {
+			continue
+		}
+		fi, err := os.Stat(l.V.Abs(f))
+		if err != nil || fi.Size() < end[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// forgetHistory drops a playbook's history (rebuilt from the files on its
+// next use) and marks its views to be folded again from the start.
+func (l *Ledger) forgetHistory(playbook string) {
+	l.histMu.Lock()
+	delete(l.hist, playbook)
+	l.histMu.Unlock()
+	h := &history{playbook: playbook, dir: l.V.Abs(path.Join(vault.QuireDir, "history"))}
+	os.Remove(h.seqPath())
+	os.Remove(h.filesPath())
+	os.Remove(l.V.Abs(path.Join(requestsDir, playbook+".filed")))
+	l.views.mu.Lock()
+	if l.views.stale == nil {
+		l.views.stale = map[string]bool{}
+	}
+	l.views.stale[playbook] = true
+	l.views.mu.Unlock()
+}
+
+// forgetViews throws away a playbook's views when its history was rebuilt:
+// they were folded from events that may be gone. It runs outside the vault
+// lock, as a keeper's folds take the history without it.
+func (l *Ledger) forgetViews(playbook string) {
+	v := &l.views
+	v.mu.Lock()
+	if !v.stale[playbook] {
+		v.mu.Unlock()
+		return
+	}
+	delete(v.stale, playbook)
+	ko := v.keepers[playbook]
+	v.mu.Unlock()
+	if ko != nil {
+		for id := range ko.ids {
+			ko.k.Unregister(id)
+		}
+		v.mu.Lock()
+		ko.ids, ko.stamp = map[string]bool{}, -1
+		v.mu.Unlock()
+	}
+	os.RemoveAll(l.V.Abs(path.Join(vault.QuireDir, "views", playbook)))
+}
+
+// gitCommit is V.Commit keeping the histories' git stamp: it checks the
+// histories first (four stats while git is as quire left it), so the stamp
+// it writes after the commit is true. The caller holds the lock.
+func (l *Ledger) gitCommit(paths []string, sig vault.Signature, msg string) (string, error) {
+	if err := l.checkDerived(); err != nil {
+		return "", err
+	}
+	id, err := l.V.Commit(paths, sig, msg)
+	if err == nil {
+		l.restamp()
+	}
+	return id, err
+}
