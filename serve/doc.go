@@ -74,8 +74,8 @@
 // no argument is typed nullable. tools/list is what every agent pays for
 // in tokens at start-up, so it stays under 40 KB (TestToolsListForAnAgent
 // logs it): an output schema is on the reads of one thing alone (get_run,
-// get_definition, explain_address…, once per answer type), without its
-// words, as {"type":"object","anyOf":[answer, refusal]}, since clients
+// get_definition, explain_address…, once per answer type), its fields and
+// their types without their words or the inside of a field's field, as {"type":"object","anyOf":[answer, refusal]}, since clients
 // check a tool error's structured content too; a write answers what its
 // read does, and /v1/openapi.json has every answer's schema in full. A
 // type that marshals itself takes the schemas of the Go types it says it
