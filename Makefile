@@ -4,7 +4,7 @@ BIN     := bin/quire
 TSC     := .tools/node_modules/.bin/tsc
 GOTEST  := $(GO) test -count=1 -timeout 20m
 
-.PHONY: all build tools mcp-client test bench demo fuzz clean
+.PHONY: all build tools mcp-client test test-race test-long ci bench demo fuzz clean
 
 all: build
 
@@ -31,6 +31,20 @@ $(MCPSDK):
 test: tools mcp-client
 	$(GO) vet ./...
 	$(GOTEST) ./...
+
+# The tests under the race detector. fold's tests are the slow part: its
+# workers run QuickJS's compiled wasm ten times and more slower, so the
+# cases that time a fold's bounds run in make test alone (fold/stall_test.go).
+test-race: tools
+	$(GO) test -race -count=1 -timeout 45m ./...
+
+# The long variants of the tests (QUIRE_TEST_LONG=1): more writers, more
+# events, the bounds reached through the operations themselves.
+test-long: tools
+	QUIRE_TEST_LONG=1 $(GOTEST) ./...
+
+# What CI runs (.ci/run): 90 minutes on 2 cores in all.
+ci: test test-race test-long
 
 # Benchmarks: never part of make test. Prints every figure the issues ask
 # for: medians of repeated runs, and ratios of things measured side by side.

@@ -122,7 +122,9 @@
 //     the natural counter, is not reachable through qjs's wasm build.
 //   - Memory, 64 MiB: the growth of the runtime's wasm memory past its
 //     size when the page's call began, read from Go by the watchdog every
-//     5 ms. qjs's MemoryLimit does not stop an allocation loop.
+//     5 ms (memory.go: the worker backs the wasm memory itself and
+//     publishes its length with an atomic, so the watchdog never reads
+//     wazero's slice while the wasm grows it). qjs's MemoryLimit does not stop an allocation loop.
 //   - Time, 10 s of wall time for one fold, from when the driver marks it
 //     started (an index in a typed array whose address in wasm memory the
 //     watchdog reads). A fold that runs out is tried again in a fresh

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fastschema/qjs"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 //go:embed sandbox.js
@@ -37,8 +38,9 @@ const bootLine = "\nimport * as __quire_ns from './" + moduleFile + "'; __quire_
 type worker struct {
 	rt      *qjs.Runtime
 	driver  *qjs.Value
-	shared  uint32 // address of the running fold's index in wasm memory
-	baseMem uint32 // wasm memory size once loaded
+	mem     *linearMemory // the runtime's wasm memory, as the watchdog reads it
+	shared  uint32        // address of the running fold's index in wasm memory
+	baseMem uint32        // wasm memory size once loaded
 	key     string
 }
 
@@ -64,6 +66,10 @@ func (w *worker) guard(lim Limits, onKill func(reason string, index int), fn fun
 	defer runtime.UnlockOSThread()
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	clock := threadClock()
+	// What the watchdog reads of the worker is taken here, on this thread:
+	// fn may set the worker's fields (newWorker does), and the memory is
+	// read through the atomics of linearMemory, never wazero's slice.
+	mem, shared, baseMem := w.mem, w.shared, w.baseMem
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	ready := make(chan struct{})
@@ -77,7 +83,6 @@ func (w *worker) guard(lim Limits, onKill func(reason string, index int), fn fun
 		budget := int64(lim.Checkpoint) * int64(lim.Checkpoints)
 		last := uint32(0)
 		cpuStart, wallStart := clockCPU(clock), time.Now()
-		mem := w.rt.Mem()
 		for {
 			// A sleep in the kernel, not a Go timer: the timers of the
 			// processor the wasm holds are not run while it holds it.
@@ -87,13 +92,13 @@ func (w *worker) guard(lim Limits, onKill func(reason string, index int), fn fun
 				return
 			default:
 			}
-			if w.shared != 0 {
-				if i, err := mem.ReadUint32(w.shared); err == nil && i != last {
+			if shared != 0 {
+				if i, ok := mem.ReadUint32(shared); ok && i != last {
 					last, cpuStart, wallStart = i, clockCPU(clock), time.Now()
 				}
 			}
 			switch {
-			case int64(mem.Size()) > int64(w.baseMem)+lim.Memory:
+			case int64(mem.Size()) > int64(baseMem)+lim.Memory:
 				onKill(killMemory, int(last))
 			case clockCPU(clock)-cpuStart > budget:
 				onKill(killWork, int(last))
@@ -124,14 +129,15 @@ func newWorker(key, js, dir, cacheDir string, lim Limits, onKill func(string, in
 	if name, ok := moduleImport(js); ok {
 		return nil, importError(js, name), nil
 	}
-	w = &worker{key: key}
+	w = &worker{key: key, mem: &linearMemory{}}
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
 				err = fmt.Errorf("fold: starting QuickJS: %v", r)
 			}
 		}()
-		w.rt, err = qjs.New(qjs.Option{CWD: dir, CacheDir: cacheDir, Context: context.Background()})
+		ctx := experimental.WithMemoryAllocator(context.Background(), w.mem.allocator())
+		w.rt, err = qjs.New(qjs.Option{CWD: dir, CacheDir: cacheDir, Context: ctx})
 	}()
 	if err != nil {
 		return nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -131,7 +132,9 @@ func (l *Ledger) inspect(ctx context.Context, typ, source string, check bool) (*
 			if err := schemaNode.Decode(&s); err == nil {
 				info.Schema = normalizeYAML(s)
 				if check {
-					if _, err := compileSchema(info.Schema); err != nil {
+					if at, ref := outsideRef(info.Schema, "/output/schema"); at != "" {
+						issues = append(issues, refusal.Issue{Path: "/source", Line: info.SchemaLine, Message: fmt.Sprintf("%s: %q points outside output.schema; a reference may point only inside it, such as #/$defs/item.", at, ref)})
+					} else if _, err := compileSchema(info.Schema); err != nil {
 						issues = append(issues, refusal.Issue{Path: "/source", Line: info.SchemaLine, Message: "/output/schema: " + err.Error()})
 					}
 				}
@@ -215,15 +218,71 @@ func compileSchema(s any) (*jsonschema.Schema, error) {
 		return nil, err
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("output.json", doc); err != nil {
+	// The schema stands alone: every URL it names is refused (the default
+	// loader would read file:// URLs, so a refusal could quote any file the
+	// server can read), and its base is no file either.
+	c.UseLoader(noLoader{})
+	if err := c.AddResource(schemaBase, doc); err != nil {
 		return nil, err
 	}
-	sch, err := c.Compile("output.json")
+	sch, err := c.Compile(schemaBase)
 	if err != nil {
 		return nil, fmt.Errorf("the schema does not compile: %v", err)
 	}
 	schemaCache.Store(string(raw), sch)
 	return sch, nil
+}
+
+// schemaBase is the URL an output.schema is compiled under: no file, so
+// that a relative $ref resolves to nothing on disk.
+const schemaBase = "https://quire.invalid/output.schema.json"
+
+// noLoader refuses to load any URL: the only schemas are the document and
+// the library's own meta-schemas.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%s is outside output.schema, and quire loads no schema from elsewhere", url)
+}
+
+// outsideRef finds the first $ref, $dynamicRef or $schema in an
+// output.schema that points outside it (a $schema other than a draft of
+// json-schema.org), and answers its pointer under at and its text.
+// Values (const, enum, default, examples) are data, not schemas.
+func outsideRef(v any, at string) (string, string) {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := at + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+			switch k {
+			case "$ref", "$dynamicRef":
+				if ref, ok := x[k].(string); ok && !strings.HasPrefix(ref, "#") {
+					return p, ref
+				}
+			case "$schema":
+				if ref, ok := x[k].(string); ok && !strings.HasPrefix(ref, "https://json-schema.org/") && !strings.HasPrefix(ref, "http://json-schema.org/") {
+					return p, ref
+				}
+			case "const", "enum", "default", "examples":
+			default:
+				if p, ref := outsideRef(x[k], p); p != "" {
+					return p, ref
+				}
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if p, ref := outsideRef(e, fmt.Sprintf("%s/%d", at, i)); p != "" {
+				return p, ref
+			}
+		}
+	}
+	return "", ""
 }
 
 // checkAgainst checks an output against a definition's shape or schema and

@@ -53,7 +53,7 @@ func (l *Ledger) HistoryLen(playbook string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return h.count, nil
+	return h.len(), nil
 }
 
 func init() {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"quire/ledger/event"
 	"quire/runfolder"
@@ -30,12 +31,18 @@ import (
 // between the two, the next writer finds a record whose line is not whole
 // and drops it, cutting the file back to the record's offset. So seq stays
 // without gaps or repeats and no event is ever read twice.
+//
+// One history is shared by the process's writers (which hold the vault's
+// lock) and its readers (the page keepers, which do not): mu guards files,
+// fileNo and count, and readers work from a copy taken under it.
 type history struct {
 	playbook string
 	dir      string
-	files    []string
-	fileNo   map[string]uint32
-	count    int64 // records
+
+	mu     sync.Mutex
+	files  []string
+	fileNo map[string]uint32
+	count  int64 // records
 }
 
 const recSize = 16
@@ -72,8 +79,21 @@ func (h *history) exists() bool {
 	return err == nil
 }
 
+// len is the number of records, as last refreshed.
+func (h *history) len() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.count
+}
+
 // refresh reads what other processes added since.
 func (h *history) refresh() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.refreshLocked()
+}
+
+func (h *history) refreshLocked() error {
 	fi, err := os.Stat(h.seqPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		h.count, h.files, h.fileNo = 0, nil, map[string]uint32{}
@@ -103,36 +123,41 @@ func (h *history) refresh() error {
 	return nil
 }
 
+// read reads the record of seq. The caller holds h.mu.
 func (h *history) read(seq int64) (record, error) {
 	f, err := os.Open(h.seqPath())
 	if err != nil {
 		return record{}, err
 	}
 	defer f.Close()
-	return h.readFrom(f, seq)
+	return h.readFrom(f, h.files, seq)
 }
 
-func (h *history) readFrom(f io.ReaderAt, seq int64) (record, error) {
+// readFrom reads the record of seq from f, naming its file from files (h's
+// files, or a copy of them taken under h.mu).
+func (h *history) readFrom(f io.ReaderAt, files []string, seq int64) (record, error) {
 	var b [recSize]byte
 	if _, err := f.ReadAt(b[:], (seq-1)*recSize); err != nil {
 		return record{}, err
 	}
 	no := binary.BigEndian.Uint32(b[0:])
-	if int(no) >= len(h.files) {
-		return record{}, fmt.Errorf("history of %s: record %d names file %d of %d", h.playbook, seq, no, len(h.files))
+	if int(no) >= len(files) {
+		return record{}, fmt.Errorf("history of %s: record %d names file %d of %d", h.playbook, seq, no, len(files))
 	}
-	return record{file: h.files[no], n: int(binary.BigEndian.Uint32(b[4:])), off: int64(binary.BigEndian.Uint64(b[8:]))}, nil
+	return record{file: files[no], n: int(binary.BigEndian.Uint32(b[4:])), off: int64(binary.BigEndian.Uint64(b[8:]))}, nil
 }
 
 // repair drops a last record whose line was never written whole. The
 // caller holds the vault's lock.
 func (h *history) repair(v *vault.Vault) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if fi, err := os.Stat(h.seqPath()); err == nil && fi.Size()%recSize != 0 {
 		if err := os.Truncate(h.seqPath(), fi.Size()-fi.Size()%recSize); err != nil {
 			return err
 		}
 	}
-	if err := h.refresh(); err != nil || h.count == 0 {
+	if err := h.refreshLocked(); err != nil || h.count == 0 {
 		return err
 	}
 	r, err := h.read(h.count)
@@ -179,6 +204,8 @@ func lineAt(abs string, off int64, n int) (bool, error) {
 
 // reserve appends the record of the next seq. The caller holds the lock.
 func (h *history) reserve(file string, off int64, n int) (int64, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if err := os.MkdirAll(h.dir, 0o755); err != nil {
 		return 0, err
 	}
@@ -217,7 +244,10 @@ type Record struct {
 
 // page reads up to limit records after seq after, in history order.
 func (h *history) page(v *vault.Vault, after int64, limit int) ([]Record, error) {
-	if after >= h.count {
+	h.mu.Lock()
+	count, files := h.count, h.files
+	h.mu.Unlock()
+	if after >= count {
 		return nil, nil
 	}
 	f, err := os.Open(h.seqPath())
@@ -225,7 +255,7 @@ func (h *history) page(v *vault.Vault, after int64, limit int) ([]Record, error)
 		return nil, err
 	}
 	defer f.Close()
-	end := min(h.count, after+int64(limit))
+	end := min(count, after+int64(limit))
 	out := make([]Record, 0, end-after)
 	open := map[string]*os.File{}
 	var filler *lineFiller
@@ -235,13 +265,18 @@ func (h *history) page(v *vault.Vault, after int64, limit int) ([]Record, error)
 		}
 	}()
 	for seq := after + 1; seq <= end; seq++ {
-		r, err := h.readFrom(f, seq)
+		r, err := h.readFrom(f, files, seq)
 		if err != nil {
 			return nil, err
 		}
 		ef, ok := open[r.file]
 		if !ok {
 			if ef, err = os.Open(v.Abs(r.file)); err != nil {
+				if seq == count && errors.Is(err, fs.ErrNotExist) {
+					// The last record is reserved for a new run whose
+					// folder is being put in place under the lock.
+					break
+				}
 				return nil, err
 			}
 			open[r.file] = ef
@@ -251,7 +286,7 @@ func (h *history) page(v *vault.Vault, after int64, limit int) ([]Record, error)
 		}
 		raw := make([]byte, r.n)
 		if _, err := ef.ReadAt(raw, r.off); err != nil || raw[len(raw)-1] != '\n' {
-			if seq == h.count && (err == nil || errors.Is(err, io.EOF)) {
+			if seq == count && (err == nil || errors.Is(err, io.EOF)) {
 				// The last record is reserved and its line is being written
 				// under the lock right now: the page ends before it.
 				break

@@ -176,7 +176,7 @@ func (l *Ledger) nextSeq(playbook string) (int64, error) {
 	if err := h.repair(l.V); err != nil {
 		return 0, err
 	}
-	return h.count + 1, nil
+	return h.len() + 1, nil
 }
 
 // recordPlaybookEvent appends an event to playbooks/<p>/events.jsonl. The

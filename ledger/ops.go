@@ -74,6 +74,8 @@ func Lookup(name string) (*Op, bool) {
 	return op, ok
 }
 
+var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
+
 // Decode reads an operation's arguments from JSON, strictly: an unknown
 // field, a value of the wrong type and a missing required field (one whose
 // json tag has no omitempty) are refused at their path, and so is a
@@ -104,6 +106,17 @@ func (op *Op) Decode(raw json.RawMessage) (any, error) {
 	for name := range fields {
 		if !known[name] {
 			return nil, refusal.Invalid("/"+name, "%s takes no argument %q", op.Name, name)
+		}
+	}
+	// Every JSON value an operation takes (data, input, output, ...) is
+	// held to the limits of checkData, at its own path.
+	for i := 0; i < op.Args.NumField(); i++ {
+		f := op.Args.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if v, ok := fields[name]; ok && f.Type == rawMessageType {
+			if err := checkData("/"+name, v); err != nil {
+				return nil, err
+			}
 		}
 	}
 	args := reflect.New(op.Args).Interface()

@@ -62,6 +62,13 @@ type RecordEventArgs struct {
 	RequestID string          `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
+// A thread takes at most 64 KiB a call and holds at most 16 MiB: git keeps
+// the whole file again at each boundary.
+const (
+	maxThreadAppend = 64 << 10
+	maxThread       = 16 << 20
+)
+
 type AppendThreadArgs struct {
 	Playbook  string `json:"playbook"`
 	RunID     string `json:"run_id"`
@@ -410,9 +417,16 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
+			if len(a.Text) > maxThreadAppend {
+				return nil, refusal.Invalid("/text", "the text is %d bytes; append_thread takes at most 64 KiB a call", len(a.Text))
+			}
 			err = l.V.Locked(func() error {
 				now := l.Now()
-				if err := f.AppendThread(fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(now), a.Text)); err != nil {
+				entry := fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(now), a.Text)
+				if fi, err := os.Stat(l.V.Abs(path.Join(e.Path, runfolder.ThreadFile))); err == nil && fi.Size()+int64(len(entry))+2 > maxThread {
+					return refusal.Invalid("/text", "thread.md holds %d bytes and may hold at most 16 MiB; this text would pass it", fi.Size())
+				}
+				if err := f.AppendThread(entry); err != nil {
 					return err
 				}
 				return l.commitIfEnded(e, f, a.Actor, now, "thread appended")

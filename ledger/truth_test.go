@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // lockBranch leaves the branch's git lock as another program would hold
@@ -209,16 +210,19 @@ func TestLastLineWithoutNewline(t *testing.T) {
 		fh.WriteString(s)
 		fh.Close()
 	}
-	hand := `{"event": "milestone_fired", "timestamp": "2099-01-01T00:00", "step": null, "detail": "by hand"}`
+	at := func(min int) string {
+		return time.Now().UTC().Add(time.Duration(min+1) * time.Minute).Format("2006-01-02T15:04")
+	}
+	hand := `{"event": "milestone_fired", "timestamp": "` + at(0) + `", "step": null, "detail": "by hand"}`
 	appendRaw(hand)
-	f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/1","actor":"agent-7","time":"2099-01-01T00:01:00Z"}`, r.RunID))
+	f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/1","actor":"agent-7","time":%q}`, r.RunID, at(1)+":00Z"))
 	data, _ := os.ReadFile(logPath)
 	if !strings.Contains(string(data), hand+"\n") {
 		t.Fatalf("the hand-written line is gone:\n%s", data)
 	}
-	torn := `{"event":"step_completed","timestamp":"2099-01-01T00:02:00Z","st`
+	torn := `{"event":"step_completed","timestamp":"` + at(2) + `:00Z","st`
 	appendRaw(torn)
-	f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/2","actor":"agent-7","time":"2099-01-01T00:03:00Z"}`, r.RunID))
+	f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/2","actor":"agent-7","time":%q}`, r.RunID, at(3)+":00Z"))
 	data, _ = os.ReadFile(logPath)
 	if strings.Contains(string(data), torn) {
 		t.Fatalf("the torn tail is still in run.jsonl:\n%s", data)

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -82,6 +83,12 @@ type compiled struct {
 var engine = func() *lrender.Config {
 	cfg := lrender.NewConfig()
 	tags.AddStandardTags(cfg)
+	// Liquid's include reads a file by name (os.ReadFile, any path). The
+	// check refuses the tag; the engine cannot run it either, so no
+	// template reads a file whatever reaches it.
+	cfg.AddTag("include", func(string) (func(io.Writer, lrender.Context) error, error) {
+		return nil, errors.New("the tag include is not available: each template stands alone")
+	})
 	cfg.AddBlock("qif").Clause("qelsif").Clause("qelse").Compiler(ifCompiler(true))
 	cfg.AddBlock("qunless").Clause("qelsif").Clause("qelse").Compiler(ifCompiler(false))
 	cfg.AddBlock("qcase").Clause("qwhen").Clause("qelse").Compiler(caseCompiler)

@@ -88,6 +88,17 @@ func Check(ctx context.Context, src Source, opts Options) (js string, issues []r
 	} else if err != nil {
 		return "", nil, err
 	}
+	// A module that names another file is refused before tsc runs: tsc
+	// would read the file, and its diagnostics would quote it (reach.go).
+	if ps, names := reaches(src.TS, scan(src.TS)); names {
+		for _, p := range ps {
+			issues = append(issues, refusal.Issue{Path: path, Line: at(p.line), Message: p.msg})
+		}
+		if len(issues) == 0 {
+			issues = append(issues, refusal.Issue{Path: path, Line: at(1), Message: "The module names another file: a module stands alone and loads nothing."})
+		}
+		return "", sortIssues(issues), nil
+	}
 	if opts.Mode == SyntaxOnly || untypable {
 		if len(issues) > 0 {
 			return "", sortIssues(issues), nil
@@ -135,6 +146,9 @@ const tsconfig = `{
     "module": "esnext",
     "moduleDetection": "force",
     "types": [],
+    "typeRoots": [],
+    "paths": {},
+    "noResolve": true,
     "isolatedModules": true
   },
   "files": [%s]
