@@ -14,13 +14,38 @@ func init() {
 	// The route is GET /explain?address=…: an address holds slashes, so it
 	// is a query argument rather than a path segment.
 	register(Op{Name: "explain_address", Scope: "playbook:read", Method: "GET", Path: "/explain", ReadOnly: true, Idempotent: true,
-		Description: "Explain an address: what it names, its segments by name, the tool calls that read the thing and act on it with their arguments filled in, and the resolve_comment that ends the work on a comment made on it. Checks the form only, never that the thing exists. Refuses text that is not an address with invalid_input at /address, naming the segment and the rule it breaks."},
+		Description: "Explain an address: what it names, its segments by name, the tool calls that read the thing and act on it with their arguments filled in (one this server does not serve is marked not_served), and the resolve_comment that ends the work on a comment made on it. Checks the form only, never that the thing exists. Refuses text that is not an address with invalid_input at /address, naming the segment and the rule it breaks."},
 		func(ctx context.Context, l *Ledger, a *ExplainAddressArgs) (*address.Explanation, error) {
 			ad, err := address.Parse(a.Address)
 			if err != nil {
 				return nil, err
 			}
 			ex := ad.Explain()
+			ex.Read, ex.Act = servedCalls(ex.Read), servedCalls(ex.Act)
+			if ex.Resolve != nil {
+				ex.Resolve = &servedCalls([]address.Call{*ex.Resolve})[0]
+			}
 			return &ex, nil
 		})
+}
+
+// servedCalls keeps the calls of the spec's table that name a tool this
+// server has; one it does not serve (interactions, connections, members,
+// licenses, search: what hosted Auto keeps beyond the vault) names no tool
+// and says so, rather than sending an agent to a tool it cannot call.
+func servedCalls(calls []address.Call) []address.Call {
+	for i, c := range calls {
+		if c.Tool == "" {
+			continue
+		}
+		if _, ok := table[c.Tool]; ok {
+			continue
+		}
+		words := c.Tool + " is not served here: this quire keeps the vault, and the spec's table names it for a runtime that has it, such as hosted Auto"
+		if c.Note != "" {
+			words += " (" + c.Note + ")"
+		}
+		calls[i] = address.Call{Note: words, NotServed: true}
+	}
+	return calls
 }

@@ -301,10 +301,15 @@ type Definition struct {
 	Address  string `json:"address"`
 	Source   string `json:"source,omitempty"`
 	// OutputSchema is the shape's schema, for a definition that declares
-	// output.shape, and Details.Shape its name.
+	// output.shape and for every prediction function (series), and
+	// Details.Shape its name.
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	Details      *Details        `json:"details,omitempty"`
-	Page         *PageView       `json:"page,omitempty"`
+	// Warnings are what a save accepts but an author should know, each at
+	// its line of the source: a reasoning function's shape is sent to the
+	// provider as its output schema, with what that loses.
+	Warnings []refusal.Issue `json:"warnings,omitempty"`
+	Page     *PageView       `json:"page,omitempty"`
 }
 
 // Details says what a definition answers.
@@ -656,12 +661,25 @@ func (l *Ledger) checkSave(ctx context.Context, a *SaveDefinitionArgs) error {
 }
 
 // withShape adds output_schema and details.shape to a definition that
-// declares output.shape.
+// declares output.shape, and to every prediction function, whose questions
+// answer a series (output-shapes.md); a reasoning function's shape carries
+// the spec's warnings at the line of output.shape.
 func (l *Ledger) withShape(d *Definition) {
+	if d.Type == "prediction" {
+		d.OutputSchema = shape.Schema("series")
+		d.Details = &Details{Shape: "series"}
+		return
+	}
 	info, err := l.document(d.Type, defVersion{Blob: d.Blob, Path: d.Path})
 	if err != nil || info.Shape == "" {
 		return
 	}
 	d.OutputSchema = shape.Schema(info.Shape)
 	d.Details = &Details{Shape: info.Shape}
+	if d.Type == "reasoning" {
+		d.Warnings = []refusal.Issue{
+			{Path: "/source", Line: info.ShapeLine, Message: "/output/shape: Anthropic models do not receive the shapes' bounds."},
+			{Path: "/source", Line: info.ShapeLine, Message: "/output/shape: The shapes' optional fields are not portable to strict structured outputs."},
+		}
+	}
 }

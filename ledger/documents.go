@@ -94,12 +94,15 @@ func (l *Ledger) inspect(ctx context.Context, typ, source string, check bool) (*
 	info := &docInfo{}
 	var issues []refusal.Issue
 	if out, off := outputOf(typ, source); out != nil && out.Kind == yaml.MappingNode {
-		var shapeNode, schemaNode *yaml.Node
+		var shapeNode, schemaNode, formatNode *yaml.Node
+		formatLine := 0
 		for i := 0; i+1 < len(out.Content); i += 2 {
 			switch out.Content[i].Value {
 			case "shape":
 				shapeNode = out.Content[i+1]
 				info.ShapeLine = out.Content[i].Line + off
+			case "format":
+				formatNode, formatLine = out.Content[i+1], out.Content[i].Line+off
 			case "schema":
 				schemaNode = out.Content[i+1]
 				info.SchemaLine = out.Content[i].Line + off
@@ -118,6 +121,11 @@ func (l *Ledger) inspect(ctx context.Context, typ, source string, check bool) (*
 			}
 			if schemaNode != nil {
 				issues = append(issues, refusal.Issue{Path: "/source", Line: info.SchemaLine, Message: "/output/schema: output.schema stands beside output.shape, whose schema is the output schema."})
+			}
+			// output-shapes.md: a reasoning function's answer is JSON of the
+			// shape, so output.format is json or left out; text is refused.
+			if typ == "reasoning" && formatNode != nil && formatNode.Value == "text" {
+				issues = append(issues, refusal.Issue{Path: "/source", Line: formatLine, Message: "/output/format: A reasoning function with output.shape answers JSON of the shape, so output.format is json or left out; text is refused."})
 			}
 		} else if schemaNode != nil {
 			var s any

@@ -77,11 +77,19 @@ func TestOutputShapeChecksAtSaveAndAtTheEnd(t *testing.T) {
 	if run.OutputShape != "categories" {
 		t.Fatalf("output_shape %q", run.OutputShape)
 	}
-	r = f.refuse("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"succeeded","output":{"values":[{"name":"a","value":"x"},{"name":"a","value":1},{"name":"","value":2},{"name":"b","value":1,"low":5}]},"actor":"agent-7"}`, run.RunID),
-		refusal.Conflict, "", "does not fit the shape categories")
-	if r.Kind != "unworkable" || len(r.Issues) != 3 || !strings.HasPrefix(r.Issues[0].Path, "/output/values/") {
-		t.Fatalf("refusal %+v", r)
+	// An output that does not match its shape ends the run: conflict of the
+	// kind unworkable, at most three issues at their pointers in the output.
+	ended := f.call("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"succeeded","output":{"values":[{"name":"a","value":"x"},{"name":"a","value":1},{"name":"","value":2},{"name":"b","value":1,"low":5}]},"actor":"agent-7"}`, run.RunID)).(*Run)
+	if ended.Status != "rejected" || ended.State != "failed" || ended.Reason != "conflict" || ended.Kind != "unworkable" ||
+		len(ended.Issues) != 3 || !strings.HasPrefix(ended.Issues[0].Path, "/values/") || ended.OutputShape != "categories" ||
+		!strings.HasPrefix(ended.Detail, "The workflow's output does not match the output schema: /values/") || len(ended.Output) != 0 {
+		t.Fatalf("ended %+v", ended)
 	}
+	if got := f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, run.RunID)).(*Run); got.Status != "rejected" || len(got.Issues) != 3 || got.Kind != "unworkable" {
+		t.Fatalf("get_run %+v", got)
+	}
+	f.refuse("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"succeeded","output":{"values":[]},"actor":"agent-7"}`, run.RunID), refusal.Conflict, "", "")
+	run = f.call("run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"by-channel","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, f.project)).(*Run)
 	got := f.call("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"succeeded","output":{"unit":"posts","values":[{"name":"LinkedIn","value":3}]},"actor":"agent-7"}`, run.RunID)).(*Run)
 	if got.Status != "succeeded" || got.OutputShape != "categories" {
 		t.Fatalf("%+v", got)
@@ -89,7 +97,76 @@ func TestOutputShapeChecksAtSaveAndAtTheEnd(t *testing.T) {
 	// A definition's own output.schema is checked too.
 	f.call("create_definition", saveArgs("workflow", "own-schema", "document:\n  name: x\noutput:\n  schema:\n    type: object\n    required: [month]\n"))
 	run = f.call("run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"own-schema","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, f.project)).(*Run)
-	f.refuse("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"succeeded","output":{"revenue":1},"actor":"agent-7"}`, run.RunID), refusal.Conflict, "", "month")
+	if got := f.call("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"succeeded","output":{"revenue":1},"actor":"agent-7"}`, run.RunID)).(*Run); got.Status != "rejected" || got.Kind != "unworkable" || !strings.Contains(got.Detail, "month") || got.OutputShape != "none" {
+		t.Fatalf("own schema: %+v", got)
+	}
+	f.clean()
+}
+
+// TestOutputShapesAsTheSpecSays: output-shapes.md's rules for what a run
+// and a definition show, for reasoning and prediction functions.
+func TestOutputShapesAsTheSpecSays(t *testing.T) {
+	f := newFixture(t)
+	runOf := func(typ, name, input string) *Run {
+		return f.call("run_definition", fmt.Sprintf(`{"playbook":"finance","type":%q,"name":%q,"input":%s,"member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, typ, name, input, f.project)).(*Run)
+	}
+	// A reasoning function with output.shape answers JSON: text is refused.
+	r := f.refuse("create_definition", saveArgs("reasoning", "judge", "---\nmodel: x\noutput:\n  shape: table\n  format: text\n---\nJudge it.\n"),
+		refusal.InvalidInput, "/source", "/output/format: A reasoning function with output.shape answers JSON of the shape")
+	if r.Issues[0].Line != 5 {
+		t.Fatalf("line %d", r.Issues[0].Line)
+	}
+	d := f.call("create_definition", saveArgs("reasoning", "judge", "---\nmodel: x\noutput:\n  shape: categories\n  format: json\n---\nJudge it.\n")).(*Definition)
+	if d.Details == nil || d.Details.Shape != "categories" || len(d.Warnings) != 2 || d.Warnings[0].Line != 4 ||
+		!strings.Contains(d.Warnings[0].Message, "Anthropic models do not receive the shapes' bounds") ||
+		!strings.Contains(d.Warnings[1].Message, "not portable to strict structured outputs") {
+		t.Fatalf("reasoning: %+v %+v", d.Details, d.Warnings)
+	}
+	// A reasoning function's mismatch is output_invalid, with up to 20 issues.
+	run := runOf("reasoning", "judge", "{}")
+	values := make([]string, 25)
+	for i := range values {
+		values[i] = fmt.Sprintf(`{"name":"n%d","value":"x"}`, i)
+	}
+	ended := f.call("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"succeeded","output":{"values":[%s]},"actor":"agent-7"}`, run.RunID, strings.Join(values, ","))).(*Run)
+	if ended.Status != "rejected" || ended.Reason != "output_invalid" || ended.Kind != "" || len(ended.Issues) != 20 {
+		t.Fatalf("reasoning end: %+v", ended)
+	}
+	// A prediction function shows the series shape; a question says series,
+	// a build none; a definition without a shape none.
+	f.call("create_definition", saveArgs("prediction", "weekly", "---\nmodel: x\n---\nPredict.\n"))
+	f.call("create_definition", saveArgs("workflow", "plain", "document:\n  name: x\n"))
+	for _, op := range []string{"get_definition", "update_definition"} {
+		args := `{"playbook":"finance","type":"prediction","name":"weekly"}`
+		if op == "update_definition" {
+			args = saveArgs("prediction", "weekly", "---\nmodel: y\n---\nPredict.\n")
+		}
+		d := f.call(op, args).(*Definition)
+		if d.Details == nil || d.Details.Shape != "series" || !strings.Contains(string(d.OutputSchema), "https://on.auto/shapes/series") {
+			t.Fatalf("%s: %+v %s", op, d.Details, d.OutputSchema)
+		}
+	}
+	for _, d := range f.call("list_definitions", `{"playbook":"finance"}`).([]*Definition) {
+		if d.Type == "prediction" && (d.Details == nil || d.Details.Shape != "series") || d.Name == "plain" && d.Details != nil {
+			t.Fatalf("list: %s %+v", d.Name, d.Details)
+		}
+	}
+	for _, c := range []struct{ typ, name, input, want string }{
+		{"prediction", "weekly", `{"series":"signups"}`, "series"},
+		{"prediction", "weekly", `{"build":true}`, "none"},
+		{"workflow", "plain", "{}", "none"},
+	} {
+		run := runOf(c.typ, c.name, c.input)
+		got := f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, run.RunID)).(*Run)
+		if run.OutputShape != c.want || got.OutputShape != c.want {
+			t.Fatalf("%s %s: run_definition %q, get_run %q", c.name, c.input, run.OutputShape, got.OutputShape)
+		}
+	}
+	for _, r := range f.call("list_runs", `{"playbook":"finance"}`).(*RunPage).Runs {
+		if r.OutputShape == "" {
+			t.Fatalf("list_runs: no output_shape %+v", r)
+		}
+	}
 	f.clean()
 }
 

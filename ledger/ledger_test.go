@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"quire/ledger/address"
 	"quire/ledger/refusal"
 	"quire/vault"
 )
@@ -450,5 +451,64 @@ func TestKilledMidStreamKeepsEveryAcknowledgedEvent(t *testing.T) {
 	rep, _ := f.l.Check()
 	if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].Message, "a torn line cut from "+r.Path+"/run.jsonl") {
 		t.Fatalf("check: %v", rep.Problems)
+	}
+}
+
+// TestCancelRun: cancel_run ends a started run failed, of the kind
+// cancelled, by its executor or authorizer alone (rule 4), committed.
+func TestCancelRun(t *testing.T) {
+	f := newFixture(t)
+	run := f.start()
+	f.refuse("cancel_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"actor":"mallory"}`, run.RunID), refusal.Forbidden, "", "")
+	f.call("transition_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"to":"paused","actor":"agent-7"}`, run.RunID))
+	f.refuse("cancel_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"actor":"ana"}`, run.RunID), refusal.Conflict, "", "only an active run can fail")
+	f.call("transition_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"to":"active","actor":"agent-7"}`, run.RunID))
+	got := f.call("cancel_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"detail":"the month was closed by hand","actor":"ana"}`, run.RunID)).(*Run)
+	if got.Status != "failed" || got.State != "failed" || got.Kind != "cancelled" || got.Detail != "the month was closed by hand" {
+		t.Fatalf("cancelled: %+v", got)
+	}
+	if read := f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, run.RunID)).(*Run); read.Kind != "cancelled" || read.Status != "failed" {
+		t.Fatalf("get_run: %+v", read)
+	}
+	if log := f.git("log", "-1", "--format=%s"); !strings.Contains(log, "run_failed") {
+		t.Fatalf("no commit: %s", log)
+	}
+	f.refuse("cancel_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"actor":"ana"}`, run.RunID), refusal.Conflict, "", "")
+	f.clean()
+}
+
+// TestExplainAddressNamesServedTools: explain_address names only tools of
+// this server's table; the spec's others are marked not served here.
+func TestExplainAddressNamesServedTools(t *testing.T) {
+	f := newFixture(t)
+	run := f.start()
+	seen := map[string]bool{}
+	for _, a := range []string{"finance/runs/" + run.RunID, "finance/interactions", "org/connections", "org/members/ana", "finance/settings", "org/settings/licenses", "finance/definitions/workflow/close-the-month"} {
+		res, err := f.l.Call(context.Background(), "explain_address", json.RawMessage(fmt.Sprintf(`{"address":%q}`, a)))
+		if err != nil {
+			continue // a form this address package does not take
+		}
+		ex := res.(*address.Explanation)
+		calls := append(append([]address.Call{}, ex.Read...), ex.Act...)
+		if ex.Resolve != nil {
+			calls = append(calls, *ex.Resolve)
+		}
+		for _, c := range calls {
+			if c.Tool != "" {
+				if _, ok := Lookup(c.Tool); !ok {
+					t.Errorf("%s: names %s, which this server does not serve", a, c.Tool)
+				}
+				seen[c.Tool] = true
+			}
+			if c.NotServed && (c.Tool != "" || !strings.Contains(c.Note, "is not served here")) {
+				t.Errorf("%s: %+v", a, c)
+			}
+			if c.NotServed {
+				seen["not served"] = true
+			}
+		}
+	}
+	if !seen["cancel_run"] || !seen["not served"] {
+		t.Fatalf("seen %v", seen)
 	}
 }

@@ -100,6 +100,15 @@ type EndRunArgs struct {
 	RequestID string          `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
+// CancelRunArgs cancels a run that is started.
+type CancelRunArgs struct {
+	Playbook string `json:"playbook"`
+	RunID    string `json:"run_id"`
+	Detail   string `json:"detail,omitempty" jsonschema:"why the run is cancelled"`
+	Actor    string `json:"actor"`
+	Time     string `json:"time,omitempty"`
+}
+
 type TransitionRunArgs struct {
 	Playbook  string `json:"playbook"`
 	RunID     string `json:"run_id"`
@@ -122,10 +131,11 @@ type Run struct {
 	Started      string          `json:"started"`
 	Ended        string          `json:"ended,omitempty"`
 	Output       json.RawMessage `json:"output,omitempty"`
-	OutputShape  string          `json:"output_shape,omitempty"`
+	OutputShape  string          `json:"output_shape" jsonschema:"the shape the run's output takes: series, categories, table, text or none"`
 	Reason       string          `json:"reason,omitempty"`
 	Kind         string          `json:"kind,omitempty"`
 	Detail       string          `json:"detail,omitempty"`
+	Issues       []refusal.Issue `json:"issues,omitempty" jsonschema:"what a rejected run's output got wrong, each at its JSON pointer in the output"`
 	Executor     string          `json:"executor"`
 	AuthorizedBy string          `json:"authorized_by"`
 	CurrentStep  *string         `json:"current_step"`
@@ -141,9 +151,15 @@ type Run struct {
 }
 
 func runOf(e vault.Entry, st *runfolder.State) *Run {
+	// A run of a definition that declares no shape says none
+	// (output-shapes.md); run.state.json keeps only a shape.
+	outputShape := st.OutputShape
+	if outputShape == "" {
+		outputShape = "none"
+	}
 	return &Run{RunID: st.RunID, Playbook: e.Playbook, Type: st.Type, Name: st.Name, Version: st.Version,
 		Status: st.Status, State: st.State, Started: st.Started, Ended: st.Ended, Output: st.Output,
-		OutputShape: st.OutputShape, Reason: st.Reason, Kind: st.Kind, Detail: st.Detail,
+		OutputShape: outputShape, Reason: st.Reason, Kind: st.Kind, Detail: st.Detail, Issues: st.Issues,
 		Executor: st.Executor, AuthorizedBy: st.AuthorizedBy, CurrentStep: st.CurrentStep, Events: st.Events,
 		LastSeq: st.LastSeq, Path: e.Path, Address: e.Playbook + "/runs/" + st.RunID}
 }
@@ -292,7 +308,9 @@ func init() {
 					Playbook: d.UID, PlaybookVersion: fmt.Sprint(v.Version), MemberOf: a.MemberOf, Binding: v.Path,
 					Started: event.FormatTime(started), Executor: a.Executor, AuthorizedBy: a.AuthorizedBy,
 					QuirePlaybook: a.Playbook, DefinitionType: a.Type, DefinitionName: a.Name}
-				if info, err := l.document(a.Type, v); err == nil {
+				if a.Type == "prediction" {
+					front.OutputShape = predictionShape(a.Input)
+				} else if info, err := l.document(a.Type, v); err == nil {
 					front.OutputShape = info.Shape
 				}
 				data := map[string]any{"run_id": runID}
@@ -451,7 +469,7 @@ func init() {
 		})
 
 	register(Op{Name: "end_run", Scope: "playbook:write", StatePath: "/status", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/end",
-		Description: "End a run: succeeded (with its output) writes run_succeeded and the run becomes complete; rejected (with reason, and optionally kind and detail) writes run_rejected, failed writes run_failed, and the run becomes failed. An output too large for its event (256 KiB a line) is kept whole in run.state.json and artifacts/output.json and the event carries its size. Commits. Refuses anyone but the executor or authorized_by (rule 4), a run that already ended, and an archived run."},
+		Description: "End a run: succeeded (with its output) writes run_succeeded and the run becomes complete; rejected (with reason, and optionally kind and detail) writes run_rejected, failed writes run_failed, and the run becomes failed. An output that does not match its shape or schema ends the run rejected (conflict, unworkable; a reasoning function's output_invalid) with its issues. An output too large for its event (256 KiB a line) is kept whole in run.state.json and artifacts/output.json and the event carries its size. Commits. Refuses anyone but the executor or authorized_by (rule 4), a run that already ended, and an archived run."},
 		func(ctx context.Context, l *Ledger, a *EndRunArgs) (*Run, error) {
 			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
 			if err != nil {
@@ -468,8 +486,17 @@ func init() {
 					return nil, refusal.Invalid("/reason", "reason and kind are for a rejected run")
 				}
 				output = compact(a.Output)
-				if err := l.checkOutput(ctx, e, f, output); err != nil {
+				misfit, err := l.checkOutput(e, f, output)
+				if err != nil {
 					return nil, err
+				}
+				if misfit != nil {
+					// An output that does not match its shape (or the
+					// definition's output.schema) ends the run rejected.
+					output = nil
+					ln.Event, ln.Detail = event.RunRejected, "Run rejected: its output does not match the output schema"
+					ln.Data = mustJSON(misfit)
+					break
 				}
 				ln.Event = event.RunSucceeded
 				ln.Detail = "Run succeeded"
@@ -530,6 +557,27 @@ func init() {
 				}
 				return nil
 			})
+			if err != nil {
+				return nil, err
+			}
+			r := runOf(e, st)
+			r.Committed = committed
+			return r, nil
+		})
+
+	register(Op{Name: "cancel_run", Scope: "playbook:write", StatePath: "/run_id", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/cancel",
+		Description: "Cancel an active run: writes run_failed of the kind cancelled and the run becomes failed. Commits. Refuses anyone but the executor or authorized_by (rule 4), a paused run (resume it first), an ended or archived run."},
+		func(ctx context.Context, l *Ledger, a *CancelRunArgs) (*Run, error) {
+			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
+			if err != nil {
+				return nil, err
+			}
+			d := map[string]string{"kind": "cancelled"}
+			if a.Detail != "" {
+				d["detail"] = a.Detail
+			}
+			ln := &event.Line{Event: event.RunFailed, Timestamp: stamp(t), Actor: a.Actor, Detail: "Run cancelled", Data: mustJSON(d)}
+			st, committed, err := l.appendRun(e, f, ln)
 			if err != nil {
 				return nil, err
 			}
@@ -678,32 +726,62 @@ func (l *Ledger) readRun(e vault.Entry, f runfolder.Folder) (*Run, error) {
 	return runOf(e, st), nil
 }
 
+// predictionShape is the shape of a run of a prediction function: a
+// question answers a series, a build (an input object with "build": true,
+// whose output is { version, winner, candidates }) answers none.
+func predictionShape(input json.RawMessage) string {
+	var in struct {
+		Build bool `json:"build"`
+	}
+	if json.Unmarshal(input, &in) == nil && in.Build {
+		return ""
+	}
+	return "series"
+}
+
 // checkOutput checks a succeeded run's output against the shape (or the
-// output.schema) of the version the run pinned, and refuses a misfit as
-// conflict of the kind unworkable naming at most three issues.
-func (l *Ledger) checkOutput(ctx context.Context, e vault.Entry, f runfolder.Folder, output json.RawMessage) error {
+// output.schema) of the version the run pinned. A misfit comes back as the
+// data of the run_rejected that ends the run, as output-shapes.md says: a
+// computation function's or a workflow's is conflict of the kind
+// unworkable with at most three issues, a reasoning function's is
+// output_invalid with at most 20; each issue at its JSON pointer in the
+// output.
+func (l *Ledger) checkOutput(e vault.Entry, f runfolder.Folder, output json.RawMessage) (map[string]any, error) {
 	info, err := l.pinnedDocument(e, f)
 	if err != nil || info == nil || (info.Shape == "" && info.Schema == nil) {
-		return err
+		return nil, err
 	}
 	if len(output) == 0 {
 		output = json.RawMessage("null")
 	}
-	issues := checkAgainst(info, output, 3)
+	st, err := f.LoadState()
+	if err != nil {
+		return nil, err
+	}
+	max, reason, kind, whose := 3, "conflict", "unworkable", "The program's output"
+	switch st.Type {
+	case "reasoning":
+		max, reason, kind, whose = 20, "output_invalid", "", "The model's answer"
+	case "workflow":
+		whose = "The workflow's output"
+	}
+	issues := checkAgainst(info, output, max)
 	if len(issues) == 0 {
-		return nil
+		return nil, nil
 	}
-	for i := range issues {
-		issues[i].Path = "/output" + issues[i].Path
+	words := make([]string, len(issues))
+	for i, is := range issues {
+		words[i] = is.Path + ": " + is.Message
+		if is.Path == "" {
+			words[i] = is.Message
+		}
 	}
-	r := refusal.WithIssues(refusal.Conflict, issues)
-	r.Kind = "unworkable"
-	what := "its output schema"
-	if info.Shape != "" {
-		what = "the shape " + info.Shape
+	misfit := map[string]any{"reason": reason,
+		"detail": whose + " does not match the output schema: " + strings.Join(words, "; "), "issues": issues}
+	if kind != "" {
+		misfit["kind"] = kind
 	}
-	r.Message = "The output does not fit " + what + ": " + r.Message
-	return r
+	return misfit, nil
 }
 
 // pinnedDocument reads the document of the version a run pinned.

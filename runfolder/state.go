@@ -44,7 +44,10 @@ type State struct {
 	Reason       string          `json:"reason,omitempty"`
 	Kind         string          `json:"kind,omitempty"`
 	Detail       string          `json:"detail,omitempty"`
-	ArchivedWhy  string          `json:"archived_reason,omitempty"`
+	// Issues are what a rejected run's output got wrong, at their JSON
+	// pointers in the output (an output that does not match its shape).
+	Issues      []refusal.Issue `json:"issues,omitempty"`
+	ArchivedWhy string          `json:"archived_reason,omitempty"`
 }
 
 // StatusOf maps a state to the run status of DESIGN.md; archived keeps the
@@ -142,6 +145,7 @@ func (s *State) Apply(l *event.Line, size int) {
 		Reason string          `json:"reason"`
 		Kind   string          `json:"kind"`
 		Detail string          `json:"detail"`
+		Issues []refusal.Issue `json:"issues"`
 	}
 	if len(l.Data) > 0 {
 		_ = json.Unmarshal(l.Data, &d)
@@ -161,9 +165,11 @@ func (s *State) Apply(l *event.Line, size int) {
 		}
 	case event.RunFailed:
 		s.State, s.Status, s.Ended = Failed, "failed", l.Timestamp
+		// A failure may say its kind, such as cancelled (cancel_run).
+		s.Kind, s.Detail = d.Kind, d.Detail
 	case event.RunRejected:
 		s.State, s.Status, s.Ended = Failed, "rejected", l.Timestamp
-		s.Reason, s.Kind, s.Detail = d.Reason, d.Kind, d.Detail
+		s.Reason, s.Kind, s.Detail, s.Issues = d.Reason, d.Kind, d.Detail, d.Issues
 	case event.Archived:
 		s.State = Archived
 		s.ArchivedWhy = l.Reason

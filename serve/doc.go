@@ -65,16 +65,26 @@
 // One tool per operation, named as the operation, with op.Description, an
 // input schema inferred from op.Args by github.com/google/jsonschema-go
 // (jsonschema tags are descriptions, fields without omitempty are
-// required), readOnlyHint and idempotentHint from the table, and structured
+// required), readOnlyHint and idempotentHint from the table,
+// destructiveHint for the writes that change or take away what was there,
+// openWorldHint false (a tool touches the vault alone), and structured
 // content: the answer itself when it is an object, {"items": …} when it is
-// a list. The output schema is {"type":"object","anyOf":[answer, refusal]},
-// since clients check a tool error's structured content too. A type that
-// marshals itself takes the schemas of the Go types it says it writes
-// (JSONForms: fold.Standing, ledger.Glance), or else (json.RawMessage) a
-// schema that allows any value; a pointer to one also allows null (see
-// schema.go). The tests check every HTTP answer they get against its
-// OpenAPI response schema and every tool result against its outputSchema,
-// and that no declared schema allows null alone.
+// a list. Every input property is described (argWords for the shared
+// ones), a closed set is an enum, a range tag is minimum and maximum, and
+// no argument is typed nullable. tools/list is what every agent pays for
+// in tokens at start-up, so it stays under 40 KB (TestToolsListForAnAgent
+// logs it): an output schema is on the reads of one thing alone (get_run,
+// get_definition, explain_address…, once per answer type), its fields and
+// their types without their words or the inside of a field's field, as {"type":"object","anyOf":[answer, refusal]}, since clients
+// check a tool error's structured content too; a write answers what its
+// read does, and /v1/openapi.json has every answer's schema in full. A
+// type that marshals itself takes the schemas of the Go types it says it
+// writes (JSONForms: fold.Standing, ledger.Glance), or else
+// (json.RawMessage) a schema that allows any value; a pointer to one also
+// allows null (see schema.go). The tests check every HTTP answer they get
+// against its OpenAPI response schema and every tool result against its
+// outputSchema (or, for a tool without one, the answer's schema), and
+// that no declared schema allows null alone.
 // Over stdio a message is one line of at most 2 MiB (MaxStdioMessage);
 // the go-sdk's transport would end the session at a longer line or one
 // that is not JSON, so a guard (stdio.go) answers those itself with a

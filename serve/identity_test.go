@@ -211,6 +211,7 @@ func readArgs(t *testing.T, l *ledger.Ledger, project, runID, member string) map
 		"put_artifact":         with(run, "name", "a.txt", "content", "x", "actor", member),
 		"end_run":              with(run, "status", "failed", "detail", "gave up", "actor", member),
 		"transition_run":       with(run, "to", "paused", "actor", member),
+		"cancel_run":           with(run, "detail", "not needed", "actor", member),
 	}
 }
 

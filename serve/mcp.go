@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -44,15 +45,26 @@ A run's files are resources: quire://<playbook>/runs/<run_id>/{definition.md,thr
 func (s *server) mcpServer(viaHTTP bool) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "quire", Title: "quire", Version: Version},
 		&mcp.ServerOptions{Instructions: instructions, Logger: s.log})
+	shown := map[reflect.Type]bool{}
 	for _, op := range ledger.Ops() {
 		t := &mcp.Tool{
-			Name:         op.Name,
-			Description:  op.Description,
-			InputSchema:  inputSchema(op),
-			OutputSchema: outputSchema(op),
+			Name:        op.Name,
+			Description: op.Description,
+			InputSchema: inputSchema(op),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: op.ReadOnly, IdempotentHint: op.Idempotent,
+				DestructiveHint: ptr(!op.ReadOnly && destructive[op.Name]), OpenWorldHint: ptr(false)},
 		}
-		if op.ReadOnly || op.Idempotent {
-			t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: op.ReadOnly, IdempotentHint: op.Idempotent}
+		// Output schemas only on the reads of one thing (get_run,
+		// get_definition, explain_address…): tools/list is what every agent
+		// pays for in tokens at start-up, and the run's schema repeated in
+		// every write and list was most of it. A write answers what its read
+		// answers (the run, the definition…) and a list_ pages of them, whose
+		// schema the get_ tool shows; /v1/openapi.json holds every
+		// operation's answer with its words. An answer's schema is shown
+		// once: render_page answers what get_definition does.
+		if op.ReadOnly && !strings.HasPrefix(op.Name, "list_") && !shown[op.Result] {
+			t.OutputSchema = outputSchema(op)
+			shown[op.Result] = true
 		}
 		srv.AddTool(t, s.tool(op, viaHTTP))
 	}
@@ -64,6 +76,16 @@ func (s *server) mcpServer(viaHTTP bool) *mcp.Server {
 	}, s.runFile(viaHTTP))
 	return srv
 }
+
+// destructive are the writes that change or take away what was there (an
+// artifact overwritten, a playbook's page replaced, a run archived or
+// cancelled, a definition retired); the others only add to the vault.
+var destructive = map[string]bool{
+	"put_artifact": true, "update_playbook": true, "transition_run": true,
+	"archive_idle_runs": true, "retire_definition": true, "cancel_run": true,
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // principalOf is who an MCP request acts as.
 func (s *server) principalOf(viaHTTP bool, extra *mcp.RequestExtra) (*principal, error) {

@@ -13,6 +13,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"quire/ledger"
+	"quire/ledger/address"
+	"quire/ledger/event"
 )
 
 // The JSON Schemas of an operation's arguments and answer are inferred from
@@ -179,13 +181,125 @@ func collectCustom(t reflect.Type, out map[reflect.Type]*jsonschema.Schema, self
 	}
 }
 
-// inputSchema is the schema of an operation's arguments: always an object.
+// inputSchema is the schema of an operation's arguments: always an object,
+// for an agent to call from it alone. Every property is described (the
+// field's own words, or argWords for the arguments many operations share),
+// a closed set is an enum (closedSet), a range tag is minimum and maximum,
+// and no argument is typed nullable: an argument left out is omitted, and
+// the operations take null for none of them but update_playbook's page,
+// whose schema allows any value.
 func inputSchema(op *ledger.Op) *jsonschema.Schema {
 	s := schemaOf(op.Args).CloneSchemas()
 	if s.Type == "" && len(s.Types) == 0 {
 		s.Type = "object"
 	}
+	for _, f := range argFields(op.Args) {
+		p := s.Properties[f.Name]
+		if p == nil {
+			continue
+		}
+		if len(p.Types) > 0 {
+			var types []string
+			for _, t := range p.Types {
+				if t != "null" {
+					types = append(types, t)
+				}
+			}
+			p.Types = nil
+			if len(types) == 1 {
+				p.Type = types[0]
+			} else {
+				p.Types = types
+			}
+		}
+		if w, ok := argBrief[f.Name]; ok {
+			p.Description = w
+		} else if p.Description == "" {
+			p.Description = argWords[f.Name]
+		}
+		if set := closedSet(op.Name, f.Name); set != nil {
+			p.Enum = nil
+			for _, v := range set {
+				p.Enum = append(p.Enum, v)
+			}
+		}
+		if lo, hi, ok := strings.Cut(op.Args.Field(f.Index).Tag.Get("range"), ","); ok {
+			l, err1 := strconv.ParseFloat(lo, 64)
+			h, err2 := strconv.ParseFloat(hi, 64)
+			if err1 == nil && err2 == nil {
+				p.Minimum, p.Maximum = &l, &h
+			}
+		}
+	}
 	return s
+}
+
+// argBrief are shorter words for arguments whose own are long and repeated
+// in many tools.
+var argBrief = map[string]string{
+	"request_id": "makes a retry safe: a repeated id answers the first answer and writes nothing",
+}
+
+// argWords describe the arguments many operations share.
+var argWords = map[string]string{
+	"playbook":    "the playbook's id",
+	"run_id":      "the run's id, a UUID in lowercase (list_runs)",
+	"event_id":    "the event's id, as list_playbook_events answers it",
+	"type":        "the definition's type",
+	"name":        "the definition's name: lowercase letters, digits and hyphens",
+	"actor":       "who acts: with a token, its principal",
+	"time":        "RFC 3339 time, for a backfill; now when left out",
+	"detail":      "a line that says what happened",
+	"kind":        "the kind of the rejection, such as unworkable",
+	"text":        "Markdown text to append",
+	"content":     "the artifact's content, as encoding says",
+	"description": "the playbook's description",
+	"format":      "markdown (default), or text: every chart block printed as its data's table",
+}
+
+// closedSet is the closed set of values an argument takes, where it is
+// one: the values the operation checks, from the lists the ledger keeps
+// where it keeps one.
+func closedSet(op, arg string) []string {
+	switch arg {
+	case "type":
+		if op == "list_activity" {
+			return nil
+		}
+		types := address.Types()
+		if op != "run_definition" && op != "list_runs" {
+			types = append(types, ledger.TypePage)
+		}
+		return types
+	case "format":
+		return []string{"markdown", "text"}
+	case "encoding":
+		return []string{"utf-8", "base64"}
+	case "how":
+		return ledger.CommentHows
+	case "to":
+		return []string{"paused", "active", "archived"}
+	case "status":
+		if op == "end_run" {
+			return []string{"succeeded", "rejected", "failed"}
+		}
+		return []string{"started", "succeeded", "failed", "rejected"}
+	case "state":
+		return []string{"active", "paused", "complete", "failed", "archived"}
+	case "event":
+		// What record_event takes: the capsule's types but the ones that
+		// create, archive or end a run, which have their own operations.
+		var out []string
+		for _, t := range event.RunTypes {
+			switch t {
+			case event.RunCreated, event.Archived, event.RunSucceeded, event.RunRejected, event.RunFailed:
+			default:
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // answerIsObject says whether the operation answers a JSON object (a struct
@@ -224,7 +338,61 @@ func outputSchema(op *ledger.Op) *jsonschema.Schema {
 		s = &jsonschema.Schema{Type: "object", Required: []string{"items"},
 			Properties: map[string]*jsonschema.Schema{"items": s}}
 	}
-	return &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{s, refusalJSONSchema()}}
+	compactAnswer(s, 0)
+	return &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{s, refusalBrief}}
+}
+
+// refusalBrief is the refusal object as the tools' output schemas give it:
+// its shape without its words, which the server's instructions and
+// /v1/openapi.json say once rather than once a tool.
+var refusalBrief = &jsonschema.Schema{Type: "object", Required: []string{"error"},
+	Properties: map[string]*jsonschema.Schema{"error": {Type: "object", Required: []string{"code", "message", "issues"}}}}
+
+// compactAnswer is an answer's schema as a tool shows it (a clone, changed
+// in place): tools/list is what every agent pays for in tokens at start-up,
+// so it holds the answer's fields and their types, without their words and
+// without the inside of a field's field (page.standing, page.blocks…),
+// which is an object or a list of any form. /v1/openapi.json holds the
+// whole answer with its words. Objects are not closed: a client reading
+// one ignores what it does not know, and a newer quire may answer more.
+func compactAnswer(s *jsonschema.Schema, depth int) {
+	if s == nil {
+		return
+	}
+	// Left empty, a schema would marshal as true, which some clients refuse.
+	d := s.Description
+	s.Description = ""
+	s.AdditionalProperties = nil
+	if depth >= 2 && (s.Properties != nil || s.Items != nil || s.AnyOf != nil) {
+		types := s.Types
+		if s.Type != "" {
+			types = []string{s.Type}
+		}
+		for _, x := range s.AnyOf {
+			if x.Type != "" {
+				types = append(types, x.Type)
+			}
+			types = append(types, x.Types...)
+		}
+		slices.Sort(types)
+		types = slices.Compact(types)
+		*s = jsonschema.Schema{}
+		if len(types) == 1 {
+			s.Type = types[0]
+		} else {
+			s.Types = types
+		}
+	}
+	if reflect.DeepEqual(*s, jsonschema.Schema{}) {
+		s.Description = d
+	}
+	for _, p := range s.Properties {
+		compactAnswer(p, depth+1)
+	}
+	compactAnswer(s.Items, depth+1)
+	for _, x := range s.AnyOf {
+		compactAnswer(x, depth)
+	}
 }
 
 // refusalJSONSchema is refusalSchema as a *jsonschema.Schema.

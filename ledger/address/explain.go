@@ -52,6 +52,10 @@ type Call struct {
 	Args   map[string]string `json:"args,omitempty"`
 	Note   string            `json:"note,omitempty"`
 	Person bool              `json:"person,omitempty"`
+	// NotServed is set on a call of the spec's table that this server does
+	// not serve: Tool is then empty and Note names the tool the table gives
+	// and says it is not served here.
+	NotServed bool `json:"not_served,omitempty"`
 }
 
 // Explain answers explain_address for a parsed address.
