@@ -141,8 +141,16 @@ func (l *Ledger) inspectVault(fix bool) (*vaultScan, error) {
 		for _, c := range files {
 			name := strings.TrimPrefix(c.Path, dir+"/")
 			switch {
-			case name == runfolder.StateFile || c.Kind == "untracked" && name == runfolder.DefinitionFile:
-				uncommitted = true // a boundary, or the run's creation, that was not committed
+			case name == runfolder.StateFile:
+				// A state file quire wrote at a boundary that was not
+				// committed; one that disagrees with its log is a hand
+				// edit instead, which quire check reports on its own and
+				// the run's next boundary writes over.
+				if msg, err := (runfolder.Folder{V: l.V, Rel: dir}).StateDisagrees(); err == nil && msg == "" {
+					uncommitted = true
+				}
+			case c.Kind == "untracked" && name == runfolder.DefinitionFile:
+				uncommitted = true // the run's creation, not committed
 			case (name == runfolder.DefinitionFile || name == runfolder.ContextFile) && c.Kind == "modified":
 				add(c.Path, "edited by hand since its commit; quire writes it once. git checkout -- %s restores it", c.Path)
 			}
@@ -169,6 +177,13 @@ func (l *Ledger) inspectVault(fix bool) (*vaultScan, error) {
 		commit = dedupe(commit)
 		msg := "vault-janitor: commit what a stopped writer left uncommitted\n\n" + strings.Join(commit, "\n")
 		id, err := l.V.Commit(commit, vault.Signature{Name: janitor, When: l.Now()}, msg)
+		if r, ok := refusal.As(err); ok && r.Code == refusal.Unavailable {
+			// Another program holds git's lock: what is left stays for a
+			// later writer (the journal is kept), and the write that found
+			// it goes on, its own commit answering committed: false.
+			s.done = append(s.done, fmt.Sprintf("left %s uncommitted for now: %s", strings.Join(commit, ", "), r.Message))
+			return s, nil
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -7,12 +7,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"quire/vault"
 )
 
 // lockBranch leaves the branch's git lock as another program would hold
 // it, so every commit fails until unlock.
 func (f *fixture) lockBranch() (unlock func()) {
 	f.t.Helper()
+	f.t.Cleanup(vault.SetGitLockWait(50 * time.Millisecond))
 	lock := filepath.Join(f.dir, ".git", "refs", "heads", "main.lock")
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		f.t.Fatal(err)

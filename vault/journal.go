@@ -39,6 +39,15 @@ const journalFile = "writing"
 // gitLockWait is how long a writer waits for a git lock another program holds.
 var gitLockWait = 3 * time.Second
 
+// SetGitLockWait sets how long writers wait for a git lock another program
+// holds, and returns a function that sets it back: for tests that hold
+// one on purpose.
+func SetGitLockWait(d time.Duration) (restore func()) {
+	old := gitLockWait
+	gitLockWait = d
+	return func() { gitLockWait = old }
+}
+
 func (v *Vault) journalPath() string { return filepath.Join(v.root, QuireDir, journalFile) }
 
 // journal returns the journal, kept open from the first write on: a
