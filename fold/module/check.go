@@ -194,7 +194,11 @@ func typeCheck(ctx context.Context, c Compiler, src Source, timeout time.Duratio
 	if timeout <= 0 {
 		timeout = 2 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	// The limit is the compiler's processor time, which is the module's
+	// doing, not the wall time, which a loaded machine stretches (a module
+	// a quiet machine takes must not be refused on a busy one). A compiler
+	// that is kept waiting past ten times the limit is stopped all the same.
+	ctx, cancel := context.WithTimeout(ctx, 10*timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.Path, append([]string{"-p", dir, "--pretty", "false"}, tscExtra...)...)
 	cmd.Dir = dir
@@ -202,6 +206,9 @@ func typeCheck(ctx context.Context, c Compiler, src Source, timeout time.Duratio
 	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
+		return nil, &timeoutError{timeout}
+	}
+	if ps := cmd.ProcessState; ps != nil && ps.UserTime()+ps.SystemTime() > timeout {
 		return nil, &timeoutError{timeout}
 	}
 	var exitErr *exec.ExitError

@@ -34,7 +34,12 @@
 //     from data.views) and module.ts. Each diagnostic is quoted in tsc's
 //     words with its code, such as "Cannot find name 'console'. (TS2304)".
 //     tsc runs with --singleThreaded (faster on a small machine) under a
-//     timeout (2 s unless told).
+//     limit of 2 s unless told: the page format's "a check at save takes
+//     at most 2 seconds". The limit is tsc's processor time, user and
+//     system, which is the module's doing; the wall clock, which a loaded
+//     machine stretches (several test packages at once, the race detector,
+//     a busy server), stops tsc only at ten times the limit. So a module a
+//     quiet machine takes is not refused on a busy one.
 //
 // Every problem is a refusal.Issue at its line in the document: the line
 // in the module plus Source.FirstLine less one.

@@ -77,7 +77,9 @@ func Check(ctx context.Context, p *Page, opts Options) (Checked, []refusal.Issue
 	if budget <= 0 {
 		budget = 2 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(ctx, budget)
+	// The budget is processor time (the compiler's is measured as such:
+	// fold/module); the wall clock stops a check only at ten times it.
+	ctx, cancel := context.WithTimeout(ctx, 10*budget)
 	defer cancel()
 	var issues []refusal.Issue
 	views := p.ViewMap()
@@ -99,9 +101,7 @@ func Check(ctx context.Context, p *Page, opts Options) (Checked, []refusal.Issue
 	if d := p.Data; d != nil && d.viewsOK && d.ModuleLine > 0 {
 		mopts := opts.Module
 		if mopts.Timeout <= 0 {
-			if dl, ok := ctx.Deadline(); ok {
-				mopts.Timeout = time.Until(dl)
-			}
+			mopts.Timeout = budget
 		}
 		js, mis, err := module.Check(ctx, module.Source{TS: d.Module, FirstLine: d.ModuleLine, Path: p.Path, Views: d.moduleViews()}, mopts)
 		if err != nil {
