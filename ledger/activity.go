@@ -409,7 +409,7 @@ func (l *Ledger) markActivitySeen(a *MarkSeenArgs) (*SeenMarks, error) {
 
 func init() {
 	register(Op{Name: "list_activity", Scope: "playbook:read", Method: "GET", Path: "/activity", ReadOnly: true, Idempotent: true,
-		Description: "List the organization's activity, newest first, each row named by its address: runs started and ended (<playbook>/runs/<run_id>), definitions saved (<playbook>/definitions/<type>/<name>/<version>) or broken (<playbook>/<type>/<name>), playbooks created or updated (playbooks/<playbook>/<at ms>), and comments made or resolved (<playbook>/comments/<id>, org/comments/<id>). Each row has its kind, playbook, at (RFC 3339), actor and a summary. playbook keeps one playbook's rows; since keeps the rows after it; limit (1 to 1000, default 50) caps them; member marks each row seen true or false for that member."},
+		Description: "List the organization's activity, newest first, each row named by its address: runs started and ended (<playbook>/runs/<run_id>), definitions saved (<playbook>/definitions/<type>/<name>/<version>) or broken (<playbook>/<type>/<name>), playbooks created or updated (playbooks/<playbook>/<at ms>), and comments made or resolved (<playbook>/comments/<id>, org/comments/<id>). Each row has its kind, playbook, at, actor and a summary. playbook, since and limit filter; member marks each row seen or not for that member."},
 		func(ctx context.Context, l *Ledger, a *ListActivityArgs) (*ActivityPage, error) {
 			return l.listActivity(a)
 		})

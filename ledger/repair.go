@@ -385,7 +385,7 @@ type RepairReport struct {
 
 func init() {
 	register(Op{Name: "repair_vault", Scope: "admin", Method: "POST", Path: "/repair",
-		Description: "The vault janitor's repairs: finish or roll back what a writer that stopped in the middle left (git's lock files it held, .git/index out of step with HEAD, staging folders, temporary files, a run folder outside the index, uncommitted changes a commit should have taken) and rebuild a stale history; say what it did, and list what needs a person."},
+		Description: "Finish or roll back what a stopped writer left (its git locks, .git/index out of step, staging folders, temp files, a run outside the index, uncommitted changes), rebuild a stale history; says what it did and what needs a person."},
 		func(ctx context.Context, l *Ledger, a *struct{}) (*RepairReport, error) { return l.Repair() })
 }
 
