@@ -167,6 +167,24 @@ func TestOutputShapesAsTheSpecSays(t *testing.T) {
 			t.Fatalf("list_runs: no output_shape %+v", r)
 		}
 	}
+	// A question's answer is checked against the series shape, then for
+	// order (low <= value <= high); a build's answer is not.
+	for _, c := range []struct{ input, output, status, reason, kind, at string }{
+		{`{"series":"signups"}`, `{"period":"day","lines":[{"name":"Signups","points":[{"at":"2026-11-02","value":10,"low":8,"high":12}]}]}`, "succeeded", "", "", ""},
+		{`{"series":"signups"}`, `{"period":"day","lines":[{"name":"Signups","points":[{"at":"2026-11-02","value":10,"low":8,"high":12},{"at":"2026-11-03","value":10,"low":11,"high":12}]}]}`, "rejected", "unavailable", "not_in_order", "/lines/0/points/1"},
+		{`{"series":"signups"}`, `{"period":"day","lines":[{"name":"Signups","points":[{"at":"2026-11-02","value":10,"high":9}]}]}`, "rejected", "unavailable", "not_in_order", "/lines/0/points/0"},
+		{`{"series":"signups"}`, `{"winner":"a"}`, "rejected", "conflict", "unworkable", ""},
+		{`{"build":true}`, `{"version":1,"winner":"a","candidates":[]}`, "succeeded", "", "", ""},
+	} {
+		run := runOf("prediction", "weekly", c.input)
+		ended := f.call("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"succeeded","output":%s,"actor":"agent-7"}`, run.RunID, c.output)).(*Run)
+		if ended.Status != c.status || ended.Reason != c.reason || ended.Kind != c.kind {
+			t.Fatalf("%s answering %s: %s %s %s %+v", c.input, c.output, ended.Status, ended.Reason, ended.Kind, ended.Issues)
+		}
+		if c.at != "" && (len(ended.Issues) != 1 || ended.Issues[0].Path != c.at) {
+			t.Fatalf("%s: issues %+v, want one at %s", c.output, ended.Issues, c.at)
+		}
+	}
 	f.clean()
 }
 

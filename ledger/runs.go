@@ -495,6 +495,9 @@ func init() {
 					// definition's output.schema) ends the run rejected.
 					output = nil
 					ln.Event, ln.Detail = event.RunRejected, "Run rejected: its output does not match the output schema"
+					if misfit["kind"] == "not_in_order" {
+						ln.Detail = "Run rejected: its answer is not in order"
+					}
 					ln.Data = mustJSON(misfit)
 					break
 				}
@@ -746,17 +749,28 @@ func predictionShape(input json.RawMessage) string {
 // unworkable with at most three issues, a reasoning function's is
 // output_invalid with at most 20; each issue at its JSON pointer in the
 // output.
+//
+// A question to a prediction function (its run says series) declares no
+// shape and answers a series all the same: checked against the shape as a
+// computation's output is, except that a point whose low is above its
+// likely value or whose high is below it ends the run unavailable, because
+// not_in_order (output-shapes.md). A build answers no shape.
 func (l *Ledger) checkOutput(e vault.Entry, f runfolder.Folder, output json.RawMessage) (map[string]any, error) {
-	info, err := l.pinnedDocument(e, f)
-	if err != nil || info == nil || (info.Shape == "" && info.Schema == nil) {
+	st, err := f.LoadState()
+	if err != nil {
+		return nil, err
+	}
+	var info *docInfo
+	if st.Type == "prediction" {
+		if st.OutputShape != "series" {
+			return nil, nil
+		}
+		info = &docInfo{Shape: "series"}
+	} else if info, err = l.pinnedDocument(e, f); err != nil || info == nil || (info.Shape == "" && info.Schema == nil) {
 		return nil, err
 	}
 	if len(output) == 0 {
 		output = json.RawMessage("null")
-	}
-	st, err := f.LoadState()
-	if err != nil {
-		return nil, err
 	}
 	max, reason, kind, whose := 3, "conflict", "unworkable", "The program's output"
 	switch st.Type {
@@ -764,6 +778,15 @@ func (l *Ledger) checkOutput(e vault.Entry, f runfolder.Folder, output json.RawM
 		max, reason, kind, whose = 20, "output_invalid", "", "The model's answer"
 	case "workflow":
 		whose = "The workflow's output"
+	}
+	if st.Type == "prediction" {
+		// Out of order is the prediction's own end (the shape's check
+		// would call it a misfit): unavailable, because not_in_order.
+		if at := outOfOrder(output); at != "" {
+			return map[string]any{"reason": "unavailable", "kind": "not_in_order",
+				"detail": "The prediction's answer is not in order: at " + at + " the low is above the likely value or the high below it.",
+				"issues": []refusal.Issue{{Path: at, Message: "Expected low <= value <= high."}}}, nil
+		}
 	}
 	issues := checkAgainst(info, output, max)
 	if len(issues) == 0 {
@@ -782,6 +805,31 @@ func (l *Ledger) checkOutput(e vault.Entry, f runfolder.Folder, output json.RawM
 		misfit["kind"] = kind
 	}
 	return misfit, nil
+}
+
+// outOfOrder answers the pointer of the first point of a series whose low
+// is above its value or whose high is below it, or "".
+func outOfOrder(series json.RawMessage) string {
+	var s struct {
+		Lines []struct {
+			Points []struct {
+				Value float64  `json:"value"`
+				Low   *float64 `json:"low"`
+				High  *float64 `json:"high"`
+			} `json:"points"`
+		} `json:"lines"`
+	}
+	if json.Unmarshal(series, &s) != nil {
+		return ""
+	}
+	for i, ln := range s.Lines {
+		for j, p := range ln.Points {
+			if p.Low != nil && *p.Low > p.Value || p.High != nil && *p.High < p.Value {
+				return fmt.Sprintf("/lines/%d/points/%d", i, j)
+			}
+		}
+	}
+	return ""
 }
 
 // pinnedDocument reads the document of the version a run pinned.
