@@ -150,6 +150,17 @@ type Run struct {
 	Committed *bool `json:"committed,omitempty"`
 }
 
+// answerRun is the answer of a write that recorded a run's event: the run
+// as it now stands, and whether the event's commit was made.
+func answerRun(e vault.Entry, st *runfolder.State, committed *bool, err error) (*Run, error) {
+	if err != nil {
+		return nil, err
+	}
+	r := runOf(e, st)
+	r.Committed = committed
+	return r, nil
+}
+
 func runOf(e vault.Entry, st *runfolder.State) *Run {
 	// A run of a definition that declares no shape says none
 	// (output-shapes.md); run.state.json keeps only a shape.
@@ -560,12 +571,7 @@ func init() {
 				}
 				return nil
 			})
-			if err != nil {
-				return nil, err
-			}
-			r := runOf(e, st)
-			r.Committed = committed
-			return r, nil
+			return answerRun(e, st, committed, err)
 		})
 
 	register(Op{Name: "cancel_run", Scope: "playbook:write", StatePath: "/run_id", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/cancel",
@@ -581,12 +587,7 @@ func init() {
 			}
 			ln := &event.Line{Event: event.RunFailed, Timestamp: stamp(t), Actor: a.Actor, Detail: "Run cancelled", Data: mustJSON(d)}
 			st, committed, err := l.appendRun(e, f, ln)
-			if err != nil {
-				return nil, err
-			}
-			r := runOf(e, st)
-			r.Committed = committed
-			return r, nil
+			return answerRun(e, st, committed, err)
 		})
 
 	register(Op{Name: "transition_run", Scope: "playbook:write", StatePath: "/to", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/transition",
@@ -619,12 +620,7 @@ func init() {
 				ln.Detail += ": " + a.Reason
 			}
 			st, committed, err := l.appendRun(e, f, ln)
-			if err != nil {
-				return nil, err
-			}
-			r := runOf(e, st)
-			r.Committed = committed
-			return r, nil
+			return answerRun(e, st, committed, err)
 		})
 
 	register(Op{Name: "get_run", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}", ReadOnly: true, Idempotent: true,
