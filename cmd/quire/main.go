@@ -28,11 +28,15 @@ func main() {
 type env struct {
 	in       io.Reader
 	out, err io.Writer
+	// json is whether --json was given: a refusal then prints its object
+	// on standard output too. printed is set once the refusal object is
+	// printed (quire call prints it itself).
+	json, printed bool
 }
 
 // run is main without the exit, for tests.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{in: stdin, out: stdout, err: stderr}
+	e := &env{in: stdin, out: stdout, err: stderr, json: wantsJSON(args)}
 	app := newApp(e)
 	if err := app.Run(flagsFirst(app, args)); err != nil {
 		return e.fail(err)
@@ -40,13 +44,46 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// wantsJSON says whether the command line asks for --json (before a "--").
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "-json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// The exit codes: 0 done, 1 refused (or a problem found, for check), 2 the
+// command used wrongly (an unknown command or flag, a missing argument).
+const (
+	exitRefused = 1
+	exitUsage   = 2
+)
+
 // fail is the one place an error becomes output and an exit code: a
-// refusal prints its message (and its issues) on stderr, and with --json
-// the refusal object on stdout; anything else prints as it is.
+// usage error prints its line and the command's usage on stderr (exit 2);
+// a refusal prints its message (and its issues) on stderr, and with --json
+// the refusal object on stdout (exit 1); anything else prints as it is.
 func (e *env) fail(err error) int {
 	var exit cli.ExitCoder
 	if errors.As(err, &exit) && exit.ExitCode() == 0 {
 		return 0
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(e.err, "quire: "+ue.msg)
+		fmt.Fprint(e.err, ue.usage)
+		if e.json {
+			e.printJSON(refusal.Invalid(ue.path, "%s", ue.msg).Object())
+		}
+		return exitUsage
+	}
+	if errors.As(err, &exit) && exit.ExitCode() != 0 && err.Error() == "" {
+		return exit.ExitCode()
 	}
 	r := refusal.Of(err)
 	fmt.Fprintln(e.err, "quire: "+r.Message)
@@ -55,7 +92,10 @@ func (e *env) fail(err error) int {
 			fmt.Fprintf(e.err, "  %s line %d: %s\n", is.Path, is.Line, is.Message)
 		}
 	}
-	return 1
+	if e.json && !e.printed {
+		e.printJSON(r.Object())
+	}
+	return exitRefused
 }
 
 func (e *env) printJSON(v any) error {
@@ -130,8 +170,10 @@ func newApp(e *env) *cli.App {
 		ErrWriter:       e.err,
 		Reader:          e.in,
 		HideHelpCommand: true,
+		HideVersion:     true,
 		ExitErrHandler:  func(*cli.Context, error) {},
-		Flags:           []cli.Flag{vaultFlag},
+		Flags: []cli.Flag{vaultFlag,
+			&cli.BoolFlag{Name: "version", Usage: "print quire's version and the git revision it was built from"}},
 		Commands: []*cli.Command{
 			{
 				Name: "init", Usage: "make a vault", ArgsUsage: "DIR",
@@ -224,6 +266,28 @@ func newApp(e *env) *cli.App {
 	}
 	for _, more := range extraCommands {
 		app.Commands = append(app.Commands, more(e))
+	}
+	root := func() *cli.Command {
+		r := &cli.Command{Name: "quire", Subcommands: app.Commands, Flags: app.Flags}
+		paths.Store(r, "quire")
+		return r
+	}
+	app.Commands = append(app.Commands, versionCommand(e), helpCommand(e, root))
+	prepare(app.Commands, "quire")
+	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
+		return &usageError{msg: err.Error(), usage: usageOf(root()), path: "FLAGS"}
+	}
+	// quire alone shows the help; quire --version the version; a first
+	// word that is no command is a usage error with the nearest one.
+	app.Action = func(c *cli.Context) error {
+		if c.Bool("version") {
+			fmt.Fprintln(e.out, buildVersion().String())
+			return nil
+		}
+		if c.NArg() > 0 {
+			return unknownCommand(c.Args().First(), root())
+		}
+		return cli.ShowAppHelp(c)
 	}
 	return app
 }
