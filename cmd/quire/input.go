@@ -87,7 +87,7 @@ func checkJSONValue(flag, from string, data []byte) error {
 		in += " (from " + from + ")"
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return refusal.Invalid(flag, "%s is empty", in)
+		return refusal.At(refusal.InvalidInput, flag, "%s is empty", in)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var v json.RawMessage
@@ -96,7 +96,7 @@ func checkJSONValue(flag, from string, data []byte) error {
 		if _, more := dec.Token(); more != io.EOF {
 			off := dec.InputOffset()
 			line, col := lineCol(data, off)
-			return refusal.Invalid(flag, "%s is malformed at line %d, column %d (byte %d): more than one JSON value", in, line, col, off)
+			return refusal.At(refusal.InvalidInput, flag, "%s is malformed at line %d, column %d (byte %d): more than one JSON value", in, line, col, off)
 		}
 		return nil
 	}
@@ -109,7 +109,7 @@ func checkJSONValue(flag, from string, data []byte) error {
 		msg = "it ends before the value does"
 	}
 	line, col := lineCol(data, off)
-	return refusal.Invalid(flag, "%s is malformed at line %d, column %d (byte %d): %s", in, line, col, off, msg)
+	return refusal.At(refusal.InvalidInput, flag, "%s is malformed at line %d, column %d (byte %d): %s", in, line, col, off, msg)
 }
 
 // lineCol is the line and column (from 1) of the byte at off.
@@ -143,4 +143,3 @@ func jsonUsage(what string) string {
 func textUsage(what string) string {
 	return what + fileHint
 }
-

@@ -176,18 +176,21 @@ func newApp(e *env) *cli.App {
 			&cli.BoolFlag{Name: "version", Usage: "print quire's version and the git revision it was built from"}},
 		Commands: []*cli.Command{
 			{
-				Name: "init", Usage: "make a vault", ArgsUsage: "DIR",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "org", Value: "org", Usage: "the organization's id"}},
+				Name: "init", Usage: "make a vault: a git repository with quire.yaml and the index", ArgsUsage: "DIR",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "org", Value: "org", Usage: "the organization's id"}, jsonFlag},
 				Action: func(c *cli.Context) error {
-					dir := c.Args().First()
-					if dir == "" {
-						return refusal.Invalid("DIR", "quire init needs the folder to make the vault in")
+					if err := needArgs(c, 1, 1, "DIR, the folder to make the vault in"); err != nil {
+						return err
 					}
+					dir := c.Args().First()
 					v, err := vault.Init(dir, c.String("org"), time.Now())
 					if err != nil {
 						return err
 					}
 					v.Close()
+					if c.Bool("json") {
+						return e.printJSON(map[string]string{"org": c.String("org"), "vault": v.Root()})
+					}
 					fmt.Fprintf(e.out, "Made the vault of %s in %s\n", c.String("org"), v.Root())
 					return nil
 				},
@@ -197,7 +200,7 @@ func newApp(e *env) *cli.App {
 			runsCommand(e),
 			{
 				Name: "check", Usage: "validate the whole vault against the playbook-run capsule (with --history, its git history too)",
-				Flags: []cli.Flag{&cli.BoolFlag{Name: "json"},
+				Flags: []cli.Flag{jsonFlag,
 					&cli.BoolFlag{Name: "history", Usage: "also prove the append-only rules from the git history (the commits an earlier check did not prove)"}},
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					rep, err := l.CheckWith(ledger.CheckArgs{History: c.Bool("history")})
@@ -230,28 +233,34 @@ func newApp(e *env) *cli.App {
 					if err := l.Reindex(); err != nil {
 						return err
 					}
+					if c.Bool("json") {
+						return e.printJSON(map[string]bool{"rebuilt": true})
+					}
 					fmt.Fprintln(e.out, "Rebuilt .quire/ from the files")
 					return nil
 				}),
 			},
 			{
 				Name: "janitor", Usage: "repair what stopped writers left (git locks, .git/index, staging folders, temp files, a stale history), commit what earlier writes recorded but could not commit, and archive complete and failed runs idle for 90 days or more",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "now", Usage: "RFC 3339 time to judge idleness at"}},
+				Flags: []cli.Flag{&cli.StringFlag{Name: "now", Usage: "RFC 3339 time to judge idleness at; now when left out"}, jsonFlag},
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					rep, err := l.Call(c.Context, "repair_vault", json.RawMessage("{}"))
 					if err != nil {
 						return err
+					}
+					args, _ := json.Marshal(map[string]any{"now": c.String("now")})
+					res, err := l.Call(c.Context, "archive_idle_runs", args)
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return e.printJSON(map[string]any{"repair": rep, "janitor": res})
 					}
 					for _, r := range rep.(*ledger.RepairReport).Repaired {
 						fmt.Fprintln(e.out, "repaired:", r)
 					}
 					for _, p := range rep.(*ledger.RepairReport).Left {
 						fmt.Fprintln(e.out, "needs a person:", p.String())
-					}
-					args, _ := json.Marshal(map[string]any{"now": c.String("now")})
-					res, err := l.Call(c.Context, "archive_idle_runs", args)
-					if err != nil {
-						return err
 					}
 					for _, p := range res.(*ledger.JanitorReport).Committed {
 						fmt.Fprintln(e.out, "committed", p, "(left uncommitted by an earlier write)")

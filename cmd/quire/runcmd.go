@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -249,7 +250,9 @@ func runCommand(e *env) *cli.Command {
 						row("kind", r.Kind)
 						row("detail", r.Detail)
 						if len(r.Output) > 0 {
-							row("output", string(r.Output))
+							var b bytes.Buffer
+							json.Compact(&b, r.Output)
+							row("output", b.String())
 						}
 						for _, is := range r.Issues {
 							row("issue", is.Path+": "+is.Message)

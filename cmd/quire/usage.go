@@ -150,6 +150,7 @@ func prepare(cmds []*cli.Command, parent string) {
 		path := parent + " " + cmd.Name
 		paths.Store(cmd, path)
 		cmd.HideHelpCommand = true
+		hadAction := cmd.Action != nil
 		cmd.OnUsageError = func(c *cli.Context, err error, _ bool) error {
 			msg := err.Error()
 			if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
@@ -187,7 +188,7 @@ func prepare(cmds []*cli.Command, parent string) {
 				markRequired(f)
 			}
 		}
-		if !hasJSON && cmd.Name != "completion" {
+		if !hasJSON && hadAction && !noJSON[path] {
 			cmd.Flags = append(cmd.Flags, &cli.BoolFlag{Name: "json", Usage: "print the answer, or the refusal object, as JSON on standard output"})
 		}
 		if action := cmd.Action; len(required) > 0 && action != nil {
@@ -207,6 +208,10 @@ func prepare(cmds []*cli.Command, parent string) {
 		}
 	}
 }
+
+// noJSON are the commands that answer nothing to print as JSON: the
+// servers, the shell's completion script, the help.
+var noJSON = map[string]bool{"quire serve": true, "quire mcp": true, "quire completion": true, "quire help": true}
 
 // markRequired turns urfave/cli's own check of a required flag off (the
 // command checks it, as a usage error) and says so in the flag's help.
