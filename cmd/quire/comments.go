@@ -39,10 +39,8 @@ func commentCommand(e *env) *cli.Command {
 					&cli.StringFlag{Name: "address", Required: true, Usage: "the address commented on (quire address explain says what one names)"},
 					&cli.StringFlag{Name: "author", EnvVars: []string{"QUIRE_ACTOR"}, Required: true, Usage: "who comments"},
 					jsonFlag},
+				Before: wantArgs(1, -1, "TEXT"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					if err := needArgs(c, 1, -1, "TEXT"); err != nil {
-						return err
-					}
 					text, err := e.textArgs(c)
 					if err != nil {
 						return err
@@ -92,10 +90,8 @@ func commentCommand(e *env) *cli.Command {
 					&cli.StringFlag{Name: "how", Required: true, Usage: "acted, declined, answered or obsolete"},
 					&cli.StringFlag{Name: "actor", EnvVars: []string{"QUIRE_ACTOR"}, Usage: "who resolves it"},
 					jsonFlag},
+				Before: wantArgs(1, 1, "ID (quire comment list shows them)"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					if err := needArgs(c, 1, 1, "ID (quire comment list shows them)"); err != nil {
-						return err
-					}
 					return callAndShow(e, c, l, "resolve_comment", map[string]any{"playbook": c.String("playbook"),
 						"id": c.Args().First(), "how": c.String("how"), "actor": c.String("actor")}, showOne)
 				}),

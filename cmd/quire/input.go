@@ -95,21 +95,26 @@ func checkJSONValue(flag, from string, data []byte) error {
 	if err == nil {
 		if _, more := dec.Token(); more != io.EOF {
 			off := dec.InputOffset()
+			for off < int64(len(data)) && strings.ContainsRune(" \t\r\n", rune(data[off])) {
+				off++
+			}
 			line, col := lineCol(data, off)
-			return refusal.At(refusal.InvalidInput, flag, "%s is malformed at line %d, column %d (byte %d): more than one JSON value", in, line, col, off)
+			return refusal.At(refusal.InvalidInput, flag, "%s is malformed at line %d, column %d (byte %d): more than one JSON value", in, line, col, off+1)
 		}
 		return nil
 	}
 	var se *json.SyntaxError
+	// off is the index of the byte at fault: the one the decoder stopped
+	// at, or the end for a value cut short.
 	off := int64(len(data))
 	msg := err.Error()
 	if errors.As(err, &se) {
-		off = se.Offset
+		off = max(se.Offset-1, 0)
 	} else if errors.Is(err, io.ErrUnexpectedEOF) {
 		msg = "it ends before the value does"
 	}
 	line, col := lineCol(data, off)
-	return refusal.At(refusal.InvalidInput, flag, "%s is malformed at line %d, column %d (byte %d): %s", in, line, col, off, msg)
+	return refusal.At(refusal.InvalidInput, flag, "%s is malformed at line %d, column %d (byte %d): %s", in, line, col, off+1, msg)
 }
 
 // lineCol is the line and column (from 1) of the byte at off.

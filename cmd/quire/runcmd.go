@@ -115,10 +115,8 @@ func runCommand(e *env) *cli.Command {
 					&cli.StringFlag{Name: "data", Usage: jsonUsage("the event's data, a JSON object,")},
 					timeFlag("the event"),
 				}, runFlags()...),
+				Before: wantArgs(1, 1, "EVENT (such as step_started or step_completed)"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					if err := needArgs(c, 1, 1, "EVENT (such as step_started or step_completed)"); err != nil {
-						return err
-					}
 					data, err := e.jsonValue(c, "data")
 					if err != nil {
 						return err
@@ -146,10 +144,8 @@ func runCommand(e *env) *cli.Command {
 					&cli.StringFlag{Name: "detail", Usage: textUsage("what happened, in a sentence")},
 					timeFlag("the end"),
 				}, runFlags()...),
+				Before: wantArgs(1, 1, "STATUS: succeeded, rejected or failed"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					if err := needArgs(c, 1, 1, "STATUS: succeeded, rejected or failed"); err != nil {
-						return err
-					}
 					output, err := e.jsonValue(c, "output")
 					if err != nil {
 						return err
@@ -171,10 +167,8 @@ func runCommand(e *env) *cli.Command {
 			},
 			{
 				Name: "thread", Usage: "append to the run's thread.md", ArgsUsage: "TEXT (- or @- reads it from standard input, @FILE from a file)", Flags: runFlags(),
+				Before: wantArgs(1, -1, "TEXT"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					if err := needArgs(c, 1, -1, "TEXT"); err != nil {
-						return err
-					}
 					text, err := e.textArgs(c)
 					if err != nil {
 						return err
@@ -186,10 +180,8 @@ func runCommand(e *env) *cli.Command {
 			},
 			{
 				Name: "artifact", Usage: "put a file into the run's artifacts/", ArgsUsage: "NAME FILE (- reads standard input)", Flags: runFlags(),
+				Before: wantArgs(2, 2, "NAME FILE"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					if err := needArgs(c, 2, 2, "NAME FILE"); err != nil {
-						return err
-					}
 					file := c.Args().Get(1)
 					if file != "-" {
 						file = "@" + file
@@ -208,11 +200,9 @@ func runCommand(e *env) *cli.Command {
 			},
 			{
 				Name: "transition", Usage: "pause, resume or archive a run", ArgsUsage: "paused|active|archived",
-				Flags: append([]cli.Flag{&cli.StringFlag{Name: "reason", Usage: textUsage("why")}, timeFlag("the transition")}, runFlags()...),
+				Flags:  append([]cli.Flag{&cli.StringFlag{Name: "reason", Usage: textUsage("why")}, timeFlag("the transition")}, runFlags()...),
+				Before: wantArgs(1, 1, "the state to go to: paused, active or archived"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					if err := needArgs(c, 1, 1, "the state to go to: paused, active or archived"); err != nil {
-						return err
-					}
 					reason, err := e.text(c, "reason")
 					if err != nil {
 						return err

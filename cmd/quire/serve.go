@@ -113,10 +113,8 @@ func init() {
 					}),
 				}, {
 					Name: "revoke", Usage: "revoke a token by its id: a running server refuses it from its next request", ArgsUsage: "ID",
+					Before: wantArgs(1, 1, "ID, one token id (quire token list shows them)"),
 					Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-						if err := needArgs(c, 1, 1, "ID, one token id (quire token list shows them)"); err != nil {
-							return err
-						}
 						if err := serve.RevokeToken(l, c.Args().First()); err != nil {
 							return err
 						}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -195,7 +196,7 @@ func prepare(cmds []*cli.Command, parent string) {
 			cmd.Action = func(c *cli.Context) error {
 				var missing []string
 				for _, n := range required {
-					if !c.IsSet(n) {
+					if !given(c, n) {
 						missing = append(missing, "--"+n)
 					}
 				}
@@ -212,6 +213,25 @@ func prepare(cmds []*cli.Command, parent string) {
 // noJSON are the commands that answer nothing to print as JSON: the
 // servers, the shell's completion script, the help.
 var noJSON = map[string]bool{"quire serve": true, "quire mcp": true, "quire completion": true, "quire help": true}
+
+// given is whether a required flag has a value: set, and not to ""
+// (QUIRE_ACTOR= in the environment is not an actor).
+func given(c *cli.Context, name string) bool {
+	if !c.IsSet(name) {
+		return false
+	}
+	for _, f := range c.Command.Flags {
+		if slices.Contains(f.Names(), name) {
+			if _, ok := f.(*cli.StringSliceFlag); ok {
+				return len(c.StringSlice(name)) > 0
+			}
+			if _, ok := f.(*cli.StringFlag); ok {
+				return c.String(name) != ""
+			}
+		}
+	}
+	return true
+}
 
 // markRequired turns urfave/cli's own check of a required flag off (the
 // command checks it, as a usage error) and says so in the flag's help.
@@ -263,4 +283,10 @@ func needArgs(c *cli.Context, min, max int, want string) error {
 		msg = fmt.Sprintf("%s takes %s, not %d arguments (%s)", name, want, n, strings.Join(c.Args().Slice(), " "))
 	}
 	return &usageError{msg: msg, usage: usageOf(c.Command), path: strings.Fields(want)[0]}
+}
+
+// wantArgs checks a command's arguments before it runs (before it opens
+// the vault): fewer than min or more than max (-1: any) is a usage error.
+func wantArgs(min, max int, want string) cli.BeforeFunc {
+	return func(c *cli.Context) error { return needArgs(c, min, max, want) }
 }

@@ -37,11 +37,9 @@ func projectCommand(e *env) *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name: "create", Usage: "make a project and print its uid", ArgsUsage: "NAME",
-				Flags: []cli.Flag{actorFlag(), jsonFlag, requestIDFlag},
+				Flags:  []cli.Flag{actorFlag(), jsonFlag, requestIDFlag},
+				Before: wantArgs(1, -1, "NAME, the project's name"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					if err := needArgs(c, 1, -1, "NAME, the project's name"); err != nil {
-						return err
-					}
 					return callAndShow(e, c, l, "create_project", map[string]any{"name": strings.Join(c.Args().Slice(), " "), "actor": c.String("actor")},
 						func(res any) {
 							p := res.(*ledger.Project)
@@ -84,10 +82,8 @@ func playbookCommand(e *env) *cli.Command {
 					&cli.StringFlag{Name: "description", Usage: textUsage("what it is for")},
 					actorFlag(), jsonFlag, requestIDFlag,
 				},
+				Before: wantArgs(1, 1, "ID, the playbook's id"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					if err := needArgs(c, 1, 1, "ID, the playbook's id"); err != nil {
-						return err
-					}
 					desc, err := e.text(c, "description")
 					if err != nil {
 						return err
@@ -111,11 +107,9 @@ func playbookCommand(e *env) *cli.Command {
 			},
 			{
 				Name: "show", Usage: "show a playbook: its name, description and how many definitions and runs it holds", ArgsUsage: "ID",
-				Flags: []cli.Flag{jsonFlag},
+				Flags:  []cli.Flag{jsonFlag},
+				Before: wantArgs(1, 1, "ID, the playbook's id"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					if err := needArgs(c, 1, 1, "ID, the playbook's id"); err != nil {
-						return err
-					}
 					return callAndShow(e, c, l, "get_playbook", map[string]any{"playbook": c.Args().First()}, show)
 				}),
 			},
@@ -164,10 +158,8 @@ func definitionCommand(e *env) *cli.Command {
 					&cli.StringFlag{Name: "name", Usage: "the definition's name, when the file does not say it"},
 					actorFlag(), jsonFlag, requestIDFlag,
 				},
+				Before: wantArgs(1, 1, "FILE, the definition's document"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					if err := needArgs(c, 1, 1, "FILE, the definition's document"); err != nil {
-						return err
-					}
 					file := c.Args().First()
 					at := "@" + file
 					if file == "-" {
@@ -204,7 +196,7 @@ func definitionCommand(e *env) *cli.Command {
 				}),
 			},
 			{
-				Name: "show", Usage: "show a definition: its version, whether it is retired, and its document", ArgsUsage: "[TYPE/]NAME",
+				Name: "show", Usage: "show a definition: its version, whether it is retired, and its document", ArgsUsage: "[TYPE/]NAME", Before: wantArgs(1, 1, "[TYPE/]NAME, the definition's name"),
 				Flags: []cli.Flag{playbookFlag(), typeOpt("the definition's type, when NAME does not say it"),
 					&cli.IntFlag{Name: "version", Usage: "an earlier version to read back; the current one when left out"}, jsonFlag},
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
@@ -251,7 +243,7 @@ func definitionCommand(e *env) *cli.Command {
 				}),
 			},
 			{
-				Name: "retire", Usage: "retire a definition: it takes no new runs or versions; its runs and versions stay readable", ArgsUsage: "[TYPE/]NAME",
+				Name: "retire", Usage: "retire a definition: it takes no new runs or versions; its runs and versions stay readable", ArgsUsage: "[TYPE/]NAME", Before: wantArgs(1, 1, "[TYPE/]NAME, the definition's name"),
 				Flags: []cli.Flag{playbookFlag(), typeOpt("the definition's type, when NAME does not say it"), actorFlag(), jsonFlag, requestIDFlag},
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					typ, name, err := defName(c)
@@ -265,7 +257,6 @@ func definitionCommand(e *env) *cli.Command {
 		},
 	}
 }
-
 
 // definitionOfFile finds a definition's type and name from its file, for
 // quire definition save: what the flags say first, then the file.
@@ -334,4 +325,3 @@ func describe(file string) string {
 	}
 	return file
 }
-
