@@ -37,15 +37,22 @@ func TestScripts(t *testing.T) {
 	}
 	env := []string{"QUIRE_TEST_AS_QUIRE=1"}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "QUIRE_") {
+		if !strings.HasPrefix(kv, "QUIRE_") && !strings.HasPrefix(kv, "XDG_CACHE_HOME=") {
 			env = append(env, kv)
 		}
 	}
-	// The compiler of pages' modules: the source tree's .tools/, as an
-	// installed quire finds it through its lookup (QUIRE_TSC first).
+	// The compiler of pages' modules, where `quire tools install` puts it
+	// (the user's cache): this quire runs outside the source tree, with
+	// no QUIRE_TSC, as an installed one does.
+	cache := t.TempDir()
 	if c, err := findTSCForTest(root); err == nil {
-		env = append(env, "QUIRE_TSC="+c)
+		bin := filepath.Join(cache, "quire", "tools", "node_modules", ".bin")
+		os.MkdirAll(bin, 0o755)
+		if err := os.Symlink(c, filepath.Join(bin, "tsc")); err != nil {
+			t.Fatal(err)
+		}
 	}
+	env = append(env, "XDG_CACHE_HOME="+cache)
 	engine := &script.Engine{Cmds: scripttest.DefaultCmds(), Conds: scripttest.DefaultConds()}
 	codes := &sync.Map{}
 	engine.Cmds["quire"] = quireCmd(codes)
