@@ -14,7 +14,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"quire/fold"
 	"quire/ledger"
 	"quire/ledger/refusal"
 	"quire/vault"
@@ -112,30 +111,11 @@ func openLedger(c *cli.Context) (*ledger.Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.OnCatchUp = catchUpProgress(c.App.ErrWriter, time.Now)
-	return l, nil
-}
-
-// catchUpProgress prints on w (standard error: standard output keeps
-// what the command answers, JSON alone with --json) how a read folds what
-// is new for a page's views, once that has taken more than a second: the
-// events read of the history's, and how many a second; then about once a
-// second, and once more when it is done.
-func catchUpProgress(w io.Writer, now func() time.Time) func(string, fold.Progress) {
-	var last time.Time
-	return func(playbook string, p fold.Progress) {
-		if p.Elapsed < time.Second || (!p.Done && now().Sub(last) < time.Second) {
-			return
-		}
-		last = now()
-		rate := float64(p.Through-p.From) / p.Elapsed.Seconds()
-		verb := "folding"
-		if p.Done {
-			verb = "folded"
-		}
-		fmt.Fprintf(w, "quire: %s the history of %s for the views of %s: %s of %s events, %s events/s\n",
-			verb, playbook, p.ID, thousands(p.Through), thousands(p.Newest), thousands(int64(rate)))
+	if isTerminal(c.App.ErrWriter) {
+		l.OnCatchUp = catchUpProgress(c.App.ErrWriter, time.Now)
+		l.OnProgress = taskProgress(c.App.ErrWriter, time.Now)
 	}
+	return l, nil
 }
 
 // thousands writes n with a comma between each three digits.
