@@ -4,7 +4,7 @@ BIN     := bin/quire
 TSC     := .tools/node_modules/.bin/tsc
 GOTEST  := $(GO) test -count=1 -timeout 20m
 
-.PHONY: all build tools mcp-client browser test test-race test-long ci bench demo fuzz clean
+.PHONY: all build tools mcp-client browser vendor test test-race test-long ci bench demo fuzz clean
 
 all: build
 
@@ -36,6 +36,13 @@ browser:
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && echo "installing chromium with apt-get" && \
 	    { apt-get install -y -qq chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; }; } || \
 	  { echo "chromium is needed for the browser tests: apt-get install chromium (as root), or set QUIRE_CHROMIUM to a Chromium or Chrome binary"; exit 1; }
+
+# Observable Plot and d3, vendored in serve/web/assets/static/vendor/ (the
+# committed files are the source; nothing is fetched at run time): fetch them
+# from npm at their pinned versions and check them byte for byte against the
+# committed copies' SHA256SUMS. vendor.sh --update re-vendors.
+vendor:
+	bash serve/web/assets/vendor.sh
 
 test: tools mcp-client browser
 	$(GO) vet ./...
