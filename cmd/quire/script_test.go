@@ -64,6 +64,7 @@ func TestScripts(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			t.Parallel()
 			work := t.TempDir()
 			s, err := script.NewState(context.Background(), work, env)
 			if err != nil {

@@ -30,8 +30,13 @@ type NoCompiler struct {
 }
 
 func (e *NoCompiler) Error() string {
-	return "The TypeScript compiler (tsc of npm typescript@7) was not found. quire looked at " + strings.Join(e.Looked, "; ") +
-		". Run `quire tools install` (npm install typescript@7 into " + CacheDir() + "), or set QUIRE_TSC or the vault's `tsc:` in quire.yaml to a tsc of TypeScript 7; or set the vault's `typecheck: syntax-only`."
+	return "The TypeScript compiler (tsc of npm typescript@7) was not found. quire looked at " + strings.Join(e.Looked, "; ") + ". " + installHint()
+}
+
+// installHint says how to get a compiler.
+func installHint() string {
+	return "Run `quire tools install` (npm install typescript@7 into " + CacheDir() + "), or `make tools` in the source tree, " +
+		"or set QUIRE_TSC or the vault's `tsc:` in quire.yaml to a tsc of TypeScript 7; or set the vault's `typecheck: syntax-only`."
 }
 
 func (e *NoCompiler) Is(target error) bool { return target == ErrNoCompiler }
@@ -104,14 +109,14 @@ func findCompiler(root, setting string) (Compiler, error) {
 	if p := os.Getenv("QUIRE_TSC"); p != "" {
 		c, err := resolve(p)
 		if err != nil {
-			return Compiler{}, fmt.Errorf("QUIRE_TSC=%s: %w", p, err)
+			return Compiler{}, fmt.Errorf("QUIRE_TSC=%s: %w. %s", p, err, installHint())
 		}
 		return c, nil
 	}
 	if setting != "" {
 		c, err := resolve(setting)
 		if err != nil {
-			return Compiler{}, fmt.Errorf("the vault's tsc: %s in quire.yaml: %w", setting, err)
+			return Compiler{}, fmt.Errorf("the vault's tsc: %s in quire.yaml: %w. %s", setting, err, installHint())
 		}
 		return c, nil
 	}
