@@ -1,6 +1,20 @@
 // Command quire is the CLI of the quire ledger runtime. Every command is a
 // thin front over the ledger's table of operations; `quire call` runs any
 // of them by name with JSON arguments.
+//
+// What every command shares, decided for people who know git, gh and
+// kubectl (README, "How the CLI behaves"):
+//   - without --json, tables and sentences on standard output; with
+//     --json (every command has it), the answer as JSON and nothing else,
+//     and on a refusal the refusal object;
+//   - exit 0 done, 1 refused, 2 used wrongly (usage.go: an unknown command
+//     or flag with the nearest one, a missing argument or required flag,
+//     each one line and that command's usage on standard error);
+//   - every JSON or text flag takes @FILE, @- and @@ (input.go), and
+//     malformed JSON is refused at its flag with its line and column
+//     before any call is made;
+//   - progress of long work on standard error, only at a terminal
+//     (progress.go).
 package main
 
 import (
