@@ -166,8 +166,10 @@ func newApp(e *env) *cli.App {
 		HideHelpCommand: true,
 		HideVersion:     true,
 		ExitErrHandler:  func(*cli.Context, error) {},
+		// urfave/cli adds --help only to an app without a help command;
+		// quire has its own (quire help COMMAND...), so it adds the flag.
 		Flags: []cli.Flag{vaultFlag,
-			&cli.BoolFlag{Name: "version", Usage: "print quire's version and the git revision it was built from"}},
+			&cli.BoolFlag{Name: "version", Usage: "print quire's version and the git revision it was built from"}, cli.HelpFlag},
 		Commands: []*cli.Command{
 			{
 				Name: "init", Usage: "make a vault: a git repository with quire.yaml and the index", ArgsUsage: "DIR",
