@@ -26,7 +26,9 @@ import (
 //   - a file, whose info string names it: ```yaml file=close-the-month.yaml.
 //     Its text is written to that path in the session's folder at that
 //     point of the guide (a later block of the same name overwrites it, as
-//     a reader editing the file would);
+//     a reader editing the file would). The info string does not show when
+//     the guide is rendered, so the prose since the block before names the
+//     file, `close-the-month.yaml`, in backticks;
 //   - a console session, ```console: each line that starts with "$ " is a
 //     command (a line ending with " \" continues it), and the lines up to
 //     the next command are what it prints, standard output and standard
@@ -80,6 +82,7 @@ func guideItems(t *testing.T, guide []byte) []guideItem {
 	t.Helper()
 	lineOf := func(offset int) int { return bytes.Count(guide[:offset], []byte("\n")) + 1 }
 	var items []guideItem
+	since := 0 // where the prose since the last block begins
 	doc := goldmark.New().Parser().Parse(text.NewReader(guide))
 	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		fence, ok := n.(*ast.FencedCodeBlock)
@@ -103,10 +106,16 @@ func guideItems(t *testing.T, guide []byte) []guideItem {
 		switch m := guideFile.FindStringSubmatch(info); {
 		case m != nil:
 			items = append(items, guideItem{line: at, file: m[1], text: body.String()})
+			if opening := bytes.LastIndex(guide[:lines.At(0).Start-1], []byte("\n")) + 1; !bytes.Contains(guide[since:opening], []byte("`"+m[1]+"`")) {
+				t.Errorf("docs/guide.md:%d: the prose before the block does not name its file, `%s`", at, m[1])
+			}
 		case info == "console":
 			items = append(items, consoleItems(t, at, body.String())...)
 		default:
 			t.Errorf("docs/guide.md:%d: a fenced block that is neither a file (```yaml file=PATH) nor a session (```console): %q", at, info)
+		}
+		if lines.Len() > 0 {
+			since = lines.At(lines.Len() - 1).Stop
 		}
 		return ast.WalkSkipChildren, nil
 	})
