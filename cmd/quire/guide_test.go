@@ -269,6 +269,11 @@ func TestGuide(t *testing.T) {
 	sh.Dir = home
 	sh.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + home,
 		"QUIRE_TSC=" + tsc, "LANG=C.UTF-8", "TZ=UTC"}
+	for _, keep := range []string{"GOCOVERDIR", "GORACE"} { // for this binary, built with -cover or -race
+		if v, ok := os.LookupEnv(keep); ok {
+			sh.Env = append(sh.Env, keep+"="+v)
+		}
+	}
 	sh.Stderr = os.Stderr
 	in, _ := sh.StdinPipe()
 	out, _ := sh.StdoutPipe()
