@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -66,6 +67,7 @@ type Vault struct {
 	compactMu     sync.Mutex
 	busy          bool
 	noAutoCompact bool
+	compactCtx    context.Context
 
 	reg *registry
 

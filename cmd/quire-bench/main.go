@@ -9,6 +9,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math/rand"
@@ -87,7 +88,7 @@ func benchCommits(runs, rounds int) {
 	// Pack the seed's loose objects first, and compact between blocks rather
 	// than in the background of the measured commits (its cost is printed
 	// on its own below, at 5,000 runs).
-	must(v.Compact())
+	must(v.Compact(context.Background()))
 	v.SetAutoCompact(false)
 	line := []byte(`{"event":"step_completed","timestamp":"2026-11-01T09:30:12.345Z","step":"do/1/review","detail":"Reviewed 14 entries","seq":1042}` + "\n")
 	touch := func(run string) []string {
@@ -105,7 +106,7 @@ func benchCommits(runs, rounds int) {
 	var quire, cli []time.Duration
 	const block = 10
 	for b := 0; b < (rounds+block-1)/block; b++ {
-		must(v.Compact())
+		must(v.Compact(context.Background()))
 		for i := 0; i <= block; i++ {
 			files := touch(names[rand.Intn(runs)])
 			t0 := time.Now()
@@ -161,7 +162,7 @@ func growth(v *vault.Vault, dir string, names []string, touch func(string) []str
 		})
 		return n
 	}
-	must(v.Compact())
+	must(v.Compact(context.Background()))
 	before := size()
 	const n = 100
 	for i := 0; i < n; i++ {
@@ -174,7 +175,7 @@ func growth(v *vault.Vault, dir string, names []string, touch func(string) []str
 	v.Close() // waits for any background compaction
 	loose := size()
 	t0 := time.Now()
-	must(v.Compact())
+	must(v.Compact(context.Background()))
 	took := time.Since(t0)
 	packed := size()
 	fmt.Printf("   growth per boundary at 5,000 runs: %.1f KB as loose objects, %.1f KB after compaction (which takes %.1f ms per boundary, in the background)\n",
