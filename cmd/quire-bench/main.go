@@ -5,7 +5,8 @@
 // is not a boundary; and how much the repository grows per boundary before
 // and after compaction; and quire check --history over a vault of 5,000
 // runs and 50,000 commits, the full walk and the incremental one after it
-// (history.go).
+// (history.go); and the peak memory of recording 30,000 events with
+// compaction in the background (compact.go).
 package main
 
 import (
@@ -28,6 +29,7 @@ func main() {
 	rounds := flag.Int("rounds", 40, "boundaries measured per side and size")
 	hist := flag.String("history", "5000x50000", "runs x commits of the vault whose history quire check --history walks; empty to skip")
 	histRounds := flag.Int("history-rounds", 3, "full walks of the history timed")
+	compactEvents := flag.Int("compact-events", 30000, "events recorded with background compaction, its memory measured; 0 to skip")
 	sum := flag.Bool("summarize", false, "read go test -bench output on stdin and print medians, ratios and targets")
 	flag.Parse()
 	if *sum {
@@ -41,6 +43,10 @@ func main() {
 		if _, err := fmt.Sscan(s, &n); err == nil && n > 0 {
 			benchCommits(n, *rounds)
 		}
+	}
+	if *compactEvents > 0 {
+		fmt.Println("== Background compaction: peak memory while recording events through the ledger")
+		benchCompaction(*compactEvents, 300)
 	}
 	var runs, commits int
 	if _, err := fmt.Sscanf(*hist, "%dx%d", &runs, &commits); err == nil && runs > 0 && commits > runs {
