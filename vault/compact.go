@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
@@ -73,6 +74,7 @@ const (
 	compactWindow      = 10
 	compactWindowBytes = 32 << 20
 	compactMaxDepth    = 50
+	compactRetry       = 10 * time.Minute // after a compaction that failed
 )
 
 // SetAutoCompact turns the background compaction after commits on (the
@@ -94,12 +96,13 @@ func (v *Vault) SetCompactContext(ctx context.Context) {
 
 func (v *Vault) maybeCompact() {
 	v.compactMu.Lock()
-	off, ctx := v.noAutoCompact, v.compactCtx
+	off, ctx, failed := v.noAutoCompact, v.compactCtx, v.compactFailed
 	v.compactMu.Unlock()
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if off || ctx.Err() != nil || (v.looseEstimate() < compactThreshold && v.packCount() <= compactPackLimit) {
+	if off || ctx.Err() != nil || time.Since(failed) < compactRetry ||
+		(v.looseEstimate() < compactThreshold && v.packCount() <= compactPackLimit) {
 		return
 	}
 	v.compactMu.Lock()
@@ -113,8 +116,16 @@ func (v *Vault) maybeCompact() {
 	go func() {
 		defer v.compacting.Done()
 		defer func() { v.compactMu.Lock(); v.busy = false; v.compactMu.Unlock() }()
-		if err := v.Compact(ctx); err != nil && ctx.Err() == nil && v.log != nil {
-			v.log.Warn("vault: compaction stopped", "err", err)
+		// A loose object gone is another process's compaction at work.
+		err := v.Compact(ctx)
+		if err == nil || ctx.Err() != nil || errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		v.compactMu.Lock()
+		v.compactFailed = time.Now()
+		v.compactMu.Unlock()
+		if v.log != nil {
+			v.log.Warn("vault: compaction stopped; it is tried again in 10 minutes", "err", err)
 		}
 	}()
 }
@@ -554,14 +565,20 @@ func (w *packWriter) object(id plumbing.Hash, typ byte, size, rel int64, data []
 	return nil
 }
 
-// copyPack copies an old pack's objects in their order: each entry's
-// compressed bytes as they are (checked against the old index's CRC), a
-// delta's base offset rewritten for the new pack. An object already
-// copied from an earlier pack (dup) is not copied again; deltas on it
-// point at that copy. A delta by reference is written whole.
+// copyPack copies an old pack's objects in their order, reading the pack
+// once from start to end: each entry's compressed bytes as they are
+// (checked against the old index's CRC), a delta's base offset rewritten
+// for the new pack. An object already copied from an earlier pack (dup) is
+// not copied again; deltas on it point at that copy. A delta by reference
+// is written whole.
 func (w *packWriter) copyPack(ctx context.Context, v *Vault, earlier []*oldPack, p *oldPack, dup []bool) error {
 	crcs := p.idx.idx[8+256*4+p.idx.n*20:]
-	var hdr [32]byte
+	r := bufio.NewReaderSize(io.NewSectionReader(p.f, 0, p.end), 256<<10)
+	buf := make([]byte, 64<<10)
+	pos := int64(0)
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("vault: pack %s: %s", filepath.Base(p.name), fmt.Sprintf(format, a...))
+	}
 	for k := range p.ents {
 		if k%64 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -570,6 +587,17 @@ func (w *packWriter) copyPack(ctx context.Context, v *Vault, earlier []*oldPack,
 		}
 		e := &p.ents[k]
 		id := p.idx.id(int(e.i))
+		end := p.end
+		if k+1 < len(p.ents) {
+			end = p.ents[k+1].off
+		}
+		if e.off < pos || end <= e.off {
+			return bad("object %s at %d overlaps another", id, e.off)
+		}
+		if _, err := r.Discard(int(e.off - pos)); err != nil {
+			return err
+		}
+		pos = end
 		if dup[e.i] {
 			for _, q := range earlier {
 				if off := q.idx.find(id); off >= 0 {
@@ -580,49 +608,31 @@ func (w *packWriter) copyPack(ctx context.Context, v *Vault, earlier []*oldPack,
 				}
 			}
 			if e.newOff < 0 {
-				return fmt.Errorf("vault: object %s of %s is in no pack copied before it", id, filepath.Base(p.name))
+				return bad("object %s is in no pack copied before it", id)
+			}
+			if _, err := r.Discard(int(end - e.off)); err != nil {
+				return err
 			}
 			continue
 		}
-		end := p.end
-		if k+1 < len(p.ents) {
-			end = p.ents[k+1].off
-		}
-		n, err := p.f.ReadAt(hdr[:min(int64(len(hdr)), end-e.off)], e.off)
-		if err != nil && n == 0 {
-			return err
-		}
-		b := hdr[:n]
-		i := 0
-		c := b[i]
-		i++
-		typ := (c >> 4) & 7
-		size := int64(c & 15)
-		for shift := 4; c&0x80 != 0 && i < len(b); shift += 7 {
-			c = b[i]
-			i++
-			size |= int64(c&0x7f) << shift
-		}
+		hdr, _ := r.Peek(int(min(32, end-e.off)))
+		typ, size, back, n := parseEntryHeader(hdr)
 		var rel int64
-		switch typ {
-		case 1, 2, 3, 4:
-		case 6:
-			c = b[i]
-			i++
-			back := int64(c & 127)
-			for c&128 != 0 && i < len(b) {
-				c = b[i]
-				i++
-				back = (back+1)<<7 | int64(c&127)
-			}
+		switch {
+		case n == 0:
+			return bad("the object at %d has a malformed header", e.off)
+		case typ == 6:
 			base := p.at(e.off - back)
-			if base == nil || base.newOff < 0 {
-				return fmt.Errorf("vault: the delta at %d of %s has no base before it", e.off, filepath.Base(p.name))
+			if back <= 0 || base == nil || base.newOff < 0 {
+				return bad("the delta at %d has no base before it", e.off)
 			}
 			rel = w.off - base.newOff
-		case 7:
+		case typ == 7:
 			// Rare (git and go-git write deltas by offset): the object
 			// whole, read through go-git's storage.
+			if _, err := r.Discard(int(end - e.off)); err != nil {
+				return err
+			}
 			data, t, err := v.objs.readRaw(id)
 			if err != nil {
 				return err
@@ -632,30 +642,71 @@ func (w *packWriter) copyPack(ctx context.Context, v *Vault, earlier []*oldPack,
 				return err
 			}
 			continue
-		default:
-			return fmt.Errorf("vault: object of type %d at %d of %s", typ, e.off, filepath.Base(p.name))
+		case typ < 1 || typ > 4:
+			return bad("the object at %d is of type %d", e.off, typ)
 		}
-		old := crc32.NewIEEE()
-		old.Write(b[:i])
 		if w.written == w.count {
 			return errors.New("vault: more objects than the pack was begun for")
+		}
+		old := crc32.NewIEEE()
+		old.Write(hdr[:n])
+		if _, err := r.Discard(n); err != nil {
+			return err
 		}
 		e.newOff = w.off
 		w.crc.Reset()
 		if _, err := w.Write(entryHeader(typ, size, rel)); err != nil {
 			return err
 		}
-		body := io.NewSectionReader(p.f, e.off+int64(i), end-e.off-int64(i))
-		if _, err := io.Copy(io.MultiWriter(w, old), body); err != nil {
+		if _, err := io.CopyBuffer(io.MultiWriter(w, old), io.LimitReader(r, end-e.off-int64(n)), buf); err != nil {
 			return err
 		}
 		if want := binary.BigEndian.Uint32(crcs[int(e.i)*4:]); old.Sum32() != want {
-			return fmt.Errorf("vault: object %s of %s does not match its CRC", id, filepath.Base(p.name))
+			return bad("object %s does not match its CRC", id)
 		}
 		w.idx.Add(id, uint64(e.newOff), w.crc.Sum32())
 		w.written++
 	}
 	return nil
+}
+
+// parseEntryHeader reads the header of a pack entry: its type, size, for a
+// delta by offset how far back its base is, and the header's length (0
+// when b does not hold a whole header).
+func parseEntryHeader(b []byte) (typ byte, size, back int64, n int) {
+	if len(b) == 0 {
+		return 0, 0, 0, 0
+	}
+	c := b[0]
+	n = 1
+	typ = (c >> 4) & 7
+	size = int64(c & 15)
+	for shift := 4; c&0x80 != 0; shift += 7 {
+		if n == len(b) || shift > 56 {
+			return 0, 0, 0, 0
+		}
+		c = b[n]
+		n++
+		size |= int64(c&0x7f) << shift
+	}
+	if typ != 6 {
+		return typ, size, 0, n
+	}
+	if n == len(b) {
+		return 0, 0, 0, 0
+	}
+	c = b[n]
+	n++
+	back = int64(c & 127)
+	for c&128 != 0 {
+		if n == len(b) || back > 1<<55 {
+			return 0, 0, 0, 0
+		}
+		c = b[n]
+		n++
+		back = (back+1)<<7 | int64(c&127)
+	}
+	return typ, size, back, n
 }
 
 // windowEntry is an object the next ones may be deltas of.

@@ -120,6 +120,13 @@ func (o *objects) write(typ string, content []byte) (plumbing.Hash, error) {
 	tmp := filepath.Join(dir, fmt.Sprintf("tmp_obj_%d_%d", os.Getpid(), tmpSeq.Add(1)))
 	crashpoint.Hit()
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The folder went away since: git (gc, prune-packed) removes the
+		// fan-out folders it empties.
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+		}
+	}
 	if err != nil {
 		return id, err
 	}

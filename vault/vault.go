@@ -68,6 +68,7 @@ type Vault struct {
 	busy          bool
 	noAutoCompact bool
 	compactCtx    context.Context
+	compactFailed time.Time // when a background compaction last failed
 
 	reg *registry
 
