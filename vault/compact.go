@@ -265,9 +265,9 @@ func (v *Vault) Compact(ctx context.Context) error {
 	return nil
 }
 
-// rollUp picks the packs that go into the new pack with loose loose
-// objects: git's geometric split with factor 2, the loose objects counted
-// as one more pack that is always rolled up.
+// rollUp picks the packs that go into the new pack with the loose objects
+// (loose of them): git's geometric split with factor 2, the loose objects
+// counted as one more pack, which is always rolled up.
 func rollUp(packs []*oldPack, loose int) []*oldPack {
 	type item struct {
 		n int

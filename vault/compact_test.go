@@ -209,7 +209,7 @@ func TestCompactionsKeepPacksGeometric(t *testing.T) {
 	t.Logf("%d commits in %d compactions: packs of %v objects", commits, rounds, counts)
 	gitOut(t, dir, "fsck", "--strict", "--no-dangling")
 	co := gitOut(t, dir, "count-objects", "-v")
-	if !strings.Contains(co, "count: 0\n") || !strings.Contains(co, "packs: "+strconv.Itoa(len(counts))+"\n") {
+	if !strings.Contains(co, "count: 0\n") || !strings.Contains(co, "packs: "+strconv.Itoa(len(counts))+"\n") || !strings.Contains(co, "garbage: 0\n") {
 		t.Fatalf("git count-objects -v:\n%s", co)
 	}
 	if n := strings.Count(gitOut(t, dir, "log", "--format=%H"), "\n"); n != commits {
