@@ -780,31 +780,38 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject) error {
 	return nil
 }
 
-// readLoose reads a loose object whole.
+// readLoose reads a loose object whole, into a buffer of the size its
+// header gives.
 func readLoose(file string) (byte, []byte, error) {
-	raw, err := os.ReadFile(file)
+	f, err := os.Open(file)
 	if err != nil {
 		return 0, nil, err
 	}
-	zr, err := zlib.NewReader(bytes.NewReader(raw))
+	defer f.Close()
+	zr, err := zlib.NewReader(bufio.NewReaderSize(f, 32<<10))
 	if err != nil {
 		return 0, nil, err
 	}
 	defer zr.Close()
-	all, err := io.ReadAll(zr)
+	br := bufio.NewReaderSize(zr, 64)
+	hdr, err := br.ReadSlice(0)
 	if err != nil {
-		return 0, nil, err
-	}
-	nul := bytes.IndexByte(all, 0)
-	if nul < 0 {
 		return 0, nil, errors.New("no header")
 	}
-	typ, _, _ := strings.Cut(string(all[:nul]), " ")
+	typ, size, _ := strings.Cut(string(hdr[:len(hdr)-1]), " ")
 	t, ok := looseTypes[typ]
-	if !ok {
-		return 0, nil, fmt.Errorf("of type %q", typ)
+	n, err := strconv.ParseInt(size, 10, 64)
+	if !ok || err != nil || n < 0 {
+		return 0, nil, fmt.Errorf("a header %q", hdr)
 	}
-	return t, all[nul+1:], nil
+	data := make([]byte, n)
+	if _, err := io.ReadFull(br, data); err != nil {
+		return 0, nil, err
+	}
+	if k, _ := br.Read(make([]byte, 1)); k != 0 {
+		return 0, nil, errors.New("longer than its header says")
+	}
+	return t, data, nil
 }
 
 // finish writes the checksum, syncs the pack, writes its index, and renames
