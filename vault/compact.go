@@ -55,7 +55,8 @@ import (
 // go-git do, at most compactWindowBytes of their content held) and written
 // at once. What it holds is that window, the object in hand and its delta,
 // and about 150 bytes for each object of the new pack (its id, offsets and
-// the index go-git builds): some 50 MB for a million objects.
+// the index go-git builds; 300 for a loose one, with its path): some 15 MB
+// at 100,000 objects (30,000 events), whatever the objects' sizes.
 //
 // Safety. Packing runs in the background, without the write lock. It packs
 // only the loose objects and packs it listed and removes only those, once
