@@ -148,7 +148,7 @@ func packCounts(t testing.TB, dir string) []int {
 // least twice the one before), which git reads: git fsck, count-objects
 // and log agree with what was committed. A pack git made is rolled up too.
 func TestCompactionsKeepPacksGeometric(t *testing.T) {
-	rounds := 24
+	rounds := 16
 	if os.Getenv("QUIRE_TEST_LONG") != "" {
 		rounds = 200
 	}
