@@ -58,6 +58,9 @@ func (v *view) Thread(addr string) Thread {
 func (w *Web) page(fn func(*http.Request, *reqCtx) (*view, error)) http.HandlerFunc {
 	return func(rw http.ResponseWriter, r *http.Request) {
 		c, err := w.who(rw, r)
+		if re, ok := refusal.As(err); ok && re.Code == refusal.Unauthenticated && r.URL.Path == "/login" {
+			c, err = &reqCtx{CSRF: w.csrfValue(rw, r)}, nil
+		}
 		var v *view
 		if err == nil {
 			v, err = fn(r, c)
