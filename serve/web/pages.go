@@ -226,7 +226,6 @@ type runRow struct {
 	R        *ledger.Run
 	Headline string
 	Href     string
-	Comments int
 }
 
 // home lists the playbooks as cards.
@@ -408,16 +407,7 @@ func (w *Web) definition(r *http.Request, c *reqCtx) (*view, error) {
 	}
 	dp.Runs = w.runRows(r, c, pb, args, &dp.Next)
 	w.comments(r, c, v, pb, fmt.Sprintf("%s/definitions/%s/%s", pb, typ, name))
-	w.countRows(v, pb, dp.Runs)
 	return v, nil
-}
-
-// countRows reads the comments on each run's row, where the page has
-// them (a definition's comments do not hold its runs'), in one call.
-func (w *Web) countRows(v *view, pb string, rows []runRow) {
-	for i := range rows {
-		rows[i].Comments = len(v.Threads[runAddr(pb, rows[i].R.RunID)+"/parts/row"])
-	}
 }
 
 type runPage struct {
