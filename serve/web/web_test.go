@@ -166,6 +166,21 @@ func TestEveryDemoPage(t *testing.T) {
 		d.live(p)
 		paths = append(paths, "/p/operations/workflow/"+p)
 	}
+	// Caught-up views are told too, once the keeper folded the new run.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	views := d.stream(ctx, `"what":"views"`)
+	start := time.Now()
+	d.run("fulfill-order", "2026-10-31", `{"order":"A-1042","channel":"Marketplace","total":24}`)
+	select {
+	case all := <-views:
+		if !strings.Contains(all, `data: {"playbook":"operations","what":"views"}`) {
+			t.Errorf("stream: %q", all)
+		}
+		t.Logf("views told after %s", time.Since(start))
+	case <-time.After(2 * time.Second):
+		t.Error("the views' move not told within 2 s")
+	}
 	for _, p := range paths {
 		resp, body := d.get(p)
 		want := 200
@@ -364,35 +379,43 @@ func TestTokensAndLogin(t *testing.T) {
 	}
 }
 
+// stream opens a page's live stream and answers what it says, until it
+// has said want or ctx ends.
+func (d *demo) stream(ctx context.Context, want string) <-chan string {
+	d.t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", d.srv.URL+"/live?playbook=operations", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	if resp.Header.Get("Content-Type") != "text/event-stream" {
+		d.t.Fatalf("stream: %v", resp.Header)
+	}
+	got := make(chan string, 1)
+	go func() {
+		defer resp.Body.Close()
+		b := make([]byte, 4096)
+		var all string
+		for {
+			n, err := resp.Body.Read(b)
+			all += string(b[:n])
+			if strings.Contains(all, want) || err != nil {
+				got <- all
+				return
+			}
+		}
+	}()
+	return got
+}
+
 // TestLiveStream: a page's stream says so within two seconds when a run
 // is recorded through the API.
 func TestLiveStream(t *testing.T) {
 	d := newDemo(t, serve.Options{Open: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", d.srv.URL+"/live?playbook=operations", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("stream: %v", resp.Header)
-	}
-	got := make(chan string, 1)
-	go func() {
-		b := make([]byte, 4096)
-		var all string
-		for {
-			n, err := resp.Body.Read(b)
-			all += string(b[:n])
-			if strings.Contains(all, "event: change") || err != nil {
-				got <- all
-				return
-			}
-		}
-	}()
-	time.Sleep(100 * time.Millisecond)
+	want := `data: {"playbook":"operations","what":"event"}`
+	got := d.stream(ctx, want)
 	start := time.Now()
 	body := `{"type":"workflow","name":"echo","member_of":["` + d.project + `"],"executor":"agent-7","authorized_by":"ana"}`
 	r, err := http.Post(d.srv.URL+"/v1/orgs/acme/playbooks/operations/definitions/workflow/echo/runs", "application/json", strings.NewReader(body))
@@ -401,7 +424,7 @@ func TestLiveStream(t *testing.T) {
 	}
 	select {
 	case all := <-got:
-		if !strings.Contains(all, `data: {"playbook":"operations","what":"event"}`) {
+		if !strings.Contains(all, want) {
 			t.Fatalf("stream: %q", all)
 		}
 		t.Logf("told after %s", time.Since(start))
