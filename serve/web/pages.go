@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/fold"
 	"quire/ledger"
 	"quire/ledger/refusal"
 	"quire/render"
@@ -334,8 +335,9 @@ func (w *Web) runRows(r *http.Request, c *reqCtx, pb string, args map[string]any
 }
 
 type playbookPage struct {
-	P      *ledger.Playbook
-	Page   *ledger.PageView
+	P        *ledger.Playbook
+	Page     *ledger.PageView
+	Standing standingData
 	Blocks []block
 	Defs   []*ledger.Definition
 }
@@ -351,6 +353,7 @@ func (w *Web) playbook(r *http.Request, c *reqCtx) (*view, error) {
 	v := &view{Title: p.Name, Playbook: pb, Template: "playbook", Data: d, Crumbs: []crumb{{"Playbooks", "/"}}}
 	if rp, err := callAs[*ledger.RenderedPlaybook](w, r, c, "render_playbook_page", map[string]any{"playbook": pb}); err == nil && rp.Page != nil {
 		d.Page = rp.Page
+		d.Standing = w.standing(pb, rp.Page.Standing)
 		st := &mdState{}
 		d.Blocks = blocks(rp.Page.Runs, st,
 			func(n int) string { return fmt.Sprintf("playbooks/%s/parts/runs-%d", pb, n) },
@@ -365,6 +368,7 @@ func (w *Web) playbook(r *http.Request, c *reqCtx) (*view, error) {
 
 type definitionPage struct {
 	D        *ledger.Definition
+	Standing standingData
 	Address  string
 	Blocks   []block
 	Glance   []glanceItem
@@ -386,6 +390,7 @@ func (w *Web) definition(r *http.Request, c *reqCtx) (*view, error) {
 	v := &view{Title: name, Playbook: pb, Template: "definition", Data: dp,
 		Crumbs: []crumb{{"Playbooks", "/"}, {pb, "/p/" + url.PathEscape(pb)}}}
 	if d.Page != nil {
+		dp.Standing = w.standing(pb, d.Page.Standing)
 		st := &mdState{}
 		dp.Blocks = blocks(d.Page.Runs, st,
 			func(n int) string { return fmt.Sprintf("%s/parts/runs-%d", dp.Address, n) },
@@ -408,6 +413,19 @@ func (w *Web) definition(r *http.Request, c *reqCtx) (*view, error) {
 	dp.Runs = w.runRows(r, c, pb, args, &dp.Next)
 	w.comments(r, c, v, pb, fmt.Sprintf("%s/definitions/%s/%s", pb, typ, name))
 	return v, nil
+}
+
+// standing is a page's standing with how far its views have read.
+func (w *Web) standing(pb string, s *fold.Standing) standingData {
+	d := standingData{S: s}
+	if s == nil {
+		return d
+	}
+	if s.Checkpoint != nil {
+		d.Through, _ = strconv.ParseInt(*s.Checkpoint, 10, 64)
+	}
+	d.Newest, _ = w.l.HistoryLen(pb)
+	return d
 }
 
 type runPage struct {
@@ -668,4 +686,3 @@ func (w *Web) logout(rw http.ResponseWriter, r *http.Request, _ *reqCtx) (string
 	return "/login", nil
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -22,7 +22,6 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"when":       when,
 	"clip":       clipHeadline,
 	"short":      func(s string) string { return s[:min(12, len(s))] },
-	"progress":   progress,
 	"blocksOf":   func(v *view, b []block) blocksData { return blocksData{V: v, Blocks: b} },
 	"openThread": func(v *view, addr string) Thread { t := v.Thread(addr); t.open = true; return t },
 }).ParseFS(templateFiles, "templates/*.html"))
@@ -83,11 +82,25 @@ func clipHeadline(s string) string {
 	return string(r[:199]) + "…"
 }
 
-func progress(s *fold.Standing) string {
-	if s == nil || s.LagMs <= 0 {
+// standingData is a standing and how far its views have read of the
+// playbook's history, for the page's standing line.
+type standingData struct {
+	S       *fold.Standing
+	Through int64 // the views' checkpoint (seq)
+	Newest  int64 // the playbook's history's length
+}
+
+// Progress says how far views being built have read: "412 of 1,000
+// records (41%)", and how far behind the newest record they are.
+func (d standingData) Progress() string {
+	if d.S == nil || d.Newest <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s behind the newest record", (time.Duration(s.LagMs) * time.Millisecond).Round(time.Second))
+	out := fmt.Sprintf("%d of %d records read (%d%%)", d.Through, d.Newest, d.Through*100/d.Newest)
+	if d.S.LagMs > 0 {
+		out += fmt.Sprintf(", %s behind the newest", (time.Duration(d.S.LagMs) * time.Millisecond).Round(time.Second))
+	}
+	return out
 }
 
 // Thread's fields for its template.

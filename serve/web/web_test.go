@@ -105,6 +105,26 @@ func (d *demo) post(path string, form url.Values) (*http.Response, string) {
 	return resp, string(b)
 }
 
+const brokenPage = `document:
+  name: broken
+page:
+  data:
+    language: typescript
+    source:
+      events:
+        - type: run_succeeded
+          subject: workflow/broken
+    views:
+      count: categories
+    module: |
+      export function fold(view: View, event: Event): View {
+        if (event.type === 'run_succeeded') throw new Error('no such order');
+        return view;
+      }
+  runs: |
+    ` + "```chart figure\n    {{ views.count | json }}\n    ```" + `
+`
+
 var examples = []string{"morning-social-content", "close-the-month", "fulfill-order"}
 
 // live waits until a workflow's views have caught up.
@@ -162,9 +182,27 @@ func TestEveryDemoPage(t *testing.T) {
 		d.run("close-the-month", "2026-11-02", `{"month":"2026-10","revenue":182450}`)
 		d.run("morning-social-content", "2026-11-01", `{"date":"2026-11-01","posts":[{"channel":"X","title":"One","url":"https://example.com/1"}]}`)
 	}
+	// A page whose fold raises: its standing says at which event, of what
+	// kind, the fold's error and its line.
+	d.call("create_definition", map[string]any{"playbook": "operations", "type": "workflow", "name": "broken", "actor": "ana", "source": brokenPage})
+	d.run("broken", "2026-11-03", `{}`)
 	for _, p := range pages {
 		d.live(p)
 		paths = append(paths, "/p/operations/workflow/"+p)
+	}
+	for i := 0; ; i++ {
+		_, body := d.get("/p/operations/workflow/broken")
+		if strings.Contains(body, `data-state="stalled"`) {
+			if !strings.Contains(body, "Stalled at the event <code>") || !strings.Contains(body, "run_succeeded") ||
+				!strings.Contains(body, "raised: ") || !strings.Contains(body, "no such order") || !strings.Contains(body, "on line 14 of the document") {
+				t.Errorf("the stalled standing:\n%s", body)
+			}
+			break
+		}
+		if i == 100 {
+			t.Fatalf("the broken page never stalled:\n%s", body)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	// Caught-up views are told too, once the keeper folded the new run.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
