@@ -338,8 +338,8 @@ type playbookPage struct {
 	P        *ledger.Playbook
 	Page     *ledger.PageView
 	Standing standingData
-	Blocks []block
-	Defs   []*ledger.Definition
+	Blocks   []block
+	Defs     []*ledger.Definition
 }
 
 // playbook is a playbook's page and its definitions.
@@ -685,4 +685,3 @@ func (w *Web) logout(rw http.ResponseWriter, r *http.Request, _ *reqCtx) (string
 	w.setCookie(rw, cookieToken, "", -1)
 	return "/login", nil
 }
-
