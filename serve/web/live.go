@@ -59,6 +59,9 @@ func (h *hub) close() {
 func (h *hub) tell(c change) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(h.subs) == 0 {
+		return
+	}
 	if c.What == ledger.WatchEvent {
 		if n, err := h.l.HistoryLen(c.Playbook); err == nil {
 			h.seen[c.Playbook] = n
