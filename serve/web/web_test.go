@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,12 +31,17 @@ type demo struct {
 
 func newDemo(t testing.TB, opts serve.Options, workflows ...string) *demo {
 	t.Helper()
-	v, err := vault.Init(t.TempDir(), "acme", time.Now())
+	return makeDemo(t, t.TempDir(), t.Cleanup, opts, workflows...)
+}
+
+func makeDemo(t testing.TB, dir string, cleanup func(func()), opts serve.Options, workflows ...string) *demo {
+	t.Helper()
+	v, err := vault.Init(dir, "acme", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := ledger.New(v)
-	t.Cleanup(func() { l.Close() })
+	cleanup(func() { l.Close() })
 	d := &demo{t: t, l: l}
 	d.project = d.call("create_project", map[string]any{"name": "Operations"})["uid"].(string)
 	d.call("create_playbook", map[string]any{"playbook": "operations", "name": "Operations", "description": "Posts, the close and orders."})
@@ -50,10 +56,10 @@ func newDemo(t testing.TB, opts serve.Options, workflows ...string) *demo {
 		d.call("create_definition", map[string]any{"playbook": "operations", "type": "workflow", "name": w, "source": string(src), "actor": "ana"})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
+	cleanup(cancel)
 	go l.Keep(ctx)
 	d.srv = httptest.NewServer(serve.Handler(l, opts))
-	t.Cleanup(d.srv.Close)
+	cleanup(d.srv.Close)
 	jar, _ := cookiejar.New(nil)
 	d.c = &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return d
@@ -165,31 +171,77 @@ func setCookie(resp *http.Response, name string) *http.Cookie {
 	return nil
 }
 
-func TestEveryDemoPage(t *testing.T) {
-	// Each example page folds its views in the sandbox: fulfill-order
-	// alone (the one with every layout: figures, a row, a table) in short
-	// mode, all three in the long one.
-	pages := examples
-	if os.Getenv("QUIRE_TEST_LONG") == "" {
-		pages = []string{"fulfill-order"}
+// atExit is run after the tests, last first: the shared demo's cleanup.
+var atExit []func()
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for i := len(atExit) - 1; i >= 0; i-- {
+		atExit[i]()
 	}
-	d := newDemo(t, serve.Options{Open: true}, pages...)
-	d.run("fulfill-order", "2026-10-30", `{"order":"A-1041","channel":"Web","total":86.5}`)
-	run := d.run("echo", "2026-11-02", `{"text":"2026-10 closed."}`)
+	os.Exit(code)
+}
+
+var shared struct {
+	once sync.Once
+	d    *demo
+	run  string // a run of echo
+}
+
+// examplePages are the example workflows the shared demo holds:
+// fulfill-order alone (the one with every layout: figures, a row, a
+// table) in short mode, all three in the long one. Folding their views
+// in the sandbox costs seconds, so the tests that read them share one
+// vault.
+func examplePages() []string {
+	if os.Getenv("QUIRE_TEST_LONG") == "" {
+		return []string{"fulfill-order"}
+	}
+	return examples
+}
+
+// sharedDemo is the vault of the example pages, their views live, and a
+// page whose fold raises.
+func sharedDemo(t testing.TB) *demo {
+	t.Helper()
+	shared.once.Do(func() {
+		dir, err := os.MkdirTemp("", "quire-web-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		atExit = append(atExit, func() { os.RemoveAll(dir) })
+		pages := examplePages()
+		d := makeDemo(t, dir, func(f func()) { atExit = append(atExit, f) }, serve.Options{Open: true}, pages...)
+		d.call("create_definition", map[string]any{"playbook": "operations", "type": "workflow", "name": "broken", "actor": "ana", "source": brokenPage})
+		d.run("broken", "2026-11-03", `{}`)
+		d.run("fulfill-order", "2026-10-30", `{"order":"A-1041","channel":"Web","total":86.5}`)
+		shared.run = d.run("echo", "2026-11-02", `{"text":"2026-10 closed."}`)
+		if len(pages) == len(examples) {
+			d.run("close-the-month", "2026-11-02", `{"month":"2026-10","revenue":182450}`)
+			d.run("morning-social-content", "2026-11-01", `{"date":"2026-11-01","posts":[{"channel":"X","title":"One","url":"https://example.com/1"}]}`)
+		}
+		for _, p := range pages {
+			d.live(p)
+		}
+		shared.d = d
+	})
+	if shared.d == nil {
+		t.Fatal("the shared demo could not be made")
+	}
+	shared.d.t = t
+	return shared.d
+}
+
+func TestEveryDemoPage(t *testing.T) {
+	d := sharedDemo(t)
+	run := shared.run
 	paths := []string{"/", "/p/operations", "/p/operations/workflow/echo", "/p/operations/runs/" + run,
 		"/p/operations/comments?address=operations/runs/" + run, "/p/operations/workflow/nothing", "/p/nothing"}
-	if len(pages) == len(examples) {
-		d.run("close-the-month", "2026-11-02", `{"month":"2026-10","revenue":182450}`)
-		d.run("morning-social-content", "2026-11-01", `{"date":"2026-11-01","posts":[{"channel":"X","title":"One","url":"https://example.com/1"}]}`)
+	for _, p := range examplePages() {
+		paths = append(paths, "/p/operations/workflow/"+p)
 	}
 	// A page whose fold raises: its standing says at which event, of what
 	// kind, the fold's error and its line.
-	d.call("create_definition", map[string]any{"playbook": "operations", "type": "workflow", "name": "broken", "actor": "ana", "source": brokenPage})
-	d.run("broken", "2026-11-03", `{}`)
-	for _, p := range pages {
-		d.live(p)
-		paths = append(paths, "/p/operations/workflow/"+p)
-	}
 	for i := 0; ; i++ {
 		_, body := d.get("/p/operations/workflow/broken")
 		if strings.Contains(body, `data-state="stalled"`) {
@@ -199,25 +251,10 @@ func TestEveryDemoPage(t *testing.T) {
 			}
 			break
 		}
-		if i == 100 {
+		if i == 200 {
 			t.Fatalf("the broken page never stalled:\n%s", body)
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-	// Caught-up views are told too, once the keeper folded the new run.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	views := d.stream(ctx, `"what":"views"`)
-	start := time.Now()
-	d.run("fulfill-order", "2026-10-31", `{"order":"A-1042","channel":"Marketplace","total":24}`)
-	select {
-	case all := <-views:
-		if !strings.Contains(all, `data: {"playbook":"operations","what":"views"}`) {
-			t.Errorf("stream: %q", all)
-		}
-		t.Logf("views told after %s", time.Since(start))
-	case <-time.After(2 * time.Second):
-		t.Error("the views' move not told within 2 s")
 	}
 	for _, p := range paths {
 		resp, body := d.get(p)
@@ -468,5 +505,26 @@ func TestLiveStream(t *testing.T) {
 		t.Logf("told after %s", time.Since(start))
 	case <-time.After(2 * time.Second):
 		t.Fatal("no change within 2 s")
+	}
+}
+
+// TestLiveViews: caught-up views are told too, once the keeper folded a
+// new run.
+func TestLiveViews(t *testing.T) {
+	d := sharedDemo(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	views := d.stream(ctx, `"what":"views"`)
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	d.run("fulfill-order", "2026-10-31", `{"order":"A-1042","channel":"Marketplace","total":24}`)
+	select {
+	case all := <-views:
+		if !strings.Contains(all, `data: {"playbook":"operations","what":"views"}`) {
+			t.Errorf("stream: %q", all)
+		}
+		t.Logf("views told after %s", time.Since(start))
+	case <-time.After(2 * time.Second):
+		t.Error("the views' move not told within 2 s")
 	}
 }
