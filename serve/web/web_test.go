@@ -59,10 +59,18 @@ func makeDemo(t testing.TB, dir string, cleanup func(func()), opts serve.Options
 	cleanup(cancel)
 	go l.Keep(ctx)
 	d.srv = httptest.NewServer(serve.Handler(l, opts))
-	cleanup(d.srv.Close)
+	cleanup(d.close)
 	jar, _ := cookiejar.New(nil)
 	d.c = &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return d
+}
+
+// close stops the server: a page's live stream ends only with its
+// connection (quire serve's Run ends them at shutdown), and
+// httptest.Server.Close waits for every request.
+func (d *demo) close() {
+	d.srv.CloseClientConnections()
+	d.srv.Close()
 }
 
 func (d *demo) call(op string, args any) map[string]any {
