@@ -81,7 +81,7 @@ func openDemo(b *testing.B, dir string) *demo {
 	go l.Keep(ctx)
 	d := &demo{t: b, l: l}
 	raw, _ := l.Call(context.Background(), "list_projects", nil)
-	d.project = raw.([]*ledger.Project)[0].UID
+	d.project = raw.([]ledger.Project)[0].UID
 	d.srv = httptest.NewServer(serve.Handler(l, serve.Options{Open: true}))
 	b.Cleanup(d.srv.Close)
 	return d
