@@ -64,6 +64,9 @@ func New(l *ledger.Ledger, opts Options) *Web {
 	w.hub = newHub(l)
 	mux := http.NewServeMux()
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", assets.Handler()))
+	mux.HandleFunc("GET /favicon.ico", func(rw http.ResponseWriter, r *http.Request) {
+		http.Redirect(rw, r, "/assets/favicon.svg", http.StatusMovedPermanently)
+	})
 	mux.HandleFunc("GET /{$}", w.page(w.home))
 	mux.HandleFunc("GET /p/{playbook}", w.page(w.playbook))
 	mux.HandleFunc("GET /p/{playbook}/runs/{run_id}", w.page(w.run))
