@@ -651,7 +651,7 @@ func (w *Web) makeComment(rw http.ResponseWriter, r *http.Request, c *reqCtx) (s
 			return "", refusal.Invalid("/author", "give your name with the comment: a server without tokens does not know who you are")
 		}
 		args["author"] = name
-		w.setCookie(rw, cookieName, name, 365*24*time.Hour)
+		w.setCookie(rw, r, cookieName, name, 365*24*time.Hour)
 	}
 	cm, err := callAs[*ledger.Comment](w, r, c, "make_comment", args)
 	if err != nil {
@@ -677,11 +677,11 @@ func (w *Web) login(rw http.ResponseWriter, r *http.Request, _ *reqCtx) (string,
 	} else if open {
 		return "", refusal.Invalid("/token", "this server has no tokens: nobody needs to log in")
 	}
-	w.setCookie(rw, cookieToken, tok, 0)
+	w.setCookie(rw, r, cookieToken, tok, 0)
 	return localPath(r.PostFormValue("next")), nil
 }
 
 func (w *Web) logout(rw http.ResponseWriter, r *http.Request, _ *reqCtx) (string, error) {
-	w.setCookie(rw, cookieToken, "", -1)
+	w.setCookie(rw, r, cookieToken, "", -1)
 	return "/login", nil
 }

@@ -29,7 +29,8 @@ type Options struct {
 	Call func(ctx context.Context, r *http.Request, token, op string, args any) (any, error)
 	// Logger logs faults; nil logs nothing.
 	Logger *slog.Logger
-	// Secure marks the cookies Secure (a server behind TLS).
+	// Secure marks the cookies Secure (a server behind a TLS proxy); a
+	// request over TLS marks them so anyway.
 	Secure bool
 }
 
@@ -144,12 +145,12 @@ func (w *Web) csrfValue(rw http.ResponseWriter, r *http.Request) string {
 	b := make([]byte, 32)
 	rand.Read(b)
 	v := base64.RawURLEncoding.EncodeToString(b)
-	w.setCookie(rw, cookieCSRF, v, 0)
+	w.setCookie(rw, r, cookieCSRF, v, 0)
 	return v
 }
 
-func (w *Web) setCookie(rw http.ResponseWriter, name, value string, maxAge time.Duration) {
-	ck := &http.Cookie{Name: name, Value: value, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: w.opts.Secure}
+func (w *Web) setCookie(rw http.ResponseWriter, r *http.Request, name, value string, maxAge time.Duration) {
+	ck := &http.Cookie{Name: name, Value: value, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: w.opts.Secure || r.TLS != nil}
 	switch {
 	case maxAge < 0:
 		ck.MaxAge = -1
