@@ -557,3 +557,27 @@ func init() {
 			return &RenderedPlaybook{Page: &PageView{Runs: runs, Standing: st}}, nil
 		})
 }
+
+// Headlines answers each run's headline, the first line of its
+// page.result as get_run renders it ("" where its subject has no result),
+// reading each subject's page once: for lists of runs, such as serve/web's
+// runs of a definition. The runs are those a read answered (list_runs).
+func (l *Ledger) Headlines(runs []*Run) []string {
+	out := make([]string, len(runs))
+	subjects := map[string]*subject{}
+	for i, r := range runs {
+		key := r.Playbook + "/" + r.Type + "/" + r.Name
+		s, seen := subjects[key]
+		if !seen {
+			s, _ = l.subjectOf(r.Playbook, r.Type, r.Name)
+			subjects[key] = s
+		}
+		if s == nil || s.Retired || s.Page == nil || s.Page.Result == nil {
+			continue
+		}
+		st := &runfolder.State{Status: r.Status, Started: r.Started, Ended: r.Ended, Version: r.Version,
+			Reason: r.Reason, Kind: r.Kind, Detail: r.Detail, Output: r.Output}
+		out[i] = render.Headline(l.resultOf(s, st, ""))
+	}
+	return out
+}

@@ -188,6 +188,7 @@ func (l *Ledger) keeper(playbook string) (*keeperOf, error) {
 		k, err := fold.NewKeeper(fold.KeeperOptions{
 			Dir: l.V.Abs(path.Join(vault.QuireDir, "views", playbook)), History: playbookHistory{l, playbook},
 			Pool: pool, MaxRebuilds: cfg.PageMaxRebuilds, PageSize: v.pageSize,
+			Moved: func(string) { l.tell(playbook, WatchViews) },
 			Progress: func(p fold.Progress) {
 				if l.OnCatchUp != nil {
 					l.OnCatchUp(playbook, p)

@@ -39,6 +39,7 @@ func init() {
 						Logger:  log,
 						Ready: func(a net.Addr) {
 							fmt.Fprintf(e.out, "quire serves %s on http://%s/v1/ (OpenAPI at /v1/openapi.json, MCP at /mcp)\n", l.V.Root(), a)
+							fmt.Fprintf(e.out, "Open http://%s/ in a browser to read the vault's pages.\n", a)
 						},
 					})
 				}),
