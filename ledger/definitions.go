@@ -490,6 +490,15 @@ func init() {
 					return refusal.At(refusal.Conflict, "/name", "the %s %q is retired", a.Type, a.Name)
 				}
 				v := defVersion{Version: 1, Type: a.Type, Name: a.Name, Path: definitionPath(a.Playbook, a.Type, a.Name), UID: newID()}
+				if a.Type == "workflow" && IsAgentRun(a.Source) {
+					v.Path = strings.TrimSuffix(v.Path, ".yaml") + ".json"
+				}
+				if d != nil && path.Ext(d.latest().Path) != path.Ext(v.Path) {
+					// Its file keeps one name: an AgentRun document
+					// (.json) and a YAML workflow are different
+					// definitions.
+					return refusal.At(refusal.Conflict, "/source", "the workflow %q is %s; a new version is one too (save the other form under a new name)", a.Name, formOf(d.latest().Path))
+				}
 				if d != nil {
 					v.Version = d.latest().Version + 1
 					v.UID = d.UID

@@ -93,6 +93,9 @@ func pageWhere(typ string) page.Where {
 func (l *Ledger) inspect(ctx context.Context, typ, source string, check bool) (*docInfo, error) {
 	info := &docInfo{}
 	var issues []refusal.Issue
+	if typ == "workflow" && IsAgentRun(source) {
+		issues = append(issues, agentRunInfo(info, source, check)...)
+	}
 	if out, off := outputOf(typ, source); out != nil && out.Kind == yaml.MappingNode {
 		var shapeNode, schemaNode, formatNode *yaml.Node
 		formatLine := 0
