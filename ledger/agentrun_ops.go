@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -206,7 +207,7 @@ func (l *Ledger) tryCode(ctx context.Context, label, code, as string, stateRaw j
 	}
 	out := &TryCode{Label: label}
 	if res.Stall != nil {
-		out.Error = &TryError{Kind: res.Stall.Kind, Message: res.Stall.Error, Line: res.Stall.Line}
+		out.Error = &TryError{Kind: res.Stall.Kind, Message: res.Stall.Error, Line: refineLine(code, res.Stall.Error, res.Stall.Line)}
 		return out, nil
 	}
 	var views struct {
@@ -248,4 +249,40 @@ func decodeNumbers(raw []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	return dec.Decode(v)
+}
+
+var (
+	propertyError = regexp.MustCompile(`(?:read|set) propert(?:y|ies) '([^']+)' of`)
+	undefinedName = regexp.MustCompile(`'?([A-Za-z_$][A-Za-z0-9_$]*)'? is not defined`)
+)
+
+// refineLine finds the line of an error the engine raised itself. QuickJS
+// names the line of a throw, but for an error it raises (a property of
+// undefined, a name not defined) the line it last saved, which may be
+// where the function begins: the first line from there that reads that
+// property or names that name is the error's.
+func refineLine(code, msg string, line int) int {
+	var want func(toks []jsToken, i int) bool
+	if m := propertyError.FindStringSubmatch(msg); m != nil {
+		want = func(toks []jsToken, i int) bool {
+			t := toks[i]
+			if t.kind == jsIdent && t.text == m[1] && i > 0 && (toks[i-1].text == "." || toks[i-1].text == "?.") {
+				return true
+			}
+			return t.kind == jsString && len(t.text) > 1 && t.text[1:len(t.text)-1] == m[1] && i > 0 && toks[i-1].text == "["
+		}
+	} else if m := undefinedName.FindStringSubmatch(msg); m != nil {
+		want = func(toks []jsToken, i int) bool {
+			return toks[i].kind == jsIdent && toks[i].text == m[1] && (i == 0 || toks[i-1].text != "." && toks[i-1].text != "?.")
+		}
+	} else {
+		return line
+	}
+	toks := scanJS(code)
+	for i, t := range toks {
+		if t.line >= line && want(toks, i) {
+			return t.line
+		}
+	}
+	return line
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"quire/ledger/refusal"
 )
 
 func readExample(t testing.TB, name string) string {
@@ -222,4 +223,119 @@ func TestAgentRunRulesRefusedAtPointer(t *testing.T) {
 			t.Errorf("%s with %s = %v: want an issue at %s saying %q; got %+v", c.file, c.ptr, c.val, c.at, c.words, r.Issues)
 		}
 	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// An AgentRun document is saved, versioned, read and retired like every
+// definition; a broken one is refused as invalid_input at its pointer.
+func TestAgentRunSavedAsWorkflow(t *testing.T) {
+	f := newFixture(t)
+	src := readExample(t, "evidence-gate")
+	d := f.call("create_definition", `{"playbook":"finance","type":"workflow","name":"evidence-gate","source":`+jsonString(src)+`}`).(*Definition)
+	if d.Path != "playbooks/finance/definitions/workflow/evidence-gate.json" || d.Version != 1 {
+		t.Fatalf("saved at %s version %d", d.Path, d.Version)
+	}
+	if d.OutputSchema != nil {
+		t.Errorf("output_schema %s: an AgentRun document declares no shape", d.OutputSchema)
+	}
+	broken := variant(t, src, "/root/steps/1/code", "(s) => ({ at: Date.now() })")
+	r := f.refuse("update_definition", `{"playbook":"finance","type":"workflow","name":"evidence-gate","source":`+jsonString(broken)+`}`, refusal.InvalidInput, "/source/root/steps/1/code", "")
+	if !strings.Contains(r.Issues[0].Message, "line 1, column 15 of the code: Date is unavailable") || r.Issues[0].Line != 26 {
+		t.Errorf("issue %+v", r.Issues[0])
+	}
+	f.refuse("create_definition", `{"playbook":"finance","type":"workflow","name":"bare-ref","source":`+jsonString(variant(t, src, "/schemas/Input/properties/record", raw(`{"$ref":"Record"}`)))+`}`,
+		refusal.InvalidInput, "/source/schemas/Input/properties/record/$ref", "")
+	v2 := variant(t, src, "/root/steps/2/summary", "The evidence falls short of the claim.")
+	if d := f.call("update_definition", `{"playbook":"finance","type":"workflow","name":"evidence-gate","source":`+jsonString(v2)+`}`).(*Definition); d.Version != 2 {
+		t.Errorf("version %d", d.Version)
+	}
+	// A YAML workflow does not become an AgentRun document (its file keeps its name).
+	f.refuse("update_definition", `{"playbook":"finance","type":"workflow","name":"close-the-month","source":`+jsonString(src)+`}`, refusal.Conflict, "/source", "a YAML workflow")
+	g := f.call("get_definition", `{"playbook":"finance","type":"workflow","name":"evidence-gate","version":1}`).(*Definition)
+	if g.Source != src {
+		t.Errorf("version 1 reads back changed")
+	}
+	rep := f.call("inspect_workflow", `{"playbook":"finance","name":"evidence-gate"}`).(*WorkflowReport)
+	if !rep.OK || rep.Name != "evidence-gate" || len(rep.Nodes) != 5 {
+		t.Errorf("inspect_workflow: %+v", rep)
+	}
+	rep = f.call("inspect_workflow", `{"source":`+jsonString(broken)+`}`).(*WorkflowReport)
+	if rep.OK || len(rep.Issues) != 1 || rep.Issues[0].Path != "/source/root/steps/1/code" {
+		t.Errorf("inspect_workflow of a broken source: %+v", rep.Issues)
+	}
+	f.refuse("inspect_workflow", `{"playbook":"finance","name":"close-the-month"}`, refusal.InvalidInput, "/name", "not an AgentRun document")
+	f.call("retire_definition", `{"playbook":"finance","type":"workflow","name":"evidence-gate"}`)
+	f.refuse("update_definition", `{"playbook":"finance","type":"workflow","name":"evidence-gate","source":`+jsonString(src)+`}`, refusal.Conflict, "/name", "retired")
+	f.clean()
+}
+
+// try_code runs the evidence gate's code over the example's state, and
+// stores its value as as says; it never touches the vault.
+func TestAgentRunTryCode(t *testing.T) {
+	f := newFixture(t)
+	src := readExample(t, "evidence-gate")
+	f.call("create_definition", `{"playbook":"finance","type":"workflow","name":"evidence-gate","source":`+jsonString(src)+`}`)
+	head := f.git("rev-parse", "HEAD")
+	state := `{"record":{"claim":"c","evidence":"e"},"check":{"supported":true},"check$answers":{"answers":{"supported":{"noul":0.93}}}}`
+	res := f.call("try_code", `{"playbook":"finance","name":"evidence-gate","label":"gate-probability","state":`+state+`}`).(*TryCode)
+	if res.Error != nil || string(res.Value) != `{"accepted":true}` || res.Stored != "as" || res.Key != "gate" {
+		t.Fatalf("try_code: %+v (%v)", res, res.Error)
+	}
+	var after map[string]any
+	json.Unmarshal(res.State, &after)
+	if g, _ := after["gate"].(map[string]any); g["accepted"] != true || after["record"] == nil {
+		t.Errorf("state after: %s", res.State)
+	}
+	// Below the threshold, and with the probability missing, the gate fails closed.
+	for _, st := range []string{
+		`{"check$answers":{"answers":{"supported":{"noul":0.89}}}}`,
+		`{"check$answers":{"answers":{"supported":{}}}}`,
+		`{}`,
+	} {
+		res := f.call("try_code", `{"source":`+jsonString(src)+`,"label":"gate-probability","state":`+st+`}`).(*TryCode)
+		if res.Error != nil || string(res.Value) != `{"accepted":false}` {
+			t.Errorf("over %s: %+v", st, res)
+		}
+	}
+	// Without as: an object is a patch, anything else goes under the label.
+	for _, c := range []struct{ code, stored, state string }{
+		{"(s) => ({ total: s.n + 1 })", "patch", `{"n":1,"total":2}`},
+		{"(s) => [s.n]", "label", `{"n":1,"sum":[1]}`},
+	} {
+		doc := variant(t, src, "/root/steps/3", raw(`{"node":"code","label":"sum","code":`+jsonString(c.code)+`}`))
+		doc = variant(t, doc, "/output/path", "gate")
+		res := f.call("try_code", `{"source":`+jsonString(doc)+`,"label":"sum","state":{"n":1}}`).(*TryCode)
+		if res.Error != nil || res.Stored != c.stored || string(res.State) != c.state {
+			t.Errorf("%s: %+v, state %s", c.code, res, res.State)
+		}
+	}
+	// An error names its line in the code; mutating the state is an error;
+	// the shadowed globals are undefined even when reached around the check.
+	for _, c := range []struct{ code, words string }{
+		{"(s) => {\n  const x = 1;\n  return s.missing.deep;\n}", "TypeError"},
+		{"(s) => {\n  const x = 1;\n  throw new RangeError('too far');\n}", "RangeError: too far"},
+		{"(s) => { s.check = 1; return {}; }", "read-only"},
+		{"(s) => ({ d: typeof [].constructor.constructor('return Date')() })", "not a function"},
+	} {
+		doc := variant(t, src, "/root/steps/1/code", c.code)
+		res := f.call("try_code", `{"source":`+jsonString(doc)+`,"label":"gate-probability","state":{"check":{}}}`).(*TryCode)
+		if res.Error == nil || !strings.Contains(res.Error.Message, c.words) {
+			t.Errorf("%q: %+v %+v", c.code, res, res.Error)
+		}
+		if (c.words == "TypeError" || strings.HasPrefix(c.words, "RangeError")) && res.Error != nil && res.Error.Line != 3 {
+			t.Errorf("%q: line %d, want 3", c.code, res.Error.Line)
+		}
+	}
+	f.refuse("try_code", `{"source":`+jsonString(src)+`,"label":"check-support","state":{}}`, refusal.InvalidInput, "/label", "a judge node")
+	f.refuse("try_code", `{"source":`+jsonString(src)+`,"label":"nowhere","state":{}}`, refusal.NotFound, "/label", "no node labelled")
+	f.refuse("try_code", `{"source":`+jsonString(src)+`,"label":"gate-probability","state":[1]}`, refusal.InvalidInput, "/state", "a JSON object")
+	f.refuse("try_code", `{"source":`+jsonString(variant(t, src, "/root/steps/1/code", "(s) => Date.now()"))+`,"label":"gate-probability","state":{}}`, refusal.InvalidInput, "/source/root/steps/1/code", "")
+	if h := f.git("rev-parse", "HEAD"); h != head {
+		t.Errorf("try_code committed")
+	}
+	f.clean()
 }
