@@ -339,3 +339,67 @@ func TestAgentRunTryCode(t *testing.T) {
 	}
 	f.clean()
 }
+
+// A run of an AgentRun workflow: its steps by label path, an escalation
+// recorded as pause_started shows on the paused run with its summary, and
+// end_run's output is checked against output.schemaId's schema.
+func TestAgentRunRecordedRun(t *testing.T) {
+	f := newFixture(t)
+	src := readExample(t, "evidence-gate")
+	f.call("create_definition", `{"playbook":"finance","type":"workflow","name":"evidence-gate","source":`+jsonString(src)+`}`)
+	input, _ := os.ReadFile("testdata/agentrun/evidence-gate.input.json")
+	start := func() *Run {
+		return f.call("run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"evidence-gate","member_of":[%q],"executor":"agent-7","authorized_by":"ana","input":%s}`, f.project, input)).(*Run)
+	}
+	rec := func(r *Run, ev, step, data string) *Event {
+		args := fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"actor":"agent-7"`, r.RunID, ev)
+		if step != "" {
+			args += fmt.Sprintf(`,"step":%q`, step)
+		}
+		if data != "" {
+			args += `,"data":` + data
+		}
+		return f.call("record_event", args+"}").(*Event)
+	}
+	r := start()
+	if !strings.HasPrefix(r.Path, "playbook-runs/evidence-gate-") {
+		t.Errorf("run folder %s", r.Path)
+	}
+	rec(r, "step_started", "evidence-gate/check-support", "")
+	rec(r, "call_record", "evidence-gate/check-support", `{"tool":"jev.judge","duration_ms":812}`)
+	rec(r, "step_completed", "evidence-gate/check-support", `{"as":"check","value":{"supported":true}}`)
+	rec(r, "step_completed", "evidence-gate/gate-probability", `{"as":"gate","value":{"accepted":false}}`)
+	rec(r, "pause_started", "evidence-gate/evidence-not-supported", `{"kind":"needs_review","stage":"evidence","summary":"The evidence does not clearly support the claim."}`)
+	got := f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, r.RunID)).(*Run)
+	var paused map[string]string
+	json.Unmarshal(got.Paused, &paused)
+	if got.State != "paused" || paused["summary"] != "The evidence does not clearly support the claim." || paused["kind"] != "needs_review" || paused["stage"] != "evidence" {
+		t.Fatalf("paused run: state %s, paused %s", got.State, got.Paused)
+	}
+	if got.CurrentStep == nil || *got.CurrentStep != "evidence-gate/evidence-not-supported" {
+		t.Errorf("current step %v", got.CurrentStep)
+	}
+	f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"pause_resumed","actor":"ana"}`, r.RunID))
+	if got := f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, r.RunID)).(*Run); got.State != "active" || got.Paused != nil {
+		t.Errorf("resumed run: %s %s", got.State, got.Paused)
+	}
+	// An output that does not match output.schemaId's schema (Result, with
+	// Record by #/definitions/Record) ends the run as a conflict, unworkable.
+	end := f.call("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"succeeded","output":{"record":{"claim":"c"},"accepted":"yes"},"actor":"agent-7"}`, r.RunID)).(*Run)
+	if end.Status != "rejected" || end.Reason != "conflict" || end.Kind != "unworkable" || len(end.Issues) == 0 {
+		t.Fatalf("mismatched output: %+v", end)
+	}
+	paths := ""
+	for _, is := range end.Issues {
+		paths += is.Path + " "
+	}
+	if !strings.Contains(paths, "/accepted") && !strings.Contains(paths, "/record") {
+		t.Errorf("issues %+v", end.Issues)
+	}
+	r2 := start()
+	ok := f.call("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"succeeded","output":{"record":{"claim":"c","evidence":"e"},"accepted":true},"actor":"agent-7"}`, r2.RunID)).(*Run)
+	if ok.Status != "succeeded" {
+		t.Errorf("matching output: %+v", ok)
+	}
+	f.clean()
+}

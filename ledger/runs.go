@@ -139,6 +139,7 @@ type Run struct {
 	Executor     string          `json:"executor"`
 	AuthorizedBy string          `json:"authorized_by"`
 	CurrentStep  *string         `json:"current_step"`
+	Paused       json.RawMessage `json:"paused,omitempty" jsonschema:"while paused, its pause_started's data: what it waits for"`
 	Events       int             `json:"events"`
 	LastSeq      int64           `json:"last_seq"`
 	Path         string          `json:"path"`
@@ -171,7 +172,7 @@ func runOf(e vault.Entry, st *runfolder.State) *Run {
 	return &Run{RunID: st.RunID, Playbook: e.Playbook, Type: st.Type, Name: st.Name, Version: st.Version,
 		Status: st.Status, State: st.State, Started: st.Started, Ended: st.Ended, Output: st.Output,
 		OutputShape: outputShape, Reason: st.Reason, Kind: st.Kind, Detail: st.Detail, Issues: st.Issues,
-		Executor: st.Executor, AuthorizedBy: st.AuthorizedBy, CurrentStep: st.CurrentStep, Events: st.Events,
+		Executor: st.Executor, AuthorizedBy: st.AuthorizedBy, CurrentStep: st.CurrentStep, Paused: st.Paused, Events: st.Events,
 		LastSeq: st.LastSeq, Path: e.Path, Address: e.Playbook + "/runs/" + st.RunID}
 }
 
