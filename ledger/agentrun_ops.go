@@ -29,8 +29,8 @@ type WorkflowSourceArgs struct {
 type TryCodeArgs struct {
 	Playbook string          `json:"playbook,omitempty"`
 	Name     string          `json:"name,omitempty"`
-	Version  int             `json:"version,omitempty"`
-	Source   string          `json:"source,omitempty"`
+	Version  int             `json:"version,omitempty" jsonschema:"its version; the current one if left out"`
+	Source   string          `json:"source,omitempty" jsonschema:"a document not yet saved"`
 	Label    string          `json:"label" jsonschema:"the code node's label"`
 	State    json.RawMessage `json:"state" jsonschema:"the workflow state the function receives (an object)"`
 }
@@ -82,7 +82,7 @@ func (l *Ledger) workflowSource(a *WorkflowSourceArgs) (string, error) {
 
 func init() {
 	register(Op{Name: "inspect_workflow", Scope: "playbook:read", Method: "POST", Path: "/workflows/inspect", ReadOnly: true, Idempotent: true,
-		Description: "Inspect an AgentRun workflow (saved, or source) without running it, as its save does: issues at their JSON pointers, each node's state keys, output.path against output.schemaId, and where shapes stay unknown."},
+		Description: "Inspect an AgentRun workflow (saved, or source) as its save does, running nothing: issues at JSON pointers, nodes' state keys, the final selection, what stays unknown."},
 		func(ctx context.Context, l *Ledger, a *WorkflowSourceArgs) (*WorkflowReport, error) {
 			src, err := l.workflowSource(a)
 			if err != nil {
@@ -91,7 +91,7 @@ func init() {
 			return InspectAgentRun(src), nil
 		})
 	register(Op{Name: "try_code", Scope: "playbook:read", Method: "POST", Path: "/workflows/try-code", ReadOnly: true, Idempotent: true,
-		Description: "Run one code node of an AgentRun workflow over a state in the fold's sandbox (no Date, Promise, timers, Function or host globals): its value and the state after, or its error and line. Writes nothing."},
+		Description: "Run an AgentRun workflow's code node over a state in the fold's sandbox (no Date, Promise, timers, Function, host globals): its value and the state after, or its error and line."},
 		func(ctx context.Context, l *Ledger, a *TryCodeArgs) (*TryCode, error) {
 			src, err := l.workflowSource(&WorkflowSourceArgs{Playbook: a.Playbook, Name: a.Name, Version: a.Version, Source: a.Source})
 			if err != nil {
