@@ -403,3 +403,31 @@ func TestAgentRunRecordedRun(t *testing.T) {
 	}
 	f.clean()
 }
+
+// FuzzInspectAgentRun: whatever the text, the inspection answers (no
+// panic), the same twice, OK exactly when it found no issue, and every
+// issue is at /source and a pointer, with a line inside the document.
+func FuzzInspectAgentRun(f *testing.F) {
+	for _, name := range []string{"minimal-typed-answer", "sift-node", "route-fragment", "evidence-gate"} {
+		f.Add(readExample(f, name))
+	}
+	f.Add(`{"v":2,"name":"x","schemas":{"A":{"$ref":"A"}},"output":{"schemaId":"A","path":"a"},"root":{"node":"code","label":"c","code":"(s) => ({ a: s })","as":"a"}}`)
+	f.Add(`{"v":2,"root":{"node":"parallel","label":"p","branches":[{"node":"map","label":"m","itemsPath":"x.y","as":"a","maxConcurrency":2,"body":{"node":"chain","label":"c","steps":[]}}]}}`)
+	f.Fuzz(func(t *testing.T, src string) {
+		r := InspectAgentRun(src)
+		if r.OK != (len(r.Issues) == 0) {
+			t.Fatalf("ok %v with %d issues", r.OK, len(r.Issues))
+		}
+		lines := strings.Count(src, "\n") + 1
+		for _, is := range r.Issues {
+			if !strings.HasPrefix(is.Path, "/source") || is.Line > lines || is.Line < 0 || is.Message == "" {
+				t.Fatalf("issue %+v (the document has %d lines)", is, lines)
+			}
+		}
+		again, _ := json.Marshal(InspectAgentRun(src))
+		first, _ := json.Marshal(r)
+		if string(again) != string(first) {
+			t.Fatalf("two inspections differ:\n%s\n%s", first, again)
+		}
+	})
+}
