@@ -12,6 +12,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"quire/ledger/event"
 	"quire/ledger/refusal"
 )
 
@@ -34,6 +35,12 @@ import (
 //   - A schema refers to a sibling only as {"$ref":"#/definitions/<Name>"};
 //     no other reference is taken (nothing is loaded from anywhere).
 //   - map's maxConcurrency is an integer from 1 to 64.
+
+// maxAgentRunDepth bounds a document's nesting: a JSON Schema's check
+// against its meta-schema takes time that grows fast with its depth
+// (5,000 nested nots take minutes), and a workflow's nodes and schemas
+// nest a few levels each.
+const maxAgentRunDepth = 128
 
 // agentRunTop are the fields a document may have; quire adds page and
 // description, which every workflow may carry.
@@ -120,6 +127,9 @@ type arDoc struct {
 // duplicate member names; numbers stay json.Number.
 func parseAgentRun(source string) (*arDoc, []refusal.Issue) {
 	d := &arDoc{lines: map[string]int{}}
+	if n := event.Depth([]byte(source)); n > maxAgentRunDepth {
+		return nil, []refusal.Issue{{Path: "/source", Line: 1, Message: fmt.Sprintf("The AgentRun document nests %d levels; a document nests at most %d.", n, maxAgentRunDepth)}}
+	}
 	dec := json.NewDecoder(strings.NewReader(source))
 	dec.UseNumber()
 	var v any

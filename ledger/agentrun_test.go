@@ -223,6 +223,12 @@ func TestAgentRunRulesRefusedAtPointer(t *testing.T) {
 			t.Errorf("%s with %s = %v: want an issue at %s saying %q; got %+v", c.file, c.ptr, c.val, c.at, c.words, r.Issues)
 		}
 	}
+	// A document nested deeper than 128 levels is refused before its
+	// schemas are compiled (whose check would take minutes).
+	deep := `{"v":2,"name":"d","schemas":{"Deep":` + strings.Repeat(`{"not":`, 200) + `{}` + strings.Repeat(`}`, 200) + `},"root":{"node":"code","label":"c","code":"(s) => 1"}}`
+	if r := InspectAgentRun(deep); r.OK || r.Issues[0].Path != "/source" || !strings.Contains(r.Issues[0].Message, "nests 203 levels; a document nests at most 128") {
+		t.Errorf("a deep document: %+v", r.Issues)
+	}
 }
 
 func jsonString(s string) string {
@@ -430,4 +436,18 @@ func FuzzInspectAgentRun(f *testing.F) {
 			t.Fatalf("two inspections differ:\n%s\n%s", first, again)
 		}
 	})
+}
+
+// An AgentRun document's page (quire's top-level page key) works as any
+// workflow's: checked at save, rendered over an output.
+func TestAgentRunPage(t *testing.T) {
+	f := newFixture(t)
+	src := variant(t, readExample(t, "evidence-gate"), "/page", raw(`{"result": "{% if run.status == \"started\" %}Checking…{% else %}{{ output.record.claim }} {% if output.accepted %}accepted{% else %}not accepted{% endif %}{% endif %}\n"}`))
+	f.call("create_definition", `{"playbook":"finance","type":"workflow","name":"evidence-gate","source":`+jsonString(src)+`}`)
+	d := f.call("get_definition", `{"playbook":"finance","type":"workflow","name":"evidence-gate","render":true,"sample_output":{"record":{"claim":"The v1 endpoint is gone.","evidence":"e"},"accepted":true}}`).(*Definition)
+	if d.Page == nil || !strings.Contains(d.Page.Result, "The v1 endpoint is gone. accepted") {
+		t.Fatalf("page: %+v", d.Page)
+	}
+	broken := variant(t, src, "/page/colour", "blue")
+	f.refuse("create_definition", `{"playbook":"finance","type":"workflow","name":"broken-page","source":`+jsonString(broken)+`}`, refusal.InvalidInput, "/source", "")
 }
