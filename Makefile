@@ -93,6 +93,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./ledger/page/
 	$(GO) test -run '^$$' -fuzz FuzzCheckTemplate -fuzztime 30s ./render/
 	$(GO) test -run '^$$' -fuzz FuzzLayout -fuzztime 30s ./render/
+	$(GO) test -run '^$$' -fuzz FuzzInspectAgentRun -fuzztime 30s ./ledger/
 
 clean:
 	rm -rf bin demo-vault

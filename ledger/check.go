@@ -389,10 +389,10 @@ type JanitorReport struct {
 
 func init() {
 	register(Op{Name: "check_vault", Scope: "admin", Method: "GET", Path: "/check", ReadOnly: true, Idempotent: true,
-		Description: "Validate the whole vault against the playbook-run capsule and list each problem with its path and line. With history: true, also walk the vault's git history (the commits not proved by an earlier check) and prove the append-only rules from it: every committed run.jsonl only grew, definition.md never changed after its run began, an archived run never changed, and each commit's run.jsonl lines are in seq order; each problem names its commit."},
+		Description: "Validate the vault against the playbook-run capsule, each problem with its path and line. With history: true, also prove the append-only rules from the git history not proved before (run.jsonl only grew, definition.md and archived runs never changed, lines in seq order), each problem naming its commit."},
 		func(ctx context.Context, l *Ledger, a *CheckArgs) (*CheckReport, error) { return l.CheckWith(*a) })
 	register(Op{Name: "archive_idle_runs", Scope: "admin", Method: "POST", Path: "/janitor",
-		Description: "The vault janitor: commit what earlier writes recorded but could not commit (their answers said committed: false), then archive every complete or failed run without activity for 90 days or more, writing its archived event with the reason first."},
+		Description: "The janitor: commit what earlier writes could not (committed: false), then archive every complete or failed run idle 90 days or more, its archived event with the reason first."},
 		func(ctx context.Context, l *Ledger, a *JanitorArgs) (*JanitorReport, error) {
 			now, err := l.when(a.Now, "/now")
 			if err != nil {

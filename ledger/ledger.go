@@ -76,11 +76,14 @@ func New(v *vault.Vault) *Ledger {
 // Close stops the fold's workers and waits for the vault's background work.
 func (l *Ledger) Close() error {
 	l.views.mu.Lock()
-	pool := l.views.pool
-	l.views.pool = nil
+	pool, tryPool := l.views.pool, l.views.tryPool
+	l.views.pool, l.views.tryPool = nil, nil
 	l.views.mu.Unlock()
 	if pool != nil {
 		pool.Close()
+	}
+	if tryPool != nil {
+		tryPool.Close()
 	}
 	return l.V.Close()
 }

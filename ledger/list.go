@@ -13,8 +13,8 @@ type ListRunsArgs struct {
 	Playbook string `json:"playbook"`
 	Type     string `json:"type,omitempty"`
 	Name     string `json:"name,omitempty"`
-	Status   string `json:"status,omitempty" jsonschema:"started, succeeded, failed or rejected"`
-	State    string `json:"state,omitempty" jsonschema:"active, paused, complete, failed or archived"`
+	Status   string `json:"status,omitempty" jsonschema:"the runs' status"`
+	State    string `json:"state,omitempty" jsonschema:"the runs' state"`
 	Limit    int    `json:"limit,omitempty" range:"1,1000" jsonschema:"1 to 1000 (default 50)"`
 	Cursor   string `json:"cursor,omitempty" jsonschema:"the next of the page before"`
 }

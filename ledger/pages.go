@@ -465,7 +465,7 @@ type RenderedPlaybook struct {
 
 func init() {
 	register(Op{Name: "render_page", Scope: "playbook:read", Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/render", ReadOnly: true, Idempotent: true,
-		Description: "The preview of a definition's page: answers the definition as get_definition does, with page.result (over sample_output, or the latest run) and page.runs. With run_id, page.result, page.runs and page.standing as they stood when that run ended, folded again from the start of the history (writing nothing; out_of_reach past 10 pages of 1,000 records). Refuses a definition without a page (not_found), a retired one (conflict), a run of another definition or run_id with sample_output (invalid_input at /run_id)."},
+		Description: "Preview a definition's page: the definition as get_definition answers it, with page.result (over sample_output or the latest run) and page.runs. With run_id, the page as it stood when that run ended, folded again (out_of_reach past 10 pages of 1,000 records). Refuses a definition without a page (not_found), a retired one (conflict), a run of another definition or run_id with sample_output."},
 		func(ctx context.Context, l *Ledger, a *RenderPageArgs) (*Definition, error) {
 			if err := checkFormat(a.Format); err != nil {
 				return nil, err

@@ -29,6 +29,7 @@ import (
 type views struct {
 	mu       sync.Mutex
 	pool     *fold.Pool
+	tryPool  *fold.Pool // try_code's, whose one view has no shape
 	keepers  map[string]*keeperOf
 	programs map[string]*fold.Program // by data hash
 	serving  bool

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strconv"
 	"time"
 
@@ -272,6 +273,16 @@ func newApp(e *env) *cli.App {
 	for _, more := range extraCommands {
 		app.Commands = append(app.Commands, more(e))
 	}
+	for _, parent := range sortedParents() {
+		cmd := app.Command(parent)
+		if cmd == nil {
+			cmd = &cli.Command{Name: parent, Usage: parent + " commands"}
+			app.Commands = append(app.Commands, cmd)
+		}
+		for _, more := range extraSubcommands[parent] {
+			cmd.Subcommands = append(cmd.Subcommands, more(e))
+		}
+	}
 	root := func() *cli.Command {
 		r := &cli.Command{Name: "quire", Subcommands: app.Commands, Flags: app.Flags}
 		paths.Store(r, "quire")
@@ -300,3 +311,17 @@ func newApp(e *env) *cli.App {
 // extraCommands are the commands of later capabilities, each added by an
 // init function in a file of its own.
 var extraCommands []func(e *env) *cli.Command
+
+// extraSubcommands are verbs added to a command by a file of their own
+// (quire definition inspect), by the command's name; the command is made
+// when no file makes it.
+var extraSubcommands = map[string][]func(e *env) *cli.Command{}
+
+func sortedParents() []string {
+	var ps []string
+	for p := range extraSubcommands {
+		ps = append(ps, p)
+	}
+	sort.Strings(ps)
+	return ps
+}
