@@ -151,7 +151,7 @@ func definitionCommand(e *env) *cli.Command {
 				Name: "save", ArgsUsage: "FILE (- reads standard input)",
 				Usage: "make a definition from a file, or save its new version: the type from --type, else the file's extension and content " +
 					"(NAME.yaml, .yml or .json: a workflow, or a page when it holds only a page's keys; NAME.TYPE.md: a function of that type), " +
-					"the name from --name, else a workflow's document.name, else the file's name",
+					"the name from --name, else a workflow's document.name (an AgentRun document's name), else the file's name",
 				Flags: []cli.Flag{
 					playbookFlag(),
 					&cli.StringFlag{Name: "type", Usage: "the definition's type, when the file does not say it: " + defTypes},
@@ -264,7 +264,8 @@ func definitionCommand(e *env) *cli.Command {
 //     type; a .md file without one needs --type. A YAML or JSON file (or
 //     standard input that does not begin with front matter) is a
 //     workflow, or a page when its mapping holds only a page's keys.
-//   - The name: a workflow's document.name, else the file's name without
+//   - The name: a workflow's document.name (an AgentRun document's
+//     top-level name), else the file's name without
 //     its extensions. Standard input needs --name unless the document
 //     names itself.
 func definitionOfFile(file, source, typ, name string) (string, string, error) {
@@ -292,6 +293,12 @@ func definitionOfFile(file, source, typ, name string) (string, string, error) {
 			typ = ledger.TypePage
 		default:
 			typ = "workflow"
+		}
+	}
+	if name == "" && typ == "workflow" && ledger.IsAgentRun(source) {
+		// An AgentRun document names itself at the top level.
+		if n, ok := doc["name"].(string); ok && address.ValidName(n) {
+			name = n
 		}
 	}
 	if name == "" {
