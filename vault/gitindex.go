@@ -63,18 +63,17 @@ func (x *gitIndex) load() error {
 	if err != nil {
 		return err
 	}
-	var idx index.Index
-	if err := index.NewDecoder(bytes.NewReader(data)).Decode(&idx); err != nil {
+	entries, err := decodeIndex(data, func(id string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(filepath.Dir(x.path), "sharedindex."+id))
+	})
+	if err != nil {
 		return fmt.Errorf("vault: reading .git/index: %w", err)
 	}
-	entries := make([]*index.Entry, 0, len(idx.Entries))
-	for _, e := range idx.Entries {
+	for _, e := range entries {
 		if e.Stage != 0 {
 			return errors.New("vault: .git/index holds an unresolved merge; resolve it with git first")
 		}
-		entries = append(entries, e)
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
 	x.entries = entries
 	x.stat = stampOf(fi)
 	return nil
@@ -159,9 +158,18 @@ func (x *gitIndex) writeLocked(f *os.File) error {
 	var buf bytes.Buffer
 	buf.Grow(len(x.entries) * 100)
 	w := bufio.NewWriter(&buf)
+	// Version 2, as git writes it, or 3 when an entry carries an extended
+	// flag (skip-worktree, intent-to-add), as git does.
+	version := uint32(2)
+	for _, e := range x.entries {
+		if e.SkipWorktree || e.IntentToAdd {
+			version = 3
+			break
+		}
+	}
 	var hdr [12]byte
 	copy(hdr[:4], "DIRC")
-	binary.BigEndian.PutUint32(hdr[4:], 2)
+	binary.BigEndian.PutUint32(hdr[4:], version)
 	binary.BigEndian.PutUint32(hdr[8:], uint32(len(x.entries)))
 	w.Write(hdr[:])
 	var fixed [62]byte
@@ -182,10 +190,25 @@ func (x *gitIndex) writeLocked(f *os.File) error {
 		if n > 0xFFF {
 			n = 0xFFF
 		}
-		be.PutUint16(fixed[60:], uint16(n))
-		w.Write(fixed[:])
+		size := 62
+		if e.SkipWorktree || e.IntentToAdd {
+			var x uint16
+			if e.IntentToAdd {
+				x |= 1 << 13
+			}
+			if e.SkipWorktree {
+				x |= 1 << 14
+			}
+			be.PutUint16(fixed[60:], uint16(n)|0x4000)
+			w.Write(fixed[:])
+			w.Write([]byte{byte(x >> 8), byte(x)})
+			size += 2
+		} else {
+			be.PutUint16(fixed[60:], uint16(n))
+			w.Write(fixed[:])
+		}
 		w.WriteString(e.Name)
-		pad := 8 - (62+len(e.Name))%8
+		pad := 8 - (size+len(e.Name))%8
 		w.Write(make([]byte, pad))
 	}
 	w.Flush()
