@@ -81,6 +81,45 @@ func (r *registry) refresh() error {
 	return nil
 }
 
+// scan looks for the line of uid in the index's bytes, as quire writes
+// it: a line that begins {"uid":"<uid>". The byte sequence "uid":" can
+// occur nowhere else (inside a JSON string every quote is escaped), and
+// the line found is decoded and checked. The last such whole line is the
+// one refresh would keep. Not found here (a line written by hand in
+// another form, or no such uid) is no answer: the caller reads the index.
+func (r *registry) scan(uid string) (Entry, bool, error) {
+	f, err := os.OpenFile(r.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return Entry{}, false, nil // refresh says why
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return Entry{}, false, nil
+	}
+	key := []byte(`{"uid":"` + uid + `"`)
+	for end := len(data); end > 0; {
+		i := bytes.LastIndex(data[:end], key)
+		if i < 0 {
+			break
+		}
+		end = i
+		if i > 0 && data[i-1] != '\n' {
+			continue
+		}
+		nl := bytes.IndexByte(data[i:], '\n')
+		if nl < 0 {
+			continue // a torn last line waits for its repair
+		}
+		var e Entry
+		if json.Unmarshal(data[i:i+nl], &e) != nil || e.UID != uid {
+			continue
+		}
+		return e, true, nil
+	}
+	return Entry{}, false, nil
+}
+
 // Entries returns every line of the index, in order.
 func (v *Vault) Entries() ([]Entry, error) {
 	r := v.reg
@@ -97,6 +136,14 @@ func (v *Vault) Lookup(uid string) (Entry, bool, error) {
 	r := v.reg
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.read == 0 {
+		// A process that has not read the index (a `quire call`) finds the
+		// line without decoding the others: reading every line was a sixth
+		// of a call at 5,000 runs, and grows with the vault.
+		if e, ok, err := r.scan(uid); err != nil || ok {
+			return e, ok, err
+		}
+	}
 	if err := r.refresh(); err != nil {
 		return Entry{}, false, err
 	}
