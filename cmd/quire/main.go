@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -21,6 +22,16 @@ import (
 )
 
 func main() {
+	// QUIRE_CPUPROFILE=FILE writes a CPU profile of the command (go tool
+	// pprof reads it): how the bench finds where a `quire call` spends.
+	if p := os.Getenv("QUIRE_CPUPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil && pprof.StartCPUProfile(f) == nil {
+			code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
+			pprof.StopCPUProfile()
+			f.Close()
+			os.Exit(code)
+		}
+	}
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 
