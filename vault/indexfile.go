@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"time"
+	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -73,7 +74,9 @@ func decodeIndexFile(data []byte, main bool) ([]*index.Entry, *indexLink, error)
 	if count > len(body)/62 {
 		return nil, nil, fmt.Errorf("it says it holds %d entries, more than its %d bytes can", count, len(data))
 	}
-	text := string(body) // names are cut from it without copying
+	// Names are cut from the file's bytes without copying: data is never
+	// written to after it is read.
+	text := unsafe.String(&body[0], len(body))
 	slab := make([]index.Entry, count)
 	entries := make([]*index.Entry, count)
 	off := 12
