@@ -19,7 +19,7 @@ import (
 // 4, and a split index: the `link` extension naming a shared index, which
 // shared reads). It is quire's own decoder: go-git's reads each field
 // through binary.Read on an interface, which at 30,000 entries was a third
-// of a `quire call` (docs/fold-speed.md, "A boundary"). This one slices the
+// of a `quire call` (docs/boundary-speed.md). This one slices the
 // file: one allocation for the entries, names cut from one string of the
 // file (versions 2 and 3). The checksum is checked, as git checks it.
 // Extensions other than `link` are skipped: quire writes none (a
