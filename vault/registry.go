@@ -171,6 +171,57 @@ func (v *Vault) Find(keep func(*Entry) bool) ([]Entry, error) {
 	return out, nil
 }
 
+// FindType returns the index lines of things of type typ for which keep
+// answers true, in order. A process that has not read the index (a `quire
+// call`) decodes only the lines that may be of that type: a line whose one
+// "type" key (the bytes "type" occur only as a key: a quote inside a JSON
+// string is escaped) says another type right after it, as quire writes
+// lines, is skipped undecoded; every other line is decoded and judged, so
+// the answer is the one reading every line gives.
+func (v *Vault) FindType(typ string, keep func(*Entry) bool) ([]Entry, error) {
+	r := v.reg
+	r.mu.Lock()
+	if r.read != 0 {
+		r.mu.Unlock()
+		return v.Find(func(e *Entry) bool { return e.Type == typ && keep(e) })
+	}
+	r.mu.Unlock()
+	f, err := os.OpenFile(r.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return v.Find(func(e *Entry) bool { return e.Type == typ && keep(e) }) // it says why
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	key, want := []byte(`"type"`), []byte(`"type":"`+typ+`"`)
+	var out []Entry
+	for len(data) > 0 {
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 {
+			break // a torn last line waits for its repair
+		}
+		line := data[:nl]
+		data = data[nl+1:]
+		if i := bytes.Index(line, key); i >= 0 && bytes.Count(line, key) == 1 && line[i+len(key)] == ':' && !bytes.HasPrefix(line[i:], want) &&
+			len(line) > i+len(key)+1 && line[i+len(key)+1] == '"' {
+			continue
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var e Entry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil, fmt.Errorf("%s: a line is not a JSON object: %v", IndexFile, err)
+		}
+		if e.Type == typ && keep(&e) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
 // Register appends a thing's line to the index. The caller holds the lock,
 // has already written the thing's files, and commits the index with them.
 func (v *Vault) Register(e Entry) error {

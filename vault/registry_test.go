@@ -43,3 +43,38 @@ func TestLookupScanAnswersWhatTheWholeIndexAnswers(t *testing.T) {
 		}
 	}
 }
+
+// FindType answers what filtering every decoded line by its type answers,
+// whatever the lines' form.
+func TestFindTypeAnswersWhatTheWholeIndexAnswers(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "00-index.jsonl")
+	lines := `{"uid":"a1","type":"project","path":"projects/a.md"}
+{"uid":"b2","type":"playbook-run","path":"playbook-runs/close-b2-2026-11-01","playbook":"finance"}
+{ "uid": "c3", "type": "definition", "path": "x" }
+{"uid":"d4","type":"playbook-run","type":"definition","path":"dup"}
+{"uid":"e5","type":"definitions","path":"near"}
+{"uid":"f6","name":"{\"type\":\"definition\"}","type":"playbook-run","path":"in a value"}
+{"uid":"g7","type":"definition","path":"playbooks/finance/definitions/workflow/x.yaml","playbook":"finance"}
+
+{"uid":"h8","type":"definition","path":"torn"`
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{"definition", "project", "playbook-run", "comment"} {
+		whole := &Vault{reg: &registry{path: path}}
+		want, err := whole.Find(func(e *Entry) bool { return e.Type == typ })
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := (&Vault{reg: &registry{path: path}}).FindType(typ, func(*Entry) bool { return true })
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("FindType(%s) = %+v %v; the whole index: %+v", typ, got, err, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("FindType(%s)[%d] = %+v, want %+v", typ, i, got[i], want[i])
+			}
+		}
+	}
+}
