@@ -88,15 +88,11 @@ func (r *registry) refresh() error {
 // one refresh would keep. Not found here (a line written by hand in
 // another form, or no such uid) is no answer: the caller reads the index.
 func (r *registry) scan(uid string) (Entry, bool, error) {
-	f, err := os.OpenFile(r.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	data, release, err := r.mapped()
 	if err != nil {
 		return Entry{}, false, nil // refresh says why
 	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return Entry{}, false, nil
-	}
+	defer release()
 	key := []byte(`{"uid":"` + uid + `"`)
 	for end := len(data); end > 0; {
 		i := bytes.LastIndex(data[:end], key)
@@ -118,6 +114,29 @@ func (r *registry) scan(uid string) (Entry, bool, error) {
 		return e, true, nil
 	}
 	return Entry{}, false, nil
+}
+
+// mapped reads the index's file whole into one buffer of its size
+// (io.ReadAll's growing buffer, zeroed and copied at each step, was most of
+// a lookup), and answers its bytes and what to call when done with them.
+// It is not mapped into memory: a writer cutting a torn tail while a
+// reader looks would make the reader fault.
+func (r *registry) mapped() ([]byte, func(), error) {
+	f, err := os.OpenFile(r.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	data := make([]byte, fi.Size())
+	n, err := io.ReadFull(f, data)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return nil, nil, err
+	}
+	return data[:n], func() {}, nil
 }
 
 // Entries returns every line of the index, in order.
@@ -186,15 +205,11 @@ func (v *Vault) FindType(typ string, keep func(*Entry) bool) ([]Entry, error) {
 		return v.Find(func(e *Entry) bool { return e.Type == typ && keep(e) })
 	}
 	r.mu.Unlock()
-	f, err := os.OpenFile(r.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	data, release, err := r.mapped()
 	if err != nil {
 		return v.Find(func(e *Entry) bool { return e.Type == typ && keep(e) }) // it says why
 	}
-	data, err := io.ReadAll(f)
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
+	defer release()
 	key, want := []byte(`"type"`), []byte(`"type":"`+typ+`"`)
 	var out []Entry
 	for len(data) > 0 {
