@@ -29,6 +29,9 @@ type gitIndex struct {
 	entries []*index.Entry // sorted by name; stage 0 only
 	stat    fileStamp
 	buf     []byte // the last index written, its room kept for the next
+	// cacheTree is the tree the whole index makes, as git's cache-tree
+	// said when git wrote it; zero when it did not (quire writes none).
+	cacheTree plumbing.Hash
 }
 
 type fileStamp struct {
@@ -49,6 +52,7 @@ func (x *gitIndex) load() error {
 	fi, err := os.Stat(x.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		x.entries = nil
+		x.cacheTree = plumbing.ZeroHash
 		x.stat = fileStamp{}
 		return nil
 	}
@@ -62,7 +66,7 @@ func (x *gitIndex) load() error {
 	if err != nil {
 		return err
 	}
-	entries, err := decodeIndex(data, func(id string) ([]byte, error) {
+	entries, root, err := decodeIndex(data, func(id string) ([]byte, error) {
 		return os.ReadFile(filepath.Join(filepath.Dir(x.path), "sharedindex."+id))
 	})
 	if err != nil {
@@ -74,6 +78,7 @@ func (x *gitIndex) load() error {
 		}
 	}
 	x.entries = entries
+	x.cacheTree = root
 	x.stat = stampOf(fi)
 	return nil
 }
@@ -114,6 +119,7 @@ func (x *gitIndex) set(name string, h plumbing.Hash, fi fs.FileInfo) {
 		e.Dev, e.Inode = uint32(st.Dev), uint32(st.Ino)
 		e.UID, e.GID = st.Uid, st.Gid
 	}
+	x.cacheTree = plumbing.ZeroHash
 	i, ok := x.find(name)
 	if ok {
 		x.entries[i] = e
@@ -126,6 +132,7 @@ func (x *gitIndex) set(name string, h plumbing.Hash, fi fs.FileInfo) {
 
 func (x *gitIndex) remove(name string) {
 	if i, ok := x.find(name); ok {
+		x.cacheTree = plumbing.ZeroHash
 		x.entries = append(x.entries[:i], x.entries[i+1:]...)
 	}
 }
@@ -154,6 +161,7 @@ func (x *gitIndex) write(v *Vault) error {
 // caller took, and renames it into place. On error the lock is removed.
 func (x *gitIndex) writeLocked(f *os.File) error {
 	lock := f.Name()
+	x.cacheTree = plumbing.ZeroHash // quire writes no cache-tree
 	x.buf = encodeIndex(x.buf[:0], x.entries)
 	buf := x.buf
 	crashpoint.Hit()

@@ -24,26 +24,51 @@ import (
 // file (versions 2 and 3). The checksum is checked, as git checks it.
 // Extensions other than `link` are skipped: quire writes none (a
 // cache-tree would go stale), and git rebuilds them.
-func decodeIndex(data []byte, shared func(id string) ([]byte, error)) ([]*index.Entry, error) {
-	entries, link, err := decodeIndexFile(data, true)
+//
+// It also answers the root tree of git's cache-tree (the TREE extension)
+// when git left it valid: the tree the whole index makes, as git itself
+// trusts it when it commits; zero when there is none.
+func decodeIndex(data []byte, shared func(id string) ([]byte, error)) ([]*index.Entry, plumbing.Hash, error) {
+	entries, link, root, err := decodeIndexFile(data, true)
 	if err != nil {
-		return nil, err
+		return nil, root, err
 	}
 	if link == nil {
-		return entries, nil
+		return entries, root, nil
 	}
 	base, err := shared(link.shared.String())
 	if err != nil {
-		return nil, fmt.Errorf("the shared index %s of the split index: %w", link.shared, err)
+		return nil, root, fmt.Errorf("the shared index %s of the split index: %w", link.shared, err)
 	}
-	baseEntries, baseLink, err := decodeIndexFile(base, false)
+	baseEntries, baseLink, _, err := decodeIndexFile(base, false)
 	if err != nil {
-		return nil, fmt.Errorf("the shared index %s: %w", link.shared, err)
+		return nil, root, fmt.Errorf("the shared index %s: %w", link.shared, err)
 	}
 	if baseLink != nil {
-		return nil, fmt.Errorf("the shared index %s is itself split", link.shared)
+		return nil, root, fmt.Errorf("the shared index %s is itself split", link.shared)
 	}
-	return mergeSplit(baseEntries, entries, link)
+	merged, err := mergeSplit(baseEntries, entries, link)
+	return merged, root, err
+}
+
+// cacheTreeRoot reads the root entry of a TREE extension: an empty path,
+// the count of entries it covers (-1 when invalid), the count of subtrees,
+// and, when valid, the tree's id.
+func cacheTreeRoot(ext []byte) plumbing.Hash {
+	if len(ext) < 1 || ext[0] != 0 {
+		return plumbing.ZeroHash
+	}
+	nl := bytes.IndexByte(ext, '\n')
+	if nl < 0 || len(ext) < nl+1+20 {
+		return plumbing.ZeroHash
+	}
+	count, _, ok := bytes.Cut(ext[1:nl], []byte{' '})
+	if !ok || len(count) == 0 || count[0] == '-' {
+		return plumbing.ZeroHash
+	}
+	var h plumbing.Hash
+	copy(h[:], ext[nl+1:nl+21])
+	return h
 }
 
 var errIndexShort = errors.New("it ends in the middle of an entry")
@@ -55,36 +80,36 @@ type indexLink struct {
 	hasDel, hasRepl bool
 }
 
-func decodeIndexFile(data []byte, main bool) ([]*index.Entry, *indexLink, error) {
+func decodeIndexFile(data []byte, main bool) (entries []*index.Entry, link *indexLink, root plumbing.Hash, err error) {
 	if len(data) < 12+20 || string(data[:4]) != "DIRC" {
-		return nil, nil, errors.New("it is not a git index (no DIRC header)")
+		return nil, nil, root, errors.New("it is not a git index (no DIRC header)")
 	}
 	body := data[:len(data)-20]
 	if sum := sha1.Sum(body); !bytes.Equal(sum[:], data[len(data)-20:]) {
-		return nil, nil, errors.New("its checksum does not match its content")
+		return nil, nil, root, errors.New("its checksum does not match its content")
 	}
 	be := binary.BigEndian
 	version := be.Uint32(data[4:])
 	if version < 2 || version > 4 {
-		return nil, nil, fmt.Errorf("it is of version %d; git writes 2, 3 and 4", version)
+		return nil, nil, root, fmt.Errorf("it is of version %d; git writes 2, 3 and 4", version)
 	}
 	count := int(be.Uint32(data[8:]))
 	// Every entry takes at least 63 bytes (62 of fields and a name's NUL)
 	// in versions 2 and 3, and at least 64 in version 4 (a varint).
 	if count > len(body)/62 {
-		return nil, nil, fmt.Errorf("it says it holds %d entries, more than its %d bytes can", count, len(data))
+		return nil, nil, root, fmt.Errorf("it says it holds %d entries, more than its %d bytes can", count, len(data))
 	}
 	// Names are cut from the file's bytes without copying: data is never
 	// written to after it is read.
 	text := unsafe.String(&body[0], len(body))
 	slab := make([]index.Entry, count)
-	entries := make([]*index.Entry, count)
+	entries = make([]*index.Entry, count)
 	off := 12
 	prev := ""
 	for i := 0; i < count; i++ {
 		start := off
 		if off+62 > len(body) {
-			return nil, nil, errIndexShort
+			return nil, nil, root, errIndexShort
 		}
 		e := &slab[i]
 		f := body[off:]
@@ -103,10 +128,10 @@ func decodeIndexFile(data []byte, main bool) ([]*index.Entry, *indexLink, error)
 		off += 62
 		if flags&0x4000 != 0 {
 			if version < 3 {
-				return nil, nil, fmt.Errorf("entry %d has extended flags in a version 2 index", i)
+				return nil, nil, root, fmt.Errorf("entry %d has extended flags in a version 2 index", i)
 			}
 			if off+2 > len(body) {
-				return nil, nil, errIndexShort
+				return nil, nil, root, errIndexShort
 			}
 			x := be.Uint16(body[off:])
 			e.IntentToAdd, e.SkipWorktree = x&(1<<13) != 0, x&(1<<14) != 0
@@ -115,12 +140,12 @@ func decodeIndexFile(data []byte, main bool) ([]*index.Entry, *indexLink, error)
 		if version == 4 {
 			strip, n := indexVarint(body[off:])
 			if n == 0 || strip > uint64(len(prev)) {
-				return nil, nil, fmt.Errorf("entry %d strips %d bytes of a name of %d", i, strip, len(prev))
+				return nil, nil, root, fmt.Errorf("entry %d strips %d bytes of a name of %d", i, strip, len(prev))
 			}
 			off += n
 			end := bytes.IndexByte(body[off:], 0)
 			if end < 0 {
-				return nil, nil, errIndexShort
+				return nil, nil, root, errIndexShort
 			}
 			// A name of "" (all of the last one stripped, nothing added) is
 			// a split index's entry that takes its shared entry's name.
@@ -131,31 +156,30 @@ func decodeIndexFile(data []byte, main bool) ([]*index.Entry, *indexLink, error)
 			if n == 0xfff {
 				n = bytes.IndexByte(body[off:], 0)
 				if n < 0 {
-					return nil, nil, errIndexShort
+					return nil, nil, root, errIndexShort
 				}
 			}
 			if off+n >= len(body) || body[off+n] != 0 {
-				return nil, nil, fmt.Errorf("entry %d's name does not end where its length says", i)
+				return nil, nil, root, fmt.Errorf("entry %d's name does not end where its length says", i)
 			}
 			e.Name = text[off : off+n]
 			// 1 to 8 NULs pad the entry to a multiple of 8 bytes.
 			off = start + (off-start+n+8)&^7
 			if off > len(body) {
-				return nil, nil, errIndexShort
+				return nil, nil, root, errIndexShort
 			}
 		}
 		prev = e.Name
 		entries[i] = e
 	}
-	var link *indexLink
 	for off < len(body) {
 		if off+8 > len(body) {
-			return nil, nil, errors.New("an extension's header is cut")
+			return nil, nil, root, errors.New("an extension's header is cut")
 		}
 		sig, size := string(body[off:off+4]), int(be.Uint32(body[off+4:]))
 		off += 8
 		if size < 0 || size > len(body)-off {
-			return nil, nil, fmt.Errorf("extension %q says it holds %d bytes, past the end", sig, size)
+			return nil, nil, root, fmt.Errorf("extension %q says it holds %d bytes, past the end", sig, size)
 		}
 		ext := body[off : off+size]
 		off += size
@@ -163,26 +187,28 @@ func decodeIndexFile(data []byte, main bool) ([]*index.Entry, *indexLink, error)
 		case sig == "link" && main:
 			l, err := decodeLink(ext)
 			if err != nil {
-				return nil, nil, fmt.Errorf("the link extension: %w", err)
+				return nil, nil, root, fmt.Errorf("the link extension: %w", err)
 			}
 			link = l
+		case sig == "TREE":
+			root = cacheTreeRoot(ext)
 		case sig[0] >= 'A' && sig[0] <= 'Z':
 			// Optional (TREE, REUC, UNTR, FSMN, EOIE, IEOT): skipped.
 		default:
-			return nil, nil, fmt.Errorf("it holds the extension %q, which quire does not know and git says must be understood", sig)
+			return nil, nil, root, fmt.Errorf("it holds the extension %q, which quire does not know and git says must be understood", sig)
 		}
 	}
 	if link == nil {
 		for _, e := range entries {
 			if e.Name == "" {
-				return nil, nil, errors.New("an entry has no name")
+				return nil, nil, root, errors.New("an entry has no name")
 			}
 		}
 	}
 	if !sort.SliceIsSorted(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name }) && link == nil {
 		sort.SliceStable(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
 	}
-	return entries, link, nil
+	return entries, link, root, nil
 }
 
 // indexVarint is git's offset varint (varint.c): 7 bits a byte, high bit

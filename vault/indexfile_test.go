@@ -209,11 +209,11 @@ func TestDecodeIndexRefusesDamage(t *testing.T) {
 	for i := 0; i < len(data); i += 7 {
 		bad := append([]byte(nil), data...)
 		bad[i] ^= 0x40
-		if _, err := decodeIndex(bad, noShared); err == nil {
+		if _, _, err := decodeIndex(bad, noShared); err == nil {
 			t.Fatalf("a flipped byte at %d was read", i)
 		}
 	}
-	if _, err := decodeIndex(data[:len(data)-1], noShared); err == nil {
+	if _, _, err := decodeIndex(data[:len(data)-1], noShared); err == nil {
 		t.Fatal("a cut index was read")
 	}
 }
@@ -233,7 +233,7 @@ func FuzzDecodeIndex(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		entries, err := decodeIndex(data, noShared)
+		entries, _, err := decodeIndex(data, noShared)
 		if err != nil {
 			return
 		}
@@ -252,7 +252,7 @@ func FuzzDecodeIndex(f *testing.F) {
 			t.Fatal(err)
 		}
 		back, _ := os.ReadFile(x.path)
-		again, err := decodeIndex(back, noShared)
+		again, _, err := decodeIndex(back, noShared)
 		if err != nil {
 			t.Fatalf("our own index is refused: %v", err)
 		}
@@ -278,7 +278,7 @@ func TestIndexSeeds(t *testing.T) {
 		}
 		for _, s := range seeds {
 			data, _ := os.ReadFile(s)
-			if _, err := decodeIndex(data, noShared); err != nil && !strings.Contains(s, "split") {
+			if _, _, err := decodeIndex(data, noShared); err != nil && !strings.Contains(s, "split") {
 				t.Fatalf("seed %s: %v", s, err)
 			}
 		}
@@ -294,5 +294,41 @@ func TestIndexSeeds(t *testing.T) {
 		form.set(t, dir)
 		data, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
 		os.WriteFile(filepath.Join("testdata/index", form.name), data, 0o644)
+	}
+}
+
+// The root of git's cache-tree is read when git left it valid (after a
+// commit it is HEAD's tree), and not when git invalidated it (a path
+// staged since), nor from an index quire wrote.
+func TestCacheTreeRootIsGits(t *testing.T) {
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	root := func() string {
+		x := &gitIndex{path: indexPath(filepath.Join(dir, ".git"))}
+		if err := x.load(); err != nil {
+			t.Fatal(err)
+		}
+		if x.cacheTree.IsZero() {
+			return ""
+		}
+		return x.cacheTree.String()
+	}
+	if r := root(); r != "" {
+		t.Fatalf("quire's own index has a cache-tree %s", r)
+	}
+	manyFiles(t, dir, 3)
+	gitOut(t, dir, "add", "-A")
+	gitOut(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-q", "-m", "a person's commit")
+	if r, want := root(), strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD^{tree}")); r != want {
+		t.Fatalf("cache-tree root %q, HEAD's tree %s", r, want)
+	}
+	os.WriteFile(filepath.Join(dir, "x", "run.sh"), []byte("changed"), 0o755)
+	gitOut(t, dir, "add", "x/run.sh")
+	if r := root(); r != "" {
+		t.Fatalf("a cache-tree git invalidated is read as %s", r)
 	}
 }
