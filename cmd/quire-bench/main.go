@@ -5,10 +5,12 @@
 // is not a boundary; and how much the repository grows per boundary before
 // and after compaction; and quire check --history over a vault of 5,000
 // runs and 50,000 commits, the full walk and the incremental one after it
-// (history.go).
+// (history.go); and the peak memory of recording 30,000 events with
+// compaction in the background (compact.go).
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math/rand"
@@ -28,8 +30,9 @@ func main() {
 	hist := flag.String("history", "5000x50000", "runs x commits of the vault whose history quire check --history walks; empty to skip")
 	histRounds := flag.Int("history-rounds", 3, "full walks of the history timed")
 	doorRounds := flag.Int("door-rounds", 40, "boundaries measured per door and size (a multiple of 10)")
-	only := flag.String("only", "commit,doors,history", "the sections to run: commit (quire's committer vs the git CLI), doors (a boundary from MCP, quire call and the git CLI), history")
+	only := flag.String("only", "commit,doors,compact,history", "the sections to run: commit (quire's committer vs the git CLI), doors (a boundary from MCP, quire call and the git CLI), compact (background compaction's memory), history")
 	quireBin := flag.String("quire", "", "the quire binary the doors run; built from this tree when empty")
+	compactEvents := flag.Int("compact-events", 30000, "events recorded with background compaction, its memory measured; 0 to skip")
 	sum := flag.Bool("summarize", false, "read go test -bench output on stdin and print medians, ratios and targets")
 	flag.Parse()
 	if *sum {
@@ -52,6 +55,10 @@ func main() {
 	}
 	if want["doors"] {
 		benchDoors(ns, *doorRounds, *quireBin)
+	}
+	if want["compact"] && *compactEvents > 0 {
+		fmt.Println("== Background compaction: peak memory while recording events through the ledger")
+		benchCompaction(*compactEvents, 300)
 	}
 	var runs, commits int
 	if _, err := fmt.Sscanf(*hist, "%dx%d", &runs, &commits); want["history"] && err == nil && runs > 0 && commits > runs {
@@ -107,7 +114,7 @@ func benchCommits(runs, rounds int) {
 	// Pack the seed's loose objects first, and compact between blocks rather
 	// than in the background of the measured commits (its cost is printed
 	// on its own below, at 5,000 runs).
-	must(v.Compact())
+	must(v.Compact(context.Background()))
 	v.SetAutoCompact(false)
 	line := []byte(`{"event":"step_completed","timestamp":"2026-11-01T09:30:12.345Z","step":"do/1/review","detail":"Reviewed 14 entries","seq":1042}` + "\n")
 	touch := func(run string) []string {
@@ -125,7 +132,7 @@ func benchCommits(runs, rounds int) {
 	var quire, cli []time.Duration
 	const block = 10
 	for b := 0; b < (rounds+block-1)/block; b++ {
-		must(v.Compact())
+		must(v.Compact(context.Background()))
 		for i := 0; i <= block; i++ {
 			files := touch(names[rand.Intn(runs)])
 			t0 := time.Now()
@@ -181,7 +188,7 @@ func growth(v *vault.Vault, dir string, names []string, touch func(string) []str
 		})
 		return n
 	}
-	must(v.Compact())
+	must(v.Compact(context.Background()))
 	before := size()
 	const n = 100
 	for i := 0; i < n; i++ {
@@ -194,7 +201,7 @@ func growth(v *vault.Vault, dir string, names []string, touch func(string) []str
 	v.Close() // waits for any background compaction
 	loose := size()
 	t0 := time.Now()
-	must(v.Compact())
+	must(v.Compact(context.Background()))
 	took := time.Since(t0)
 	packed := size()
 	fmt.Printf("   growth per boundary at 5,000 runs: %.1f KB as loose objects, %.1f KB after compaction (which takes %.1f ms per boundary, in the background)\n",
