@@ -4,12 +4,19 @@ BIN     := bin/quire
 TSC     := .tools/node_modules/.bin/tsc
 GOTEST  := $(GO) test -count=1 -timeout 20m
 
-.PHONY: all build tools mcp-client browser vendor test test-race test-long ci bench demo fuzz clean
+.PHONY: all build install tools mcp-client browser vendor test test-race test-long ci bench demo fuzz clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/quire
+
+# quire on the PATH (go install puts it in $(shell go env GOPATH)/bin, or
+# GOBIN): it records this source tree, whose .tools/ (make tools) it then
+# finds wherever it runs. quire tools install puts typescript@7 into the
+# user's cache directory instead, for a quire installed any other way.
+install: tools
+	$(GO) install -ldflags "-X quire/fold/module.SourceTree=$(CURDIR)" ./cmd/quire
 
 # The TypeScript compiler that checks pages' modules (typescript@7, native
 # tsc), installed into .tools/ from npm.

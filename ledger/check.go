@@ -364,10 +364,11 @@ func (l *Ledger) Reindex() error {
 		if err != nil {
 			return err
 		}
-		for _, e := range es {
+		for i, e := range es {
 			if _, err := l.historyOf(e.Playbook); err != nil {
 				return err
 			}
+			l.progress("reindex: rebuilding the playbooks' histories", "playbooks", i+1, len(es))
 		}
 		return nil
 	})
@@ -415,7 +416,8 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			for _, e := range runs {
+			for i, e := range runs {
+				l.progress("janitor: reading the runs for idle ones", "runs", i+1, len(runs))
 				f := runfolder.Folder{V: l.V, Rel: e.Path}
 				st, err := f.LoadState()
 				if err != nil || (st.State != runfolder.Complete && st.State != runfolder.Failed) {

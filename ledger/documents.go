@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -176,7 +177,11 @@ func (l *Ledger) pageOptions() (page.Options, error) {
 	if cfg.Typecheck == "syntax-only" {
 		mode = module.SyntaxOnly
 	}
-	return page.Options{Module: module.Options{Mode: mode}, Templates: render.CheckTemplate}, nil
+	setting := cfg.TSC
+	if setting != "" && !filepath.IsAbs(setting) {
+		setting = filepath.Join(l.V.Root(), setting)
+	}
+	return page.Options{Module: module.Options{Mode: mode, Setting: setting}, Templates: render.CheckTemplate}, nil
 }
 
 // normalizeYAML turns YAML's maps into JSON's.

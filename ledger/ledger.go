@@ -39,6 +39,19 @@ type Ledger struct {
 	// its subject, such as "workflow/morning-social-content"), after every
 	// page of records. The CLI prints progress from it.
 	OnCatchUp func(playbook string, p fold.Progress)
+
+	// OnProgress, when set before the ledger is used, is told how long
+	// work goes, after each of its units: reindex (playbooks), check's
+	// walk of the git history (commits), the janitor (runs). task names
+	// the work; done of total units are through.
+	OnProgress func(task, unit string, done, total int)
+}
+
+// progress tells OnProgress, when it is set.
+func (l *Ledger) progress(task, unit string, done, total int) {
+	if l.OnProgress != nil {
+		l.OnProgress(task, unit, done, total)
+	}
 }
 
 // Open opens the vault at dir.

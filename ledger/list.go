@@ -22,6 +22,10 @@ type ListRunsArgs struct {
 type RunPage struct {
 	Runs []*Run `json:"runs"`
 	Next string `json:"next,omitempty"`
+	// Remaining is how many runs of the type and name asked lie past this
+	// page, when there is a next: status and state are read from each
+	// run as its page is made, so with them it is the most there can be.
+	Remaining int `json:"remaining,omitempty"`
 }
 
 func init() {
@@ -67,6 +71,7 @@ func init() {
 			for i := start; i >= 0; i-- {
 				if len(out.Runs) == limit {
 					out.Next = strconv.Itoa(i + 1)
+					out.Remaining = i + 1
 					break
 				}
 				r, err := l.readRun(runs[i], runfolder.Folder{V: l.V, Rel: runs[i].Path})

@@ -15,7 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"quire/ledger"
-	"quire/ledger/refusal"
 	"quire/serve"
 )
 
@@ -60,11 +59,12 @@ func init() {
 			return &cli.Command{
 				Name: "token", Usage: "bearer tokens of quire serve",
 				Subcommands: []*cli.Command{{
-					Name: "create", Usage: "make a token (printed once on stdout, its id on stderr; stored hashed in quire.yaml)",
+					Name: "create", Usage: "make a token (printed once on stdout, its id on stderr; with --json both on stdout; stored hashed in quire.yaml)",
 					Flags: []cli.Flag{
 						&cli.StringFlag{Name: "principal", Required: true, Usage: "who the token acts as"},
 						&cli.StringSliceFlag{Name: "scope", Required: true, Usage: "playbook:read, playbook:write, admin or playbook:delegate, optionally :<playbook> (repeat)"},
 						&cli.StringFlag{Name: "expires", Usage: "how long it lasts, such as 90d, 12h or 30m; never when left out"},
+						jsonFlag,
 					},
 					Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 						var ttl time.Duration
@@ -77,6 +77,9 @@ func init() {
 						tok, info, err := serve.NewToken(l, c.String("principal"), c.StringSlice("scope"), ttl)
 						if err != nil {
 							return err
+						}
+						if c.Bool("json") {
+							return e.printJSON(map[string]any{"token": tok, "info": info})
 						}
 						fmt.Fprintf(e.out, "%s\n", tok)
 						until := "never expires"
@@ -114,12 +117,13 @@ func init() {
 					}),
 				}, {
 					Name: "revoke", Usage: "revoke a token by its id: a running server refuses it from its next request", ArgsUsage: "ID",
+					Before: wantArgs(1, 1, "ID, one token id (quire token list shows them)"),
 					Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-						if c.NArg() != 1 {
-							return refusal.Invalid("/id", "quire token revoke takes one token id (quire token list shows them)")
-						}
 						if err := serve.RevokeToken(l, c.Args().First()); err != nil {
 							return err
+						}
+						if c.Bool("json") {
+							return e.printJSON(map[string]string{"revoked": c.Args().First()})
 						}
 						fmt.Fprintf(e.out, "Revoked %s.\n", c.Args().First())
 						return nil
