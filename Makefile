@@ -94,6 +94,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCheckTemplate -fuzztime 30s ./render/
 	$(GO) test -run '^$$' -fuzz FuzzLayout -fuzztime 30s ./render/
 	$(GO) test -run '^$$' -fuzz FuzzInspectAgentRun -fuzztime 30s ./ledger/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeIndex -fuzztime 30s ./vault/
 
 clean:
 	rm -rf bin demo-vault

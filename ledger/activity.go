@@ -308,7 +308,7 @@ func (l *Ledger) listActivity(a *ListActivityArgs) (*ActivityPage, error) {
 		}
 		playbooks = []string{a.Playbook}
 	} else {
-		es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook" })
+		es, err := l.V.FindType("playbook", func(*vault.Entry) bool { return true })
 		if err != nil {
 			return nil, err
 		}

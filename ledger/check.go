@@ -360,7 +360,7 @@ func (l *Ledger) Reindex() error {
 				return err
 			}
 		}
-		es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook" })
+		es, err := l.V.FindType("playbook", func(*vault.Entry) bool { return true })
 		if err != nil {
 			return err
 		}

@@ -164,7 +164,7 @@ func (l *Ledger) readComment(e vault.Entry) (*Comment, error) {
 // comments reads the comments of a playbook (or the organization's, with
 // playbook ""), in the order they were made.
 func (l *Ledger) comments(playbook string) ([]*Comment, error) {
-	es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "comment" && e.Playbook == playbook })
+	es, err := l.V.FindType("comment", func(e *vault.Entry) bool { return e.Playbook == playbook })
 	if err != nil {
 		return nil, err
 	}

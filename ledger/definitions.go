@@ -90,7 +90,7 @@ func init() {
 	register(Op{Name: "list_projects", Scope: "playbook:read", Method: "GET", Path: "/projects", ReadOnly: true, Idempotent: true,
 		Description: "List the projects, in the order they were made, with the uid that member_of names."},
 		func(ctx context.Context, l *Ledger, a *struct{}) ([]Project, error) {
-			es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "project" })
+			es, err := l.V.FindType("project", func(*vault.Entry) bool { return true })
 			out := []Project{}
 			for _, e := range es {
 				out = append(out, Project{UID: e.UID, Name: e.Name, Path: e.Path})
@@ -214,7 +214,7 @@ func init() {
 	register(Op{Name: "list_playbooks", Scope: "playbook:read", Method: "GET", Path: "/playbooks", ReadOnly: true, Idempotent: true,
 		Description: "List the vault's playbooks in the order they were made."},
 		func(ctx context.Context, l *Ledger, a *struct{}) ([]*Playbook, error) {
-			es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook" })
+			es, err := l.V.FindType("playbook", func(*vault.Entry) bool { return true })
 			if err != nil {
 				return nil, err
 			}
@@ -583,7 +583,7 @@ func init() {
 			if _, err := l.readPlaybook(a.Playbook); err != nil {
 				return nil, err
 			}
-			es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "definition" && e.Playbook == a.Playbook })
+			es, err := l.V.FindType("definition", func(e *vault.Entry) bool { return e.Playbook == a.Playbook })
 			if err != nil {
 				return nil, err
 			}

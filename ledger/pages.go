@@ -93,7 +93,7 @@ func (l *Ledger) pagedSubjects(playbook string) ([]*subject, error) {
 	if err != nil {
 		return nil, err
 	}
-	es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "definition" && e.Playbook == playbook })
+	es, err := l.V.FindType("definition", func(e *vault.Entry) bool { return e.Playbook == playbook })
 	if err != nil {
 		return nil, err
 	}

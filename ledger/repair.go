@@ -304,7 +304,7 @@ func (l *Ledger) vaultProblems() ([]Problem, error) {
 // or a count of records other than the count of event lines. A history
 // that points past its files is reported by checkDerivedState already.
 func (l *Ledger) historyProblems() ([]Problem, error) {
-	pbs, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook" })
+	pbs, err := l.V.FindType("playbook", func(*vault.Entry) bool { return true })
 	if err != nil {
 		return nil, err
 	}
@@ -409,7 +409,7 @@ func (l *Ledger) Repair() (*RepairReport, error) {
 		for _, f := range l.V.InspectGit() {
 			rep.Left = append(rep.Left, Problem{Path: f.Path, Message: f.Message})
 		}
-		pbs, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook" })
+		pbs, err := l.V.FindType("playbook", func(*vault.Entry) bool { return true })
 		if err != nil {
 			return err
 		}

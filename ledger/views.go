@@ -125,7 +125,7 @@ func (l *Ledger) Keep(ctx context.Context) error {
 	l.views.mu.Lock()
 	l.views.serving, l.views.ctx = true, ctx
 	l.views.mu.Unlock()
-	es, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook" })
+	es, err := l.V.FindType("playbook", func(*vault.Entry) bool { return true })
 	if err != nil {
 		return err
 	}

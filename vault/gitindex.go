@@ -1,8 +1,6 @@
 package vault
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
 	"errors"
@@ -30,6 +28,10 @@ type gitIndex struct {
 	path    string
 	entries []*index.Entry // sorted by name; stage 0 only
 	stat    fileStamp
+	buf     []byte // the last index written, its room kept for the next
+	// cacheTree is the tree the whole index makes, as git's cache-tree
+	// said when git wrote it; zero when it did not (quire writes none).
+	cacheTree plumbing.Hash
 }
 
 type fileStamp struct {
@@ -50,6 +52,7 @@ func (x *gitIndex) load() error {
 	fi, err := os.Stat(x.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		x.entries = nil
+		x.cacheTree = plumbing.ZeroHash
 		x.stat = fileStamp{}
 		return nil
 	}
@@ -63,19 +66,19 @@ func (x *gitIndex) load() error {
 	if err != nil {
 		return err
 	}
-	var idx index.Index
-	if err := index.NewDecoder(bytes.NewReader(data)).Decode(&idx); err != nil {
+	entries, root, err := decodeIndex(data, func(id string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(filepath.Dir(x.path), "sharedindex."+id))
+	})
+	if err != nil {
 		return fmt.Errorf("vault: reading .git/index: %w", err)
 	}
-	entries := make([]*index.Entry, 0, len(idx.Entries))
-	for _, e := range idx.Entries {
+	for _, e := range entries {
 		if e.Stage != 0 {
 			return errors.New("vault: .git/index holds an unresolved merge; resolve it with git first")
 		}
-		entries = append(entries, e)
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
 	x.entries = entries
+	x.cacheTree = root
 	x.stat = stampOf(fi)
 	return nil
 }
@@ -116,6 +119,7 @@ func (x *gitIndex) set(name string, h plumbing.Hash, fi fs.FileInfo) {
 		e.Dev, e.Inode = uint32(st.Dev), uint32(st.Ino)
 		e.UID, e.GID = st.Uid, st.Gid
 	}
+	x.cacheTree = plumbing.ZeroHash
 	i, ok := x.find(name)
 	if ok {
 		x.entries[i] = e
@@ -128,6 +132,7 @@ func (x *gitIndex) set(name string, h plumbing.Hash, fi fs.FileInfo) {
 
 func (x *gitIndex) remove(name string) {
 	if i, ok := x.find(name); ok {
+		x.cacheTree = plumbing.ZeroHash
 		x.entries = append(x.entries[:i], x.entries[i+1:]...)
 	}
 }
@@ -156,44 +161,11 @@ func (x *gitIndex) write(v *Vault) error {
 // caller took, and renames it into place. On error the lock is removed.
 func (x *gitIndex) writeLocked(f *os.File) error {
 	lock := f.Name()
-	var buf bytes.Buffer
-	buf.Grow(len(x.entries) * 100)
-	w := bufio.NewWriter(&buf)
-	var hdr [12]byte
-	copy(hdr[:4], "DIRC")
-	binary.BigEndian.PutUint32(hdr[4:], 2)
-	binary.BigEndian.PutUint32(hdr[8:], uint32(len(x.entries)))
-	w.Write(hdr[:])
-	var fixed [62]byte
-	for _, e := range x.entries {
-		be := binary.BigEndian
-		be.PutUint32(fixed[0:], uint32(e.CreatedAt.Unix()))
-		be.PutUint32(fixed[4:], uint32(e.CreatedAt.Nanosecond()))
-		be.PutUint32(fixed[8:], uint32(e.ModifiedAt.Unix()))
-		be.PutUint32(fixed[12:], uint32(e.ModifiedAt.Nanosecond()))
-		be.PutUint32(fixed[16:], e.Dev)
-		be.PutUint32(fixed[20:], e.Inode)
-		be.PutUint32(fixed[24:], uint32(e.Mode))
-		be.PutUint32(fixed[28:], e.UID)
-		be.PutUint32(fixed[32:], e.GID)
-		be.PutUint32(fixed[36:], e.Size)
-		copy(fixed[40:60], e.Hash[:])
-		n := len(e.Name)
-		if n > 0xFFF {
-			n = 0xFFF
-		}
-		be.PutUint16(fixed[60:], uint16(n))
-		w.Write(fixed[:])
-		w.WriteString(e.Name)
-		pad := 8 - (62+len(e.Name))%8
-		w.Write(make([]byte, pad))
-	}
-	w.Flush()
-	sum := sha1.Sum(buf.Bytes())
-	buf.Write(sum[:])
-
+	x.cacheTree = plumbing.ZeroHash // quire writes no cache-tree
+	x.buf = encodeIndex(x.buf[:0], x.entries)
+	buf := x.buf
 	crashpoint.Hit()
-	if _, err := f.Write(buf.Bytes()); err != nil {
+	if _, err := f.Write(buf); err != nil {
 		f.Close()
 		os.Remove(lock)
 		return err
@@ -217,3 +189,69 @@ func (x *gitIndex) writeLocked(f *os.File) error {
 
 // indexPath is .git/index of a repository.
 func indexPath(gitDir string) string { return filepath.Join(gitDir, "index") }
+
+// encodeIndex appends the index file of entries to buf: version 2, as git
+// writes it, or 3 when an entry carries an extended flag (skip-worktree,
+// intent-to-add), as git does; no extensions; the checksum last.
+func encodeIndex(buf []byte, entries []*index.Entry) []byte {
+	version := uint32(2)
+	size := 12 + 20
+	for _, e := range entries {
+		n := 62
+		if e.SkipWorktree || e.IntentToAdd {
+			version = 3
+			n += 2
+		}
+		size += (n + len(e.Name) + 8) &^ 7
+	}
+	if cap(buf) < size {
+		buf = make([]byte, 0, size)
+	}
+	be := binary.BigEndian
+	buf = append(buf, "DIRC"...)
+	buf = be.AppendUint32(buf, version)
+	buf = be.AppendUint32(buf, uint32(len(entries)))
+	for _, e := range entries {
+		start := len(buf)
+		buf = appendIndexTime(buf, e.CreatedAt)
+		buf = appendIndexTime(buf, e.ModifiedAt)
+		buf = be.AppendUint32(buf, e.Dev)
+		buf = be.AppendUint32(buf, e.Inode)
+		buf = be.AppendUint32(buf, uint32(e.Mode))
+		buf = be.AppendUint32(buf, e.UID)
+		buf = be.AppendUint32(buf, e.GID)
+		buf = be.AppendUint32(buf, e.Size)
+		buf = append(buf, e.Hash[:]...)
+		n := uint16(min(len(e.Name), 0xfff))
+		if e.SkipWorktree || e.IntentToAdd {
+			var x uint16
+			if e.IntentToAdd {
+				x |= 1 << 13
+			}
+			if e.SkipWorktree {
+				x |= 1 << 14
+			}
+			buf = be.AppendUint16(buf, n|0x4000)
+			buf = be.AppendUint16(buf, x)
+		} else {
+			buf = be.AppendUint16(buf, n)
+		}
+		buf = append(buf, e.Name...)
+		// 1 to 8 NULs pad the entry to a multiple of 8 bytes.
+		for pad := 8 - (len(buf)-start)%8; pad > 0; pad-- {
+			buf = append(buf, 0)
+		}
+	}
+	sum := sha1.Sum(buf)
+	return append(buf, sum[:]...)
+}
+
+// appendIndexTime is a stat time of an entry: seconds and nanoseconds, both
+// zero for an entry whose stat is not known (git then hashes the file).
+func appendIndexTime(buf []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return append(buf, 0, 0, 0, 0, 0, 0, 0, 0)
+	}
+	buf = binary.BigEndian.AppendUint32(buf, uint32(t.Unix()))
+	return binary.BigEndian.AppendUint32(buf, uint32(t.Nanosecond()))
+}

@@ -30,6 +30,7 @@ type packReader struct {
 	cache  map[cacheKey]*resolved
 	order  []cacheKey
 	held   int // bytes in cache
+	limit  int // the most the cache holds
 	deltas int // the deltas applied
 }
 
@@ -52,7 +53,7 @@ type pack struct {
 const packCacheBytes = 128 << 20
 
 func newPackReader(gitDir string) *packReader {
-	r := &packReader{objDir: filepath.Join(gitDir, "objects"), cache: map[cacheKey]*resolved{}}
+	r := &packReader{objDir: filepath.Join(gitDir, "objects"), cache: map[cacheKey]*resolved{}, limit: packCacheBytes}
 	r.loadPacks()
 	return r
 }
@@ -121,6 +122,32 @@ func openPack(name string) (*pack, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// prune unmaps the packs whose index is gone (a compaction or git's
+// repack removed them): a long-lived reader would otherwise keep the
+// removed files' space held by its mappings. Nothing read from them is
+// lost: their objects are in the packs that replaced them.
+func (r *packReader) prune() {
+	kept := r.packs[:0]
+	for _, p := range r.packs {
+		if _, err := os.Stat(p.name + ".idx"); err != nil {
+			syscall.Munmap(p.data)
+			syscall.Munmap(p.idx)
+			for k, o := range r.cache {
+				if k.p == p {
+					r.held -= len(o.data)
+					delete(r.cache, k)
+				}
+			}
+			continue
+		}
+		kept = append(kept, p)
+	}
+	for i := len(kept); i < len(r.packs); i++ {
+		r.packs[i] = nil
+	}
+	r.packs = kept
 }
 
 func (r *packReader) close() {
@@ -260,13 +287,13 @@ func (r *packReader) at(p *pack, off int64) (byte, []byte, error) {
 
 // keep remembers a resolved object, the oldest going first past the limit.
 func (r *packReader) keep(key cacheKey, typ byte, data []byte) {
-	if len(data) > packCacheBytes/4 {
+	if len(data) > r.limit/4 {
 		return
 	}
 	r.cache[key] = &resolved{typ: typ, data: data}
 	r.order = append(r.order, key)
 	r.held += len(data)
-	for r.held > packCacheBytes && len(r.order) > 0 {
+	for r.held > r.limit && len(r.order) > 0 {
 		k := r.order[0]
 		r.order = r.order[1:]
 		if o, ok := r.cache[k]; ok {

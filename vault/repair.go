@@ -159,6 +159,13 @@ func (v *Vault) repairIndex() ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		if v.gitIdx.cacheTree == tree {
+			// git wrote the index (a commit, a checkout) with its
+			// cache-tree valid and equal to HEAD's tree: the whole index
+			// makes HEAD's tree, as git itself trusts when it commits. A
+			// `quire call` after a git commit need not hash every folder.
+			return nil, v.writeStamp(head)
+		}
 		differ, err := v.indexDiffers(tree, "", v.gitIdx.entries)
 		if err != nil {
 			return nil, err

@@ -29,6 +29,9 @@ func main() {
 	rounds := flag.Int("rounds", 40, "boundaries measured per side and size")
 	hist := flag.String("history", "5000x50000", "runs x commits of the vault whose history quire check --history walks; empty to skip")
 	histRounds := flag.Int("history-rounds", 3, "full walks of the history timed")
+	doorRounds := flag.Int("door-rounds", 40, "boundaries measured per door and size (a multiple of 10)")
+	only := flag.String("only", "commit,doors,compact,history", "the sections to run: commit (quire's committer vs the git CLI), doors (a boundary from MCP, quire call and the git CLI), compact (background compaction's memory), history")
+	quireBin := flag.String("quire", "", "the quire binary the doors run; built from this tree when empty")
 	compactEvents := flag.Int("compact-events", 30000, "events recorded with background compaction, its memory measured; 0 to skip")
 	sum := flag.Bool("summarize", false, "read go test -bench output on stdin and print medians, ratios and targets")
 	flag.Parse()
@@ -36,22 +39,39 @@ func main() {
 		summarize(os.Stdin, os.Stdout)
 		return
 	}
-	fmt.Println("== Boundary commit: quire (object level) vs git CLI (git add <files> && git commit), same vault, interleaved")
-	fmt.Printf("%-7s %-8s %12s %12s %12s %12s %8s\n", "runs", "files", "quire p50", "quire p99", "git p50", "git p99", "ratio")
+	want := map[string]bool{}
+	for _, s := range strings.Split(*only, ",") {
+		want[strings.TrimSpace(s)] = true
+	}
+	var ns []int
 	for _, s := range strings.Split(*sizes, ",") {
 		var n int
 		if _, err := fmt.Sscan(s, &n); err == nil && n > 0 {
-			benchCommits(n, *rounds)
+			ns = append(ns, n)
 		}
 	}
-	if *compactEvents > 0 {
+	if want["commit"] {
+		benchCommitSection(ns, *rounds)
+	}
+	if want["doors"] {
+		benchDoors(ns, *doorRounds, *quireBin)
+	}
+	if want["compact"] && *compactEvents > 0 {
 		fmt.Println("== Background compaction: peak memory while recording events through the ledger")
 		benchCompaction(*compactEvents, 300)
 	}
 	var runs, commits int
-	if _, err := fmt.Sscanf(*hist, "%dx%d", &runs, &commits); err == nil && runs > 0 && commits > runs {
+	if _, err := fmt.Sscanf(*hist, "%dx%d", &runs, &commits); want["history"] && err == nil && runs > 0 && commits > runs {
 		fmt.Printf("== quire check --history: %d runs, %d commits\n", runs, commits)
 		benchHistory(runs, commits, *histRounds)
+	}
+}
+
+func benchCommitSection(ns []int, rounds int) {
+	fmt.Println("== Boundary commit: quire (object level) vs git CLI (git add <files> && git commit), same vault, interleaved")
+	fmt.Printf("%-7s %-8s %12s %12s %12s %12s %8s\n", "runs", "files", "quire p50", "quire p99", "git p50", "git p99", "ratio")
+	for _, n := range ns {
+		benchCommits(n, rounds)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"time"
@@ -35,6 +36,16 @@ import (
 )
 
 func main() {
+	// QUIRE_CPUPROFILE=FILE writes a CPU profile of the command (go tool
+	// pprof reads it): how the bench finds where a `quire call` spends.
+	if p := os.Getenv("QUIRE_CPUPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil && pprof.StartCPUProfile(f) == nil {
+			code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
+			pprof.StopCPUProfile()
+			f.Close()
+			os.Exit(code)
+		}
+	}
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 

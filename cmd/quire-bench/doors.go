@@ -1,0 +1,341 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"quire/ledger"
+	"quire/vault"
+)
+
+// A boundary from every door (issue 15), at each vault size, measured side
+// by side in one run, in blocks that take turns:
+//
+//   - mcp: a warm `quire mcp` (one process over stdio, as an agent host runs
+//     it) records step_completed events back to back; the first of each
+//     block, which reads what the git CLI's block left, is left out;
+//   - mcp+git: the same server, with a git CLI commit of another file
+//     between every two boundaries (a person committing beside the agent);
+//   - call: `quire call record_event` as a process per boundary, and
+//     `quire call get_run` as a process per read;
+//   - git: `git add <file> && git commit` of a line appended to a run's
+//     thread.md, the yardstick.
+//
+// Wall times are what a user waits on this machine, which is shared; the
+// CPU time of the processes (user and system) is printed beside the
+// process doors' figures, as the part that does not depend on the load.
+//
+// The vaults are made once and kept under the temporary folder, keyed by
+// doorVaultVersion and the size (making 20,000 runs takes minutes); a
+// vault is used as it is left, so each run of the bench adds its events.
+
+const doorVaultVersion = "v1"
+
+type doorFigures struct {
+	mcp, mcpGit, call, read, git     []time.Duration
+	mcpCPU, callCPU, readCPU, gitCPU []time.Duration
+}
+
+func benchDoors(sizes []int, rounds int, bin string) {
+	if bin == "" {
+		bin = buildQuire()
+	}
+	fmt.Println("== A boundary from every door (issue 15): quire vs git add <file> && git commit, same vault, blocks taking turns")
+	fmt.Printf("%-7s %-10s %12s %12s %12s %12s %9s %8s\n", "runs", "door", "p50", "p99", "git p50", "git p99", "ratio", "target")
+	var base time.Duration
+	for i, n := range sizes {
+		f := measureDoors(bin, n, rounds)
+		gp50, gp99 := pct(f.git, 50), pct(f.git, 99)
+		row := func(door string, ds []time.Duration, target float64) {
+			p50 := pct(ds, 50)
+			fmt.Printf("%-7d %-10s %12s %12s %12s %12s %8.1fx %7s\n", n, door, ms(p50), ms(pct(ds, 99)), ms(gp50), ms(gp99),
+				float64(gp50)/float64(p50), targetText(float64(gp50)/float64(p50), target))
+		}
+		row("mcp", f.mcp, 6)
+		fmt.Printf("%-7d %-10s %12s %12s %12s %12s %8.1fx   (CPU: the server's per boundary vs git's two processes)\n", n, "mcp CPU",
+			ms(pct(f.mcpCPU, 50)), ms(pct(f.mcpCPU, 99)), ms(pct(f.gitCPU, 50)), ms(pct(f.gitCPU, 99)), float64(pct(f.gitCPU, 50))/float64(pct(f.mcpCPU, 50)))
+		row("mcp+git", f.mcpGit, 4)
+		row("call", f.call, 2)
+		fmt.Printf("%-7d %-10s %12s %12s %12s %12s %8.1fx   (CPU of the processes: quire call vs git's two)\n", n, "call CPU",
+			ms(pct(f.callCPU, 50)), ms(pct(f.callCPU, 99)), ms(pct(f.gitCPU, 50)), ms(pct(f.gitCPU, 99)), float64(pct(f.gitCPU, 50))/float64(pct(f.callCPU, 50)))
+		read := pct(f.read, 50)
+		mark := ""
+		if n >= 20000 {
+			mark = targetText(30/(float64(read.Microseconds())/1000), 1)
+		}
+		fmt.Printf("%-7d %-10s %12s %12s %12s %12s %9s %7s   (target under 30 ms at 20,000 runs; CPU %s)\n", n, "call read", ms(read), ms(pct(f.read, 99)), "", "", "", mark, ms(pct(f.readCPU, 50)))
+		if i == 0 {
+			base = pct(f.mcp, 50)
+		} else {
+			g := float64(pct(f.mcp, 50)) / float64(base)
+			fmt.Printf("%-7d %-10s a warm boundary costs %.2fx the one at %d runs %s (target at most 2x)\n", n, "growth", g, sizes[0], targetText(2/g, 1))
+		}
+	}
+}
+
+func targetText(ratio, target float64) string {
+	if ratio >= target {
+		return "ok"
+	}
+	return "MISSED"
+}
+
+// buildQuire builds the quire binary the process doors run, from this tree.
+func buildQuire() string {
+	dir, err := os.MkdirTemp("", "quire-bench-bin-")
+	must(err)
+	bin := filepath.Join(dir, "quire")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/quire")
+	cmd.Stderr = os.Stderr
+	must(cmd.Run())
+	return bin
+}
+
+func measureDoors(bin string, runs, rounds int) doorFigures {
+	dir, ids := doorVault(runs)
+	git(dir, "config", "core.splitIndex", "false") // git's own default; the bench's vault does not depend on the user's config
+	m := startMCP(bin, dir)
+	defer m.close()
+	rng := rand.New(rand.NewSource(int64(runs)))
+	var f doorFigures
+	boundaryArgs := func() string {
+		return fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"bench/%d","actor":"agent-7"}`, ids[rng.Intn(len(ids))], rng.Intn(1000))
+	}
+	gitPair := func() (time.Duration, time.Duration) {
+		id := ids[rng.Intn(len(ids))]
+		rel := runFolderOf(dir, id) + "/thread.md"
+		fh, err := os.OpenFile(filepath.Join(dir, rel), os.O_APPEND|os.O_WRONLY, 0)
+		must(err)
+		fmt.Fprintf(fh, "A note by a person at %s.\n", time.Now().Format(time.RFC3339Nano))
+		fh.Close()
+		t0 := time.Now()
+		c1 := gitTimed(dir, "add", rel)
+		c2 := gitTimed(dir, "commit", "-q", "-m", "a person's note")
+		return time.Since(t0), c1 + c2
+	}
+	const block = 10
+	for b := 0; b < (rounds+block-1)/block; b++ {
+		for i := 0; i <= block; i++ {
+			c0 := m.cpu()
+			d := m.call("record_event", boundaryArgs())
+			if i > 0 {
+				f.mcp, f.mcpCPU = append(f.mcp, d), append(f.mcpCPU, m.cpu()-c0)
+			}
+		}
+		for i := 0; i < block; i++ {
+			d, c := gitPair()
+			f.git, f.gitCPU = append(f.git, d), append(f.gitCPU, c)
+		}
+		for i := 0; i < block; i++ {
+			f.mcpGit = append(f.mcpGit, m.call("record_event", boundaryArgs()))
+			gitPair()
+		}
+		for i := 0; i < block; i++ {
+			d, c := quireCall(bin, dir, "record_event", boundaryArgs())
+			f.call, f.callCPU = append(f.call, d), append(f.callCPU, c)
+			d, c = quireCall(bin, dir, "get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, ids[rng.Intn(len(ids))]))
+			f.read, f.readCPU = append(f.read, d), append(f.readCPU, c)
+		}
+	}
+	return f
+}
+
+func gitTimed(dir string, args ...string) time.Duration {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=b@x", "GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=b@x")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		must(fmt.Errorf("git %v: %v\n%s", args, err, out))
+	}
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
+func quireCall(bin, dir, op, args string) (time.Duration, time.Duration) {
+	cmd := exec.Command(bin, "--vault", dir, "call", op, "--args", args)
+	t0 := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		must(fmt.Errorf("quire call %s %s: %v\n%s", op, args, err, out))
+	}
+	return time.Since(t0), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
+// runFolderOf is the folder of a run of the bench's vaults.
+func runFolderOf(dir, id string) string {
+	return "playbook-runs/close-" + id + "-2026-11-01"
+}
+
+// mcpClient speaks MCP over a `quire mcp` process's standard input and
+// output, one JSON-RPC message a line.
+type mcpClient struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+	id  int
+}
+
+func startMCP(bin, dir string) *mcpClient {
+	cmd := exec.Command(bin, "--vault", dir, "mcp")
+	in, err := cmd.StdinPipe()
+	must(err)
+	out, err := cmd.StdoutPipe()
+	must(err)
+	cmd.Stderr = os.Stderr
+	must(cmd.Start())
+	m := &mcpClient{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	m.rpc("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"quire-bench","version":"1"}}`)
+	fmt.Fprintln(m.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return m
+}
+
+func (m *mcpClient) rpc(method, params string) json.RawMessage {
+	m.id++
+	fmt.Fprintf(m.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", m.id, method, params)
+	for {
+		line, err := m.out.ReadBytes('\n')
+		must(err)
+		var msg struct {
+			ID     *int            `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		must(json.Unmarshal(line, &msg))
+		if msg.ID == nil || *msg.ID != m.id {
+			continue
+		}
+		if msg.Error != nil {
+			must(fmt.Errorf("mcp %s: %s", method, msg.Error))
+		}
+		var res struct {
+			IsError bool `json:"isError"`
+		}
+		json.Unmarshal(msg.Result, &res)
+		if res.IsError {
+			must(fmt.Errorf("mcp %s %s: %s", method, params, msg.Result))
+		}
+		return msg.Result
+	}
+}
+
+// call times one tool call, answer read.
+func (m *mcpClient) call(tool, args string) time.Duration {
+	t0 := time.Now()
+	m.rpc("tools/call", fmt.Sprintf(`{"name":%q,"arguments":%s}`, tool, args))
+	return time.Since(t0)
+}
+
+// cpu is the server process's CPU time so far (user and system), from
+// /proc/<pid>/stat, in clock ticks of 10 ms.
+func (m *mcpClient) cpu() time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", m.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	var u, s int64
+	fmt.Sscan(f[11], &u)
+	fmt.Sscan(f[12], &s)
+	return time.Duration(u+s) * 10 * time.Millisecond
+}
+
+func (m *mcpClient) close() {
+	m.in.Close()
+	m.cmd.Wait()
+}
+
+// doorVault answers the bench's vault of n runs and their ids, made once
+// under the temporary folder. One run is made through the operations
+// (project, playbook, workflow, run_definition); the others are copies of
+// it with their own ids and seqs, registered in the index and committed
+// in one git commit; then quire reindex builds the history from the files.
+func doorVault(n int) (string, []string) {
+	dir := filepath.Join(os.TempDir(), "quire-bench-vaults", fmt.Sprintf("%s-%d", doorVaultVersion, n))
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("019a4012-7c3e-7d10-9b2a-%012x", i)
+	}
+	ready := dir + ".ready"
+	if _, err := os.Stat(ready); err == nil {
+		return dir, ids
+	}
+	t0 := time.Now()
+	must(os.RemoveAll(dir))
+	os.Remove(ready)
+	must(os.MkdirAll(filepath.Dir(dir), 0o755))
+	v, err := vault.Init(dir, "bench", time.Now())
+	must(err)
+	l := ledger.New(v)
+	call := func(op, args string) any {
+		res, err := l.Call(context.Background(), op, json.RawMessage(args))
+		must(err)
+		return res
+	}
+	p := call("create_project", `{"name":"Operations"}`).(*ledger.Project)
+	call("create_playbook", `{"playbook":"finance","name":"Finance"}`)
+	call("create_definition", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
+	r := call("run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close","member_of":[%q],"executor":"agent-7","authorized_by":"ana","time":"2026-11-01T07:00:00Z"}`, p.UID)).(*ledger.Run)
+	l.Close()
+	tmpl := map[string]string{}
+	for _, name := range []string{"definition.md", "context.md", "thread.md", "run.jsonl", "run.state.json", "artifacts/.gitkeep"} {
+		data, err := os.ReadFile(filepath.Join(dir, r.Path, name))
+		must(err)
+		tmpl[name] = string(data)
+	}
+	idxData, err := os.ReadFile(filepath.Join(dir, vault.IndexFile))
+	must(err)
+	idxLines := strings.SplitAfter(strings.TrimSuffix(string(idxData), "\n"), "\n")
+	idxLines[len(idxLines)-1] += "\n"
+	runLine := idxLines[len(idxLines)-1]
+	must(os.RemoveAll(filepath.Join(dir, r.Path)))
+	idx, err := os.OpenFile(filepath.Join(dir, vault.IndexFile), os.O_WRONLY|os.O_TRUNC, 0)
+	must(err)
+	w := bufio.NewWriterSize(idx, 1<<20)
+	for _, ln := range idxLines[:len(idxLines)-1] {
+		w.WriteString(ln)
+	}
+	seq0 := r.LastSeq
+	for i, id := range ids {
+		folder := filepath.Join(dir, runFolderOf(dir, id))
+		must(os.MkdirAll(filepath.Join(folder, "artifacts"), 0o755))
+		seq := seq0 + int64(i)
+		log := strings.ReplaceAll(tmpl["run.jsonl"], r.RunID, id)
+		log = strings.Replace(log, fmt.Sprintf(`"seq":%d,`, seq0), fmt.Sprintf(`"seq":%d,`, seq), 1)
+		for name, text := range tmpl {
+			text = strings.ReplaceAll(text, r.RunID, id)
+			switch name {
+			case "run.jsonl":
+				text = log
+			case "run.state.json":
+				text = strings.Replace(text, fmt.Sprintf(`"last_seq": %d,`, seq0), fmt.Sprintf(`"last_seq": %d,`, seq), 1)
+				text = strings.Replace(text, fmt.Sprintf(`"log_bytes": %d,`, len(tmpl["run.jsonl"])), fmt.Sprintf(`"log_bytes": %d,`, len(log)), 1)
+			}
+			must(os.WriteFile(filepath.Join(folder, name), []byte(text), 0o644))
+		}
+		line := strings.ReplaceAll(runLine, r.RunID, id)
+		line = strings.ReplaceAll(line, filepath.Base(r.Path), filepath.Base(folder))
+		w.WriteString(line)
+	}
+	must(w.Flush())
+	must(idx.Close())
+	git(dir, "add", "-A")
+	git(dir, "-c", "gc.auto=0", "commit", "-q", "-m", fmt.Sprintf("bench: %d runs", n))
+	git(dir, "gc", "-q")
+	must(os.RemoveAll(filepath.Join(dir, vault.QuireDir)))
+	l, err = ledger.Open(dir)
+	must(err)
+	must(l.Reindex())
+	_, err = l.Call(context.Background(), "get_run", json.RawMessage(fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, ids[n-1])))
+	must(err)
+	l.Close()
+	must(os.WriteFile(ready, nil, 0o644))
+	fmt.Printf("   made the vault of %d runs in %.1f s (kept in %s)\n", n, time.Since(t0).Seconds(), dir)
+	return dir, ids
+}

@@ -1,0 +1,361 @@
+package vault
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+	"unsafe"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// decodeIndex reads .git/index in the forms git writes (versions 2, 3 and
+// 4, and a split index: the `link` extension naming a shared index, which
+// shared reads). It is quire's own decoder: go-git's reads each field
+// through binary.Read on an interface, which at 30,000 entries was a third
+// of a `quire call` (docs/boundary-speed.md). This one slices the
+// file: one allocation for the entries, names cut from one string of the
+// file (versions 2 and 3). The checksum is checked, as git checks it.
+// Extensions other than `link` are skipped: quire writes none (a
+// cache-tree would go stale), and git rebuilds them.
+//
+// It also answers the root tree of git's cache-tree (the TREE extension)
+// when git left it valid: the tree the whole index makes, as git itself
+// trusts it when it commits; zero when there is none.
+func decodeIndex(data []byte, shared func(id string) ([]byte, error)) ([]*index.Entry, plumbing.Hash, error) {
+	entries, link, root, err := decodeIndexFile(data, true)
+	if err != nil {
+		return nil, root, err
+	}
+	if link == nil {
+		return entries, root, nil
+	}
+	base, err := shared(link.shared.String())
+	if err != nil {
+		return nil, root, fmt.Errorf("the shared index %s of the split index: %w", link.shared, err)
+	}
+	baseEntries, baseLink, _, err := decodeIndexFile(base, false)
+	if err != nil {
+		return nil, root, fmt.Errorf("the shared index %s: %w", link.shared, err)
+	}
+	if baseLink != nil {
+		return nil, root, fmt.Errorf("the shared index %s is itself split", link.shared)
+	}
+	merged, err := mergeSplit(baseEntries, entries, link)
+	return merged, root, err
+}
+
+// cacheTreeRoot reads the root entry of a TREE extension: an empty path,
+// the count of entries it covers (-1 when invalid), the count of subtrees,
+// and, when valid, the tree's id.
+func cacheTreeRoot(ext []byte) plumbing.Hash {
+	if len(ext) < 1 || ext[0] != 0 {
+		return plumbing.ZeroHash
+	}
+	nl := bytes.IndexByte(ext, '\n')
+	if nl < 0 || len(ext) < nl+1+20 {
+		return plumbing.ZeroHash
+	}
+	count, _, ok := bytes.Cut(ext[1:nl], []byte{' '})
+	if !ok || len(count) == 0 || count[0] == '-' {
+		return plumbing.ZeroHash
+	}
+	var h plumbing.Hash
+	copy(h[:], ext[nl+1:nl+21])
+	return h
+}
+
+var errIndexShort = errors.New("it ends in the middle of an entry")
+
+// indexLink is the `link` extension of a split index.
+type indexLink struct {
+	shared          plumbing.Hash
+	delete, replace []bool // by position in the shared index
+	hasDel, hasRepl bool
+}
+
+func decodeIndexFile(data []byte, main bool) (entries []*index.Entry, link *indexLink, root plumbing.Hash, err error) {
+	if len(data) < 12+20 || string(data[:4]) != "DIRC" {
+		return nil, nil, root, errors.New("it is not a git index (no DIRC header)")
+	}
+	body := data[:len(data)-20]
+	if sum := sha1.Sum(body); !bytes.Equal(sum[:], data[len(data)-20:]) {
+		return nil, nil, root, errors.New("its checksum does not match its content")
+	}
+	be := binary.BigEndian
+	version := be.Uint32(data[4:])
+	if version < 2 || version > 4 {
+		return nil, nil, root, fmt.Errorf("it is of version %d; git writes 2, 3 and 4", version)
+	}
+	count := int(be.Uint32(data[8:]))
+	// Every entry takes at least 63 bytes (62 of fields and a name's NUL)
+	// in versions 2 and 3, and at least 64 in version 4 (a varint).
+	if count > len(body)/62 {
+		return nil, nil, root, fmt.Errorf("it says it holds %d entries, more than its %d bytes can", count, len(data))
+	}
+	// Names are cut from the file's bytes without copying: data is never
+	// written to after it is read.
+	text := unsafe.String(&body[0], len(body))
+	slab := make([]index.Entry, count)
+	entries = make([]*index.Entry, count)
+	off := 12
+	prev := ""
+	for i := 0; i < count; i++ {
+		start := off
+		if off+62 > len(body) {
+			return nil, nil, root, errIndexShort
+		}
+		e := &slab[i]
+		f := body[off:]
+		if s, ns := be.Uint32(f[0:]), be.Uint32(f[4:]); s != 0 || ns != 0 {
+			e.CreatedAt = time.Unix(int64(s), int64(ns))
+		}
+		if s, ns := be.Uint32(f[8:]), be.Uint32(f[12:]); s != 0 || ns != 0 {
+			e.ModifiedAt = time.Unix(int64(s), int64(ns))
+		}
+		e.Dev, e.Inode = be.Uint32(f[16:]), be.Uint32(f[20:])
+		e.Mode = filemode.FileMode(be.Uint32(f[24:]))
+		e.UID, e.GID, e.Size = be.Uint32(f[28:]), be.Uint32(f[32:]), be.Uint32(f[36:])
+		copy(e.Hash[:], f[40:60])
+		flags := be.Uint16(f[60:])
+		e.Stage = index.Stage(flags>>12) & 3
+		off += 62
+		if flags&0x4000 != 0 {
+			if version < 3 {
+				return nil, nil, root, fmt.Errorf("entry %d has extended flags in a version 2 index", i)
+			}
+			if off+2 > len(body) {
+				return nil, nil, root, errIndexShort
+			}
+			x := be.Uint16(body[off:])
+			e.IntentToAdd, e.SkipWorktree = x&(1<<13) != 0, x&(1<<14) != 0
+			off += 2
+		}
+		if version == 4 {
+			strip, n := indexVarint(body[off:])
+			if n == 0 || strip > uint64(len(prev)) {
+				return nil, nil, root, fmt.Errorf("entry %d strips %d bytes of a name of %d", i, strip, len(prev))
+			}
+			off += n
+			end := bytes.IndexByte(body[off:], 0)
+			if end < 0 {
+				return nil, nil, root, errIndexShort
+			}
+			// A name of "" (all of the last one stripped, nothing added) is
+			// a split index's entry that takes its shared entry's name.
+			e.Name = prev[:len(prev)-int(strip)] + text[off:off+end]
+			off += end + 1
+		} else {
+			n := int(flags & 0xfff)
+			if n == 0xfff {
+				n = bytes.IndexByte(body[off:], 0)
+				if n < 0 {
+					return nil, nil, root, errIndexShort
+				}
+			}
+			if off+n >= len(body) || body[off+n] != 0 {
+				return nil, nil, root, fmt.Errorf("entry %d's name does not end where its length says", i)
+			}
+			e.Name = text[off : off+n]
+			// 1 to 8 NULs pad the entry to a multiple of 8 bytes.
+			off = start + (off-start+n+8)&^7
+			if off > len(body) {
+				return nil, nil, root, errIndexShort
+			}
+		}
+		prev = e.Name
+		entries[i] = e
+	}
+	for off < len(body) {
+		if off+8 > len(body) {
+			return nil, nil, root, errors.New("an extension's header is cut")
+		}
+		sig, size := string(body[off:off+4]), int(be.Uint32(body[off+4:]))
+		off += 8
+		if size < 0 || size > len(body)-off {
+			return nil, nil, root, fmt.Errorf("extension %q says it holds %d bytes, past the end", sig, size)
+		}
+		ext := body[off : off+size]
+		off += size
+		switch {
+		case sig == "link" && main:
+			l, err := decodeLink(ext)
+			if err != nil {
+				return nil, nil, root, fmt.Errorf("the link extension: %w", err)
+			}
+			link = l
+		case sig == "TREE":
+			root = cacheTreeRoot(ext)
+		case sig[0] >= 'A' && sig[0] <= 'Z':
+			// Optional (TREE, REUC, UNTR, FSMN, EOIE, IEOT): skipped.
+		default:
+			return nil, nil, root, fmt.Errorf("it holds the extension %q, which quire does not know and git says must be understood", sig)
+		}
+	}
+	if link == nil {
+		for _, e := range entries {
+			if e.Name == "" {
+				return nil, nil, root, errors.New("an entry has no name")
+			}
+		}
+	}
+	if !sort.SliceIsSorted(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name }) && link == nil {
+		sort.SliceStable(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	}
+	return entries, link, root, nil
+}
+
+// indexVarint is git's offset varint (varint.c): 7 bits a byte, high bit
+// set on all but the last, one added at each continuation.
+func indexVarint(p []byte) (uint64, int) {
+	var v uint64
+	for i, c := range p {
+		if i > 9 {
+			return 0, 0
+		}
+		if i > 0 {
+			v++
+		}
+		v = v<<7 | uint64(c&127)
+		if c&128 == 0 {
+			return v, i + 1
+		}
+	}
+	return 0, 0
+}
+
+func decodeLink(ext []byte) (*indexLink, error) {
+	if len(ext) < 20 {
+		return nil, errors.New("it is shorter than a shared index's id")
+	}
+	l := &indexLink{}
+	copy(l.shared[:], ext)
+	rest := ext[20:]
+	if len(rest) == 0 {
+		return l, nil
+	}
+	var err error
+	var n int
+	if l.delete, n, err = decodeEWAH(rest); err != nil {
+		return nil, fmt.Errorf("its delete bitmap: %w", err)
+	}
+	rest = rest[n:]
+	if l.replace, n, err = decodeEWAH(rest); err != nil {
+		return nil, fmt.Errorf("its replace bitmap: %w", err)
+	}
+	if n != len(rest) {
+		return nil, errors.New("bytes follow its bitmaps")
+	}
+	l.hasDel, l.hasRepl = true, true
+	return l, nil
+}
+
+// decodeEWAH reads one of git's EWAH bitmaps (ewah/ewah_io.c): the bit
+// count, the count of 64-bit words, the words, and the position of the
+// last run-length word. It answers the bits and the bytes it read.
+func decodeEWAH(p []byte) ([]bool, int, error) {
+	be := binary.BigEndian
+	if len(p) < 8 {
+		return nil, 0, errIndexShort
+	}
+	bits, words := int(be.Uint32(p)), int(be.Uint32(p[4:]))
+	if words > (len(p)-12)/8 || bits > words*64*64 && bits > 1<<24 {
+		return nil, 0, errors.New("it says it is longer than it is")
+	}
+	if bits > 1<<27 {
+		return nil, 0, errors.New("it says it holds more bits than any index has entries")
+	}
+	w := p[8 : 8+8*words]
+	out := make([]bool, bits)
+	pos := 0
+	for i := 0; i < words; {
+		rlw := be.Uint64(w[8*i:])
+		i++
+		run := int(rlw >> 1 & 0xffffffff)
+		lits := int(rlw >> 33)
+		if rlw&1 != 0 {
+			for k := 0; k < run*64 && pos+k < bits; k++ {
+				out[pos+k] = true
+			}
+		}
+		pos += run * 64
+		if pos > bits+64 && run > 0 {
+			return nil, 0, errors.New("a run goes past its bit count")
+		}
+		if lits > words-i {
+			return nil, 0, errors.New("a run-length word counts more literal words than follow")
+		}
+		for k := 0; k < lits; k++ {
+			lit := be.Uint64(w[8*(i+k):])
+			for b := 0; b < 64; b++ {
+				if lit&(1<<b) != 0 {
+					if pos+b >= bits {
+						return nil, 0, errors.New("a bit is set past its bit count")
+					}
+					out[pos+b] = true
+				}
+			}
+			pos += 64
+		}
+		i += lits
+	}
+	return out, 8 + 8*words + 4, nil
+}
+
+// mergeSplit applies a split index to its shared index as git does
+// (split-index.c, merge_base_index): the main index's first entries replace
+// the shared entries the replace bitmap marks, in order, taking their
+// names; the shared entries the delete bitmap marks go; the main index's
+// other entries are added.
+func mergeSplit(base, main []*index.Entry, l *indexLink) ([]*index.Entry, error) {
+	if len(l.replace) > len(base) && bitsFrom(l.replace, len(base)) || len(l.delete) > len(base) && bitsFrom(l.delete, len(base)) {
+		return nil, errors.New("the split index's bitmaps mark entries its shared index lacks")
+	}
+	merged := make([]*index.Entry, 0, len(base)+len(main))
+	r := 0
+	for i, e := range base {
+		if i < len(l.replace) && l.replace[i] {
+			if r >= len(main) || main[r].Name != "" {
+				return nil, errors.New("the split index replaces more entries than it holds without names")
+			}
+			c := *main[r]
+			c.Name = e.Name
+			e = &c
+			r++
+		}
+		if i < len(l.delete) && l.delete[i] {
+			continue
+		}
+		merged = append(merged, e)
+	}
+	for _, e := range main[r:] {
+		if e.Name == "" {
+			return nil, errors.New("an entry of the split index has no name and replaces nothing")
+		}
+		i := sort.Search(len(merged), func(i int) bool { return merged[i].Name >= e.Name })
+		if i < len(merged) && merged[i].Name == e.Name {
+			merged[i] = e
+			continue
+		}
+		merged = append(merged, nil)
+		copy(merged[i+1:], merged[i:])
+		merged[i] = e
+	}
+	sort.SliceStable(merged, func(i, j int) bool { return merged[i].Name < merged[j].Name })
+	return merged, nil
+}
+
+func bitsFrom(b []bool, from int) bool {
+	for _, v := range b[from:] {
+		if v {
+			return true
+		}
+	}
+	return false
+}

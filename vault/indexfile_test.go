@@ -1,0 +1,334 @@
+package vault
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// The forms of .git/index git writes, each made by the git CLI:
+// version 2 (git's default), 3 (an entry with an extended flag: git add -N),
+// 4 (prefix-compressed names) and split (the link extension and a shared
+// index), and split in version 4.
+var indexForms = []struct {
+	name string
+	set  func(t *testing.T, dir string)
+}{
+	{"v2", func(t *testing.T, dir string) { gitOut(t, dir, "update-index", "--index-version", "2") }},
+	{"v3", func(t *testing.T, dir string) {
+		gitOut(t, dir, "update-index", "--index-version", "3", "--skip-worktree", "quire.yaml")
+	}},
+	{"v4", func(t *testing.T, dir string) { gitOut(t, dir, "update-index", "--index-version", "4") }},
+	{"split", func(t *testing.T, dir string) {
+		gitOut(t, dir, "update-index", "--index-version", "2")
+		gitOut(t, dir, "update-index", "--split-index")
+	}},
+	{"split-v4", func(t *testing.T, dir string) {
+		gitOut(t, dir, "update-index", "--index-version", "4")
+		gitOut(t, dir, "update-index", "--split-index")
+	}},
+}
+
+// gitEntries is what git itself lists of its index: mode, id, stage, name.
+func gitEntries(t *testing.T, dir string) string {
+	return gitOut(t, dir, "ls-files", "-s")
+}
+
+func ourEntries(t *testing.T, dir string) (string, []*index.Entry) {
+	t.Helper()
+	x := &gitIndex{path: indexPath(filepath.Join(dir, ".git"))}
+	if err := x.load(); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range x.entries {
+		fmt.Fprintf(&b, "%o %s %d\t%s\n", uint32(e.Mode), e.Hash, e.Stage, e.Name)
+	}
+	return b.String(), x.entries
+}
+
+// manyFiles writes n run folders of three files (names sharing long
+// prefixes, what version 4 compresses) and an executable file.
+func manyFiles(t *testing.T, dir string, n int) []string {
+	var rels []string
+	for i := 0; i < n; i++ {
+		for _, f := range []string{"run.jsonl", "run.state.json", "thread.md"} {
+			rel := fmt.Sprintf("playbook-runs/close-019a4012-%04d-2026-11-01/%s", i, f)
+			os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755)
+			if err := os.WriteFile(filepath.Join(dir, rel), []byte(rel+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rels = append(rels, rel)
+		}
+	}
+	os.MkdirAll(filepath.Join(dir, "x"), 0o755)
+	os.WriteFile(filepath.Join(dir, "x", "run.sh"), []byte("x"), 0o755)
+	return rels
+}
+
+// Every form git writes is read as git lists it, and as go-git's decoder
+// reads it where go-git can (all but the split forms).
+func TestDecodeIndexReadsEveryFormGitWrites(t *testing.T) {
+	for _, form := range indexForms {
+		t.Run(form.name, func(t *testing.T) {
+			dir := t.TempDir()
+			v, err := Init(dir, "acme", time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			v.Close()
+			manyFiles(t, dir, 30)
+			gitOut(t, dir, "add", "-A")
+			form.set(t, dir)
+			os.WriteFile(filepath.Join(dir, "new.md"), []byte("new\n"), 0o644)
+			gitOut(t, dir, "add", "-N", "new.md")
+			gitOut(t, dir, "rm", "-q", "--cached", "playbook-runs/close-019a4012-0003-2026-11-01/thread.md")
+			got, entries := ourEntries(t, dir)
+			if want := gitEntries(t, dir); got != want {
+				t.Fatalf("read:\n%s\ngit lists:\n%s", got, want)
+			}
+			if strings.HasPrefix(form.name, "split") {
+				if _, err := os.Stat(filepath.Join(dir, ".git", "index")); err != nil {
+					t.Fatal(err)
+				}
+				ms, _ := filepath.Glob(filepath.Join(dir, ".git", "sharedindex.*"))
+				if len(ms) == 0 {
+					t.Fatal("git made no shared index")
+				}
+				return
+			}
+			data, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
+			var idx index.Index
+			if err := index.NewDecoder(bytes.NewReader(data)).Decode(&idx); err != nil {
+				t.Fatal(err)
+			}
+			if len(idx.Entries) != len(entries) {
+				t.Fatalf("go-git reads %d entries, we %d", len(idx.Entries), len(entries))
+			}
+			for i, e := range idx.Entries {
+				if !reflect.DeepEqual(*e, *entries[i]) {
+					t.Fatalf("entry %d: go-git %+v, we %+v", i, *e, *entries[i])
+				}
+			}
+		})
+	}
+}
+
+// git and quire take turns on a vault whose index git keeps in each of its
+// forms: quire commits, git finds its index clean and the repository
+// sound; git commits, quire reads what git wrote and commits again.
+func TestGitAndQuireTakeTurnsInEveryIndexForm(t *testing.T) {
+	// Short: one turn each, git fsck at the end; long: more runs and
+	// turns, git fsck after each.
+	runs, turns, long := 10, 1, os.Getenv("QUIRE_TEST_LONG") != ""
+	if long {
+		runs, turns = 300, 3
+	}
+	for _, form := range indexForms {
+		t.Run(form.name, func(t *testing.T) {
+			dir := t.TempDir()
+			v, err := Init(dir, "acme", time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			rels := manyFiles(t, dir, runs)
+			commit := func(paths ...string) {
+				t.Helper()
+				if err := v.Locked(func() error {
+					_, err := v.Commit(paths, Signature{Name: "agent-7", When: time.Now()}, "finance: step_completed")
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sound := func(when string) {
+				t.Helper()
+				if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
+					t.Fatalf("%s: git status not clean:\n%s", when, s)
+				}
+				if s := gitOut(t, dir, "diff", "--cached", "--stat"); s != "" {
+					t.Fatalf("%s: git diff --cached:\n%s", when, s)
+				}
+				if long {
+					gitOut(t, dir, "fsck", "--strict", "--no-progress")
+				}
+			}
+			commit("playbook-runs", "x")
+			sound("quire's first commit")
+			form.set(t, dir)
+			for turn := 0; turn < turns; turn++ {
+				a := rels[(turn*7)%len(rels)]
+				AppendLine(filepath.Join(dir, a), []byte(fmt.Sprintf("{\"turn\":%d}\n", turn)))
+				commit(filepath.Dir(a))
+				sound(fmt.Sprintf("quire's commit %d", turn))
+				if got, want := func() string { s, _ := ourEntries(t, dir); return s }(), gitEntries(t, dir); got != want {
+					t.Fatalf("after quire's commit %d, quire reads\n%s\ngit lists\n%s", turn, got, want)
+				}
+				b := rels[(turn*11+1)%len(rels)]
+				AppendLine(filepath.Join(dir, b), []byte("{\"by\":\"a person\"}\n"))
+				gitOut(t, dir, "add", b)
+				gitOut(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-q", "-m", "a person's change")
+				form.set(t, dir) // git keeps the form (split, version) the user chose
+				sound(fmt.Sprintf("git's commit %d", turn))
+			}
+			// quire's last commit reads git's index in this form and commits
+			// what git had not: nothing of git's is lost.
+			c := rels[len(rels)-1]
+			AppendLine(filepath.Join(dir, c), []byte("{\"last\":true}\n"))
+			commit(filepath.Dir(c))
+			sound("quire's last commit")
+			if s := gitOut(t, dir, "log", "--format=%s", "-3"); !strings.Contains(s, "a person's change") {
+				t.Fatalf("log:\n%s", s)
+			}
+			if s := gitOut(t, dir, "update-index", "--no-split-index"); s != "" {
+				t.Fatal(s)
+			}
+			sound("split index turned off")
+			gitOut(t, dir, "fsck", "--strict", "--no-progress")
+		})
+	}
+}
+
+// A corrupt index is refused, never read as something else.
+func TestDecodeIndexRefusesDamage(t *testing.T) {
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Close()
+	data, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	for i := 0; i < len(data); i += 7 {
+		bad := append([]byte(nil), data...)
+		bad[i] ^= 0x40
+		if _, _, err := decodeIndex(bad, noShared); err == nil {
+			t.Fatalf("a flipped byte at %d was read", i)
+		}
+	}
+	if _, _, err := decodeIndex(data[:len(data)-1], noShared); err == nil {
+		t.Fatal("a cut index was read")
+	}
+}
+
+func noShared(string) ([]byte, error) { return nil, os.ErrNotExist }
+
+// FuzzDecodeIndex: whatever the bytes, the decoder answers entries or an
+// error, never a panic, and what it reads from a valid file, our encoder
+// writes back to a file it reads the same (seeds: testdata/fuzz, the forms
+// git writes).
+func FuzzDecodeIndex(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/index/*")
+	for _, s := range seeds {
+		data, err := os.ReadFile(s)
+		if err == nil {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		entries, _, err := decodeIndex(data, noShared)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if e.Stage != 0 || strings.Contains(e.Name, "\x00") {
+				return // quire refuses these before writing
+			}
+		}
+		dir := t.TempDir()
+		x := &gitIndex{path: filepath.Join(dir, "index"), entries: entries}
+		f, err := os.Create(x.path + ".lock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := x.writeLocked(f); err != nil {
+			t.Fatal(err)
+		}
+		back, _ := os.ReadFile(x.path)
+		again, _, err := decodeIndex(back, noShared)
+		if err != nil {
+			t.Fatalf("our own index is refused: %v", err)
+		}
+		if len(again) != len(entries) {
+			t.Fatalf("%d entries written, %d read back", len(entries), len(again))
+		}
+		for i := range again {
+			a, b := *again[i], *entries[i]
+			if a.Name != b.Name || a.Hash != b.Hash || a.Mode != b.Mode || a.Size != b.Size || !a.ModifiedAt.Equal(b.ModifiedAt) || a.SkipWorktree != b.SkipWorktree || a.IntentToAdd != b.IntentToAdd {
+				t.Fatalf("entry %d: wrote %+v, read %+v", i, b, a)
+			}
+		}
+	})
+}
+
+// TestIndexSeeds keeps the fuzz seeds (testdata/index) the forms git writes
+// today: it writes them when QUIRE_WRITE_SEEDS is set.
+func TestIndexSeeds(t *testing.T) {
+	if os.Getenv("QUIRE_WRITE_SEEDS") == "" {
+		seeds, _ := filepath.Glob("testdata/index/*")
+		if len(seeds) < 3 {
+			t.Fatalf("the fuzz seeds are missing: %v", seeds)
+		}
+		for _, s := range seeds {
+			data, _ := os.ReadFile(s)
+			if _, _, err := decodeIndex(data, noShared); err != nil && !strings.Contains(s, "split") {
+				t.Fatalf("seed %s: %v", s, err)
+			}
+		}
+		return
+	}
+	os.MkdirAll("testdata/index", 0o755)
+	for _, form := range indexForms {
+		dir := t.TempDir()
+		gitOut(t, dir, "init", "-q")
+		manyFiles(t, dir, 3)
+		os.WriteFile(filepath.Join(dir, "quire.yaml"), []byte("org: acme\n"), 0o644)
+		gitOut(t, dir, "add", "-A")
+		form.set(t, dir)
+		data, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
+		os.WriteFile(filepath.Join("testdata/index", form.name), data, 0o644)
+	}
+}
+
+// The root of git's cache-tree is read when git left it valid (after a
+// commit it is HEAD's tree), and not when git invalidated it (a path
+// staged since), nor from an index quire wrote.
+func TestCacheTreeRootIsGits(t *testing.T) {
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	root := func() string {
+		x := &gitIndex{path: indexPath(filepath.Join(dir, ".git"))}
+		if err := x.load(); err != nil {
+			t.Fatal(err)
+		}
+		if x.cacheTree.IsZero() {
+			return ""
+		}
+		return x.cacheTree.String()
+	}
+	if r := root(); r != "" {
+		t.Fatalf("quire's own index has a cache-tree %s", r)
+	}
+	manyFiles(t, dir, 3)
+	gitOut(t, dir, "add", "-A")
+	gitOut(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-q", "-m", "a person's commit")
+	if r, want := root(), strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD^{tree}")); r != want {
+		t.Fatalf("cache-tree root %q, HEAD's tree %s", r, want)
+	}
+	os.WriteFile(filepath.Join(dir, "x", "run.sh"), []byte("changed"), 0o755)
+	gitOut(t, dir, "add", "x/run.sh")
+	if r := root(); r != "" {
+		t.Fatalf("a cache-tree git invalidated is read as %s", r)
+	}
+}

@@ -1,0 +1,80 @@
+package vault
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A lookup by a process that has not read the index (the scan of its
+// bytes) answers what reading every line answers, whatever the lines'
+// form: as quire writes them, with spaces or keys in another order (by
+// hand), a uid that appears inside another line's value, a torn last line.
+func TestLookupScanAnswersWhatTheWholeIndexAnswers(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "00-index.jsonl")
+	lines := `{"uid":"a1","type":"project","path":"projects/a.md"}
+{"uid":"b2","type":"playbook-run","path":"playbook-runs/close-b2-2026-11-01","playbook":"finance"}
+{ "uid": "c3", "type": "comment", "path": "org/comments/c3.md" }
+{"type":"definition","uid":"d4","path":"playbooks/finance/definitions/workflow/x.yaml"}
+{"uid":"e5","type":"project","path":"projects/{\"uid\":\"b2\"}.md","name":"{\"uid\":\"b2\"}"}
+{"uid":"f6","type":"project","path":"projects/f.md"}
+{"uid":"g7","type":"project","path":"projects/g-torn.md"`
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, uid := range []string{"a1", "b2", "c3", "d4", "e5", "f6", "g7", "zz", "b", ""} {
+		whole := &registry{path: path}
+		if err := whole.refresh(); err != nil {
+			t.Fatal(err)
+		}
+		i, wantOK := whole.byUID[uid]
+		v := &Vault{reg: &registry{path: path}}
+		got, ok, err := v.Lookup(uid)
+		if err != nil || ok != wantOK || ok && got != whole.entries[i] {
+			t.Errorf("Lookup(%q) = %+v %v %v; the whole index says %v %+v", uid, got, ok, err, wantOK, whole.entries[max(i, 0)])
+		}
+		e, scanned, _ := (&registry{path: path}).scan(uid)
+		if scanned && e != whole.entries[i] {
+			t.Errorf("scan(%q) = %+v, the whole index %+v", uid, e, whole.entries[i])
+		}
+		if uid == "b2" && !scanned {
+			t.Error("scan did not find a line as quire writes it")
+		}
+	}
+}
+
+// FindType answers what filtering every decoded line by its type answers,
+// whatever the lines' form.
+func TestFindTypeAnswersWhatTheWholeIndexAnswers(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "00-index.jsonl")
+	lines := `{"uid":"a1","type":"project","path":"projects/a.md"}
+{"uid":"b2","type":"playbook-run","path":"playbook-runs/close-b2-2026-11-01","playbook":"finance"}
+{ "uid": "c3", "type": "definition", "path": "x" }
+{"uid":"d4","type":"playbook-run","type":"definition","path":"dup"}
+{"uid":"e5","type":"definitions","path":"near"}
+{"uid":"f6","name":"{\"type\":\"definition\"}","type":"playbook-run","path":"in a value"}
+{"uid":"g7","type":"definition","path":"playbooks/finance/definitions/workflow/x.yaml","playbook":"finance"}
+
+{"uid":"h8","type":"definition","path":"torn"`
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{"definition", "project", "playbook-run", "comment"} {
+		whole := &Vault{reg: &registry{path: path}}
+		want, err := whole.Find(func(e *Entry) bool { return e.Type == typ })
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := (&Vault{reg: &registry{path: path}}).FindType(typ, func(*Entry) bool { return true })
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("FindType(%s) = %+v %v; the whole index: %+v", typ, got, err, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("FindType(%s)[%d] = %+v, want %+v", typ, i, got[i], want[i])
+			}
+		}
+	}
+}
