@@ -353,7 +353,8 @@
     const observed = origin ? pts.filter((p) => p.t <= origin) : pts;
     const ahead = origin ? pts.filter((p) => p.t >= origin) : [];
     const banded = pts.filter((p) => p.low !== undefined && p.high !== undefined);
-    const color = { domain: names, legend: false };
+    // One line takes the page's accent; several, Plot's categorical colors.
+    const color = names.length === 1 ? { domain: names, range: ["var(--q-accent, #4269d0)"] } : { domain: names };
     const marks = [
       Plot.gridY({ strokeOpacity: 0.12 }),
       Plot.areaY(banded, { x: "t", y1: "low", y2: "high", z: "z", fill: "line", fillOpacity: 0.18, curve: "linear" }),
@@ -506,13 +507,15 @@
       return { plot, legend: colorLegend(plot) };
     }
     marks.push(Plot.barY(rows, { x: "x", y: "y", fill: "var(--q-accent, #4269d0)", title }));
+    // A bar is at most 90 pixels wide, however few they are.
+    const pad = Math.min(0.8, Math.max(0.2, 1 - (90 * xs.length) / Math.max(1, width - left)));
     const ranged = rows.filter((r) => r.low !== undefined && r.high !== undefined);
     if (ranged.length) marks.push(Plot.ruleX(ranged, { x: "x", y1: "low", y2: "high", strokeWidth: 1.5, strokeOpacity: 0.7 }));
     const plot = Plot.plot({
       ...base(width, 240 + bottom),
       marginLeft: left,
       marginBottom: bottom,
-      x: { domain: xs, label: xLabel, tickRotate: rotate ? -40 : 0, tickFormat: (d) => clip(d, 18), padding: 0.2 },
+      x: { domain: xs, label: xLabel, tickRotate: rotate ? -40 : 0, tickFormat: (d) => clip(d, 18), padding: pad },
       y: { label: yLabel, grid: true, nice: true },
       marks: [...marks, Plot.ruleY([0])],
     });
@@ -550,8 +553,8 @@
     const names = rows.map((r) => r.name);
     const plot = Plot.plot({
       ...base(width, 90),
-      marginLeft: 10,
-      marginRight: 10,
+      marginLeft: 12,
+      marginRight: 18,
       x: { label: null, percent: true, tickFormat: (d) => `${d}%`, domain: [0, 100] },
       y: { axis: null },
       color: { domain: names },
