@@ -381,6 +381,7 @@
       ...base(width, 260),
       marginLeft: Math.max(40, textWidth(ys.map(num)) + 14),
       marginTop: origin ? 22 : 20,
+      marginRight: 32, // room for half the last period's label
       x: { ...timeAxis(seriesTimes(pts), s.period, width), label: null },
       y: { label: yLabelOf(s), nice: true, zero: ys.every((v) => v >= 0) && Math.min(...ys) < Math.max(...ys) * 0.5 },
       color,
@@ -414,6 +415,7 @@
     const plot = Plot.plot({
       ...base(width, 260),
       marginLeft: Math.max(40, textWidth(totals.map(num)) + 14),
+      marginRight: 32,
       x,
       y: { label: s.unit || null, grid: true, nice: true },
       color: { domain: names },
