@@ -4,12 +4,19 @@ BIN     := bin/quire
 TSC     := .tools/node_modules/.bin/tsc
 GOTEST  := $(GO) test -count=1 -timeout 20m
 
-.PHONY: all build tools mcp-client browser vendor test test-race test-long ci bench demo fuzz clean
+.PHONY: all build install tools mcp-client browser vendor test test-race test-long ci bench demo fuzz clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/quire
+
+# quire on the PATH (go install puts it in $(shell go env GOPATH)/bin, or
+# GOBIN): it records this source tree, whose .tools/ (make tools) it then
+# finds wherever it runs. quire tools install puts typescript@7 into the
+# user's cache directory instead, for a quire installed any other way.
+install: tools
+	$(GO) install -ldflags "-X quire/fold/module.SourceTree=$(CURDIR)" ./cmd/quire
 
 # The TypeScript compiler that checks pages' modules (typescript@7, native
 # tsc), installed into .tools/ from npm.
@@ -71,7 +78,8 @@ bench: tools build
 	( $(GO) test -run '^$$' -bench 'CheckFulfillOrderWithTemplates|CheckSeries2000$$|GetDefinitionFulfillOrder|GetRunFulfillOrder|BoundaryCommit|Open20000|Parse$$|RenderFulfill' -count $(BENCH_COUNT) \
 	    ./ledger/page/ ./ledger/shape/ ./ledger/ ./vault/ ./ledger/address/ ./render/ ; \
 	  $(GO) test -run '^$$' -bench 'FoldExamples|FoldMorning$$|ShapeCheckCost' -benchtime 1x -count 3 -timeout 90m ./fold/ ; \
-	  $(GO) test -run '^$$' -bench 'HTTPAppend' -benchtime 1x -count 1 ./serve/ ) 2>&1 | tee .bench.out | $(GO) run ./cmd/quire-bench -summarize
+	  $(GO) test -run '^$$' -bench 'HTTPAppend' -benchtime 1x -count 1 ./serve/ ; \
+	  $(GO) test -run '^$$' -bench 'DefinitionPageFulfillOrder' -benchtime 50x -count 1 ./serve/web/ ) 2>&1 | tee .bench.out | $(GO) run ./cmd/quire-bench -summarize
 
 # The main job: build quire, make a sample vault from testdata/ and run it.
 demo: tools build
@@ -85,6 +93,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./ledger/page/
 	$(GO) test -run '^$$' -fuzz FuzzCheckTemplate -fuzztime 30s ./render/
 	$(GO) test -run '^$$' -fuzz FuzzLayout -fuzztime 30s ./render/
+	$(GO) test -run '^$$' -fuzz FuzzInspectAgentRun -fuzztime 30s ./ledger/
 
 clean:
 	rm -rf bin demo-vault

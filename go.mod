@@ -19,7 +19,9 @@ require (
 	github.com/tetratelabs/wazero v1.9.0
 	github.com/urfave/cli/v2 v2.27.7
 	github.com/yuin/goldmark v1.8.7
+	golang.org/x/tools v0.48.0
 	gopkg.in/yaml.v3 v3.0.1
+	rsc.io/script v0.0.2
 )
 
 require (

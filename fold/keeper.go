@@ -101,6 +101,10 @@ type KeeperOptions struct {
 	// Progress, when not nil, is told how a CatchUp goes, after every
 	// page of records it reads.
 	Progress func(Progress)
+	// Moved, when not nil, is told (outside the keeper's lock) whenever a
+	// page's views read further, catch up or stall: a server pushes it to
+	// the pages open in browsers.
+	Moved func(pageID string)
 	// PassedOver is told, once for each, of an event the filters take but
 	// the fold cannot read (not JSON, or nesting deeper than 512 levels);
 	// the views go on without it. nil: nobody is told.
@@ -407,9 +411,13 @@ func (k *Keeper) advance(ctx context.Context, ps *pageState, progress func(throu
 			continue // the data changed while this page folded: start over
 		}
 		st.Version = ps.st.Version
+		prev := ps.st
 		ps.st = st
 		k.changedLocked()
 		k.mu.Unlock()
+		if k.opts.Moved != nil && (st.Seq != prev.Seq || st.Live != prev.Live || (st.Stalled == nil) != (prev.Stalled == nil)) {
+			k.opts.Moved(page.ID)
+		}
 		if progress != nil {
 			progress(st.Seq, newest, !more)
 		}

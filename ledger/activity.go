@@ -409,12 +409,12 @@ func (l *Ledger) markActivitySeen(a *MarkSeenArgs) (*SeenMarks, error) {
 
 func init() {
 	register(Op{Name: "list_activity", Scope: "playbook:read", Method: "GET", Path: "/activity", ReadOnly: true, Idempotent: true,
-		Description: "List the organization's activity, newest first, each row named by its address: runs started and ended (<playbook>/runs/<run_id>), definitions saved (<playbook>/definitions/<type>/<name>/<version>) or broken (<playbook>/<type>/<name>), playbooks created or updated (playbooks/<playbook>/<at ms>), and comments made or resolved (<playbook>/comments/<id>, org/comments/<id>). Each row has its kind, playbook, at, actor and a summary. playbook, since and limit filter; member marks each row seen or not for that member."},
+		Description: "List the organization's activity, newest first, each row by its address: runs started and ended, definitions saved or broken, playbooks created or updated, comments made or resolved; each with kind, playbook, at, actor and summary. playbook, since and limit filter; member marks each row seen or not for that member."},
 		func(ctx context.Context, l *Ledger, a *ListActivityArgs) (*ActivityPage, error) {
 			return l.listActivity(a)
 		})
 	register(Op{Name: "mark_activity_seen", Scope: "playbook:write", Method: "POST", Path: "/activity/seen",
-		Description: "Mark rows of the activity as seen by a member, by their addresses: appends one line to org/members/<member>/seen.jsonl and commits as the member. A row is seen when marked at or after its time. Needs playbook:write; with a token, member is the token's principal (left out, it is; naming another is forbidden at /member). Refuses an item whose address is not of a form the activity names with invalid_input at /items/<i>, and a member id that breaks its rule at /member."},
+		Description: "Mark activity rows seen by a member, by their addresses: appends a line to org/members/<member>/seen.jsonl and commits. A row is seen when marked at or after its time. With a token, member is its principal (another is forbidden). Refuses an address the activity does not name (/items/<i>) and a bad member id (/member)."},
 		func(ctx context.Context, l *Ledger, a *MarkSeenArgs) (*SeenMarks, error) {
 			return l.markActivitySeen(a)
 		})

@@ -14,7 +14,7 @@ func init() {
 	// The route is GET /explain?address=…: an address holds slashes, so it
 	// is a query argument rather than a path segment.
 	register(Op{Name: "explain_address", Scope: "playbook:read", Method: "GET", Path: "/explain", ReadOnly: true, Idempotent: true,
-		Description: "Explain an address: what it names, its segments by name, the tool calls that read the thing and act on it with their arguments filled in (one this server does not serve is marked not_served), and the resolve_comment that ends the work on a comment made on it. Checks the form only, never that the thing exists. Refuses text that is not an address with invalid_input at /address, naming the segment and the rule it breaks."},
+		Description: "Explain an address: what it names, its segments, the tool calls that read and act on it with arguments filled in (not_served where this server has none), and the resolve_comment for a comment on it. Checks the form only. Refuses a non-address at /address, naming the segment and rule it breaks."},
 		func(ctx context.Context, l *Ledger, a *ExplainAddressArgs) (*address.Explanation, error) {
 			ad, err := address.Parse(a.Address)
 			if err != nil {

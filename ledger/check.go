@@ -364,10 +364,11 @@ func (l *Ledger) Reindex() error {
 		if err != nil {
 			return err
 		}
-		for _, e := range es {
+		for i, e := range es {
 			if _, err := l.historyOf(e.Playbook); err != nil {
 				return err
 			}
+			l.progress("reindex: rebuilding the playbooks' histories", "playbooks", i+1, len(es))
 		}
 		return nil
 	})
@@ -388,10 +389,10 @@ type JanitorReport struct {
 
 func init() {
 	register(Op{Name: "check_vault", Scope: "admin", Method: "GET", Path: "/check", ReadOnly: true, Idempotent: true,
-		Description: "Validate the whole vault against the playbook-run capsule and list each problem with its path and line. With history: true, also walk the vault's git history (the commits not proved by an earlier check) and prove the append-only rules from it: every committed run.jsonl only grew, definition.md never changed after its run began, an archived run never changed, and each commit's run.jsonl lines are in seq order; each problem names its commit."},
+		Description: "Validate the vault against the playbook-run capsule, each problem with its path and line. With history: true, also prove the append-only rules from the git history not proved before (run.jsonl only grew, definition.md and archived runs never changed, lines in seq order), each problem naming its commit."},
 		func(ctx context.Context, l *Ledger, a *CheckArgs) (*CheckReport, error) { return l.CheckWith(*a) })
 	register(Op{Name: "archive_idle_runs", Scope: "admin", Method: "POST", Path: "/janitor",
-		Description: "The vault janitor: commit what earlier writes recorded but could not commit (their answers said committed: false), then archive every complete or failed run without activity for 90 days or more, writing its archived event with the reason first."},
+		Description: "The janitor: commit what earlier writes could not (committed: false), then archive every complete or failed run idle 90 days or more, its archived event with the reason first."},
 		func(ctx context.Context, l *Ledger, a *JanitorArgs) (*JanitorReport, error) {
 			now, err := l.when(a.Now, "/now")
 			if err != nil {
@@ -415,7 +416,8 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			for _, e := range runs {
+			for i, e := range runs {
+				l.progress("janitor: reading the runs for idle ones", "runs", i+1, len(runs))
 				f := runfolder.Folder{V: l.V, Rel: e.Path}
 				st, err := f.LoadState()
 				if err != nil || (st.State != runfolder.Complete && st.State != runfolder.Failed) {

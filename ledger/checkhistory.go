@@ -211,6 +211,7 @@ func (l *Ledger) CheckHistory() (*HistoryReport, []Problem, error) {
 			return nil, nil, err
 		}
 		proved[todo[i]] = true
+		l.progress("check --history: proving the commits", "commits", len(todo)-i, len(todo))
 	}
 	rep.Commits = len(todo)
 	rep.Proved = len(proved)

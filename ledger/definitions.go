@@ -171,7 +171,7 @@ func (l *Ledger) readPlaybook(p string) (*playbookFront, error) {
 
 func init() {
 	register(Op{Name: "create_playbook", Scope: "admin", Method: "POST", Path: "/playbooks",
-		Description: "Make a playbook: playbooks/<playbook>/playbook.md, its events.jsonl with playbook_created, its line in the index, and a commit. Refuses an id that breaks the segment rule (invalid_input at /playbook) or one that exists (conflict)."},
+		Description: "Make a playbook: playbooks/<playbook>/playbook.md, events.jsonl with playbook_created, its index line; commits. Refuses an id breaking the segment rule (/playbook) or one that exists (conflict)."},
 		func(ctx context.Context, l *Ledger, a *CreatePlaybookArgs) (*Playbook, error) {
 			if err := checkPlaybookID(a.Playbook); err != nil {
 				return nil, err
@@ -261,7 +261,7 @@ type DefinitionArgs struct {
 
 type SaveDefinitionArgs struct {
 	Playbook  string `json:"playbook"`
-	Type      string `json:"type" jsonschema:"reasoning, lookup, interaction, prediction, computation, generation or workflow"`
+	Type      string `json:"type"`
 	Name      string `json:"name"`
 	Source    string `json:"source" jsonschema:"the document: YAML (or JSON) for a workflow, Markdown with YAML front matter for a function"`
 	Actor     string `json:"actor,omitempty"`
@@ -490,6 +490,15 @@ func init() {
 					return refusal.At(refusal.Conflict, "/name", "the %s %q is retired", a.Type, a.Name)
 				}
 				v := defVersion{Version: 1, Type: a.Type, Name: a.Name, Path: definitionPath(a.Playbook, a.Type, a.Name), UID: newID()}
+				if a.Type == "workflow" && IsAgentRun(a.Source) {
+					v.Path = strings.TrimSuffix(v.Path, ".yaml") + ".json"
+				}
+				if d != nil && path.Ext(d.latest().Path) != path.Ext(v.Path) {
+					// Its file keeps one name: an AgentRun document
+					// (.json) and a YAML workflow are different
+					// definitions.
+					return refusal.At(refusal.Conflict, "/source", "the workflow %q is %s; a new version is one too (save the other form under a new name)", a.Name, formOf(d.latest().Path))
+				}
 				if d != nil {
 					v.Version = d.latest().Version + 1
 					v.UID = d.UID
@@ -524,7 +533,7 @@ func init() {
 		}
 	}
 	register(Op{Name: "create_definition", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/definitions",
-		Description: "Save a new definition (a workflow or a function) as version 1: writes its document under playbooks/<playbook>/definitions/, records definition_saved with the blob hash in the playbook's history, and commits. Refuses a name or type that breaks the segment rules, a document that does not parse (with its line), and a definition that exists (conflict: use update_definition)."},
+		Description: "Save a new definition (a workflow or a function) as version 1: writes its document under playbooks/<playbook>/definitions/, records definition_saved and commits. Refuses a bad name or type, a document that does not parse or check (with its line or pointer), and one that exists (conflict)."},
 		save(false))
 	register(Op{Name: "update_definition", Scope: "playbook:write", Method: "PUT", Path: "/playbooks/{playbook}/definitions/{type}/{name}",
 		Description: "Save a new version of a definition (version n+1); runs already started keep the version they pinned. Refuses an unknown definition (not_found), a retired one (conflict) and a document that does not parse."},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -93,6 +94,9 @@ func pageWhere(typ string) page.Where {
 func (l *Ledger) inspect(ctx context.Context, typ, source string, check bool) (*docInfo, error) {
 	info := &docInfo{}
 	var issues []refusal.Issue
+	if typ == "workflow" && IsAgentRun(source) {
+		issues = append(issues, agentRunInfo(info, source, check)...)
+	}
 	if out, off := outputOf(typ, source); out != nil && out.Kind == yaml.MappingNode {
 		var shapeNode, schemaNode, formatNode *yaml.Node
 		formatLine := 0
@@ -176,7 +180,11 @@ func (l *Ledger) pageOptions() (page.Options, error) {
 	if cfg.Typecheck == "syntax-only" {
 		mode = module.SyntaxOnly
 	}
-	return page.Options{Module: module.Options{Mode: mode}, Templates: render.CheckTemplate}, nil
+	setting := cfg.TSC
+	if setting != "" && !filepath.IsAbs(setting) {
+		setting = filepath.Join(l.V.Root(), setting)
+	}
+	return page.Options{Module: module.Options{Mode: mode, Setting: setting}, Templates: render.CheckTemplate}, nil
 }
 
 // normalizeYAML turns YAML's maps into JSON's.
@@ -333,7 +341,7 @@ type UpdatePlaybookArgs struct {
 
 func init() {
 	register(Op{Name: "update_playbook", Scope: "admin", Method: "PUT", Path: "/playbooks/{playbook}",
-		Description: "Change a playbook's name, description or page. The page is YAML text (the page mapping: data and runs, no result), checked as a definition's page is, its issues under /page with their lines; null removes it. Each page save records playbook_page_saved in the playbook's history. Commits."},
+		Description: "Change a playbook's name, description or page: YAML text (data and runs, no result) checked as a definition's page, issues under /page with lines; null removes it. A page save records playbook_page_saved. Commits."},
 		func(ctx context.Context, l *Ledger, a *UpdatePlaybookArgs) (*Playbook, error) {
 			f, err := l.readPlaybook(a.Playbook)
 			if err != nil {

@@ -136,7 +136,7 @@ func init() {
 			return out, nil
 		})
 	register(Op{Name: "get_event", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/events/{event_id}", ReadOnly: true, Idempotent: true,
-		Description: "Read one event of a playbook by its id, in CloudEvents form. A run's event has the id <run_id>_<n>, its nth event; a line written by hand in the playbook's events.jsonl, <playbook uid>_<n>."},
+		Description: "Read one event by its id, in CloudEvents form: <run_id>_<n> for a run's nth event, <playbook uid>_<n> for a hand-written line of events.jsonl."},
 		func(ctx context.Context, l *Ledger, a *GetEventArgs) (*Event, error) {
 			if !address.ValidEventID(a.EventID) {
 				return nil, refusal.Invalid("/event_id", "%q is not an event id: a UUID, or a UUID, an underscore and a number from 1", a.EventID)

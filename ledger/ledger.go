@@ -28,6 +28,7 @@ type Ledger struct {
 	adopted sync.Map
 
 	views views
+	watch watchers
 
 	// OnEvent, when set before the ledger is used, is called after every
 	// event the ledger records, outside the lock, with the playbook and its
@@ -39,6 +40,19 @@ type Ledger struct {
 	// its subject, such as "workflow/morning-social-content"), after every
 	// page of records. The CLI prints progress from it.
 	OnCatchUp func(playbook string, p fold.Progress)
+
+	// OnProgress, when set before the ledger is used, is told how long
+	// work goes, after each of its units: reindex (playbooks), check's
+	// walk of the git history (commits), the janitor (runs). task names
+	// the work; done of total units are through.
+	OnProgress func(task, unit string, done, total int)
+}
+
+// progress tells OnProgress, when it is set.
+func (l *Ledger) progress(task, unit string, done, total int) {
+	if l.OnProgress != nil {
+		l.OnProgress(task, unit, done, total)
+	}
 }
 
 // Open opens the vault at dir.
@@ -62,11 +76,14 @@ func New(v *vault.Vault) *Ledger {
 // Close stops the fold's workers and waits for the vault's background work.
 func (l *Ledger) Close() error {
 	l.views.mu.Lock()
-	pool := l.views.pool
-	l.views.pool = nil
+	pool, tryPool := l.views.pool, l.views.tryPool
+	l.views.pool, l.views.tryPool = nil, nil
 	l.views.mu.Unlock()
 	if pool != nil {
 		pool.Close()
+	}
+	if tryPool != nil {
+		tryPool.Close()
 	}
 	return l.V.Close()
 }
@@ -237,5 +254,52 @@ func (l *Ledger) notify(playbook string, seq int64) {
 	l.wake(playbook)
 	if l.OnEvent != nil {
 		l.OnEvent(playbook, seq)
+	}
+	l.tell(playbook, WatchEvent)
+}
+
+// What a watcher is told of (Watch).
+const (
+	WatchEvent = "event" // the playbook recorded an event through this ledger
+	WatchViews = "views" // a page's views read further, caught up or stalled
+)
+
+type watchers struct {
+	mu   sync.Mutex
+	next int
+	fns  map[int]func(playbook, what string)
+}
+
+// Watch calls fn, until cancel is called, after every event this ledger
+// records (WatchEvent) and whenever the views of one of the playbook's
+// pages move while quire serve keeps them (WatchViews). fn runs on the
+// writer's goroutine, outside the vault's lock: it must return at once.
+func (l *Ledger) Watch(fn func(playbook, what string)) (cancel func()) {
+	w := &l.watch
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fns == nil {
+		w.fns = map[int]func(string, string){}
+	}
+	w.next++
+	id := w.next
+	w.fns[id] = fn
+	return func() {
+		w.mu.Lock()
+		delete(w.fns, id)
+		w.mu.Unlock()
+	}
+}
+
+func (l *Ledger) tell(playbook, what string) {
+	w := &l.watch
+	w.mu.Lock()
+	fns := make([]func(string, string), 0, len(w.fns))
+	for _, fn := range w.fns {
+		fns = append(fns, fn)
+	}
+	w.mu.Unlock()
+	for _, fn := range fns {
+		fn(playbook, what)
 	}
 }

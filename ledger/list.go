@@ -13,8 +13,8 @@ type ListRunsArgs struct {
 	Playbook string `json:"playbook"`
 	Type     string `json:"type,omitempty"`
 	Name     string `json:"name,omitempty"`
-	Status   string `json:"status,omitempty" jsonschema:"started, succeeded, failed or rejected"`
-	State    string `json:"state,omitempty" jsonschema:"active, paused, complete, failed or archived"`
+	Status   string `json:"status,omitempty" jsonschema:"the runs' status"`
+	State    string `json:"state,omitempty" jsonschema:"the runs' state"`
 	Limit    int    `json:"limit,omitempty" range:"1,1000" jsonschema:"1 to 1000 (default 50)"`
 	Cursor   string `json:"cursor,omitempty" jsonschema:"the next of the page before"`
 }
@@ -22,6 +22,10 @@ type ListRunsArgs struct {
 type RunPage struct {
 	Runs []*Run `json:"runs"`
 	Next string `json:"next,omitempty"`
+	// Remaining is how many runs of the type and name asked lie past this
+	// page, when there is a next: status and state are read from each
+	// run as its page is made, so with them it is the most there can be.
+	Remaining int `json:"remaining,omitempty"`
 }
 
 func init() {
@@ -67,6 +71,7 @@ func init() {
 			for i := start; i >= 0; i-- {
 				if len(out.Runs) == limit {
 					out.Next = strconv.Itoa(i + 1)
+					out.Remaining = i + 1
 					break
 				}
 				r, err := l.readRun(runs[i], runfolder.Folder{V: l.V, Rel: runs[i].Path})

@@ -465,7 +465,7 @@ type RenderedPlaybook struct {
 
 func init() {
 	register(Op{Name: "render_page", Scope: "playbook:read", Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/render", ReadOnly: true, Idempotent: true,
-		Description: "The preview of a definition's page: answers the definition as get_definition does, with page.result (over sample_output, or the latest run) and page.runs. With run_id, page.result, page.runs and page.standing as they stood when that run ended, folded again from the start of the history (writing nothing; out_of_reach past 10 pages of 1,000 records). Refuses a definition without a page (not_found), a retired one (conflict), a run of another definition or run_id with sample_output (invalid_input at /run_id)."},
+		Description: "Preview a definition's page: the definition as get_definition answers it, with page.result (over sample_output or the latest run) and page.runs. With run_id, the page as it stood when that run ended, folded again (out_of_reach past 10 pages of 1,000 records). Refuses a definition without a page (not_found), a retired one (conflict), a run of another definition or run_id with sample_output."},
 		func(ctx context.Context, l *Ledger, a *RenderPageArgs) (*Definition, error) {
 			if err := checkFormat(a.Format); err != nil {
 				return nil, err
@@ -556,4 +556,28 @@ func init() {
 			}
 			return &RenderedPlaybook{Page: &PageView{Runs: runs, Standing: st}}, nil
 		})
+}
+
+// Headlines answers each run's headline, the first line of its
+// page.result as get_run renders it ("" where its subject has no result),
+// reading each subject's page once: for lists of runs, such as serve/web's
+// runs of a definition. The runs are those a read answered (list_runs).
+func (l *Ledger) Headlines(runs []*Run) []string {
+	out := make([]string, len(runs))
+	subjects := map[string]*subject{}
+	for i, r := range runs {
+		key := r.Playbook + "/" + r.Type + "/" + r.Name
+		s, seen := subjects[key]
+		if !seen {
+			s, _ = l.subjectOf(r.Playbook, r.Type, r.Name)
+			subjects[key] = s
+		}
+		if s == nil || s.Retired || s.Page == nil || s.Page.Result == nil {
+			continue
+		}
+		st := &runfolder.State{Status: r.Status, Started: r.Started, Ended: r.Ended, Version: r.Version,
+			Reason: r.Reason, Kind: r.Kind, Detail: r.Detail, Output: r.Output}
+		out[i] = render.Headline(l.resultOf(s, st, ""))
+	}
+	return out
 }

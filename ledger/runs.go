@@ -139,6 +139,7 @@ type Run struct {
 	Executor     string          `json:"executor"`
 	AuthorizedBy string          `json:"authorized_by"`
 	CurrentStep  *string         `json:"current_step"`
+	Paused       json.RawMessage `json:"paused,omitempty" jsonschema:"while paused, its pause_started's data: what it waits for"`
 	Events       int             `json:"events"`
 	LastSeq      int64           `json:"last_seq"`
 	Path         string          `json:"path"`
@@ -171,7 +172,7 @@ func runOf(e vault.Entry, st *runfolder.State) *Run {
 	return &Run{RunID: st.RunID, Playbook: e.Playbook, Type: st.Type, Name: st.Name, Version: st.Version,
 		Status: st.Status, State: st.State, Started: st.Started, Ended: st.Ended, Output: st.Output,
 		OutputShape: outputShape, Reason: st.Reason, Kind: st.Kind, Detail: st.Detail, Issues: st.Issues,
-		Executor: st.Executor, AuthorizedBy: st.AuthorizedBy, CurrentStep: st.CurrentStep, Events: st.Events,
+		Executor: st.Executor, AuthorizedBy: st.AuthorizedBy, CurrentStep: st.CurrentStep, Paused: st.Paused, Events: st.Events,
 		LastSeq: st.LastSeq, Path: e.Path, Address: e.Playbook + "/runs/" + st.RunID}
 }
 
@@ -267,7 +268,7 @@ func strPtr(s string) *string {
 
 func init() {
 	register(Op{Name: "run_definition", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/runs",
-		Description: "Start a run of a definition at its current version: creates playbook-runs/<name>-<run_id>-<YYYY-MM-DD>/ with definition.md (pinned playbook_version), context.md, thread.md, run.jsonl seeded with run_created, run.state.json and artifacts/, appends the run to the index and commits. Refuses an empty member_of or one naming no project (invalid_input at /member_of), an input nested deeper than 512 levels (invalid_input at /input), an unknown definition (not_found at /name) and a retired one (conflict at /name). Renders nothing."},
+		Description: "Start a run of a definition at its current version: makes playbook-runs/<name>-<run_id>-<date>/ (definition.md pinning the version, context.md, thread.md, run.jsonl with run_created, run.state.json, artifacts/), indexes and commits it. Refuses a member_of naming no project (/member_of), an input nested over 512 levels (/input), an unknown (not_found) or retired (conflict) definition."},
 		func(ctx context.Context, l *Ledger, a *RunDefinitionArgs) (*Run, error) {
 			if len(a.MemberOf) == 0 {
 				return nil, refusal.Invalid("/member_of", "rule 1: every run has at least one parent project; member_of is empty")
@@ -379,7 +380,7 @@ func init() {
 		})
 
 	register(Op{Name: "record_event", Scope: "playbook:write", StatePath: "/event", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/events",
-		Description: "Append one event to a run's run.jsonl (fsynced before the answer), numbered in the playbook's history; a boundary (a step's end, pause, resume, milestone, verification receipt, compensation) rewrites run.state.json and commits. Refuses unknown event types, run_created/archived/run ends (use run_definition, transition_run, end_run), an archived run (rule 5), a pause or resume by anyone but the executor or authorized_by (rule 4, forbidden), a time before the run's previous event or over 5 minutes ahead of the server's clock (the default time)."},
+		Description: "Append an event to a run's run.jsonl (fsynced), numbered in the playbook's history; a boundary (step end, pause, resume, milestone, receipt, compensation) rewrites run.state.json and commits. Refuses unknown types, run_created/archived/run ends (their own ops), an archived run, a pause or resume by anyone but executor or authorized_by (rule 4), a time before the previous event or over 5 minutes ahead."},
 		func(ctx context.Context, l *Ledger, a *RecordEventArgs) (*Event, error) {
 			switch a.Event {
 			case event.RunCreated:
@@ -416,7 +417,7 @@ func init() {
 		})
 
 	register(Op{Name: "append_thread", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/thread",
-		Description: "Append text to a run's thread.md, the working memory for whoever continues it. thread.md is append-only; it is committed with the run's next boundary, or at once when the run has ended (complete or failed). Refuses an archived run (rule 5)."},
+		Description: "Append text to a run's thread.md (append-only working memory for whoever continues it), committed at the next boundary, or at once for an ended run. Refuses an archived run."},
 		func(ctx context.Context, l *Ledger, a *AppendThreadArgs) (*Run, error) {
 			if err := checkActor(a.Actor); err != nil {
 				return nil, err
@@ -449,7 +450,7 @@ func init() {
 		})
 
 	register(Op{Name: "put_artifact", Scope: "playbook:write", Method: "PUT", Path: "/playbooks/{playbook}/runs/{run_id}/artifacts/{name...}",
-		Description: "Write a file into a run's artifacts/ (replacing one of the same name), committed with the run's next boundary, or at once when the run has ended (complete or failed). Refuses a name that would leave artifacts/ (.., absolute paths, symbolic links) and an archived run."},
+		Description: "Write a file into a run's artifacts/ (replacing one of that name), committed at the next boundary, or at once for an ended run. Refuses a name leaving artifacts/ (.., absolute, symbolic links) and an archived run."},
 		func(ctx context.Context, l *Ledger, a *PutArtifactArgs) (map[string]any, error) {
 			content := []byte(a.Content)
 			switch a.Encoding {
@@ -480,7 +481,7 @@ func init() {
 		})
 
 	register(Op{Name: "end_run", Scope: "playbook:write", StatePath: "/status", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/end",
-		Description: "End a run: succeeded (with its output) writes run_succeeded and the run becomes complete; rejected (with reason, and optionally kind and detail) writes run_rejected, failed writes run_failed, and the run becomes failed. An output that does not match its shape or schema ends the run rejected (conflict, unworkable; a reasoning function's output_invalid) with its issues. An output too large for its event (256 KiB a line) is kept whole in run.state.json and artifacts/output.json and the event carries its size. Commits. Refuses anyone but the executor or authorized_by (rule 4), a run that already ended, and an archived run."},
+		Description: "End a run: succeeded (with output) makes it complete; rejected (reason, optional kind, detail) or failed makes it failed. An output not matching its shape or schema ends it rejected (conflict, unworkable; a reasoning function's output_invalid) with its issues. An output over 256 KiB is kept in artifacts/output.json. Commits. Refuses anyone but the executor or authorized_by (rule 4), an ended or archived run."},
 		func(ctx context.Context, l *Ledger, a *EndRunArgs) (*Run, error) {
 			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
 			if err != nil {
@@ -575,7 +576,7 @@ func init() {
 		})
 
 	register(Op{Name: "cancel_run", Scope: "playbook:write", StatePath: "/run_id", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/cancel",
-		Description: "Cancel an active run: writes run_failed of the kind cancelled and the run becomes failed. Commits. Refuses anyone but the executor or authorized_by (rule 4), a paused run (resume it first), an ended or archived run."},
+		Description: "Cancel an active run: run_failed of the kind cancelled makes it failed. Commits. Refuses anyone but the executor or authorized_by (rule 4), a paused run (resume it first), an ended or archived run."},
 		func(ctx context.Context, l *Ledger, a *CancelRunArgs) (*Run, error) {
 			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
 			if err != nil {
@@ -591,7 +592,7 @@ func init() {
 		})
 
 	register(Op{Name: "transition_run", Scope: "playbook:write", StatePath: "/to", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/transition",
-		Description: "Move a run along the capsule's state machine: to paused (pause_started), active (pause_resumed) or archived (writes the archived event with its reason first; the run is then read-only). Only the executor or authorized_by may (rule 4, forbidden). Runs end through end_run."},
+		Description: "Move a run to paused (pause_started), active (pause_resumed) or archived (its archived event with the reason first; then read-only). Only the executor or authorized_by may (rule 4). Runs end through end_run."},
 		func(ctx context.Context, l *Ledger, a *TransitionRunArgs) (*Run, error) {
 			if a.Actor == janitor {
 				return nil, refusal.Invalid("/actor", "%s is reserved for quire janitor", janitor)
@@ -624,7 +625,7 @@ func init() {
 		})
 
 	register(Op{Name: "get_run", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}", ReadOnly: true, Idempotent: true,
-		Description: "Read a run: status (started, succeeded, failed, rejected), state (active, paused, complete, failed, archived), the version it pinned, started and ended, its output, its current step and its folder; and page.result, the run rendered through its definition's page (its first line is the headline). With blocks, page.blocks lists the result's blocks with their addresses <playbook>/runs/<run_id>/result/<n>."},
+		Description: "Read a run: status, state, pinned version, started and ended, output, current step, what a paused run waits for, its folder; and page.result, the run rendered through its definition's page (first line the headline). With blocks, page.blocks lists the result's blocks with their addresses."},
 		func(ctx context.Context, l *Ledger, a *GetRunArgs) (*Run, error) {
 			if err := checkFormat(a.Format); err != nil {
 				return nil, err

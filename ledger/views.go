@@ -29,6 +29,7 @@ import (
 type views struct {
 	mu       sync.Mutex
 	pool     *fold.Pool
+	tryPool  *fold.Pool // try_code's, whose one view has no shape
 	keepers  map[string]*keeperOf
 	programs map[string]*fold.Program // by data hash
 	serving  bool
@@ -188,6 +189,7 @@ func (l *Ledger) keeper(playbook string) (*keeperOf, error) {
 		k, err := fold.NewKeeper(fold.KeeperOptions{
 			Dir: l.V.Abs(path.Join(vault.QuireDir, "views", playbook)), History: playbookHistory{l, playbook},
 			Pool: pool, MaxRebuilds: cfg.PageMaxRebuilds, PageSize: v.pageSize,
+			Moved: func(string) { l.tell(playbook, WatchViews) },
 			Progress: func(p fold.Progress) {
 				if l.OnCatchUp != nil {
 					l.OnCatchUp(playbook, p)

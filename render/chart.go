@@ -526,3 +526,36 @@ func chartText(d drawn, info, body, original, format string) string {
 	}
 	return d.line + "\n\n" + codeBlock(string(bytes.TrimSpace([]byte(body))))
 }
+
+// Chart is a chart block that draws, as a client that draws it reads it
+// (serve/web's figures): its kind, its roles (role → column) and its
+// body, and its data as the page format's table ("Data becomes a table
+// this way"), the same table a client that does not draw prints. A text
+// block's table is its text.
+type Chart struct {
+	Kind  string
+	Roles map[string]string
+	Body  string // the JSON of its data, as written, trimmed
+	Table string // Markdown
+	Shape string // series, categories, table or text
+	Tiles int    // a figure block's values, each a cell of its block
+}
+
+// ReadChart reads a chart block from its info string and body, as Layout
+// checks it. ok is false for a block that does not draw: Layout has then
+// already written its line (and its table) in its place.
+func ReadChart(info, body string) (c Chart, ok bool) {
+	d := checkChart(info, body)
+	if !d.ok {
+		return c, false
+	}
+	ci, _ := readInfo(info)
+	c = Chart{Kind: ci.kind, Roles: map[string]string{}, Body: strings.TrimSpace(body), Shape: d.shape, Table: dataTable(d.data, d.shape)}
+	for _, r := range ci.roles {
+		c.Roles[r.name] = r.column
+	}
+	if ci.kind == "figure" {
+		c.Tiles = d.count
+	}
+	return c, true
+}

@@ -355,6 +355,9 @@ type Block struct {
 	Kind  string // heading, paragraph, list, quote, table, chart, code, html or row
 	Text  string // the block's Markdown
 	Cells int    // a row's cells, a figure block's tiles; 0 for others
+	// CellText is the Markdown of each cell of a row, in order (nil for
+	// other blocks): what a client that lays rows out draws in each.
+	CellText []string
 }
 
 // Blocks counts the top-level blocks of a rendered result, as Result
@@ -377,7 +380,11 @@ func Blocks(md string) []Block {
 				b.WriteString("\n" + strings.Join(c, "\n"))
 			}
 			b.WriteString("\n" + s.row.close)
-			add(Block{Kind: "row", Text: b.String(), Cells: len(s.row.cells)})
+			cells := make([]string, len(s.row.cells))
+			for i, c := range s.row.cells {
+				cells[i] = strings.Trim(strings.Join(c, "\n"), "\n")
+			}
+			add(Block{Kind: "row", Text: b.String(), Cells: len(s.row.cells), CellText: cells})
 			continue
 		}
 		var src string

@@ -103,3 +103,37 @@ func TestBlocks(t *testing.T) {
 		t.Errorf("morning result blocks %+v", r)
 	}
 }
+
+// TestReadChart: a chart block that draws is read with its kind, roles
+// and body, and its table is the one a client that does not draw prints
+// (Layout's text format); one that fails is not read.
+func TestReadChart(t *testing.T) {
+	for _, k := range kinds {
+		info := "chart " + k.Name
+		if k.Name == "bars" {
+			info += ` x=Channel y="Posts"`
+		}
+		c, ok := ReadChart(info, k.Example+"\n")
+		if !ok {
+			t.Errorf("%s: does not draw", k.Name)
+			continue
+		}
+		text := Layout("```"+info+"\n"+k.Example+"\n```", "text")
+		if c.Kind != k.Name || c.Body != k.Example || c.Table != text {
+			t.Errorf("%s: %+v\nwant the table %q", k.Name, c, text)
+		}
+		if k.Name == "bars" && (c.Roles["x"] != "Channel" || c.Roles["y"] != "Posts") {
+			t.Errorf("bars: roles %v", c.Roles)
+		}
+		if k.Name == "figure" && c.Tiles != 2 {
+			t.Errorf("figure: %d tiles", c.Tiles)
+		}
+	}
+	if _, ok := ReadChart("chart line", `{"values":[{"name":"A","value":1}]}`); ok {
+		t.Error("a line over categories draws")
+	}
+	b := Blocks("Intro\n\n::: row\n#### One\n```chart share\n{\"values\":[{\"name\":\"A\",\"value\":1}]}\n```\n---\nTwo\n:::\n")
+	if len(b) != 2 || b[1].Kind != "row" || len(b[1].CellText) != 2 || b[1].CellText[1] != "Two" || !strings.HasPrefix(b[1].CellText[0], "#### One\n```chart share") {
+		t.Errorf("blocks: %+v", b)
+	}
+}

@@ -48,6 +48,10 @@ type State struct {
 	// pointers in the output (an output that does not match its shape).
 	Issues      []refusal.Issue `json:"issues,omitempty"`
 	ArchivedWhy string          `json:"archived_reason,omitempty"`
+	// Paused is, while the run is paused, the data of the pause_started
+	// that paused it: what it waits for (an AgentRun escalate's kind,
+	// stage and summary).
+	Paused json.RawMessage `json:"paused,omitempty"`
 }
 
 // StatusOf maps a state to the run status of DESIGN.md; archived keeps the
@@ -156,6 +160,9 @@ func (s *State) Apply(l *event.Line, size int) {
 		s.Started = l.Timestamp
 	case event.PauseStarted:
 		s.State = Paused
+		if len(l.Data) > 0 && string(l.Data) != "{}" && string(l.Data) != "null" {
+			s.Paused = l.Data
+		}
 	case event.PauseResumed:
 		s.State = Active
 	case event.RunSucceeded:
@@ -173,6 +180,9 @@ func (s *State) Apply(l *event.Line, size int) {
 	case event.Archived:
 		s.State = Archived
 		s.ArchivedWhy = l.Reason
+	}
+	if s.State != Paused {
+		s.Paused = nil
 	}
 	s.Status = statusOf(s.State, s.Status)
 }

@@ -15,6 +15,7 @@ import (
 	"quire/ledger"
 	"quire/ledger/event"
 	"quire/ledger/refusal"
+	"quire/serve/web"
 )
 
 // Limits of a call, on every transport.
@@ -40,6 +41,8 @@ type server struct {
 	// invoke runs a decoded call; tests replace it to make a handler panic
 	// or fail as the ledger does not.
 	invoke func(ctx context.Context, op *ledger.Op, args any) (any, error)
+	// web is the browser's pages, once handler made them.
+	web *web.Web
 }
 
 func newServer(l *ledger.Ledger, open bool, log *slog.Logger) *server {

@@ -119,6 +119,16 @@
 // NewMCPServer trust their caller with every scope, and as whoever it
 // names. The capsule's rules (who may transition a run) stay the ledger's.
 //
+// # Pages
+//
+// Handler also serves the browser's pages (package web) at /: every path
+// but /v1/… and /mcp. They take no bearer header from a browser: web
+// reads the token from its login cookie (or a bearer header), and serve
+// lends it pages() — the same authentication (a server without tokens
+// answers only requests addressed to loopback) and the same call path,
+// so a page's read or comment is checked and acted as every other call.
+// Run ends the pages' live streams when it shuts down.
+//
 // # Who acts
 //
 // A call with a token acts as the token's principal, in call.go's actAs,

@@ -212,8 +212,14 @@ func readArgs(t *testing.T, l *ledger.Ledger, project, runID, member string) map
 		"end_run":              with(run, "status", "failed", "detail", "gave up", "actor", member),
 		"transition_run":       with(run, "to", "paused", "actor", member),
 		"cancel_run":           with(run, "detail", "not needed", "actor", member),
+		"inspect_workflow":     {"source": agentRunSource},
+		"try_code":             {"source": agentRunSource, "label": "count", "state": map[string]any{"items": []int{1, 2}}},
 	}
 }
+
+// agentRunSource is a small AgentRun workflow document of one code node.
+const agentRunSource = `{"v": 2, "name": "count", "schemas": {"N": {"type": "object"}}, "output": {"schemaId": "N", "path": "n"},
+  "root": {"node": "code", "label": "count", "as": "n", "code": "(s) => ({ count: s.items.length })"}}`
 
 // A read token changes nothing: every operation of the table, called with
 // arguments it would act on, over HTTP and over MCP, leaves every file of

@@ -285,6 +285,9 @@ func closedSet(op, arg string) []string {
 		}
 		return []string{"started", "succeeded", "failed", "rejected"}
 	case "state":
+		if op == "try_code" {
+			return nil // the workflow's state, not a run's
+		}
 		return []string{"active", "paused", "complete", "failed", "archived"}
 	case "event":
 		// What record_event takes: the capsule's types but the ones that

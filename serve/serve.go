@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 
 	"quire/ledger"
 	"quire/ledger/refusal"
+	"quire/serve/web"
 )
 
 // DefaultAddr is where Run listens unless told otherwise.
@@ -73,6 +75,51 @@ func Handler(l *ledger.Ledger, opts Options) http.Handler {
 	return newServer(l, opts.Open, opts.Logger).handler()
 }
 
+// pages are the browser's pages (package web) over the server: a
+// request is who its token (the login cookie's, or a bearer header) says,
+// and every call the pages make takes the one path of call.go.
+func (s *server) pages() *web.Web {
+	auth := func(r *http.Request, token string) (*principal, error) {
+		h := ""
+		if token != "" {
+			h = "Bearer " + token
+		}
+		p, err := s.authenticate(h)
+		if err != nil {
+			return nil, err
+		}
+		if p.open && !loopbackHost(r.Host) {
+			return nil, refusal.New(refusal.Forbidden, "this server has no tokens, so it answers only requests addressed to localhost, not to %q; make a token with quire token create", r.Host)
+		}
+		return p, nil
+	}
+	return web.New(s.l, web.Options{
+		Logger: s.log,
+		Authenticate: func(r *http.Request, token string) (string, bool, error) {
+			p, err := auth(r, token)
+			if err != nil {
+				return "", false, err
+			}
+			return p.Name, p.open, nil
+		},
+		Call: func(ctx context.Context, r *http.Request, token, name string, args any) (any, error) {
+			p, err := auth(r, token)
+			if err != nil {
+				return nil, err
+			}
+			op, ok := ledger.Lookup(name)
+			if !ok {
+				return nil, fmt.Errorf("serve: no operation %s", name)
+			}
+			raw, err := json.Marshal(args)
+			if err != nil {
+				return nil, err
+			}
+			return s.call(ctx, p, op, raw)
+		},
+	})
+}
+
 func (s *server) handler() http.Handler {
 	routes := routesOf(ledger.Ops())
 	mux := http.NewServeMux()
@@ -89,8 +136,8 @@ func (s *server) handler() http.Handler {
 		}
 		mcpH.ServeHTTP(w, r)
 	}))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, refusal.New(refusal.NotFound, "no route %s %s: quire serves /v1/orgs/{org}/…, /v1/openapi.json and /mcp", r.Method, r.URL.Path))
+	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, refusal.New(refusal.NotFound, "no route %s %s: quire serves /v1/orgs/{org}/…, /v1/openapi.json and /mcp, and its pages at /", r.Method, r.URL.Path))
 	})
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -99,7 +146,12 @@ func (s *server) handler() http.Handler {
 	// The OpenAPI document is read without a token: it says how to get
 	// one, and holds nothing of the vault.
 	top := http.NewServeMux()
-	top.Handle("/", s.authed(cop.Handler(mux)))
+	top.Handle("/v1/", s.authed(cop.Handler(mux)))
+	top.Handle("/mcp", s.authed(cop.Handler(mux)))
+	// The pages find who a request is themselves: a browser carries its
+	// token in a cookie, not a header.
+	s.web = s.pages()
+	top.Handle("/", cop.Handler(s.web))
 	top.HandleFunc("/v1/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET")
@@ -151,6 +203,13 @@ func Run(ctx context.Context, l *ledger.Ledger, opts Options) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	// The pages' live streams end when the server shuts down, so that
+	// Shutdown does not wait for them.
+	srv.RegisterOnShutdown(func() {
+		if s.web != nil {
+			s.web.Close()
+		}
+	})
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if opts.Ready != nil {

@@ -63,6 +63,7 @@ git -C "$V" log -12 --format='%h %an  %s'
 if "$Q" serve --help >/dev/null 2>&1; then
   echo
   echo "== quire serve"
+  echo "Open:  http://127.0.0.1:8080/   (the pages in a browser: playbooks, pages with their charts, runs, comments)"
   echo "HTTP:  http://127.0.0.1:8080/v1/orgs/acme/playbooks/operations/runs"
   echo "API:   http://127.0.0.1:8080/v1/openapi.json"
   echo "MCP:   give a client the command: $Q mcp --vault $V   (or streamable HTTP at http://127.0.0.1:8080/mcp)"

@@ -55,4 +55,37 @@ run.jsonl, when it next writes or reads the run.
 
 To resume a run: read definition.md, then run.state.json, then the events of
 run.jsonl after its last_seq, then thread.md. Check your work with quire check.
+
+## Recording a run of an AgentRun workflow
+
+An AgentRun workflow (a definition/workflow/<name>.json with "v": 2) is
+executed by an agent host, not by quire; you record what it did. Before you
+start, quire definition inspect FILE (or inspect_workflow) shows the state
+keys each node produces; try_code runs one code node over a state you give.
+
+- Start with run_definition, its input the workflow's input.
+- Each node is a step named by its label path: the labels from root down,
+  joined by /, such as evidence-gate/check-support. Record step_started when
+  it begins, step_completed (data: what it stored, under which key) or
+  step_failed (data: the error) when it ends.
+- Record call_record for each tool call (data: the tool, its arguments, how
+  long it took, its result or a reference to an artifact).
+- An escalate that fires pauses the run: record pause_started with its step
+  and data {"kind", "stage", "summary"}; get_run then answers them as paused.
+  Whoever settles it records pause_resumed.
+- End with end_run: succeeded with the value at output.path as output. It is
+  checked against output.schemaId's schema; a value that does not match ends
+  the run rejected (conflict, unworkable) with each issue at its pointer.
+
+For example, the evidence gate whose judge is not sure enough (then the
+events as record_event, or quire run event, records them):
+
+    quire run start --playbook finance --name evidence-gate --input '{"record": {...}}' \
+      --member-of <project> --executor agent-7 --authorized-by ana
+    {"event":"step_started","step":"evidence-gate/check-support"}
+    {"event":"call_record","step":"evidence-gate/check-support","data":{"tool":"jev.judge","duration_ms":812}}
+    {"event":"step_completed","step":"evidence-gate/check-support","data":{"as":"check","value":{"supported":true}}}
+    {"event":"step_completed","step":"evidence-gate/gate-probability","data":{"as":"gate","value":{"accepted":false}}}
+    {"event":"pause_started","step":"evidence-gate/evidence-not-supported",
+     "data":{"kind":"needs_review","stage":"evidence","summary":"The evidence does not clearly support the claim."}}
 `

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -27,6 +28,10 @@ type Config struct {
 	PageMaxRebuilds int `yaml:"page_max_rebuilds,omitempty"`
 	// Typecheck is "full" (default) or "syntax-only".
 	Typecheck string `yaml:"typecheck,omitempty"`
+	// TSC is the path of the TypeScript compiler (tsc of typescript@7)
+	// that checks pages' modules at save, relative to the vault's folder
+	// or absolute; second in the lookup, after QUIRE_TSC (fold/module).
+	TSC string `yaml:"tsc,omitempty"`
 	// Tokens are the bearer tokens of quire serve, stored hashed.
 	Tokens []Token `yaml:"tokens,omitempty"`
 }
@@ -66,6 +71,8 @@ type Vault struct {
 	compactMu     sync.Mutex
 	busy          bool
 	noAutoCompact bool
+	compactCtx    context.Context
+	compactFailed time.Time // when a background compaction last failed
 
 	reg *registry
 

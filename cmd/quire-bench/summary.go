@@ -45,6 +45,7 @@ var targets = []target{
 	{bench: "BenchmarkGetDefinitionFulfillOrder", metric: "ms/op", max: 2, what: "issue 5: get_definition of fulfill-order over live views"},
 	{bench: "BenchmarkGetRunFulfillOrder", metric: "ms/op", max: 1, what: "issue 5: get_run of a fulfill-order run"},
 	{bench: "BenchmarkHTTPAppend", metric: "events/s", what: "issue 7: 16 clients x 1,000 events over HTTP"},
+	{bench: "BenchmarkDefinitionPageFulfillOrder", metric: "median-ms", max: 20, what: "issue 16: the definition page of fulfill-order with 1,000 runs, answered by the server"},
 }
 
 func summarize(r io.Reader, w io.Writer) {

@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"quire/ledger"
-	"quire/ledger/refusal"
 )
 
 // `quire address explain ADDRESS` and `quire activity`: the commands of the
@@ -23,10 +22,10 @@ func addressCommand(e *env) *cli.Command {
 		Name:  "address",
 		Usage: "read addresses",
 		Subcommands: []*cli.Command{{
-			Name: "explain", Usage: "say what an address names and the calls that read and act on it, as JSON", ArgsUsage: "ADDRESS",
+			Name: "explain", Usage: "say what an address names and the calls that read and act on it (JSON, with or without --json)", ArgsUsage: "ADDRESS",
 			Action: func(c *cli.Context) error {
-				if c.NArg() != 1 {
-					return refusal.Invalid("/address", "quire address explain takes one address")
+				if err := needArgs(c, 1, 1, "ADDRESS, one address"); err != nil {
+					return err
 				}
 				raw, _ := json.Marshal(map[string]string{"address": c.Args().First()})
 				// explain_address reads no vault, so it runs without one:
@@ -53,6 +52,9 @@ func activityCommand(e *env) *cli.Command {
 			jsonFlag,
 		},
 		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+			if c.NArg() > 0 {
+				return unknownCommand(c.Args().First(), c.Command)
+			}
 			args := map[string]any{"playbook": c.String("playbook"), "since": c.String("since"), "member": c.String("member")}
 			if c.IsSet("limit") {
 				args["limit"] = c.Int("limit")
@@ -72,7 +74,7 @@ func activityCommand(e *env) *cli.Command {
 		}),
 		Subcommands: []*cli.Command{{
 			Name: "seen", Usage: "mark rows of the activity as seen by a member", ArgsUsage: "ADDRESS...",
-			Flags: []cli.Flag{&cli.StringFlag{Name: "member", Required: true}, jsonFlag},
+			Flags: []cli.Flag{&cli.StringFlag{Name: "member", Required: true, Usage: "the member who saw them"}, jsonFlag},
 			Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 				return callAndShow(e, c, l, "mark_activity_seen", map[string]any{"member": c.String("member"), "items": c.Args().Slice()},
 					func(res any) {

@@ -45,7 +45,7 @@ func TestAddressExplainCLI(t *testing.T) {
 	if code != 1 || out != "" || !strings.Contains(errs, "/address: ") || !strings.Contains(errs, "<version>") {
 		t.Errorf("a bad address: exit %d, out %q, err %q", code, out, errs)
 	}
-	if code, _, _ := quire(t, "", "address", "explain"); code != 1 {
+	if code, _, _ := quire(t, "", "address", "explain"); code != 2 {
 		t.Errorf("no address: exit %d", code)
 	}
 	// Through quire call, the refusal object.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -35,19 +34,16 @@ func commentCommand(e *env) *cli.Command {
 		Usage: "make, list and resolve comments on addresses",
 		Subcommands: []*cli.Command{
 			{
-				Name: "make", Usage: "make a comment on an address (a reply is a new comment on the same address)", ArgsUsage: "TEXT (- reads it from standard input)",
+				Name: "make", Usage: "make a comment on an address (a reply is a new comment on the same address)", ArgsUsage: "TEXT (- or @- reads it from standard input, @FILE from a file)",
 				Flags: []cli.Flag{playbook(),
-					&cli.StringFlag{Name: "address", Required: true},
-					&cli.StringFlag{Name: "author", EnvVars: []string{"QUIRE_ACTOR"}, Required: true},
+					&cli.StringFlag{Name: "address", Required: true, Usage: "the address commented on (quire address explain says what one names)"},
+					&cli.StringFlag{Name: "author", EnvVars: []string{"QUIRE_ACTOR"}, Required: true, Usage: "who comments"},
 					jsonFlag},
+				Before: wantArgs(1, -1, "TEXT"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					text := strings.Join(c.Args().Slice(), " ")
-					if text == "-" {
-						data, err := io.ReadAll(e.in)
-						if err != nil {
-							return err
-						}
-						text = string(data)
+					text, err := e.textArgs(c)
+					if err != nil {
+						return err
 					}
 					return callAndShow(e, c, l, "make_comment", map[string]any{"playbook": c.String("playbook"),
 						"address": c.String("address"), "text": text, "author": c.String("author")}, showOne)
@@ -92,8 +88,9 @@ func commentCommand(e *env) *cli.Command {
 				Name: "resolve", Usage: "resolve a comment: acted, declined, answered or obsolete", ArgsUsage: "ID",
 				Flags: []cli.Flag{playbook(),
 					&cli.StringFlag{Name: "how", Required: true, Usage: "acted, declined, answered or obsolete"},
-					&cli.StringFlag{Name: "actor", EnvVars: []string{"QUIRE_ACTOR"}},
+					&cli.StringFlag{Name: "actor", EnvVars: []string{"QUIRE_ACTOR"}, Usage: "who resolves it"},
 					jsonFlag},
+				Before: wantArgs(1, 1, "ID (quire comment list shows them)"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					return callAndShow(e, c, l, "resolve_comment", map[string]any{"playbook": c.String("playbook"),
 						"id": c.Args().First(), "how": c.String("how"), "actor": c.String("actor")}, showOne)

@@ -37,6 +37,11 @@ func flagsFirst(app *cli.App, args []string) []string {
 			}
 		}
 		if next == nil {
+			// Not a command: left as written, so that the command
+			// before it says which it is not, and which is nearest.
+			if len(cmds) > 0 {
+				return args
+			}
 			break
 		}
 		out = append(out, a)

@@ -11,16 +11,15 @@ import (
 
 func init() {
 	extraCommands = append(extraCommands, func(e *env) *cli.Command {
-		defFlags := []cli.Flag{
-			&cli.StringFlag{Name: "playbook", Required: true},
-			&cli.StringFlag{Name: "type", Value: "workflow"},
-			&cli.StringFlag{Name: "name", Required: true},
+		defFlags := func() []cli.Flag {
+			return []cli.Flag{playbookFlag(), typeFlag(),
+				&cli.StringFlag{Name: "name", Required: true, Usage: "the definition's name"}}
 		}
 		return &cli.Command{
 			Name: "page", Usage: "read a definition's page: its standing and its renders",
 			Subcommands: []*cli.Command{
 				{
-					Name: "status", Usage: "the standing of a page's views", Flags: append(defFlags, jsonFlag),
+					Name: "status", Usage: "the standing of a page's views", Flags: append(defFlags(), jsonFlag),
 					Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 						return callAndShow(e, c, l, "get_definition", map[string]any{
 							"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
@@ -55,16 +54,20 @@ func init() {
 				},
 				{
 					Name: "render", Usage: "render a page: runs, and result over a sample output (--sample) or as of a run (--run)",
-					Flags: append(defFlags, &cli.StringFlag{Name: "sample", Usage: "a sample output as JSON"},
-						&cli.StringFlag{Name: "run", Usage: "render as of this run"}, &cli.BoolFlag{Name: "text", Usage: "print chart blocks as tables"}, jsonFlag),
+					Flags: append(defFlags(), &cli.StringFlag{Name: "sample", Usage: jsonUsage("a sample output to render the result over")},
+						&cli.StringFlag{Name: "run", Usage: "render as of this run (its id)"}, &cli.BoolFlag{Name: "text", Usage: "print chart blocks as tables"}, jsonFlag),
 					Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+						sample, err := e.jsonValue(c, "sample")
+						if err != nil {
+							return err
+						}
 						format := ""
 						if c.Bool("text") {
 							format = "text"
 						}
 						return callAndShow(e, c, l, "render_page", map[string]any{
 							"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
-							"sample_output": rawJSON(c.String("sample")), "run_id": c.String("run"), "format": format,
+							"sample_output": sample, "run_id": c.String("run"), "format": format,
 						}, func(res any) {
 							p := res.(*ledger.Definition).Page
 							if p == nil {

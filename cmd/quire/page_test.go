@@ -108,7 +108,7 @@ func TestCatchUpProgress(t *testing.T) {
 	p("social", fold.Progress{ID: "workflow/morning-social-content", From: 0, Through: 3000, Newest: 12000, Elapsed: 1500 * time.Millisecond})
 	p("social", fold.Progress{ID: "workflow/morning-social-content", From: 0, Through: 4000, Newest: 12000, Elapsed: 1700 * time.Millisecond})
 	p("social", fold.Progress{ID: "workflow/morning-social-content", From: 0, Through: 12000, Newest: 12000, Elapsed: 4 * time.Second, Done: true})
-	want := "quire: folding the history of social for the views of workflow/morning-social-content: 3,000 of 12,000 events, 2,000 events/s\n" +
+	want := "quire: folding the history of social for the views of workflow/morning-social-content: 3,000 of 12,000 events, 2,000 events/s, about 5s left\n" +
 		"quire: folded the history of social for the views of workflow/morning-social-content: 12,000 of 12,000 events, 3,000 events/s\n"
 	if errb.String() != want {
 		t.Fatalf("progress\n%q\nwant\n%q", errb.String(), want)

@@ -1,15 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"quire/ledger"
+	"quire/ledger/address"
 )
 
 // callAndShow runs an operation and prints its answer as JSON (with
@@ -23,7 +24,12 @@ func callAndShow(e *env, c *cli.Context, l *ledger.Ledger, op string, args map[s
 	if id := c.String("request-id"); id != "" {
 		args["request_id"] = id
 	}
-	raw, _ := json.Marshal(args)
+	raw, err := json.Marshal(args)
+	if err != nil {
+		// The JSON flags are checked as they are read (jsonValue); this
+		// is a fault of the command, never to be sent on as no arguments.
+		return fmt.Errorf("quire: the arguments of %s do not encode: %w", op, err)
+	}
 	res, err := l.Call(c.Context, op, raw)
 	if err != nil {
 		return err
@@ -35,25 +41,33 @@ func callAndShow(e *env, c *cli.Context, l *ledger.Ledger, op string, args map[s
 	return nil
 }
 
-var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print the answer as JSON"}
+var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print the answer, or the refusal object, as JSON on standard output"}
 
 // requestIDFlag makes a write safe to retry: a repeat of the same id
 // answers the first answer and writes nothing.
 var requestIDFlag = &cli.StringFlag{Name: "request-id", Usage: "an id of this call, so that a retry answers the first answer and writes nothing"}
 
-func rawJSON(s string) any {
-	if s == "" {
-		return ""
-	}
-	return json.RawMessage(s)
+// The flags many commands share.
+func playbookFlag() cli.Flag {
+	return &cli.StringFlag{Name: "playbook", Aliases: []string{"p"}, Required: true, Usage: "the playbook's id", EnvVars: []string{"QUIRE_PLAYBOOK"}}
+}
+
+func typeFlag() cli.Flag {
+	return &cli.StringFlag{Name: "type", Value: "workflow", Usage: "the definition's type: " + strings.Join(address.Types(), ", ")}
+}
+
+func timeFlag(what string) cli.Flag {
+	return &cli.StringFlag{Name: "time", Usage: "RFC 3339 time of " + what + ", for a backfill; now when left out"}
 }
 
 func runCommand(e *env) *cli.Command {
-	runFlags := []cli.Flag{
-		&cli.StringFlag{Name: "playbook", Required: true},
-		&cli.StringFlag{Name: "run", Required: true, Usage: "the run's id"},
-		&cli.StringFlag{Name: "actor", EnvVars: []string{"QUIRE_ACTOR"}, Required: true},
-		jsonFlag, requestIDFlag,
+	runFlags := func() []cli.Flag {
+		return []cli.Flag{
+			playbookFlag(),
+			&cli.StringFlag{Name: "run", Required: true, Usage: "the run's id"},
+			&cli.StringFlag{Name: "actor", EnvVars: []string{"QUIRE_ACTOR"}, Required: true, Usage: "who acts: the run's executor, for rule 4"},
+			jsonFlag, requestIDFlag,
+		}
 	}
 	showRun := func(res any) {
 		r := res.(*ledger.Run)
@@ -66,36 +80,54 @@ func runCommand(e *env) *cli.Command {
 			{
 				Name: "start", Usage: "start a run of a definition",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "playbook", Required: true},
-					&cli.StringFlag{Name: "type", Value: "workflow"},
-					&cli.StringFlag{Name: "name", Required: true},
-					&cli.StringSliceFlag{Name: "member-of", Required: true, Usage: "a project's uid (repeat for several)"},
-					&cli.StringFlag{Name: "executor", Required: true},
-					&cli.StringFlag{Name: "authorized-by", Required: true},
-					&cli.StringFlag{Name: "input", Usage: "the input as JSON"},
-					&cli.StringFlag{Name: "context", Usage: "context.md's text"},
-					&cli.StringFlag{Name: "time", Usage: "RFC 3339 start time, for a backfill"},
+					playbookFlag(), typeFlag(),
+					&cli.StringFlag{Name: "name", Required: true, Usage: "the definition's name"},
+					&cli.StringSliceFlag{Name: "member-of", Required: true, Usage: "a project's uid (repeat for several; quire project list shows them)"},
+					&cli.StringFlag{Name: "executor", Required: true, Usage: "who runs it (an agent's id); only they record its events"},
+					&cli.StringFlag{Name: "authorized-by", Required: true, Usage: "who authorized the run"},
+					&cli.StringFlag{Name: "input", Usage: jsonUsage("the run's input")},
+					&cli.StringFlag{Name: "context", Usage: textUsage("context.md's text")},
+					timeFlag("the start"),
 					jsonFlag, requestIDFlag,
 				},
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+					input, err := e.jsonValue(c, "input")
+					if err != nil {
+						return err
+					}
+					ctxText, err := e.text(c, "context")
+					if err != nil {
+						return err
+					}
 					return callAndShow(e, c, l, "run_definition", map[string]any{
 						"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
 						"member_of": c.StringSlice("member-of"), "executor": c.String("executor"),
-						"authorized_by": c.String("authorized-by"), "input": rawJSON(c.String("input")),
-						"context": c.String("context"), "time": c.String("time"),
+						"authorized_by": c.String("authorized-by"), "input": input,
+						"context": ctxText, "time": c.String("time"),
 					}, showRun)
 				}),
 			},
 			{
-				Name: "event", Usage: "record an event", ArgsUsage: "EVENT",
+				Name: "event", Usage: "record an event on a run", ArgsUsage: "EVENT",
 				Flags: append([]cli.Flag{
-					&cli.StringFlag{Name: "step"}, &cli.StringFlag{Name: "detail"},
-					&cli.StringFlag{Name: "data", Usage: "a JSON object"}, &cli.StringFlag{Name: "time"},
-				}, runFlags...),
+					&cli.StringFlag{Name: "step", Usage: "the step's path, such as do/1/review"},
+					&cli.StringFlag{Name: "detail", Usage: textUsage("what happened, in a sentence")},
+					&cli.StringFlag{Name: "data", Usage: jsonUsage("the event's data, a JSON object,")},
+					timeFlag("the event"),
+				}, runFlags()...),
+				Before: wantArgs(1, 1, "EVENT (such as step_started or step_completed)"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+					data, err := e.jsonValue(c, "data")
+					if err != nil {
+						return err
+					}
+					detail, err := e.text(c, "detail")
+					if err != nil {
+						return err
+					}
 					return callAndShow(e, c, l, "record_event", map[string]any{
 						"playbook": c.String("playbook"), "run_id": c.String("run"), "event": c.Args().First(),
-						"step": c.String("step"), "detail": c.String("detail"), "data": rawJSON(c.String("data")),
+						"step": c.String("step"), "detail": detail, "data": data,
 						"actor": c.String("actor"), "time": c.String("time"),
 					}, func(res any) {
 						ev := res.(*ledger.Event)
@@ -104,63 +136,121 @@ func runCommand(e *env) *cli.Command {
 				}),
 			},
 			{
-				Name: "end", Usage: "end a run: succeeded, rejected or failed", ArgsUsage: "STATUS",
+				Name: "end", Usage: "end a run: succeeded, rejected or failed", ArgsUsage: "succeeded|rejected|failed",
 				Flags: append([]cli.Flag{
-					&cli.StringFlag{Name: "output", Usage: "the output as JSON; @FILE reads a file"},
-					&cli.StringFlag{Name: "reason"}, &cli.StringFlag{Name: "kind"}, &cli.StringFlag{Name: "detail"},
-					&cli.StringFlag{Name: "time"},
-				}, runFlags...),
+					&cli.StringFlag{Name: "output", Usage: jsonUsage("the run's output")},
+					&cli.StringFlag{Name: "reason", Usage: textUsage("why it was rejected or failed")},
+					&cli.StringFlag{Name: "kind", Usage: "what kind of failure (a failed run's kind)"},
+					&cli.StringFlag{Name: "detail", Usage: textUsage("what happened, in a sentence")},
+					timeFlag("the end"),
+				}, runFlags()...),
+				Before: wantArgs(1, 1, "STATUS: succeeded, rejected or failed"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					output := c.String("output")
-					if name, ok := strings.CutPrefix(output, "@"); ok {
-						data, err := os.ReadFile(name)
-						if err != nil {
-							return err
-						}
-						output = string(data)
+					output, err := e.jsonValue(c, "output")
+					if err != nil {
+						return err
+					}
+					reason, err := e.text(c, "reason")
+					if err != nil {
+						return err
+					}
+					detail, err := e.text(c, "detail")
+					if err != nil {
+						return err
 					}
 					return callAndShow(e, c, l, "end_run", map[string]any{
 						"playbook": c.String("playbook"), "run_id": c.String("run"), "status": c.Args().First(),
-						"output": rawJSON(output), "reason": c.String("reason"), "kind": c.String("kind"),
-						"detail": c.String("detail"), "actor": c.String("actor"), "time": c.String("time"),
+						"output": output, "reason": reason, "kind": c.String("kind"),
+						"detail": detail, "actor": c.String("actor"), "time": c.String("time"),
 					}, showRun)
 				}),
 			},
 			{
-				Name: "thread", Usage: "append to thread.md", ArgsUsage: "TEXT", Flags: runFlags,
+				Name: "thread", Usage: "append to the run's thread.md", ArgsUsage: "TEXT (- or @- reads it from standard input, @FILE from a file)", Flags: runFlags(),
+				Before: wantArgs(1, -1, "TEXT"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+					text, err := e.textArgs(c)
+					if err != nil {
+						return err
+					}
 					return callAndShow(e, c, l, "append_thread", map[string]any{
-						"playbook": c.String("playbook"), "run_id": c.String("run"), "text": c.Args().First(), "actor": c.String("actor"),
+						"playbook": c.String("playbook"), "run_id": c.String("run"), "text": text, "actor": c.String("actor"),
 					}, showRun)
 				}),
 			},
 			{
-				Name: "artifact", Usage: "put a file into artifacts/", ArgsUsage: "NAME FILE", Flags: runFlags,
+				Name: "artifact", Usage: "put a file into the run's artifacts/", ArgsUsage: "NAME FILE (- reads standard input)", Flags: runFlags(),
+				Before: wantArgs(2, 2, "NAME FILE"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					data, err := os.ReadFile(c.Args().Get(1))
+					file := c.Args().Get(1)
+					if file != "-" {
+						file = "@" + file
+					}
+					content, _, err := e.readAt("FILE", file, true)
 					if err != nil {
 						return err
 					}
 					return callAndShow(e, c, l, "put_artifact", map[string]any{
 						"playbook": c.String("playbook"), "run_id": c.String("run"), "name": c.Args().First(),
-						"content": string(data), "actor": c.String("actor"),
-					}, nil)
+						"content": content, "actor": c.String("actor"),
+					}, func(res any) {
+						fmt.Fprintf(e.out, "Put %s into the run's artifacts/.\n", c.Args().First())
+					})
 				}),
 			},
 			{
 				Name: "transition", Usage: "pause, resume or archive a run", ArgsUsage: "paused|active|archived",
-				Flags: append([]cli.Flag{&cli.StringFlag{Name: "reason"}, &cli.StringFlag{Name: "time"}}, runFlags...),
+				Flags:  append([]cli.Flag{&cli.StringFlag{Name: "reason", Usage: textUsage("why")}, timeFlag("the transition")}, runFlags()...),
+				Before: wantArgs(1, 1, "the state to go to: paused, active or archived"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+					reason, err := e.text(c, "reason")
+					if err != nil {
+						return err
+					}
 					return callAndShow(e, c, l, "transition_run", map[string]any{
 						"playbook": c.String("playbook"), "run_id": c.String("run"), "to": c.Args().First(),
-						"reason": c.String("reason"), "actor": c.String("actor"), "time": c.String("time"),
+						"reason": reason, "actor": c.String("actor"), "time": c.String("time"),
 					}, showRun)
 				}),
 			},
 			{
-				Name: "show", Usage: "show a run", Flags: []cli.Flag{&cli.StringFlag{Name: "playbook", Required: true}, &cli.StringFlag{Name: "run", Required: true}, jsonFlag},
+				Name: "show", Usage: "show a run: its definition, state, steps and output",
+				Flags: []cli.Flag{playbookFlag(), &cli.StringFlag{Name: "run", Required: true, Usage: "the run's id"}, jsonFlag},
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					return callAndShow(e, c, l, "get_run", map[string]any{"playbook": c.String("playbook"), "run_id": c.String("run")}, nil)
+					return callAndShow(e, c, l, "get_run", map[string]any{"playbook": c.String("playbook"), "run_id": c.String("run")}, func(res any) {
+						r := res.(*ledger.Run)
+						tw := tabwriter.NewWriter(e.out, 2, 4, 2, ' ', 0)
+						row := func(k, v string) {
+							if v != "" {
+								fmt.Fprintf(tw, "%s\t%s\n", k, v)
+							}
+						}
+						row("run", r.RunID)
+						row("definition", fmt.Sprintf("%s/%s version %d", r.Type, r.Name, r.Version))
+						row("state", fmt.Sprintf("%s (%s)", r.State, r.Status))
+						row("executor", r.Executor)
+						row("authorized by", r.AuthorizedBy)
+						row("started", r.Started)
+						row("ended", r.Ended)
+						if r.CurrentStep != nil {
+							row("step", *r.CurrentStep)
+						}
+						row("events", fmt.Sprint(r.Events))
+						row("reason", r.Reason)
+						row("kind", r.Kind)
+						row("detail", r.Detail)
+						if len(r.Output) > 0 {
+							var b bytes.Buffer
+							json.Compact(&b, r.Output)
+							row("output", b.String())
+						}
+						for _, is := range r.Issues {
+							row("issue", is.Path+": "+is.Message)
+						}
+						row("folder", r.Path)
+						row("address", r.Address)
+						tw.Flush()
+					})
 				}),
 			},
 		},
@@ -169,25 +259,57 @@ func runCommand(e *env) *cli.Command {
 
 func runsCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name: "runs", Usage: "list a playbook's runs, newest first",
+		Name: "runs", Usage: "list a playbook's runs, newest first, a page at a time",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "playbook", Required: true}, &cli.StringFlag{Name: "type"}, &cli.StringFlag{Name: "name"},
-			&cli.StringFlag{Name: "status"}, &cli.StringFlag{Name: "state"}, &cli.IntFlag{Name: "limit"}, jsonFlag,
+			playbookFlag(),
+			&cli.StringFlag{Name: "type", Usage: "only runs of definitions of this type: " + strings.Join(address.Types(), ", ")},
+			&cli.StringFlag{Name: "name", Usage: "only runs of the definition of this name"},
+			&cli.StringFlag{Name: "status", Usage: "only runs of this status: started, succeeded, failed or rejected"},
+			&cli.StringFlag{Name: "state", Usage: "only runs in this state: active, paused, complete, failed or archived"},
+			&cli.IntFlag{Name: "limit", Usage: "at most this many runs a page, 1 to 1000 (default 50)"},
+			&cli.StringFlag{Name: "cursor", Usage: "the page after the one that printed this cursor"},
+			&cli.BoolFlag{Name: "all", Usage: "every page, not only the first"},
+			jsonFlag,
 		},
 		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 			args := map[string]any{"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
-				"status": c.String("status"), "state": c.String("state")}
+				"status": c.String("status"), "state": c.String("state"), "cursor": c.String("cursor")}
 			if c.IsSet("limit") {
 				args["limit"] = c.Int("limit")
 			}
-			return callAndShow(e, c, l, "list_runs", args, func(res any) {
-				tw := tabwriter.NewWriter(e.out, 2, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "RUN\tDEFINITION\tVERSION\tSTATE\tSTATUS\tSTARTED\tENDED")
-				for _, r := range res.(*ledger.RunPage).Runs {
-					fmt.Fprintf(tw, "%s\t%s/%s\t%d\t%s\t%s\t%s\t%s\n", r.RunID, r.Type, r.Name, r.Version, r.State, r.Status, r.Started, r.Ended)
+			var page ledger.RunPage
+			page.Runs = []*ledger.Run{}
+			for {
+				raw, _ := json.Marshal(args)
+				res, err := l.Call(c.Context, "list_runs", raw)
+				if err != nil {
+					return err
 				}
-				tw.Flush()
-			})
+				p := res.(*ledger.RunPage)
+				page.Runs = append(page.Runs, p.Runs...)
+				page.Next, page.Remaining = p.Next, p.Remaining
+				if !c.Bool("all") || p.Next == "" {
+					break
+				}
+				args["cursor"] = p.Next
+			}
+			if c.Bool("json") {
+				return e.printJSON(&page)
+			}
+			tw := tabwriter.NewWriter(e.out, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "RUN\tDEFINITION\tVERSION\tSTATE\tSTATUS\tSTARTED\tENDED")
+			for _, r := range page.Runs {
+				fmt.Fprintf(tw, "%s\t%s/%s\t%d\t%s\t%s\t%s\t%s\n", r.RunID, r.Type, r.Name, r.Version, r.State, r.Status, r.Started, r.Ended)
+			}
+			tw.Flush()
+			if page.Next != "" {
+				more := fmt.Sprintf("%d more", page.Remaining)
+				if c.String("status") != "" || c.String("state") != "" {
+					more = fmt.Sprintf("up to %d more (before the status and state filters)", page.Remaining)
+				}
+				fmt.Fprintf(e.out, "%s: quire runs --cursor %s (or --all)\n", more, page.Next)
+			}
+			return nil
 		}),
 	}
 }

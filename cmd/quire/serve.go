@@ -15,7 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"quire/ledger"
-	"quire/ledger/refusal"
 	"quire/serve"
 )
 
@@ -28,6 +27,9 @@ func init() {
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 					defer stop()
+					// A signal abandons a compaction under way, so that the
+					// server stops within seconds (calls under way finish).
+					l.V.SetCompactContext(ctx)
 					log := slog.New(slog.NewTextHandler(e.err, nil))
 					// What the vault repairs on its own goes to the server's log.
 					l.V.SetLogger(log)
@@ -37,6 +39,7 @@ func init() {
 						Logger:  log,
 						Ready: func(a net.Addr) {
 							fmt.Fprintf(e.out, "quire serves %s on http://%s/v1/ (OpenAPI at /v1/openapi.json, MCP at /mcp)\n", l.V.Root(), a)
+							fmt.Fprintf(e.out, "Open http://%s/ in a browser to read the vault's pages.\n", a)
 						},
 					})
 				}),
@@ -48,6 +51,7 @@ func init() {
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 					defer stop()
+					l.V.SetCompactContext(ctx)
 					return serve.ServeStdio(ctx, l)
 				}),
 			}
@@ -56,11 +60,12 @@ func init() {
 			return &cli.Command{
 				Name: "token", Usage: "bearer tokens of quire serve",
 				Subcommands: []*cli.Command{{
-					Name: "create", Usage: "make a token (printed once on stdout, its id on stderr; stored hashed in quire.yaml)",
+					Name: "create", Usage: "make a token (printed once on stdout, its id on stderr; with --json both on stdout; stored hashed in quire.yaml)",
 					Flags: []cli.Flag{
 						&cli.StringFlag{Name: "principal", Required: true, Usage: "who the token acts as"},
 						&cli.StringSliceFlag{Name: "scope", Required: true, Usage: "playbook:read, playbook:write, admin or playbook:delegate, optionally :<playbook> (repeat)"},
 						&cli.StringFlag{Name: "expires", Usage: "how long it lasts, such as 90d, 12h or 30m; never when left out"},
+						jsonFlag,
 					},
 					Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 						var ttl time.Duration
@@ -73,6 +78,9 @@ func init() {
 						tok, info, err := serve.NewToken(l, c.String("principal"), c.StringSlice("scope"), ttl)
 						if err != nil {
 							return err
+						}
+						if c.Bool("json") {
+							return e.printJSON(map[string]any{"token": tok, "info": info})
 						}
 						fmt.Fprintf(e.out, "%s\n", tok)
 						until := "never expires"
@@ -110,12 +118,13 @@ func init() {
 					}),
 				}, {
 					Name: "revoke", Usage: "revoke a token by its id: a running server refuses it from its next request", ArgsUsage: "ID",
+					Before: wantArgs(1, 1, "ID, one token id (quire token list shows them)"),
 					Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-						if c.NArg() != 1 {
-							return refusal.Invalid("/id", "quire token revoke takes one token id (quire token list shows them)")
-						}
 						if err := serve.RevokeToken(l, c.Args().First()); err != nil {
 							return err
+						}
+						if c.Bool("json") {
+							return e.printJSON(map[string]string{"revoked": c.Args().First()})
 						}
 						fmt.Fprintf(e.out, "Revoked %s.\n", c.Args().First())
 						return nil

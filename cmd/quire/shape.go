@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -15,21 +16,28 @@ func init() {
 		return &cli.Command{
 			Name: "shape", Usage: "output shapes",
 			Subcommands: []*cli.Command{{
-				Name: "check", Usage: "check a JSON file against a shape (series, categories, table or text)", ArgsUsage: "SHAPE FILE",
+				Name: "check", Usage: "check a JSON file against a shape: " + strings.Join(shape.Names(), ", "), ArgsUsage: "SHAPE FILE",
+				Flags: []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 2, 2, "SHAPE FILE"); err != nil {
+						return err
+					}
 					name, file := c.Args().Get(0), c.Args().Get(1)
 					if !shape.Known(name) {
 						return refusal.Invalid("SHAPE", "%q is not a shape; the shapes are %v", name, shape.Names())
-					}
-					if file == "" {
-						return refusal.Invalid("FILE", "quire shape check needs the JSON file to check")
 					}
 					data, err := os.ReadFile(file)
 					if err != nil {
 						return refusal.Invalid("FILE", "%v", err)
 					}
 					issues := shape.Check(name, data)
+					if c.Bool("json") && len(issues) == 0 {
+						return e.printJSON(map[string]any{"shape": name, "fits": true})
+					}
 					for _, is := range issues {
+						if c.Bool("json") {
+							break
+						}
 						fmt.Fprintln(e.out, shape.Format(is))
 					}
 					if len(issues) > 0 {

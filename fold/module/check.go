@@ -40,6 +40,9 @@ type Options struct {
 	// Root is the module root whose .tools/ holds the compiler; empty to
 	// find it from the working directory and the executable.
 	Root string
+	// Setting is the vault's `tsc:` (quire.yaml), an absolute path; empty
+	// when the vault sets none. Find says where it comes in the lookup.
+	Setting string
 	// Compiler, when set, is used as is, and nothing is searched.
 	Compiler *Compiler
 	// Timeout bounds the compiler's run; 2 seconds if zero.
@@ -108,8 +111,8 @@ func Check(ctx context.Context, src Source, opts Options) (js string, issues []r
 	var c Compiler
 	if opts.Compiler != nil {
 		c = *opts.Compiler
-	} else if c, err = FindCompiler(opts.Root); err != nil {
-		return "", nil, &refusal.Error{Code: refusal.Unavailable, Message: InstallHint}
+	} else if c, err = Find(opts.Root, opts.Setting); err != nil {
+		return "", nil, &refusal.Error{Code: refusal.Unavailable, Message: err.Error()}
 	}
 	ds, err := typeCheck(ctx, c, src, opts.Timeout)
 	var te *timeoutError

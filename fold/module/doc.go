@@ -60,10 +60,13 @@
 //
 // # Finding the compiler
 //
-// FindCompiler looks at QUIRE_TSC, then .tools/node_modules/.bin/tsc under
-// the module root (the copy `make tools` installs: `npm install
-// typescript@7` in .tools/), then tsc on the PATH when `tsc --version`
-// says 7 or later. npm's JavaScript wrapper is resolved to the native
+// Find looks at QUIRE_TSC, then the vault's `tsc:` (quire.yaml), then tsc
+// on the PATH when `tsc --version` says 7 or later, then
+// .tools/node_modules/.bin/tsc beside the executable and at the root of
+// the source tree (the copy `make tools` installs), then the user's cache
+// directory (CacheDir, where `quire tools install` puts typescript@7).
+// Without one, its error names every place it looked. npm's JavaScript
+// wrapper is resolved to the native
 // binary of @typescript/typescript-<os>-<arch> beside it, whose directory
 // also holds the lib files. Without a compiler, Check answers a refusal of
 // code unavailable saying how to install it, unless the mode is

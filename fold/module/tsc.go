@@ -22,32 +22,78 @@ type Compiler struct {
 	LibDir string // the directory holding lib.es5.d.ts
 }
 
-// ErrNoCompiler is returned by FindCompiler when no compiler is installed.
-var ErrNoCompiler = errors.New("the TypeScript compiler is not installed: run `make tools`, or `npm install typescript@7` in .tools/ at the module's root, or set QUIRE_TSC to the path of tsc")
+// NoCompiler is the error of a lookup that found no compiler: it names
+// every place it looked and what it found there, and says how to install
+// one. errors.Is(err, ErrNoCompiler) holds for it.
+type NoCompiler struct {
+	Looked []string // each place, with what was wrong there
+}
 
-// InstallHint is the sentence a refusal gives when the compiler is missing.
-const InstallHint = "The TypeScript compiler (tsc of npm typescript@7) is not installed: run `make tools`, or `npm install typescript@7` in .tools/, or set QUIRE_TSC to its path; or set the vault's `typecheck: syntax-only`."
+func (e *NoCompiler) Error() string {
+	return "The TypeScript compiler (tsc of npm typescript@7) was not found. quire looked at " + strings.Join(e.Looked, "; ") + ". " + installHint()
+}
 
-// FindCompiler finds the compiler, in this order:
+// installHint says how to get a compiler.
+func installHint() string {
+	return "Run `quire tools install` (npm install typescript@7 into " + CacheDir() + "), or `make tools` in the source tree, " +
+		"or set QUIRE_TSC or the vault's `tsc:` in quire.yaml to a tsc of TypeScript 7; or set the vault's `typecheck: syntax-only`."
+}
+
+func (e *NoCompiler) Is(target error) bool { return target == ErrNoCompiler }
+
+// ErrNoCompiler is what a failed lookup's error is (errors.Is).
+var ErrNoCompiler = errors.New("the TypeScript compiler is not installed")
+
+// CacheDir is where `quire tools install` puts typescript@7: quire/tools
+// under the user's cache directory (os.UserCacheDir: $XDG_CACHE_HOME or
+// ~/.cache on Linux, ~/Library/Caches on macOS, %LocalAppData% on
+// Windows).
+func CacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "quire-tools")
+	}
+	return filepath.Join(dir, "quire", "tools")
+}
+
+// SourceTree is the source tree quire was installed from, set by `make
+// install` (-ldflags -X quire/fold/module.SourceTree=…): an installed
+// binary finds the .tools/ that `make tools` filled there.
+var SourceTree string
+
+// FindCompiler finds the compiler without a vault's setting; see Find.
+func FindCompiler(root string) (Compiler, error) {
+	return Find(root, "")
+}
+
+// Find finds the compiler, in this order:
 //
 //  1. the path in the environment variable QUIRE_TSC;
-//  2. root/.tools/node_modules/.bin/tsc, the copy `make tools` installs,
-//     where root is the given module root, or else the first directory
-//     holding go.mod walking up from the working directory and then from
-//     the executable;
-//  3. tsc on the PATH, when `tsc --version` says 7 or later.
+//  2. setting, the vault's `tsc:` in quire.yaml (made absolute by the
+//     caller);
+//  3. tsc on the PATH, when `tsc --version` says TypeScript 7 or later;
+//  4. .tools/node_modules/.bin/tsc (the copy `make tools` installs) beside
+//     the executable, and at the root of the source tree: SourceTree (the
+//     one `make install` built from), root when given, else the first
+//     directory holding go.mod walking up from the working directory and
+//     then from the executable;
+//  5. the user's cache directory (CacheDir), where `quire tools install`
+//     puts it.
 //
 // A path that is npm's JavaScript wrapper (typescript/bin/tsc) is resolved
 // to the native binary of @typescript/typescript-<os>-<arch> beside it, so
-// a check does not start node. The answer is kept for the process.
-func FindCompiler(root string) (Compiler, error) {
+// a check does not start node. A place that is set but holds no usable
+// compiler (QUIRE_TSC, the setting) is an error naming it, not passed
+// over. The answer is kept for the process; without one, the error is a
+// *NoCompiler naming every place looked.
+func Find(root, setting string) (Compiler, error) {
 	findMu.Lock()
 	defer findMu.Unlock()
-	key := root + "\x00" + os.Getenv("QUIRE_TSC")
+	key := root + "\x00" + setting + "\x00" + os.Getenv("QUIRE_TSC") + "\x00" + os.Getenv("PATH")
 	if c, ok := found[key]; ok {
 		return c, nil
 	}
-	c, err := findCompiler(root)
+	c, err := findCompiler(root, setting)
 	if err == nil {
 		found[key] = c
 	}
@@ -59,43 +105,75 @@ var (
 	found  = map[string]Compiler{}
 )
 
-func findCompiler(root string) (Compiler, error) {
+func findCompiler(root, setting string) (Compiler, error) {
 	if p := os.Getenv("QUIRE_TSC"); p != "" {
 		c, err := resolve(p)
 		if err != nil {
-			return Compiler{}, fmt.Errorf("QUIRE_TSC=%s: %w", p, err)
+			return Compiler{}, fmt.Errorf("QUIRE_TSC=%s: %w. %s", p, err, installHint())
 		}
 		return c, nil
 	}
-	var roots []string
+	if setting != "" {
+		c, err := resolve(setting)
+		if err != nil {
+			return Compiler{}, fmt.Errorf("the vault's tsc: %s in quire.yaml: %w. %s", setting, err, installHint())
+		}
+		return c, nil
+	}
+	looked := []string{"QUIRE_TSC (not set)", "the vault's tsc: in quire.yaml (not set)"}
+	if p, err := exec.LookPath("tsc"); err != nil {
+		looked = append(looked, "tsc on the PATH (none)")
+	} else if c, err := resolve(p); err != nil {
+		looked = append(looked, fmt.Sprintf("tsc on the PATH (%s: %v)", p, err))
+	} else if v := majorVersion(c.Path); v < 7 {
+		looked = append(looked, fmt.Sprintf("tsc on the PATH (%s is TypeScript %d, not 7 or later)", p, v))
+	} else {
+		return c, nil
+	}
+	var places []string
+	at := func(dir string) string { return filepath.Join(dir, ".tools", "node_modules", ".bin", "tsc") }
+	exe, exeErr := os.Executable()
+	if exeErr == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		places = append(places, at(filepath.Dir(exe)))
+	}
+	if SourceTree != "" {
+		places = append(places, at(SourceTree))
+	}
 	if root != "" {
-		roots = append(roots, root)
+		places = append(places, at(root))
 	} else {
 		if wd, err := os.Getwd(); err == nil {
 			if r := moduleRoot(wd); r != "" {
-				roots = append(roots, r)
+				places = append(places, at(r))
 			}
 		}
-		if exe, err := os.Executable(); err == nil {
+		if exeErr == nil {
 			if r := moduleRoot(filepath.Dir(exe)); r != "" {
-				roots = append(roots, r)
+				places = append(places, at(r))
 			}
 		}
 	}
-	for _, r := range roots {
-		p := filepath.Join(r, ".tools", "node_modules", ".bin", "tsc")
-		if _, err := os.Stat(p); err == nil {
-			if c, err := resolve(p); err == nil {
-				return c, nil
-			}
+	places = append(places, filepath.Join(CacheDir(), "node_modules", ".bin", "tsc"))
+	seen := map[string]bool{}
+	for _, p := range places {
+		if seen[p] {
+			continue
 		}
-	}
-	if p, err := exec.LookPath("tsc"); err == nil {
-		if c, err := resolve(p); err == nil && majorVersion(c.Path) >= 7 {
+		seen[p] = true
+		if _, err := os.Stat(p); err != nil {
+			looked = append(looked, p+" (absent)")
+			continue
+		}
+		c, err := resolve(p)
+		if err == nil {
 			return c, nil
 		}
+		looked = append(looked, fmt.Sprintf("%s (%v)", p, err))
 	}
-	return Compiler{}, ErrNoCompiler
+	return Compiler{}, &NoCompiler{Looked: looked}
 }
 
 // moduleRoot walks up from dir to the first directory holding go.mod.

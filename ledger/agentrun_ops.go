@@ -1,0 +1,288 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"quire/fold"
+	"quire/ledger/refusal"
+)
+
+// The operations of AgentRun documents: inspect_workflow (the save's
+// inspection, on demand) and try_code (one code node's function run in
+// the fold's sandbox). Neither writes anything.
+
+// WorkflowSourceArgs names an AgentRun document: a saved workflow
+// (playbook, name, version) or a source not yet saved.
+type WorkflowSourceArgs struct {
+	Playbook string `json:"playbook,omitempty"`
+	Name     string `json:"name,omitempty" jsonschema:"a saved workflow's name"`
+	Version  int    `json:"version,omitempty" jsonschema:"its version; the current one if left out"`
+	Source   string `json:"source,omitempty" jsonschema:"a document not yet saved, instead of playbook and name"`
+}
+
+type TryCodeArgs struct {
+	Playbook string          `json:"playbook,omitempty"`
+	Name     string          `json:"name,omitempty"`
+	Version  int             `json:"version,omitempty" jsonschema:"its version; the current one if left out"`
+	Source   string          `json:"source,omitempty" jsonschema:"a document not yet saved"`
+	Label    string          `json:"label" jsonschema:"the code node's label"`
+	State    json.RawMessage `json:"state" jsonschema:"the workflow state the function receives (an object)"`
+}
+
+// TryCode is what one code node's function did with a state.
+type TryCode struct {
+	Label string `json:"label"`
+	// Value is what the function returned; Stored how it was stored: as
+	// (under as), patch (an object merged into state) or label (a
+	// non-object, under the node's label); State the state after.
+	Value  json.RawMessage `json:"value,omitempty"`
+	Stored string          `json:"stored,omitempty"`
+	Key    string          `json:"key,omitempty"`
+	State  json.RawMessage `json:"state,omitempty"`
+	Error  *TryError       `json:"error,omitempty"`
+}
+
+// TryError is why the function failed: its error, and the line in the
+// code (from 1, 0 where not known).
+type TryError struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Line    int    `json:"line,omitempty"`
+}
+
+// workflowSource reads the document the arguments name.
+func (l *Ledger) workflowSource(a *WorkflowSourceArgs) (string, error) {
+	if a.Source != "" {
+		if a.Playbook != "" || a.Name != "" || a.Version != 0 {
+			return "", refusal.Invalid("/source", "give source, or playbook and name (and version), not both")
+		}
+		if !IsAgentRun(a.Source) {
+			return "", refusal.Invalid("/source", "not an AgentRun document: a JSON object with \"v\": 2")
+		}
+		return a.Source, nil
+	}
+	if a.Playbook == "" || a.Name == "" {
+		return "", refusal.Invalid("", "name a saved workflow (playbook and name) or give its source")
+	}
+	d, err := l.getDefinition(a.Playbook, "workflow", a.Name, a.Version, true)
+	if err != nil {
+		return "", err
+	}
+	if !IsAgentRun(d.Source) {
+		return "", refusal.Invalid("/name", "the workflow %q is a YAML workflow, not an AgentRun document", a.Name)
+	}
+	return d.Source, nil
+}
+
+func init() {
+	register(Op{Name: "inspect_workflow", Scope: "playbook:read", Method: "POST", Path: "/workflows/inspect", ReadOnly: true, Idempotent: true,
+		Description: "Inspect an AgentRun workflow (saved, or source) as its save does, running nothing: issues at JSON pointers, nodes' state keys, the final selection, what stays unknown."},
+		func(ctx context.Context, l *Ledger, a *WorkflowSourceArgs) (*WorkflowReport, error) {
+			src, err := l.workflowSource(a)
+			if err != nil {
+				return nil, err
+			}
+			return InspectAgentRun(src), nil
+		})
+	register(Op{Name: "try_code", Scope: "playbook:read", Method: "POST", Path: "/workflows/try-code", ReadOnly: true, Idempotent: true,
+		Description: "Run an AgentRun workflow's code node over a state in the fold's sandbox (no Date, Promise, timers, Function, host globals): its value and the state after, or its error and line."},
+		func(ctx context.Context, l *Ledger, a *TryCodeArgs) (*TryCode, error) {
+			src, err := l.workflowSource(&WorkflowSourceArgs{Playbook: a.Playbook, Name: a.Name, Version: a.Version, Source: a.Source})
+			if err != nil {
+				return nil, err
+			}
+			var state map[string]any
+			if err := decodeNumbers(a.State, &state); err != nil || state == nil {
+				return nil, refusal.Invalid("/state", "state is the workflow state the function receives: a JSON object")
+			}
+			doc, issues := parseAgentRun(src)
+			if doc == nil {
+				return nil, refusal.WithIssues(refusal.InvalidInput, issues)
+			}
+			ptr, node := findLabel(doc.v["root"], "/root", a.Label)
+			if node == nil {
+				return nil, refusal.At(refusal.NotFound, "/label", "the workflow has no node labelled %q", a.Label)
+			}
+			if node["node"] != "code" {
+				return nil, refusal.Invalid("/label", "the node %q is a %v node; try_code runs a code node", a.Label, node["node"])
+			}
+			var bad []refusal.Issue
+			for _, is := range InspectAgentRun(src).Issues {
+				if is.Path == "/source"+ptr || strings.HasPrefix(is.Path, "/source"+ptr+"/") {
+					bad = append(bad, is)
+				}
+			}
+			if len(bad) > 0 {
+				return nil, refusal.WithIssues(refusal.InvalidInput, bad)
+			}
+			code, _ := node["code"].(string)
+			as, _ := node["as"].(string)
+			return l.tryCode(ctx, a.Label, code, as, a.State, state)
+		})
+}
+
+// findLabel finds the node labelled label under v, and its pointer.
+func findLabel(v any, ptr, label string) (string, map[string]any) {
+	switch x := v.(type) {
+	case map[string]any:
+		if _, isNode := x["node"]; isNode && x["label"] == label {
+			return ptr, x
+		}
+		for _, k := range sortedKeys(x) {
+			if p, n := findLabel(x[k], ptr+"/"+escapePointer(k), label); n != nil {
+				return p, n
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if p, n := findLabel(e, fmt.Sprintf("%s/%d", ptr, i), label); n != nil {
+				return p, n
+			}
+		}
+	}
+	return "", nil
+}
+
+// tryModule is the module a code node's function runs in: the shadowed
+// globals bound to undefined (eval cannot be, and the sandbox has none),
+// the state frozen (a function that mutates it fails), and the code from
+// the module's second line, so a line of the module is a line of the
+// code plus one.
+func tryModule(code string) (string, []int) {
+	var names []string
+	for _, g := range shadowedGlobals {
+		if g != "eval" {
+			names = append(names, g+" = undefined")
+		}
+	}
+	head := "const " + strings.Join(names, ", ") + "; " +
+		"const __freeze = (v) => { if (typeof v === 'object' && v !== null) { for (const k of Object.keys(v)) __freeze(v[k]); Object.freeze(v); } return v; }; " +
+		"export function fold(views, ev) { const r = __code(__freeze(ev.data.state)); return r === undefined ? { undefined: true } : { value: r }; } " +
+		"const __code = (\n"
+	n := strings.Count(code, "\n") + 1
+	lines := make([]int, 0, n+2)
+	lines = append(lines, 0)
+	for i := 1; i <= n; i++ {
+		lines = append(lines, i)
+	}
+	return head + code + "\n);\n", lines
+}
+
+func (l *Ledger) tryPool() (*fold.Pool, error) {
+	v := &l.views
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.tryPool == nil {
+		p, err := fold.NewPool(fold.PoolOptions{Workers: 1, Idle: 2,
+			CacheDir: l.V.Abs(".quire/qjs-cache"),
+			// The value is any JSON: no shape to check.
+			Check: func(string, []byte) []refusal.Issue { return nil }})
+		if err != nil {
+			return nil, err
+		}
+		v.tryPool = p
+	}
+	return v.tryPool, nil
+}
+
+func (l *Ledger) tryCode(ctx context.Context, label, code, as string, stateRaw json.RawMessage, state map[string]any) (*TryCode, error) {
+	pool, err := l.tryPool()
+	if err != nil {
+		return nil, err
+	}
+	js, lines := tryModule(code)
+	prog := fold.NewProgram(js, lines, 1, map[string]string{"value": "", "undefined": ""})
+	now := time.Now().UTC()
+	ev, _ := json.Marshal(map[string]any{"id": "try-code", "type": "try_code", "time": now.Format(time.RFC3339Nano),
+		"data": map[string]json.RawMessage{"state": compact(stateRaw)}})
+	res, err := pool.Fold(ctx, prog, nil, []fold.Event{{Seq: 1, JSON: ev, Time: now}})
+	if err != nil {
+		return nil, err
+	}
+	out := &TryCode{Label: label}
+	if res.Stall != nil {
+		out.Error = &TryError{Kind: res.Stall.Kind, Message: res.Stall.Error, Line: refineLine(code, res.Stall.Error, res.Stall.Line)}
+		return out, nil
+	}
+	var views struct {
+		Value     json.RawMessage `json:"value"`
+		Undefined bool            `json:"undefined"`
+	}
+	if err := json.Unmarshal(res.Views, &views); err != nil {
+		return nil, err
+	}
+	if views.Undefined {
+		out.Error = &TryError{Kind: "unfit", Message: "the function returned undefined: return a value (without as, an object patch)"}
+		return out, nil
+	}
+	out.Value = views.Value
+	var value any
+	if err := decodeNumbers(views.Value, &value); err != nil {
+		return nil, err
+	}
+	obj, isObj := value.(map[string]any)
+	switch {
+	case as != "":
+		out.Stored, out.Key = "as", as
+		state[as] = value
+	case isObj:
+		out.Stored = "patch"
+		for k, v := range obj {
+			state[k] = v
+		}
+	default:
+		out.Stored, out.Key = "label", label
+		state[label] = value
+	}
+	out.State, err = json.Marshal(state)
+	return out, err
+}
+
+// decodeNumbers decodes JSON keeping its numbers as written.
+func decodeNumbers(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+var (
+	propertyError = regexp.MustCompile(`(?:read|set) propert(?:y|ies) '([^']+)' of`)
+	undefinedName = regexp.MustCompile(`'?([A-Za-z_$][A-Za-z0-9_$]*)'? is not defined`)
+)
+
+// refineLine finds the line of an error the engine raised itself. QuickJS
+// names the line of a throw, but for an error it raises (a property of
+// undefined, a name not defined) the line it last saved, which may be
+// where the function begins: the first line from there that reads that
+// property or names that name is the error's.
+func refineLine(code, msg string, line int) int {
+	var want func(toks []jsToken, i int) bool
+	if m := propertyError.FindStringSubmatch(msg); m != nil {
+		want = func(toks []jsToken, i int) bool {
+			t := toks[i]
+			if t.kind == jsIdent && t.text == m[1] && i > 0 && (toks[i-1].text == "." || toks[i-1].text == "?.") {
+				return true
+			}
+			return t.kind == jsString && len(t.text) > 1 && t.text[1:len(t.text)-1] == m[1] && i > 0 && toks[i-1].text == "["
+		}
+	} else if m := undefinedName.FindStringSubmatch(msg); m != nil {
+		want = func(toks []jsToken, i int) bool {
+			return toks[i].kind == jsIdent && toks[i].text == m[1] && (i == 0 || toks[i-1].text != "." && toks[i-1].text != "?.")
+		}
+	} else {
+		return line
+	}
+	toks := scanJS(code)
+	for i, t := range toks {
+		if t.line >= line && want(toks, i) {
+			return t.line
+		}
+	}
+	return line
+}

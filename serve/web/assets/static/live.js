@@ -1,0 +1,53 @@
+// live.js: a page open in the browser follows its playbook's changes
+// (Server-Sent Events from GET /live, see package web) and, within a
+// moment of one, fetches itself again and swaps the parts marked
+// data-live, keeping what a person is typing and the comment threads
+// they opened. Without it (or without JavaScript) the page is whole; a
+// reload shows the same.
+(function () {
+  'use strict';
+  if (!window.EventSource || !window.fetch || !window.DOMParser) return;
+  var pb = document.body.getAttribute('data-live-playbook') || '';
+  var src = '/live' + (pb ? '?playbook=' + encodeURIComponent(pb) : '');
+  var timer = null, busy = false, again = false;
+
+  function typing(el) {
+    var a = document.activeElement;
+    return a && el.contains(a) && (a.tagName === 'TEXTAREA' || a.tagName === 'INPUT' || a.tagName === 'SELECT') && a.value !== '';
+  }
+
+  function swap(doc) {
+    var parts = document.querySelectorAll('[data-live]');
+    for (var i = 0; i < parts.length; i++) {
+      var el = parts[i];
+      var name = el.getAttribute('data-live');
+      var fresh = doc.querySelector('[data-live="' + name + '"]');
+      if (!fresh || typing(el) || fresh.innerHTML === el.innerHTML) continue;
+      var open = {};
+      el.querySelectorAll('details[open][id]').forEach(function (d) { open[d.id] = true; });
+      fresh.querySelectorAll('details[id]').forEach(function (d) { if (open[d.id]) d.setAttribute('open', ''); });
+      var node = document.importNode(fresh, true);
+      el.replaceWith(node);
+      // charts.js draws the figures of a part swapped in.
+      document.dispatchEvent(new CustomEvent('quire:updated', { detail: { root: node } }));
+      if (window.quireCharts && typeof window.quireCharts.draw === 'function') window.quireCharts.draw(node);
+    }
+    document.body.setAttribute('data-live-at', String(Date.now()));
+  }
+
+  function refresh() {
+    timer = null;
+    if (busy) { again = true; return; }
+    busy = true;
+    fetch(location.href, { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (html) { if (html) swap(new DOMParser().parseFromString(html, 'text/html')); })
+      .catch(function () {})
+      .then(function () { busy = false; if (again) { again = false; refresh(); } });
+  }
+
+  var es = new EventSource(src);
+  es.addEventListener('change', function () {
+    if (!timer) timer = setTimeout(refresh, 100);
+  });
+})();

@@ -1,0 +1,97 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"quire/ledger"
+	"quire/serve"
+)
+
+// BenchmarkDefinitionPageFulfillOrder: the definition page of
+// fulfill-order with 1,000 runs (its page over live views, its versions
+// and its latest 50 runs with their headlines), answered by the server's
+// handler (issue 16: under 20 ms median). QUIRE_BENCH_RUNS sets the runs
+// (1,000); making them through the operations takes minutes, so
+// QUIRE_BENCH_VAULT=<folder> keeps the vault there for the next run.
+func BenchmarkDefinitionPageFulfillOrder(b *testing.B) {
+	runs := 1000
+	if n, err := strconv.Atoi(os.Getenv("QUIRE_BENCH_RUNS")); err == nil && n > 0 {
+		runs = n
+	}
+	var d *demo
+	if dir := os.Getenv("QUIRE_BENCH_VAULT"); dir != "" {
+		// A vault made by an earlier run of the benchmark, kept to time
+		// the page again without making the runs again.
+		d = openDemo(b, dir)
+	} else {
+		d = newDemo(b, serve.Options{Open: true}, "fulfill-order")
+	}
+	if n := d.runsOf("fulfill-order"); n < runs {
+		start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+		for i := n; i < runs; i++ {
+			day := start.Add(time.Duration(i) * 2 * time.Hour).Format("2006-01-02")
+			d.run("fulfill-order", day, fmt.Sprintf(`{"order":"A-%d","channel":"%s","total":%d.25}`, 1000+i, []string{"Web", "Marketplace", "Phone"}[i%3], 10+i%190))
+		}
+	}
+	d.live("fulfill-order")
+	h := d.srv.Config.Handler
+	get := func() time.Duration {
+		req := httptest.NewRequest("GET", "http://127.0.0.1/p/operations/workflow/fulfill-order", nil)
+		rec := httptest.NewRecorder()
+		t := time.Now()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+		return time.Since(t)
+	}
+	get()
+	var times []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		times = append(times, get())
+	}
+	b.StopTimer()
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "median-ms")
+	b.ReportMetric(float64(runs), "runs")
+}
+
+// openDemo opens (or makes) the benchmark's vault in dir, kept after.
+func openDemo(b *testing.B, dir string) *demo {
+	if _, err := os.Stat(dir + "/quire.yaml"); err != nil {
+		return makeDemo(b, dir, b.Cleanup, serve.Options{Open: true}, "fulfill-order")
+	}
+	l, err := ledger.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	go l.Keep(ctx)
+	d := &demo{t: b, l: l}
+	raw, _ := l.Call(context.Background(), "list_projects", nil)
+	d.project = raw.([]ledger.Project)[0].UID
+	d.srv = httptest.NewServer(serve.Handler(l, serve.Options{Open: true}))
+	b.Cleanup(d.srv.Close)
+	return d
+}
+
+// runsOf counts a workflow's runs.
+func (d *demo) runsOf(name string) int {
+	raw, err := d.l.Call(context.Background(), "list_runs", json.RawMessage(`{"playbook":"operations","type":"workflow","name":"`+name+`","limit":1000}`))
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return len(raw.(*ledger.RunPage).Runs)
+}

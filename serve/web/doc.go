@@ -1,0 +1,98 @@
+// Package web is quire serve's pages: the vault in a browser
+// (issue 16), server-rendered HTML (html/template) that works without
+// JavaScript, mounted by package serve at /.
+//
+//	GET  /                                   the playbooks as cards: each workflow's glance, the latest runs
+//	GET  /p/{playbook}                       the playbook's page (render_playbook_page) and its definitions
+//	GET  /p/{playbook}/{type}/{name}         a definition: runs over its views with the standing, its
+//	                                         versions, its runs (status, started, ended, executor, headline;
+//	                                         50 a page, ?runs=<cursor> for older ones)
+//	GET  /p/{playbook}/runs/{run_id}         a run: result over its output, its events as a timeline, its
+//	                                         thread, artifacts, state (run.state.json) and the commits that
+//	                                         recorded it (git log of its folder)
+//	GET  /p/{playbook}/runs/{run_id}/artifacts/{name...}  an artifact, as a download
+//	GET  /p/{playbook}/comments?address=…    the comments on one address, and the form that makes one
+//	POST /p/{playbook}/comments              make_comment (address, text; author on a server without tokens)
+//	GET  /login, POST /login, POST /logout   a token kept in a cookie
+//	GET  /live[?playbook=…]                  Server-Sent Events: "change" {"playbook","what"}
+//	GET  /assets/…                           package assets' embedded files
+//
+// # Every call goes through serve
+//
+// The pages read and write through the operations of the table only, by
+// Options.Call, which package serve points at the one path every
+// transport takes (scopes, the token's principal as author, refusals), so
+// a page shows what its token may read and nothing else. The run's files
+// a page shows (thread.md, run.state.json, artifacts/) are read from the
+// folder get_run answered, once get_run allowed the read. Headlines of a
+// list of runs are ledger.Headlines over the runs list_runs answered.
+//
+// # Who
+//
+// A server without tokens (on loopback, to requests addressed to
+// loopback) lets anyone read, and a comment carries the name given in its
+// form, remembered in the cookie quire_name. Once the vault has a token,
+// every page needs one: GET /login takes it and keeps it in the cookie
+// quire_token (HttpOnly, SameSite=Strict, the browser's session; Secure
+// with Options.Secure), and a page without it sends the person there. A
+// request may also carry Authorization: Bearer. Every form (comments,
+// login, logout) carries the CSRF value of the cookie quire_csrf
+// (HttpOnly, SameSite=Strict, 32 random bytes, set by the first page
+// read), compared in constant time; a form without it is refused with
+// 403, as is a cross-origin POST (net/http's CrossOriginProtection, in
+// serve). A "back" or "next" path stays on this server.
+//
+// # Markdown, not HTML
+//
+// page.result and page.runs are Markdown; markdown.go makes them HTML
+// with goldmark under the page format's rules: raw HTML (a block or
+// inline) is written as text; a link is a link only for https: and http:
+// (with a host) and mailto:, any other (javascript:, data:, a relative
+// one) is its text; an image is a link to it reading "Image: <alt>", never
+// an <img>; every link has rel="noopener noreferrer nofollow". A chart
+// block that draws (render.ReadChart) becomes package assets' figure:
+// data-kind, data-roles (a JSON object), data-address (its block's or
+// cell's), data-cells on a figure block (a JSON list of its tiles'
+// addresses, the cells of its block), its body in a script element of
+// type application/json (with <, > and & written as \u escapes, so the
+// body cannot close the element), and its data as the page format's table
+// (render's own, the one a client that does not draw prints) folded in
+// <details>. A block that fails is already its line and table in the
+// Markdown the ledger rendered.
+//
+// Every page has Content-Security-Policy: default-src 'none'; script-src
+// 'self'; style-src 'self'; img-src 'self'; connect-src 'self';
+// font-src 'self'; form-action 'self'; frame-ancestors 'none';
+// base-uri 'none' — no inline script or style, no third-party origin —
+// with nosniff, Referrer-Policy no-referrer and X-Frame-Options DENY.
+// An artifact is answered with its type by its name's extension
+// (application/octet-stream otherwise), Content-Disposition: attachment,
+// nosniff and CSP sandbox, so a browser never renders it as a page.
+//
+// # Addresses and comments
+//
+// Blocks are counted as render.Blocks counts them, so a block's address is
+// the one get_run's blocks give: <playbook>/runs/<run_id>/result/<n>, a
+// row's cell <playbook>/runs/<run_id>/parts/result-<n>-<m>; a definition's
+// runs block <playbook>/definitions/<type>/<name>/<version>/parts/runs-<n>
+// (cells runs-<n>-<m>); the playbook's page's playbooks/<playbook>/parts/
+// runs-<n>; an event <playbook>/runs/<run_id>/events/<event_id>. Each
+// carries data-address and shows it on hover (title), with its comments
+// and a form folded in a <details>. A page reads its comments in one
+// list_comments call, under the run, the definition (every version) or
+// the playbook.
+//
+// # Live
+//
+// live.go: the ledger's Watch tells the hub of every event it records and
+// of every move of a page's views (the keeper's KeeperOptions.Moved), and
+// once a second, while a stream is open, the hub looks whether a
+// playbook's history grew by another process's hand. A stream follows
+// one playbook (or all, on /). assets/static/live.js fetches the page
+// again on a change (at most one fetch at a time, 100 ms after the first
+// change) and swaps each element marked data-live whose HTML differs,
+// keeping a form a person is typing in and the threads they opened; it
+// then dispatches "quire:updated" on document with {root} and calls
+// window.quireCharts.draw(root) where charts.js offers it, so the
+// figures swapped in are drawn.
+package web

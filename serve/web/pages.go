@@ -1,0 +1,687 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"quire/fold"
+	"quire/ledger"
+	"quire/ledger/refusal"
+	"quire/render"
+)
+
+// view is what a page handler answers: the template to fill and its data.
+type view struct {
+	Title    string
+	Crumbs   []crumb
+	Playbook string // the playbook whose changes the page follows ("" every one)
+	Template string
+	Data     any
+	Status   int
+
+	C       *reqCtx
+	Path    string // the page's own path and query, where a form sends the person back
+	Threads map[string][]*ledger.Comment
+}
+
+type crumb struct{ Name, Href string }
+
+// Thread is the comments on one address, as the templates show them.
+type Thread struct {
+	Address  string
+	Comments []*ledger.Comment
+	v        *view
+	open     bool // shown open (the comments page)
+}
+
+// thread answers the comments on an address among those the page read.
+func (v *view) Thread(addr string) Thread {
+	return Thread{Address: addr, Comments: v.Threads[addr], v: v}
+}
+
+// page wraps a page handler: who the request is (a request without the
+// token a server with tokens needs is sent to the login page), then the
+// page, or a page that says why not with the refusal's status.
+func (w *Web) page(fn func(*http.Request, *reqCtx) (*view, error)) http.HandlerFunc {
+	return func(rw http.ResponseWriter, r *http.Request) {
+		c, err := w.who(rw, r)
+		if re, ok := refusal.As(err); ok && re.Code == refusal.Unauthenticated && r.URL.Path == "/login" {
+			c, err = &reqCtx{CSRF: w.csrfValue(rw, r)}, nil
+		}
+		var v *view
+		if err == nil {
+			v, err = fn(r, c)
+		}
+		if err != nil {
+			if re, ok := refusal.As(err); ok && re.Code == refusal.Unauthenticated && r.URL.Path != "/login" {
+				http.Redirect(rw, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				return
+			}
+			v = &view{Title: "Not shown", Template: "error", Data: err.Error(), Status: statusOf(err)}
+			if _, ok := refusal.As(err); !ok {
+				w.log.Error("a page failed", "path", r.URL.Path, "err", err)
+				v.Data = "This page could not be shown: " + err.Error()
+			}
+		}
+		v.C, v.Path = c, r.URL.RequestURI()
+		if v.C == nil {
+			v.C = &reqCtx{}
+		}
+		w.write(rw, v)
+	}
+}
+
+func (w *Web) write(rw http.ResponseWriter, v *view) {
+	var b bytes.Buffer
+	if err := pages.ExecuteTemplate(&b, "layout", v); err != nil {
+		w.log.Error("a page's template failed", "template", v.Template, "err", err)
+		http.Error(rw, "quire could not write this page; the fault is in the server's log", http.StatusInternalServerError)
+		return
+	}
+	h := rw.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	if v.Status != 0 {
+		rw.WriteHeader(v.Status)
+	}
+	rw.Write(b.Bytes())
+}
+
+// post wraps a form's handler: who, the CSRF value, then the handler,
+// which answers where to send the person next.
+func (w *Web) post(fn func(http.ResponseWriter, *http.Request, *reqCtx) (string, error)) http.HandlerFunc {
+	return func(rw http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(rw, r.Body, 64<<10)
+		err := r.ParseForm()
+		if err != nil {
+			err = refusal.Invalid("", "the form could not be read: %v", err)
+		}
+		var c *reqCtx
+		if err == nil {
+			err = checkCSRF(r)
+		}
+		if err == nil && r.URL.Path != "/login" {
+			c, err = w.who(rw, r)
+		}
+		if err == nil && r.URL.Path == "/login" {
+			c = &reqCtx{}
+		}
+		next := ""
+		if err == nil {
+			next, err = fn(rw, r, c)
+		}
+		if err != nil {
+			v := &view{Title: "Not done", Template: "error", Data: err.Error(), Status: statusOf(err), C: c, Path: r.URL.RequestURI()}
+			if v.C == nil {
+				v.C = &reqCtx{CSRF: w.csrfValue(rw, r)}
+			}
+			w.write(rw, v)
+			return
+		}
+		http.Redirect(rw, r, next, http.StatusSeeOther)
+	}
+}
+
+// localPath keeps a "next" or "back" path on this server.
+func localPath(p string) string {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+		return "/"
+	}
+	return p
+}
+
+// ---- addresses ------------------------------------------------------------
+
+func runAddr(pb, id string) string { return pb + "/runs/" + id }
+func defAddr(pb, typ, name string, version int) string {
+	return fmt.Sprintf("%s/definitions/%s/%s/%d", pb, typ, name, version)
+}
+
+// block is one top-level block of rendered Markdown, as HTML, with its
+// address and its cells'.
+type block struct {
+	N       int
+	Kind    string
+	Address string
+	HTML    template.HTML
+	Cells   []cell
+}
+
+type cell struct {
+	Address string
+	HTML    template.HTML
+}
+
+// blocks renders Markdown block by block, as render.Blocks counts them
+// (so the addresses are the ones get_run's blocks give): blockAddr names
+// block n, cellAddr cell m of block n.
+func blocks(md string, st *mdState, blockAddr func(n int) string, cellAddr func(n, m int) string) []block {
+	var out []block
+	for _, b := range render.Blocks(md) {
+		hb := block{N: b.N, Kind: b.Kind, Address: blockAddr(b.N)}
+		if b.Kind == "row" {
+			for m, text := range b.CellText {
+				st.addr, st.cells = cellAddr(b.N, m+1), nil
+				hb.Cells = append(hb.Cells, cell{Address: st.addr, HTML: st.toHTML(text)})
+			}
+		} else {
+			st.addr, st.cells = hb.Address, nil
+			for m := 1; m <= b.Cells; m++ {
+				st.cells = append(st.cells, cellAddr(b.N, m))
+			}
+			hb.HTML = st.toHTML(b.Text)
+		}
+		out = append(out, hb)
+	}
+	return out
+}
+
+// comments reads the comments on and under an address into v.Threads.
+func (w *Web) comments(r *http.Request, c *reqCtx, v *view, pb, under string) {
+	list, err := callAs[[]*ledger.Comment](w, r, c, "list_comments", map[string]any{"playbook": pb, "under": under})
+	if err != nil {
+		return // a page without its comments is still the page
+	}
+	if v.Threads == nil {
+		v.Threads = map[string][]*ledger.Comment{}
+	}
+	for _, cm := range list {
+		v.Threads[cm.Address] = append(v.Threads[cm.Address], cm)
+	}
+}
+
+// ---- the pages --------------------------------------------------------------
+
+type card struct {
+	P       *ledger.Playbook
+	Glances []glance
+	Latest  []runRow
+}
+
+type glance struct {
+	Definition string
+	Href       string
+	Items      []glanceItem
+}
+
+type glanceItem struct {
+	Key   string
+	Value template.HTML
+}
+
+type runRow struct {
+	R        *ledger.Run
+	Headline string
+	Href     string
+}
+
+// home lists the playbooks as cards.
+func (w *Web) home(r *http.Request, c *reqCtx) (*view, error) {
+	pbs, err := callAs[[]*ledger.Playbook](w, r, c, "list_playbooks", map[string]any{})
+	if err != nil {
+		return nil, err
+	}
+	var cards []card
+	for _, p := range pbs {
+		cd := card{P: p}
+		if defs, err := callAs[[]*ledger.Definition](w, r, c, "list_definitions", map[string]any{"playbook": p.Playbook}); err == nil {
+			for _, d := range defs {
+				if d.Type != "workflow" || d.Retired {
+					continue
+				}
+				full, err := callAs[*ledger.Definition](w, r, c, "get_definition", map[string]any{"playbook": p.Playbook, "type": d.Type, "name": d.Name})
+				if err != nil || full.Page == nil || len(full.Page.Glance) == 0 {
+					continue
+				}
+				cd.Glances = append(cd.Glances, glance{Definition: d.Name, Href: defHref(p.Playbook, d.Type, d.Name), Items: glanceItems(json.RawMessage(full.Page.Glance))})
+			}
+		}
+		cd.Latest = w.runRows(r, c, p.Playbook, map[string]any{"playbook": p.Playbook, "limit": 5}, nil)
+		cards = append(cards, cd)
+	}
+	return &view{Title: "Playbooks", Template: "home", Data: cards}, nil
+}
+
+// glanceItems lays a glance out as its keys and values, a value that is a
+// mapping or a list written as its items.
+func glanceItems(raw json.RawMessage) []glanceItem {
+	var out []glanceItem
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		var v any
+		if dec.Decode(&v) != nil {
+			return out
+		}
+		out = append(out, glanceItem{Key: fmt.Sprint(k), Value: glanceValue(v)})
+	}
+	return out
+}
+
+func glanceValue(v any) template.HTML {
+	switch x := v.(type) {
+	case string:
+		st := &mdState{}
+		return st.toHTML(x)
+	case []any:
+		var b strings.Builder
+		b.WriteString("<ul>")
+		for _, it := range x {
+			b.WriteString("<li>" + string(glanceValue(it)) + "</li>")
+		}
+		b.WriteString("</ul>")
+		return template.HTML(b.String())
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var b strings.Builder
+		b.WriteString("<dl>")
+		for _, k := range keys {
+			b.WriteString("<dt>" + template.HTMLEscapeString(k) + "</dt><dd>" + string(glanceValue(x[k])) + "</dd>")
+		}
+		b.WriteString("</dl>")
+		return template.HTML(b.String())
+	case nil:
+		return ""
+	}
+	return template.HTML(template.HTMLEscapeString(fmt.Sprint(v)))
+}
+
+func defHref(pb, typ, name string) string {
+	return "/p/" + url.PathEscape(pb) + "/" + url.PathEscape(typ) + "/" + url.PathEscape(name)
+}
+func runHref(pb, id string) string { return "/p/" + url.PathEscape(pb) + "/runs/" + url.PathEscape(id) }
+
+// runRows lists runs with their headlines (each run's result, rendered).
+func (w *Web) runRows(r *http.Request, c *reqCtx, pb string, args map[string]any, next *string) []runRow {
+	page, err := callAs[*ledger.RunPage](w, r, c, "list_runs", args)
+	if err != nil {
+		return nil
+	}
+	if next != nil {
+		*next = page.Next
+	}
+	heads := w.l.Headlines(page.Runs)
+	rows := make([]runRow, 0, len(page.Runs))
+	for i, run := range page.Runs {
+		rows = append(rows, runRow{R: run, Href: runHref(pb, run.RunID), Headline: heads[i]})
+	}
+	return rows
+}
+
+type playbookPage struct {
+	P        *ledger.Playbook
+	Page     *ledger.PageView
+	Standing standingData
+	Blocks   []block
+	Defs     []*ledger.Definition
+}
+
+// playbook is a playbook's page and its definitions.
+func (w *Web) playbook(r *http.Request, c *reqCtx) (*view, error) {
+	pb := r.PathValue("playbook")
+	p, err := callAs[*ledger.Playbook](w, r, c, "get_playbook", map[string]any{"playbook": pb})
+	if err != nil {
+		return nil, err
+	}
+	d := &playbookPage{P: p}
+	v := &view{Title: p.Name, Playbook: pb, Template: "playbook", Data: d, Crumbs: []crumb{{"Playbooks", "/"}}}
+	if rp, err := callAs[*ledger.RenderedPlaybook](w, r, c, "render_playbook_page", map[string]any{"playbook": pb}); err == nil && rp.Page != nil {
+		d.Page = rp.Page
+		d.Standing = w.standing(pb, rp.Page.Standing)
+		st := &mdState{}
+		d.Blocks = blocks(rp.Page.Runs, st,
+			func(n int) string { return fmt.Sprintf("playbooks/%s/parts/runs-%d", pb, n) },
+			func(n, m int) string { return fmt.Sprintf("playbooks/%s/parts/runs-%d-%d", pb, n, m) })
+	}
+	if d.Defs, err = callAs[[]*ledger.Definition](w, r, c, "list_definitions", map[string]any{"playbook": pb}); err != nil {
+		return nil, err
+	}
+	w.comments(r, c, v, pb, p.Address)
+	return v, nil
+}
+
+type definitionPage struct {
+	D        *ledger.Definition
+	Standing standingData
+	Address  string
+	Blocks   []block
+	Glance   []glanceItem
+	Versions []*ledger.Definition
+	Runs     []runRow
+	Next     string
+	Href     string
+}
+
+// definition is a definition's page: runs over its views, with their
+// standing, its versions, then its runs.
+func (w *Web) definition(r *http.Request, c *reqCtx) (*view, error) {
+	pb, typ, name := r.PathValue("playbook"), r.PathValue("type"), r.PathValue("name")
+	d, err := callAs[*ledger.Definition](w, r, c, "get_definition", map[string]any{"playbook": pb, "type": typ, "name": name})
+	if err != nil {
+		return nil, err
+	}
+	dp := &definitionPage{D: d, Address: defAddr(pb, typ, name, d.Version), Href: defHref(pb, typ, name)}
+	v := &view{Title: name, Playbook: pb, Template: "definition", Data: dp,
+		Crumbs: []crumb{{"Playbooks", "/"}, {pb, "/p/" + url.PathEscape(pb)}}}
+	if d.Page != nil {
+		dp.Standing = w.standing(pb, d.Page.Standing)
+		st := &mdState{}
+		dp.Blocks = blocks(d.Page.Runs, st,
+			func(n int) string { return fmt.Sprintf("%s/parts/runs-%d", dp.Address, n) },
+			func(n, m int) string { return fmt.Sprintf("%s/parts/runs-%d-%d", dp.Address, n, m) })
+		dp.Glance = glanceItems(json.RawMessage(d.Page.Glance))
+	}
+	// The versions, newest first: the latest twenty.
+	dp.Versions = append(dp.Versions, d)
+	for ver := d.Latest - 1; ver >= 1 && ver > d.Latest-20; ver-- {
+		old, err := callAs[*ledger.Definition](w, r, c, "get_definition", map[string]any{"playbook": pb, "type": typ, "name": name, "version": ver})
+		if err != nil {
+			break
+		}
+		dp.Versions = append(dp.Versions, old)
+	}
+	args := map[string]any{"playbook": pb, "type": typ, "name": name, "limit": 50}
+	if cur := r.URL.Query().Get("runs"); cur != "" {
+		args["cursor"] = cur
+	}
+	dp.Runs = w.runRows(r, c, pb, args, &dp.Next)
+	w.comments(r, c, v, pb, fmt.Sprintf("%s/definitions/%s/%s", pb, typ, name))
+	return v, nil
+}
+
+// standing is a page's standing with how far its views have read.
+func (w *Web) standing(pb string, s *fold.Standing) standingData {
+	d := standingData{S: s}
+	if s == nil {
+		return d
+	}
+	if s.Checkpoint != nil {
+		d.Through, _ = strconv.ParseInt(*s.Checkpoint, 10, 64)
+	}
+	d.Newest, _ = w.l.HistoryLen(pb)
+	return d
+}
+
+type runPage struct {
+	R         *ledger.Run
+	Address   string
+	DefHref   string
+	Blocks    []block
+	Events    []eventRow
+	Thread    template.HTML
+	Artifacts []artifact
+	State     string
+	Commits   []commit
+	Output    string
+}
+
+type eventRow struct {
+	E       ledger.Event
+	Address string
+	Detail  string
+	Step    string
+}
+
+type artifact struct {
+	Name, Href, Type string
+	Size             int64
+}
+
+type commit struct {
+	Hash, Short, Author, Time, Subject string
+}
+
+// run is a run's page.
+func (w *Web) run(r *http.Request, c *reqCtx) (*view, error) {
+	pb, id := r.PathValue("playbook"), r.PathValue("run_id")
+	run, err := callAs[*ledger.Run](w, r, c, "get_run", map[string]any{"playbook": pb, "run_id": id, "blocks": true})
+	if err != nil {
+		return nil, err
+	}
+	rp := &runPage{R: run, Address: run.Address, DefHref: defHref(pb, run.Type, run.Name)}
+	v := &view{Title: run.Name + " · run", Playbook: pb, Template: "run", Data: rp,
+		Crumbs: []crumb{{"Playbooks", "/"}, {pb, "/p/" + url.PathEscape(pb)}, {run.Name, rp.DefHref}}}
+	if run.Page != nil && run.Page.Result != "" {
+		st := &mdState{}
+		byN := map[int]ledger.ResultBlock{}
+		for _, b := range run.Page.Blocks {
+			byN[b.N] = b
+		}
+		rp.Blocks = blocks(run.Page.Result, st,
+			func(n int) string { return byN[n].Address },
+			func(n, m int) string { return fmt.Sprintf("%s/parts/result-%d-%d", run.Address, n, m) })
+	}
+	if len(run.Output) > 0 {
+		var b bytes.Buffer
+		if json.Indent(&b, run.Output, "", "  ") == nil {
+			rp.Output = b.String()
+		}
+	}
+	if evs, err := callAs[*ledger.EventPage](w, r, c, "list_playbook_events", map[string]any{"playbook": pb, "run_id": id, "limit": 1000}); err == nil {
+		for _, e := range evs.Events {
+			er := eventRow{E: e, Address: run.Address + "/events/" + e.ID}
+			var d struct {
+				Step   string `json:"step"`
+				Detail string `json:"detail"`
+			}
+			json.Unmarshal(e.Data, &d)
+			er.Step, er.Detail = d.Step, d.Detail
+			rp.Events = append(rp.Events, er)
+		}
+	}
+	// The run's files, read where get_run (which the token may read) says
+	// the folder is.
+	dir := w.l.V.Abs(run.Path)
+	if b, err := os.ReadFile(filepath.Join(dir, "thread.md")); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		rp.Thread = (&mdState{}).toHTML(string(b))
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "run.state.json")); err == nil {
+		var out bytes.Buffer
+		if json.Indent(&out, b, "", "  ") == nil {
+			rp.State = out.String()
+		} else {
+			rp.State = string(b)
+		}
+	}
+	rp.Artifacts = artifactsOf(dir, pb, id)
+	rp.Commits = w.commits(run.Path)
+	w.comments(r, c, v, pb, run.Address)
+	return v, nil
+}
+
+func artifactsOf(dir, pb, id string) []artifact {
+	var out []artifact
+	root := filepath.Join(dir, "artifacts")
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if rel == ".gitkeep" {
+			return nil
+		}
+		info, _ := d.Info()
+		a := artifact{Name: rel, Type: contentType(rel), Href: runHref(pb, id) + "/artifacts/" + escapePath(rel)}
+		if info != nil {
+			a.Size = info.Size()
+		}
+		out = append(out, a)
+		return nil
+	})
+	return out
+}
+
+func escapePath(rel string) string {
+	parts := strings.Split(rel, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
+}
+
+// contentType is an artifact's type, by its name's extension.
+func contentType(name string) string {
+	if t := mime.TypeByExtension(path.Ext(name)); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+// commits are the git commits that touched the run's folder, newest
+// first (at most 100).
+func (w *Web) commits(rel string) []commit {
+	cmd := exec.Command("git", "log", "-n", "100", "--format=%H%x1f%an%x1f%aI%x1f%s", "--", rel)
+	cmd.Dir = w.l.V.Root()
+	out, err := cmd.Output()
+	if err != nil {
+		return nil
+	}
+	var cs []commit
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "\x1f")
+		if len(f) != 4 {
+			continue
+		}
+		cs = append(cs, commit{Hash: f[0], Short: f[0][:min(12, len(f[0]))], Author: f[1], Time: f[2], Subject: f[3]})
+	}
+	return cs
+}
+
+// artifact answers one artifact of a run as a download: its type by its
+// name, always an attachment, never sniffed, in a sandbox.
+func (w *Web) artifact(rw http.ResponseWriter, r *http.Request) {
+	c, err := w.who(rw, r)
+	fail := func(err error) {
+		http.Error(rw, err.Error(), statusOf(err))
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	pb, id, name := r.PathValue("playbook"), r.PathValue("run_id"), r.PathValue("name")
+	run, err := callAs[*ledger.Run](w, r, c, "get_run", map[string]any{"playbook": pb, "run_id": id})
+	if err != nil {
+		fail(err)
+		return
+	}
+	clean := path.Clean("/" + name)[1:]
+	if clean == "" || clean != name || strings.Contains(name, "\\") {
+		fail(refusal.Invalid("/name", "%q is not an artifact's name", name))
+		return
+	}
+	p := filepath.Join(w.l.V.Abs(run.Path), "artifacts", filepath.FromSlash(clean))
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		fail(refusal.At(refusal.NotFound, "/name", "the run has no artifact %q", name))
+		return
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer f.Close()
+	h := rw.Header()
+	h.Set("Content-Type", contentType(clean))
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(clean)}))
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
+	h.Set("Cache-Control", "no-store")
+	http.ServeContent(rw, r, "", fi.ModTime(), f)
+}
+
+type commentsPage struct {
+	Address string
+	Back    string
+}
+
+// comments is the page of the comments on one address, with the form
+// that makes one: where the addressable things of a long list (a run's
+// row, an event) send a person.
+func (w *Web) commentsPage(r *http.Request, c *reqCtx) (*view, error) {
+	pb := r.PathValue("playbook")
+	addr := r.URL.Query().Get("address")
+	if addr == "" {
+		return nil, refusal.Invalid("/address", "the comments page needs an address: ?address=<address>")
+	}
+	list, err := callAs[[]*ledger.Comment](w, r, c, "list_comments", map[string]any{"playbook": pb, "address": addr})
+	if err != nil {
+		return nil, err
+	}
+	v := &view{Title: "Comments", Playbook: pb, Template: "comments", Data: &commentsPage{Address: addr, Back: localPath(r.URL.Query().Get("back"))},
+		Crumbs: []crumb{{"Playbooks", "/"}, {pb, "/p/" + url.PathEscape(pb)}}, Threads: map[string][]*ledger.Comment{addr: list}}
+	return v, nil
+}
+
+// makeComment makes a comment through make_comment: as the token's
+// principal, or, on a server without tokens, as the name given in the
+// form (remembered in a cookie for the next one).
+func (w *Web) makeComment(rw http.ResponseWriter, r *http.Request, c *reqCtx) (string, error) {
+	pb := r.PathValue("playbook")
+	args := map[string]any{"playbook": pb, "address": r.PostFormValue("address"), "text": r.PostFormValue("text")}
+	if c.Open {
+		name := strings.TrimSpace(r.PostFormValue("author"))
+		if name == "" {
+			return "", refusal.Invalid("/author", "give your name with the comment: a server without tokens does not know who you are")
+		}
+		args["author"] = name
+		w.setCookie(rw, r, cookieName, name, 365*24*time.Hour)
+	}
+	cm, err := callAs[*ledger.Comment](w, r, c, "make_comment", args)
+	if err != nil {
+		return "", err
+	}
+	return localPath(r.PostFormValue("back")) + "#c-" + cm.ID, nil
+}
+
+// loginPage asks for a token.
+func (w *Web) loginPage(r *http.Request, c *reqCtx) (*view, error) {
+	return &view{Title: "Log in", Template: "login", Data: localPath(r.URL.Query().Get("next"))}, nil
+}
+
+// login checks a token and keeps it in an HttpOnly, SameSite=Strict
+// cookie for the browser's session.
+func (w *Web) login(rw http.ResponseWriter, r *http.Request, _ *reqCtx) (string, error) {
+	tok := strings.TrimSpace(r.PostFormValue("token"))
+	if tok == "" {
+		return "", refusal.Invalid("/token", "paste a token that quire token create made")
+	}
+	if _, open, err := w.opts.Authenticate(r, tok); err != nil {
+		return "", err
+	} else if open {
+		return "", refusal.Invalid("/token", "this server has no tokens: nobody needs to log in")
+	}
+	w.setCookie(rw, r, cookieToken, tok, 0)
+	return localPath(r.PostFormValue("next")), nil
+}
+
+func (w *Web) logout(rw http.ResponseWriter, r *http.Request, _ *reqCtx) (string, error) {
+	w.setCookie(rw, r, cookieToken, "", -1)
+	return "/login", nil
+}

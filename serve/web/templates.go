@@ -1,0 +1,112 @@
+package web
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"time"
+
+	"quire/fold"
+	"quire/serve/web/assets"
+)
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+var pages = template.Must(template.New("").Funcs(template.FuncMap{
+	"include":    func(name string, data any) (template.HTML, error) { return includeFn(name, data) },
+	"hasAsset":   hasAsset,
+	"scripts":    scripts,
+	"when":       when,
+	"clip":       clipHeadline,
+	"short":      func(s string) string { return s[:min(12, len(s))] },
+	"blocksOf":   func(v *view, b []block) blocksData { return blocksData{V: v, Blocks: b} },
+	"openThread": func(v *view, addr string) Thread { t := v.Thread(addr); t.open = true; return t },
+}).ParseFS(templateFiles, "templates/*.html"))
+
+var includeFn func(string, any) (template.HTML, error)
+
+func init() { includeFn = include }
+
+// include fills a page's own template (html/template names templates
+// only as constants).
+func include(name string, data any) (template.HTML, error) {
+	var b bytes.Buffer
+	err := pages.ExecuteTemplate(&b, name, data)
+	return template.HTML(b.String()), err
+}
+
+type blocksData struct {
+	V      *view
+	Blocks []block
+}
+
+func hasAsset(name string) bool {
+	_, err := fs.Stat(assets.FS(), name)
+	return err == nil
+}
+
+// pageScripts are the scripts a page loads, in order: the vendored
+// libraries charts.js draws with, charts.js, then live.js; each only
+// where the assets have it.
+var pageScripts = []string{"vendor/d3.min.js", "vendor/plot.umd.min.js", "charts.js", "live.js"}
+
+func scripts() []string {
+	var out []string
+	for _, s := range pageScripts {
+		if hasAsset(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// when writes a time as the page shows it: UTC, to the minute.
+func when(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// clipHeadline cuts a headline at 200 characters with an ellipsis, as the
+// page format asks of a client.
+func clipHeadline(s string) string {
+	r := []rune(s)
+	if len(r) <= 200 {
+		return s
+	}
+	return string(r[:199]) + "…"
+}
+
+// standingData is a standing and how far its views have read of the
+// playbook's history, for the page's standing line.
+type standingData struct {
+	S       *fold.Standing
+	Through int64 // the views' checkpoint (seq)
+	Newest  int64 // the playbook's history's length
+}
+
+// Progress says how far views being built have read: "412 of 1,000
+// records (41%)", and how far behind the newest record they are.
+func (d standingData) Progress() string {
+	if d.S == nil || d.Newest <= 0 {
+		return ""
+	}
+	out := fmt.Sprintf("%d of %d records read (%d%%)", d.Through, d.Newest, d.Through*100/d.Newest)
+	if d.S.LagMs > 0 {
+		out += fmt.Sprintf(", %s behind the newest", (time.Duration(d.S.LagMs) * time.Millisecond).Round(time.Second))
+	}
+	return out
+}
+
+// Thread's fields for its template.
+func (t Thread) Playbook() string { return t.v.Playbook }
+func (t Thread) CSRF() string     { return t.v.C.CSRF }
+func (t Thread) Open() bool       { return t.v.C.Open }
+func (t Thread) Name() string     { return t.v.C.Name }
+func (t Thread) Back() string     { return t.v.Path }
+func (t Thread) OpenNow() bool    { return t.open }
