@@ -79,7 +79,8 @@ bench: tools build
 	    ./ledger/page/ ./ledger/shape/ ./ledger/ ./vault/ ./ledger/address/ ./render/ ; \
 	  $(GO) test -run '^$$' -bench 'FoldExamples|FoldMorning$$|ShapeCheckCost' -benchtime 1x -count 3 -timeout 90m ./fold/ ; \
 	  $(GO) test -run '^$$' -bench 'HTTPAppend' -benchtime 1x -count 1 ./serve/ ; \
-	  $(GO) test -run '^$$' -bench 'DefinitionPageFulfillOrder' -benchtime 50x -count 1 ./serve/web/ ) 2>&1 | tee .bench.out | $(GO) run ./cmd/quire-bench -summarize
+	  $(GO) test -run '^$$' -bench 'DefinitionPageFulfillOrder' -benchtime 50x -count 1 ./serve/web/ ; \
+	  $(GO) test -run '^$$' -bench 'DrawFulfillOrder' -benchtime 5x -count 1 ./serve/web/assets/ ) 2>&1 | tee .bench.out | $(GO) run ./cmd/quire-bench -summarize
 
 # The main job: build quire, make a sample vault from testdata/ and run it.
 demo: tools build

@@ -46,6 +46,8 @@ var targets = []target{
 	{bench: "BenchmarkGetRunFulfillOrder", metric: "ms/op", max: 1, what: "issue 5: get_run of a fulfill-order run"},
 	{bench: "BenchmarkHTTPAppend", metric: "events/s", what: "issue 7: 16 clients x 1,000 events over HTTP"},
 	{bench: "BenchmarkDefinitionPageFulfillOrder", metric: "median-ms", max: 20, what: "issue 16: the definition page of fulfill-order with 1,000 runs, answered by the server"},
+	{bench: "BenchmarkDrawFulfillOrder", metric: "drawn-ms", max: 500, what: "issue 16: the same page drawn in headless Chromium, from the navigation's start to every chart's SVG in the DOM"},
+	{bench: "BenchmarkDrawFulfillOrder", metric: "after-html-ms", what: "issue 16: the same, from the end of the server's answer (scripts and drawing)"},
 }
 
 func summarize(r io.Reader, w io.Writer) {
