@@ -198,3 +198,32 @@ func TestBrowserExamplePages(t *testing.T) {
 	}
 	t.Logf("screenshots in %s", dir)
 }
+
+// A part of the page is swapped only when the server's HTML of it
+// changed: a change elsewhere in the playbook (a run of another
+// definition) leaves the drawn charts of this page as they are.
+func TestBrowserLiveKeepsUnchangedParts(t *testing.T) {
+	d := sharedDemo(t)
+	p := browser.NewPage(t)
+	if err := p.Open(d.srv.URL + "/p/operations/workflow/fulfill-order"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Wait(`[data-live="page"] .q-chart-draw svg`, 5*time.Second); err != nil {
+		t.Fatalf("no chart drawn on the page: %v", err)
+	}
+	var ok bool
+	p.Eval(`(document.querySelector('[data-live="page"] .q-chart-draw svg').__kept = true)`, &ok)
+	time.Sleep(200 * time.Millisecond) // the stream is open
+	body := `{"type":"workflow","name":"echo","member_of":["` + d.project + `"],"executor":"agent-7","authorized_by":"ana"}`
+	r, err := http.Post(d.srv.URL+"/v1/orgs/acme/playbooks/operations/definitions/workflow/echo/runs", "application/json", strings.NewReader(body))
+	if err != nil || r.StatusCode != 200 {
+		t.Fatalf("run_definition: %v %v", err, r)
+	}
+	r.Body.Close()
+	if err := p.Wait(`body[data-live-at]`, 3*time.Second); err != nil {
+		t.Fatalf("the page did not follow the change: %v", err)
+	}
+	if err := p.Eval(`!!(document.querySelector('[data-live="page"] .q-chart-draw svg') || {}).__kept`, &ok); err != nil || !ok {
+		t.Error("the page's part was swapped (its charts drawn again) though the server's HTML of it had not changed")
+	}
+}

@@ -48,10 +48,11 @@ func hasAsset(name string) bool {
 	return err == nil
 }
 
-// pageScripts are the scripts a page loads, in order: the vendored
-// libraries charts.js draws with, charts.js, then live.js; each only
-// where the assets have it.
-var pageScripts = []string{"vendor/d3.min.js", "vendor/plot.umd.min.js", "charts.js", "live.js"}
+// pageScripts are the scripts a page loads, deferred, in order: live.js
+// first (it keeps the parts as the server sent them, before any chart is
+// drawn in them), the vendored libraries charts.js draws with, then
+// charts.js; each only where the assets have it.
+var pageScripts = []string{"live.js", "vendor/d3.min.js", "vendor/plot.umd.min.js", "charts.js"}
 
 func scripts() []string {
 	var out []string

@@ -10,6 +10,14 @@
   var pb = document.body.getAttribute('data-live-playbook') || '';
   var src = '/live' + (pb ? '?playbook=' + encodeURIComponent(pb) : '');
   var timer = null, busy = false, again = false;
+  // Each part's HTML as the server last sent it: a part is swapped only
+  // when that changed, since a part whose charts are drawn never equals
+  // the server's HTML. live.js runs before charts.js (the page's scripts
+  // are deferred, in order), so the parts are still as the server sent them.
+  var sent = {};
+  document.querySelectorAll('[data-live]').forEach(function (el) {
+    sent[el.getAttribute('data-live')] = el.innerHTML;
+  });
 
   function typing(el) {
     var a = document.activeElement;
@@ -22,7 +30,8 @@
       var el = parts[i];
       var name = el.getAttribute('data-live');
       var fresh = doc.querySelector('[data-live="' + name + '"]');
-      if (!fresh || typing(el) || fresh.innerHTML === el.innerHTML) continue;
+      if (!fresh || typing(el) || fresh.innerHTML === sent[name]) continue;
+      sent[name] = fresh.innerHTML;
       var open = {};
       el.querySelectorAll('details[open][id]').forEach(function (d) { open[d.id] = true; });
       fresh.querySelectorAll('details[id]').forEach(function (d) { if (open[d.id]) d.setAttribute('open', ''); });
