@@ -17,6 +17,7 @@ import (
 // checks the views as the sandbox gives them back, so both judge the same
 // text.
 func TestSandboxShapeCheckAgreesWithGo(t *testing.T) {
+	t.Parallel()
 	n := 120
 	if os.Getenv("QUIRE_TEST_LONG") != "" {
 		n = 3000
