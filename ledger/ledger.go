@@ -65,7 +65,7 @@ func (l *Ledger) Close() error {
 	pool := l.views.pool
 	l.views.pool = nil
 	l.views.mu.Unlock()
-	if pool != nil {
+	if pool != nil && pool != poolForTests {
 		pool.Close()
 	}
 	return l.V.Close()

@@ -19,6 +19,7 @@ import (
 // record_event's answer, get_event, list_playbook_events (both ways) and
 // what a fold sees; every other key of data stays the caller's.
 func TestCloudFormKeepsTheEventsOwnFields(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	src := `document:
   name: steps
@@ -79,6 +80,7 @@ page:
 // A write to a run that ended is its own boundary: no boundary of the run
 // follows it but the archive, so it is committed before the call returns.
 func TestWritesToAnEndedRunAreCommitted(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, end := range []string{`"status":"succeeded"`, `"status":"rejected","reason":"no"`} {
 		r := f.start()
