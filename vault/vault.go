@@ -251,7 +251,7 @@ func (v *Vault) Commit(paths []string, author Signature, msg string) (string, er
 	if !v.locked {
 		return "", errors.New("vault: Commit called without the lock")
 	}
-	id, err := v.commitPaths(paths, author, msg)
+	id, err := v.commitPaths(paths, author, tidyMessage(msg))
 	if err != nil {
 		// The failed commit staged its files in the index kept in memory;
 		// forget them (read .git/index again next time), or the next commit
