@@ -8,19 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/evanw/esbuild/pkg/api"
 )
-
-// transpile turns a test's TypeScript into the ES module the sandbox takes.
-func transpile(t testing.TB, ts string) string {
-	t.Helper()
-	res := api.Transform(ts, api.TransformOptions{Loader: api.LoaderTS, Format: api.FormatESModule, Target: api.ES2023})
-	if len(res.Errors) > 0 {
-		t.Fatalf("transpile: %v", res.Errors[0].Text)
-	}
-	return string(res.Code)
-}
 
 // jsProgram is a program written in JavaScript, its lines its own.
 func jsProgram(js string, views map[string]string) *Program {
@@ -71,11 +59,6 @@ func foldAll(t testing.TB, p *Pool, prog *Program, events []Event) Result {
 		t.Fatal(err)
 	}
 	return r
-}
-
-func mustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 func TestMain(m *testing.M) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
 	"strings"
@@ -91,7 +92,7 @@ func genShape(r *rand.Rand, name string) string {
 		for range r.Intn(4) {
 			row := []any{}
 			for range nc {
-				row = append(row, []any{"a", 1.5, true, nil, -0.0, "é\U0001F600"}[r.Intn(6)])
+				row = append(row, []any{"a", 1.5, true, nil, math.Copysign(0, -1), "é\U0001F600"}[r.Intn(6)])
 			}
 			rows = append(rows, row)
 		}
