@@ -4,7 +4,7 @@ BIN     := bin/quire
 TSC     := .tools/node_modules/.bin/tsc
 GOTEST  := $(GO) test -count=1 -timeout 20m
 
-.PHONY: all build tools mcp-client staticcheck lint test test-race test-long ci bench demo fuzz clean
+.PHONY: all build tools mcp-client browser vendor staticcheck lint test test-race test-long ci bench demo fuzz clean
 
 all: build
 
@@ -28,11 +28,27 @@ $(MCPSDK):
 	@command -v npm >/dev/null || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null; } || { echo "npm is needed to install the MCP SDK's client: apt-get install nodejs npm"; exit 1; }
 	cd serve/testdata/mcp-client && npm install --no-audit --no-fund --no-package-lock
 
+# Debian's chromium, which the browser tests drive headless from Go
+# (internal/browser). Installed with apt-get when missing and we are root;
+# else the target says what to do. QUIRE_CHROMIUM names another binary.
+browser:
+	@[ -n "$$QUIRE_CHROMIUM" ] || [ -x /usr/bin/chromium ] || command -v chromium >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && echo "installing chromium with apt-get" && \
+	    { apt-get install -y -qq chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; }; } || \
+	  { echo "chromium is needed for the browser tests: apt-get install chromium (as root), or set QUIRE_CHROMIUM to a Chromium or Chrome binary"; exit 1; }
+
+# Observable Plot and d3, vendored in serve/web/assets/static/vendor/ (the
+# committed files are the source; nothing is fetched at run time): fetch them
+# from npm at their pinned versions and check them byte for byte against the
+# committed copies' SHA256SUMS. vendor.sh --update re-vendors.
+vendor:
+	bash serve/web/assets/vendor.sh
+
 # The tests alone. go vet is not run here but in make lint, with gofmt,
 # go mod tidy and staticcheck, which .ci/run runs first: on 2 cores a vet
 # of every package ahead of the tests added some 20 s to make test, and go
 # test already runs vet's surest checks on each package it tests.
-test: tools mcp-client
+test: tools mcp-client browser
 	$(GOTEST) ./...
 
 # staticcheck at a pinned version, built into bin/.
@@ -55,13 +71,13 @@ lint: $(STATICCHECK)
 # The tests under the race detector. fold's tests are the slow part: its
 # workers run QuickJS's compiled wasm ten times and more slower, so the
 # cases that time a fold's bounds run in make test alone (fold/stall_test.go).
-test-race: tools mcp-client
+test-race: tools mcp-client browser
 	$(GO) test -race -count=1 -timeout 45m ./...
 
 # The long variants (QUIRE_TEST_LONG=1): a kill at every step of every
 # writing operation, the random-kill test with 8 writers and a server, more
 # writers and events, the bounds reached through the operations themselves.
-test-long: tools mcp-client
+test-long: tools mcp-client browser
 	QUIRE_TEST_LONG=1 $(GO) test -count=1 -timeout 60m ./...
 
 # What CI runs (.ci/run): 90 minutes on 2 cores in all.

@@ -177,3 +177,29 @@ func TestStdioSurvivesAnOversizedMessage(t *testing.T) {
 		}
 	}
 }
+
+// A script's way with quire mcp, its requests written at once and its
+// input closed (`printf … | quire mcp`): every request is answered before
+// the session ends at the end of the input.
+func TestStdioAnswersEveryRequestBeforeTheEndOfInput(t *testing.T) {
+	l := newLedger(t)
+	mustCall(t, l, "create_playbook", map[string]any{"playbook": "finance", "name": "Finance"})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "QUIRE_TEST_STDIO="+l.V.Root())
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"script","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_playbooks","arguments":{}}}
+{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"get_playbook","arguments":{"playbook":"finance"}}}`)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("quire mcp: %v\n%s", err, out)
+	}
+	for _, id := range []string{`"id":1,`, `"id":2,`, `"id":"last",`} {
+		if !strings.Contains(string(out), id) {
+			t.Errorf("no answer with %s in\n%s", id, out)
+		}
+	}
+	if !strings.Contains(string(out), `Finance`) {
+		t.Errorf("get_playbook's answer is not there:\n%s", out)
+	}
+}

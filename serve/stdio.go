@@ -41,23 +41,77 @@ func ServeStdio(ctx context.Context, l *ledger.Ledger) error {
 // request's id when the line has one at its top level, and the refusal
 // object as its data), a line that is not JSON with a parse error; the
 // server keeps serving the lines after.
+//
+// The end of the input ends the session only once every request read
+// before it is answered (or cancelled by the client): the go-sdk would
+// drop the answers still being worked out, so `printf … | quire mcp`, a
+// script's way, would lose the last call's answer.
 func serveStdio(ctx context.Context, l *ledger.Ledger, in io.ReadCloser, out io.Writer) error {
-	w := &lockedWriter{w: out}
+	w := &lockedWriter{w: out, pending: map[string]bool{}}
+	w.answered = sync.NewCond(&w.mu)
 	g := &lineGuard{r: bufio.NewReaderSize(in, 64<<10), c: in, w: w, max: MaxStdioMessage}
+	stop := context.AfterFunc(ctx, func() { w.mu.Lock(); w.done = true; w.answered.Broadcast(); w.mu.Unlock() })
+	defer stop()
 	return NewMCPServer(l).Run(ctx, &mcp.IOTransport{Reader: g, Writer: w, MaxLineLength: -1})
 }
 
 // lockedWriter keeps the guard's answers and the server's from mixing:
-// each is one Write of a whole line.
+// each is one Write of a whole line. It also keeps the ids of the requests
+// passed to the server and not yet answered.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu       sync.Mutex
+	w        io.Writer
+	pending  map[string]bool // the ids of requests passed on and not answered
+	answered *sync.Cond      // signalled when one is answered, or done
+	done     bool            // the session's context ended
+}
+
+// rpcMessage is what the guard reads of a message: a request has an id
+// and a method, a response an id alone; a cancellation names the request.
+type rpcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		RequestID json.RawMessage `json:"requestId"`
+	} `json:"params"`
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var m rpcMessage
+	if json.Unmarshal(p, &m) == nil && len(m.ID) > 0 && m.Method == "" && l.pending[string(m.ID)] {
+		delete(l.pending, string(m.ID))
+		l.answered.Broadcast()
+	}
 	return l.w.Write(p)
+}
+
+// passing notes a line the guard passes to the server.
+func (l *lockedWriter) passing(line []byte) {
+	var m rpcMessage
+	if json.Unmarshal(line, &m) != nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case len(m.ID) > 0 && m.Method != "":
+		l.pending[string(bytes.TrimSpace(m.ID))] = true
+	case m.Method == "notifications/cancelled" && len(m.Params.RequestID) > 0:
+		delete(l.pending, string(bytes.TrimSpace(m.Params.RequestID)))
+		l.answered.Broadcast()
+	}
+}
+
+// drained waits until every request passed on is answered, or the
+// session's context ends.
+func (l *lockedWriter) drained() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for len(l.pending) > 0 && !l.done {
+		l.answered.Wait()
+	}
 }
 
 func (l *lockedWriter) Close() error { return nil }
@@ -67,7 +121,7 @@ func (l *lockedWriter) Close() error { return nil }
 type lineGuard struct {
 	r   *bufio.Reader
 	c   io.Closer
-	w   io.Writer
+	w   *lockedWriter
 	max int
 	buf []byte // what is left of the line being passed on
 }
@@ -78,8 +132,12 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 	for len(g.buf) == 0 {
 		line, err := g.next()
 		if len(line) == 0 && err != nil {
+			if errors.Is(err, io.EOF) {
+				g.w.drained()
+			}
 			return 0, err
 		}
+		g.w.passing(line)
 		g.buf = line
 	}
 	n := copy(p, g.buf)

@@ -15,7 +15,15 @@
 //   - object-level git commits (commit.go): only the changed blobs, the trees
 //     along their paths, the commit, the branch ref under git's lockfile
 //     protocol with a reflog line, and the changed entries of .git/index;
-//   - compaction of loose objects into packs in the background;
+//   - compaction of loose objects into packs in the background
+//     (compact.go): when git's gc --auto would (the loose objects
+//     estimated from objects/17, the count of packs), streaming (old packs
+//     copied entry by entry, loose objects deltified against a window of
+//     10 objects and 32 MiB: memory is that window plus about 150 bytes an
+//     object, not the objects), the packs kept a geometric progression of
+//     factor 2 as git repack --geometric=2 keeps them, and abandoned,
+//     leaving the repository as it was, when its context
+//     (SetCompactContext) ends;
 //   - the journal (journal.go): .quire/writing exists while a writer holds
 //     the lock and names git's lock files it takes, so the next writer
 //     knows a dead quire's git lock from another program's (removes the

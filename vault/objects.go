@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -20,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"quire/internal/crashpoint"
 )
@@ -118,6 +120,13 @@ func (o *objects) write(typ string, content []byte) (plumbing.Hash, error) {
 	tmp := filepath.Join(dir, fmt.Sprintf("tmp_obj_%d_%d", os.Getpid(), tmpSeq.Add(1)))
 	crashpoint.Hit()
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The folder went away since: git (gc, prune-packed) removes the
+		// fan-out folders it empties.
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+		}
+	}
 	if err != nil {
 		return id, err
 	}
@@ -230,14 +239,15 @@ func sortTree(entries []treeEntry) {
 }
 
 // retry runs fn against the object storage, and once more against a fresh
-// one when an object was not found: another process may have packed it
-// since this one read the list of packs.
+// one when an object or a pack was not found: another process may have
+// packed it, or rolled the pack it was in into a new one, since this one
+// read the list of packs.
 func (o *objects) retry(fn func(st *filesystem.Storage) error) error {
 	o.mu.Lock()
 	st := o.store
 	o.mu.Unlock()
 	err := fn(st)
-	if !errors.Is(err, plumbing.ErrObjectNotFound) {
+	if !errors.Is(err, plumbing.ErrObjectNotFound) && !errors.Is(err, dotgit.ErrPackfileNotFound) && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	o.mu.Lock()
@@ -277,6 +287,28 @@ func (o *objects) readBlob(id plumbing.Hash) ([]byte, error) {
 		return err
 	})
 	return data, err
+}
+
+// readRaw reads an object whole, with its type (1 commit, 2 tree, 3 blob,
+// 4 tag).
+func (o *objects) readRaw(id plumbing.Hash) ([]byte, byte, error) {
+	var data []byte
+	var typ byte
+	err := o.retry(func(st *filesystem.Storage) error {
+		obj, err := st.EncodedObject(plumbing.AnyObject, id)
+		if err != nil {
+			return err
+		}
+		typ = byte(obj.Type())
+		r, err := obj.Reader()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		data, err = io.ReadAll(r)
+		return err
+	})
+	return data, typ, err
 }
 
 // has reports whether the object exists, loose or packed.

@@ -93,7 +93,8 @@ func mapFile(path string) ([]byte, error) {
 	return syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
 }
 
-func openPack(name string) (*pack, error) {
+// openIndex maps a pack's index of version 2.
+func openIndex(name string) (*pack, error) {
 	idx, err := mapFile(name + ".idx")
 	if err != nil {
 		return nil, err
@@ -102,18 +103,24 @@ func openPack(name string) (*pack, error) {
 		syscall.Munmap(idx)
 		return nil, errors.New("not a pack index of version 2")
 	}
-	data, err := mapFile(name + ".pack")
-	if err != nil {
-		syscall.Munmap(idx)
-		return nil, err
-	}
 	n := int(binary.BigEndian.Uint32(idx[8+255*4:]))
 	if len(idx) < 8+256*4+n*28 {
 		syscall.Munmap(idx)
-		syscall.Munmap(data)
 		return nil, errors.New("a pack index cut short")
 	}
-	return &pack{name: name, data: data, idx: idx, n: n}, nil
+	return &pack{name: name, idx: idx, n: n}, nil
+}
+
+func openPack(name string) (*pack, error) {
+	p, err := openIndex(name)
+	if err != nil {
+		return nil, err
+	}
+	if p.data, err = mapFile(name + ".pack"); err != nil {
+		syscall.Munmap(p.idx)
+		return nil, err
+	}
+	return p, nil
 }
 
 func (r *packReader) close() {
@@ -137,6 +144,18 @@ func (p *pack) find(id plumbing.Hash) int64 {
 	if i >= hi || !bytes.Equal(names[i*20:i*20+20], id[:]) {
 		return -1
 	}
+	return p.offset(i)
+}
+
+// id is the id of the ith object of the index.
+func (p *pack) id(i int) plumbing.Hash {
+	var id plumbing.Hash
+	copy(id[:], p.idx[8+256*4+i*20:])
+	return id
+}
+
+// offset is where the ith object of the index starts in the pack.
+func (p *pack) offset(i int) int64 {
 	offs := p.idx[8+256*4+p.n*24:]
 	off := binary.BigEndian.Uint32(offs[i*4:])
 	if off&(1<<31) == 0 {
@@ -346,27 +365,9 @@ var looseTypes = map[string]byte{"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 
 func (r *packReader) loose(id plumbing.Hash) (byte, []byte, error) {
 	hex := id.String()
-	raw, err := os.ReadFile(filepath.Join(r.objDir, hex[:2], hex[2:]))
-	if err != nil {
-		return 0, nil, err
+	t, data, err := readLoose(filepath.Join(r.objDir, hex[:2], hex[2:]))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, nil, fmt.Errorf("vault: loose object %s: %w", hex, err)
 	}
-	zr, err := zlib.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		return 0, nil, err
-	}
-	defer zr.Close()
-	all, err := io.ReadAll(zr)
-	if err != nil {
-		return 0, nil, err
-	}
-	nul := bytes.IndexByte(all, 0)
-	if nul < 0 {
-		return 0, nil, fmt.Errorf("vault: loose object %s has no header", hex)
-	}
-	typ, _, _ := strings.Cut(string(all[:nul]), " ")
-	t, ok := looseTypes[typ]
-	if !ok {
-		return 0, nil, fmt.Errorf("vault: loose object %s is of type %q", hex, typ)
-	}
-	return t, all[nul+1:], nil
+	return t, data, err
 }

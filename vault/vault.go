@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -68,6 +69,8 @@ type Vault struct {
 	compactMu     sync.Mutex
 	busy          bool
 	noAutoCompact bool
+	compactCtx    context.Context
+	compactFailed time.Time // when a background compaction last failed
 
 	reg *registry
 

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,7 +114,7 @@ func TestCommitOnlyChanges(t *testing.T) {
 	if got := gitOut(t, dir, "log", "-1", "--format=%an"); strings.TrimSpace(got) != "agent-7" {
 		t.Fatalf("author %q", got)
 	}
-	if err := v.Compact(); err != nil {
+	if err := v.Compact(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	gitOut(t, dir, "fsck", "--strict")

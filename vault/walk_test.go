@@ -2,6 +2,7 @@ package vault
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -131,7 +132,7 @@ func TestHistoryReadsWhatGoGitReads(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i == 20 {
-			if err := v.Compact(); err != nil {
+			if err := v.Compact(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 		}

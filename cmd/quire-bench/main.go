@@ -5,10 +5,12 @@
 // is not a boundary; and how much the repository grows per boundary before
 // and after compaction; and quire check --history over a vault of 5,000
 // runs and 50,000 commits, the full walk and the incremental one after it
-// (history.go).
+// (history.go); and the peak memory of recording 30,000 events with
+// compaction in the background (compact.go).
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math/rand"
@@ -27,6 +29,7 @@ func main() {
 	rounds := flag.Int("rounds", 40, "boundaries measured per side and size")
 	hist := flag.String("history", "5000x50000", "runs x commits of the vault whose history quire check --history walks; empty to skip")
 	histRounds := flag.Int("history-rounds", 3, "full walks of the history timed")
+	compactEvents := flag.Int("compact-events", 30000, "events recorded with background compaction, its memory measured; 0 to skip")
 	sum := flag.Bool("summarize", false, "read go test -bench output on stdin and print medians, ratios and targets")
 	flag.Parse()
 	if *sum {
@@ -40,6 +43,10 @@ func main() {
 		if _, err := fmt.Sscan(s, &n); err == nil && n > 0 {
 			benchCommits(n, *rounds)
 		}
+	}
+	if *compactEvents > 0 {
+		fmt.Println("== Background compaction: peak memory while recording events through the ledger")
+		benchCompaction(*compactEvents, 300)
 	}
 	var runs, commits int
 	if _, err := fmt.Sscanf(*hist, "%dx%d", &runs, &commits); err == nil && runs > 0 && commits > runs {
@@ -87,7 +94,7 @@ func benchCommits(runs, rounds int) {
 	// Pack the seed's loose objects first, and compact between blocks rather
 	// than in the background of the measured commits (its cost is printed
 	// on its own below, at 5,000 runs).
-	must(v.Compact())
+	must(v.Compact(context.Background()))
 	v.SetAutoCompact(false)
 	line := []byte(`{"event":"step_completed","timestamp":"2026-11-01T09:30:12.345Z","step":"do/1/review","detail":"Reviewed 14 entries","seq":1042}` + "\n")
 	touch := func(run string) []string {
@@ -105,7 +112,7 @@ func benchCommits(runs, rounds int) {
 	var quire, cli []time.Duration
 	const block = 10
 	for b := 0; b < (rounds+block-1)/block; b++ {
-		must(v.Compact())
+		must(v.Compact(context.Background()))
 		for i := 0; i <= block; i++ {
 			files := touch(names[rand.Intn(runs)])
 			t0 := time.Now()
@@ -161,7 +168,7 @@ func growth(v *vault.Vault, dir string, names []string, touch func(string) []str
 		})
 		return n
 	}
-	must(v.Compact())
+	must(v.Compact(context.Background()))
 	before := size()
 	const n = 100
 	for i := 0; i < n; i++ {
@@ -174,7 +181,7 @@ func growth(v *vault.Vault, dir string, names []string, touch func(string) []str
 	v.Close() // waits for any background compaction
 	loose := size()
 	t0 := time.Now()
-	must(v.Compact())
+	must(v.Compact(context.Background()))
 	took := time.Since(t0)
 	packed := size()
 	fmt.Printf("   growth per boundary at 5,000 runs: %.1f KB as loose objects, %.1f KB after compaction (which takes %.1f ms per boundary, in the background)\n",

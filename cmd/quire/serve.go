@@ -28,6 +28,9 @@ func init() {
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 					defer stop()
+					// A signal abandons a compaction under way, so that the
+					// server stops within seconds (calls under way finish).
+					l.V.SetCompactContext(ctx)
 					log := slog.New(slog.NewTextHandler(e.err, nil))
 					// What the vault repairs on its own goes to the server's log.
 					l.V.SetLogger(log)
@@ -48,6 +51,7 @@ func init() {
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 					defer stop()
+					l.V.SetCompactContext(ctx)
 					return serve.ServeStdio(ctx, l)
 				}),
 			}

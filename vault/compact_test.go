@@ -1,0 +1,294 @@
+package vault
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// versions writes n loose blobs of size bytes each, every one the one
+// before with a few bytes changed, as a growing log or tree is from one
+// boundary to the next. It answers their ids.
+func versions(t testing.TB, v *Vault, n, size int) []Hash {
+	rng := rand.New(rand.NewSource(int64(n*size + 1)))
+	var b strings.Builder
+	for b.Len() < size {
+		fmt.Fprintf(&b, `{"event":"step_completed","step":"do/%d/review","seq":%d}`+"\n", rng.Intn(1000), b.Len())
+	}
+	base := []byte(b.String()[:size])
+	var ids []Hash
+	for i := 0; i < n; i++ {
+		at := rng.Intn(size - 16)
+		copy(base[at:], fmt.Sprintf("v%015d", i))
+		id, err := v.objs.write("blob", base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// peakHeap runs fn while sampling the heap, and answers how far it grew
+// above where it was before.
+func peakHeap(fn func()) (uint64, time.Duration) {
+	// Collected often, the heap follows what is held rather than the
+	// garbage between two collections.
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapInuse
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	t0 := time.Now()
+	fn()
+	took := time.Since(t0)
+	close(stop)
+	wg.Wait()
+	if peak.Load() < before {
+		return 0, took
+	}
+	return peak.Load() - before, took
+}
+
+// Compaction streams: packing loose objects many times the size of its
+// window holds the window, not the objects. make test: 80 versions of a
+// 256 KB object (20 MB); make test-long: 400 (100 MB). The bound, 10 MB,
+// is the window (10 objects, 2.5 MB here), the object in hand, the deltas
+// made from it and the zlib streams, well under the objects' sum.
+func TestCompactHoldsAWindowNotTheObjects(t *testing.T) {
+	n, size := 80, 256<<10
+	if os.Getenv("QUIRE_TEST_LONG") != "" {
+		n = 400
+	}
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	ids := versions(t, v, n, size)
+	var cerr error
+	grew, took := peakHeap(func() { cerr = v.Compact(context.Background()) })
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	total := uint64(n * size)
+	t.Logf("%d objects, %d MB: compaction in %v, heap grew by at most %.1f MB", n, total>>20, took, float64(grew)/(1<<20))
+	if bound := uint64(10 << 20); grew > bound {
+		t.Fatalf("compaction of %d MB of objects grew the heap by %.1f MB, over %d MB", total>>20, float64(grew)/(1<<20), bound>>20)
+	}
+	for _, id := range ids[len(ids)-3:] {
+		if _, err := v.objs.readBlob(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(looseFiles(t, dir)); n != 0 {
+		t.Fatalf("%d loose objects left", n)
+	}
+	gitOut(t, dir, "fsck", "--strict")
+}
+
+func looseFiles(t testing.TB, dir string) []string {
+	var out []string
+	ents, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "??", "*"))
+	for _, e := range ents {
+		if !strings.HasPrefix(filepath.Base(e), "tmp_") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// packCounts answers the number of objects of each pack, smallest first.
+func packCounts(t testing.TB, dir string) []int {
+	idxs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*.idx"))
+	var out []int
+	for _, idx := range idxs {
+		n, err := idxCount(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, n)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// Many compactions leave few packs, in a geometric progression (each at
+// least twice the one before), which git reads: git fsck, count-objects
+// and log agree with what was committed. A pack git made is rolled up too.
+func TestCompactionsKeepPacksGeometric(t *testing.T) {
+	rounds := 16
+	if os.Getenv("QUIRE_TEST_LONG") != "" {
+		rounds = 200
+	}
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	v.SetAutoCompact(false)
+	rng := rand.New(rand.NewSource(7))
+	commits := 1
+	for r := 0; r < rounds; r++ {
+		// Rounds of 1 to 6 commits, each touching 1 to 3 runs.
+		for c := 0; c <= rng.Intn(6); c++ {
+			var paths []string
+			for k := 0; k <= rng.Intn(3); k++ {
+				p := fmt.Sprintf("playbook-runs/run-%02d/run.jsonl", rng.Intn(30))
+				os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+				AppendLine(filepath.Join(dir, p), []byte(fmt.Sprintf(`{"round":%d,"commit":%d}`+"\n", r, c)))
+				paths = append(paths, p)
+			}
+			if err := v.Locked(func() error {
+				_, err := v.Commit(paths, Signature{Name: "agent-7", When: time.Now()}, fmt.Sprintf("round %d commit %d", r, c))
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			commits++
+		}
+		if r == rounds/2 {
+			// A pack made by git itself is rolled up as well.
+			gitOut(t, dir, "repack", "-q", "-d")
+		}
+		if err := v.Compact(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		counts := packCounts(t, dir)
+		total := 0
+		for _, n := range counts {
+			total += n
+		}
+		for i := 1; i < len(counts); i++ {
+			if counts[i] < 2*counts[i-1] {
+				t.Fatalf("round %d: packs of %v objects are not a progression of factor 2", r, counts)
+			}
+		}
+		if limit := 1; len(counts) > limit {
+			for 1<<limit <= total {
+				limit++
+			}
+			if len(counts) > limit {
+				t.Fatalf("round %d: %d packs for %d objects", r, len(counts), total)
+			}
+		}
+	}
+	counts := packCounts(t, dir)
+	t.Logf("%d commits in %d compactions: packs of %v objects", commits, rounds, counts)
+	gitOut(t, dir, "fsck", "--strict", "--no-dangling")
+	co := gitOut(t, dir, "count-objects", "-v")
+	if !strings.Contains(co, "count: 0\n") || !strings.Contains(co, "packs: "+strconv.Itoa(len(counts))+"\n") || !strings.Contains(co, "garbage: 0\n") {
+		t.Fatalf("git count-objects -v:\n%s", co)
+	}
+	if n := strings.Count(gitOut(t, dir, "log", "--format=%H"), "\n"); n != commits {
+		t.Fatalf("git log shows %d commits of %d", n, commits)
+	}
+	if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
+		t.Fatalf("git status:\n%s", s)
+	}
+}
+
+// cutCtx is a context that ends at its nth look.
+type cutCtx struct {
+	context.Context
+	left atomic.Int64
+}
+
+func (c *cutCtx) Err() error {
+	if c.left.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// A compaction whose context ends at any point leaves the repository as
+// it was: every object readable, no temporary file, git fsck clean; the
+// next compaction packs everything.
+func TestCompactAbandonedAnywhereLeavesTheRepositoryWhole(t *testing.T) {
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	v.SetAutoCompact(false)
+	// Two packs and loose objects, so that the cut falls in the copy of a
+	// pack as well as in the packing of loose objects.
+	var ids []Hash
+	for k, n := range []int{60, 10, 12} {
+		ids = append(ids, versions(t, v, n, 4096+k)...)
+		if k < 2 {
+			if err := v.Compact(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if p := packCounts(t, dir); len(p) != 2 {
+		t.Fatalf("packs %v", p)
+	}
+	loose := len(looseFiles(t, dir))
+	for cut := 0; ; cut++ {
+		ctx := &cutCtx{Context: context.Background()}
+		ctx.left.Store(int64(cut))
+		err := v.Compact(ctx)
+		if err == nil && cut == 0 {
+			t.Fatal("a compaction under a context already ended packed all the same")
+		}
+		if err == nil {
+			break
+		}
+		if err != context.Canceled {
+			t.Fatalf("cut %d: %v", cut, err)
+		}
+		if tmps, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "tmp_*")); len(tmps) > 0 {
+			t.Fatalf("cut %d: left %v", cut, tmps)
+		}
+		if n := len(looseFiles(t, dir)); n != loose {
+			t.Fatalf("cut %d: %d loose objects of %d", cut, n, loose)
+		}
+		if p := packCounts(t, dir); len(p) != 2 {
+			t.Fatalf("cut %d: packs %v", cut, p)
+		}
+	}
+	if n := len(looseFiles(t, dir)); n != 0 {
+		t.Fatalf("%d loose objects after the whole compaction", n)
+	}
+	for _, id := range ids {
+		if _, err := v.objs.readBlob(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitOut(t, dir, "fsck", "--strict")
+}
