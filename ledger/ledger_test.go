@@ -488,7 +488,7 @@ func TestCancelRun(t *testing.T) {
 	if read := f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, run.RunID)).(*Run); read.Kind != "cancelled" || read.Status != "failed" {
 		t.Fatalf("get_run: %+v", read)
 	}
-	if log := f.git("log", "-1", "--format=%s"); !strings.Contains(log, "run_failed") {
+	if log := f.git("log", "-1", "--format=%s"); log != "close-the-month: run failed\n" {
 		t.Fatalf("no commit: %s", log)
 	}
 	f.refuse("cancel_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"actor":"ana"}`, run.RunID), refusal.Conflict, "", "")
