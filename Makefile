@@ -4,7 +4,7 @@ BIN     := bin/quire
 TSC     := .tools/node_modules/.bin/tsc
 GOTEST  := $(GO) test -count=1 -timeout 20m
 
-.PHONY: all build install tools mcp-client browser vendor test test-race test-long ci bench demo fuzz clean
+.PHONY: all build install tools mcp-client browser vendor staticcheck lint test test-race test-long ci bench demo fuzz clean
 
 all: build
 
@@ -51,9 +51,29 @@ browser:
 vendor:
 	bash serve/web/assets/vendor.sh
 
+# The tests alone. go vet is not run here but in make lint, with gofmt,
+# go mod tidy and staticcheck, which .ci/run runs first: on 2 cores a vet
+# of every package ahead of the tests added some 20 s to make test, and go
+# test already runs vet's surest checks on each package it tests.
 test: tools mcp-client browser
-	$(GO) vet ./...
 	$(GOTEST) ./...
+
+# staticcheck at a pinned version, built into bin/.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
+staticcheck: $(STATICCHECK)
+$(STATICCHECK):
+	mkdir -p bin
+	GOBIN=$(CURDIR)/bin/.staticcheck $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv bin/.staticcheck/staticcheck $@ && rmdir bin/.staticcheck
+
+# What a change must pass besides the tests: gofmt, go vet, go mod tidy
+# leaving go.mod and go.sum as they are, and staticcheck.
+lint: $(STATICCHECK)
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt -l: not formatted:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) mod tidy -diff
+	$(STATICCHECK) ./...
 
 # The tests under the race detector. fold's tests are the slow part: its
 # workers run QuickJS's compiled wasm ten times and more slower, so the
@@ -68,7 +88,7 @@ test-long: tools mcp-client browser
 	QUIRE_TEST_LONG=1 $(GO) test -count=1 -timeout 60m ./...
 
 # What CI runs (.ci/run): 90 minutes on 2 cores in all.
-ci: test test-race test-long
+ci: lint test test-race test-long
 
 # Benchmarks: never part of make test. Prints every figure the issues ask
 # for: medians of repeated runs, and ratios of things measured side by side.

@@ -23,6 +23,7 @@ func parseYAMLFilters(t *testing.T, src string) ([]Filter, string) {
 }
 
 func TestParseFiltersRefuses(t *testing.T) {
+	t.Parallel()
 	for src, want := range map[string]string{
 		`type: run_succeeded`: "Expected a list",
 		`[]`:                  "Expected 1 to 8 filters, not 0",
@@ -42,6 +43,7 @@ func TestParseFiltersRefuses(t *testing.T) {
 }
 
 func TestFiltersMatch(t *testing.T) {
+	t.Parallel()
 	fs, issues := parseYAMLFilters(t, `
 - type: run_succeeded
   subject: workflow/morning-social-content

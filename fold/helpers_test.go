@@ -4,29 +4,39 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"sync"
 	"testing"
 	"time"
-
-	"github.com/evanw/esbuild/pkg/api"
 )
-
-// transpile turns a test's TypeScript into the ES module the sandbox takes.
-func transpile(t testing.TB, ts string) string {
-	t.Helper()
-	res := api.Transform(ts, api.TransformOptions{Loader: api.LoaderTS, Format: api.FormatESModule, Target: api.ES2023})
-	if len(res.Errors) > 0 {
-		t.Fatalf("transpile: %v", res.Errors[0].Text)
-	}
-	return string(res.Code)
-}
 
 // jsProgram is a program written in JavaScript, its lines its own.
 func jsProgram(js string, views map[string]string) *Program {
 	return NewProgram(js, nil, 1, views)
 }
 
+// sharedPool is the pool the tests share: the page format's limits, its
+// workers kept warm from test to test. A worker process starts in some
+// half a second of CPU; a program loads into a warm one in tens of
+// milliseconds. TestMain closes it.
+var sharedPool struct {
+	once sync.Once
+	pool *Pool
+	err  error
+}
+
+// newTestPool answers the shared pool to a test that takes the page
+// format's limits, and a pool of its own to a test of other limits and to
+// a benchmark (which measures its own workers).
 func newTestPool(t testing.TB, lim Limits) *Pool {
 	t.Helper()
+	if _, isTest := t.(*testing.T); isTest && lim == (Limits{}) {
+		sharedPool.once.Do(func() { sharedPool.pool, sharedPool.err = NewPool(PoolOptions{}) })
+		if sharedPool.err != nil {
+			t.Fatal(sharedPool.err)
+		}
+		return sharedPool.pool
+	}
 	p, err := NewPool(PoolOptions{Limits: lim})
 	if err != nil {
 		t.Fatal(err)
@@ -51,9 +61,12 @@ func foldAll(t testing.TB, p *Pool, prog *Program, events []Event) Result {
 	return r
 }
 
-func mustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sharedPool.pool != nil {
+		sharedPool.pool.Close()
+	}
+	os.Exit(code)
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

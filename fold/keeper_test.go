@@ -86,6 +86,7 @@ func registerAs(t testing.TB, k *Keeper, id string, prog *Program, version int, 
 }
 
 func TestKeeperSpecRunsAndStanding(t *testing.T) {
+	t.Parallel()
 	h := &memHistory{}
 	h.add(specRuns()...)
 	k := newTestKeeper(t, h, KeeperOptions{})
@@ -106,6 +107,7 @@ func TestKeeperSpecRunsAndStanding(t *testing.T) {
 }
 
 func TestKeeperRestartFoldsAtMostOnePage(t *testing.T) {
+	t.Parallel()
 	h := &memHistory{}
 	h.add(generatedHistory(2500)...)
 	dir := t.TempDir()
@@ -154,6 +156,7 @@ func TestKeeperRestartFoldsAtMostOnePage(t *testing.T) {
 }
 
 func TestKeeperRebuildOnDataChange(t *testing.T) {
+	t.Parallel()
 	h := &memHistory{}
 	h.add(specRuns()...)
 	k := newTestKeeper(t, h, KeeperOptions{})
@@ -173,6 +176,7 @@ func TestKeeperRebuildOnDataChange(t *testing.T) {
 }
 
 func TestKeeperWaitsBeyondMaxRebuilds(t *testing.T) {
+	t.Parallel()
 	h := &memHistory{}
 	h.add(specRuns()...)
 	k := newTestKeeper(t, h, KeeperOptions{MaxRebuilds: 2})
@@ -234,6 +238,7 @@ func TestKeeperWaitsBeyondMaxRebuilds(t *testing.T) {
 // record); past 10 pages of 1,000 records it is out of reach. It writes
 // nothing.
 func TestKeeperAsOf(t *testing.T) {
+	t.Parallel()
 	// 10 pages of 1,000 records reach 10,000; in short mode, 2 pages of
 	// 1,000 over 2,500 records.
 	n, pages, seqs := 2500, 2, []int64{10, 999, 1000, 1001, 2000}
@@ -279,6 +284,7 @@ func TestKeeperAsOf(t *testing.T) {
 }
 
 func TestKeeperPassesOverDeepEvents(t *testing.T) {
+	t.Parallel()
 	h := &memHistory{}
 	runs := specRuns()
 	deep := strings.Repeat(`{"a":`, 520) + `1` + strings.Repeat(`}`, 520)
@@ -296,6 +302,7 @@ func TestKeeperPassesOverDeepEvents(t *testing.T) {
 // A keeper that has caught up waits for a wake or its pass: it does not
 // spin reading the history.
 func TestKeeperIdlesWhenLive(t *testing.T) {
+	t.Parallel()
 	h := &memHistory{}
 	h.add(specRuns()...)
 	k := newTestKeeper(t, h, KeeperOptions{Pass: time.Second})
@@ -324,6 +331,7 @@ func TestKeeperIdlesWhenLive(t *testing.T) {
 // A replay that stalls before the run's last event answers the stalled
 // standing; one that ends before the stall replays as usual.
 func TestKeeperAsOfStalled(t *testing.T) {
+	t.Parallel()
 	h := &memHistory{}
 	h.add(specRuns()...)
 	k := newTestKeeper(t, h, KeeperOptions{})

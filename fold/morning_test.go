@@ -60,6 +60,7 @@ func specRuns() []Event {
 const specViews = `{"posts_per_day":{"unit":"posts","period":"day","lines":[{"name":"Posts","points":[{"at":"2026-10-30","value":3},{"at":"2026-10-31","value":2},{"at":"2026-11-01","value":3}]}]},"by_channel":{"unit":"posts","values":[{"name":"LinkedIn","value":3},{"name":"X","value":3},{"name":"Instagram","value":2}]}}`
 
 func TestMorningSpecViews(t *testing.T) {
+	t.Parallel()
 	p := newTestPool(t, Limits{})
 	prog := tsProgram(t, morningTS, 1, morningViews)
 	r := foldAll(t, p, prog, specRuns())
@@ -126,6 +127,7 @@ func historySizes() []int {
 // history whose records are mostly ones no fold sees, they are the same
 // byte for byte, and live having read to the newest record.
 func TestPageBoundsDoNotMatter(t *testing.T) {
+	t.Parallel()
 	prog := tsProgram(t, morningTS, 1, morningViews)
 	for _, n := range historySizes() {
 		hist := mostlySteps(n, 10)
@@ -159,6 +161,7 @@ func TestPageBoundsDoNotMatter(t *testing.T) {
 // views at its event even when a later fold of the same page puts it
 // right, whatever the page's size; the standing is the same each time.
 func TestShapeStallALaterFoldWouldHide(t *testing.T) {
+	t.Parallel()
 	hist := mostlySteps(60, 5)
 	bad := hist[24].Seq // the fifth event a fold sees
 	prog := jsProgram(`export function fold(view, event) {

@@ -28,6 +28,7 @@ func probe(t *testing.T, p *Pool, expr string) (string, *Stall) {
 }
 
 func TestAbsentGlobals(t *testing.T) {
+	t.Parallel()
 	p := newTestPool(t, Limits{})
 	for _, name := range []string{"Math.random", "eval", "Function", "WeakRef", "FinalizationRegistry", "Promise", "console",
 		"fetch", "setTimeout", "setInterval", "clearTimeout", "clearInterval", "queueMicrotask", "Intl", "print", "std", "os",
@@ -60,6 +61,7 @@ func TestAbsentGlobals(t *testing.T) {
 }
 
 func TestDateRules(t *testing.T) {
+	t.Parallel()
 	p := newTestPool(t, Limits{})
 	works := map[string]string{
 		"return Date.now()":                                      `1793525400000`,
@@ -103,6 +105,7 @@ func TestDateRules(t *testing.T) {
 
 // Each event's time is its own Date.now(), within one page.
 func TestDateNowIsTheEventTime(t *testing.T) {
+	t.Parallel()
 	p := newTestPool(t, Limits{})
 	prog := jsProgram(`export function fold(view, event) {
   return { out: { text: (view.out?.text ?? '') + (Date.now() === Date.parse(event.time) && new Date().toISOString() === new Date(event.time).toISOString() ? 'y' : 'n') } };
@@ -119,6 +122,7 @@ func TestDateNowIsTheEventTime(t *testing.T) {
 
 // Nothing a fold writes outside its views reaches the next fold.
 func TestFrozen(t *testing.T) {
+	t.Parallel()
 	p := newTestPool(t, Limits{})
 	prog := jsProgram(`export function helper() { return 1; }
 export function fold(view, event) {
@@ -145,6 +149,7 @@ export function fold(view, event) {
 
 // The next fold is given the views as JSON gives them back.
 func TestViewsAsJSONGivesThemBack(t *testing.T) {
+	t.Parallel()
 	p := newTestPool(t, Limits{})
 	prog := jsProgram(`export function fold(view, event) {
   if (!view.a) {
@@ -168,6 +173,7 @@ func TestViewsAsJSONGivesThemBack(t *testing.T) {
 // Deep views are copied without overflowing the sandbox's small stack;
 // keys that Object.prototype has are kept as members; -0 becomes 0.
 func TestCopyOfDeepAndOddViews(t *testing.T) {
+	t.Parallel()
 	p, err := NewPool(PoolOptions{Check: func(string, []byte) []refusal.Issue { return nil }})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
 	"strings"
@@ -17,6 +18,7 @@ import (
 // checks the views as the sandbox gives them back, so both judge the same
 // text.
 func TestSandboxShapeCheckAgreesWithGo(t *testing.T) {
+	t.Parallel()
 	n := 120
 	if os.Getenv("QUIRE_TEST_LONG") != "" {
 		n = 3000
@@ -90,7 +92,7 @@ func genShape(r *rand.Rand, name string) string {
 		for range r.Intn(4) {
 			row := []any{}
 			for range nc {
-				row = append(row, []any{"a", 1.5, true, nil, -0.0, "é\U0001F600"}[r.Intn(6)])
+				row = append(row, []any{"a", 1.5, true, nil, math.Copysign(0, -1), "é\U0001F600"}[r.Intn(6)])
 			}
 			rows = append(rows, row)
 		}

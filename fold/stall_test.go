@@ -19,25 +19,48 @@ func stallOf(t *testing.T, p *Pool, js string, views map[string]string) *Stall {
 	return r.Stall
 }
 
+// The pools of the tests take the page format's limits unless a test
+// says otherwise; these are those limits, asserted once here, so a test
+// may take shorter ones to reach a bound sooner.
+func TestDefaultLimitsAreThePageFormats(t *testing.T) {
+	t.Parallel()
+	want := Limits{Checkpoint: 10 * time.Millisecond, Checkpoints: 500, Memory: 64 << 20, Timeout: 10 * time.Second, ViewsBytes: 524288, Attempts: 20}
+	if got := DefaultLimits(); got != want {
+		t.Fatalf("DefaultLimits() = %+v, want %+v", got, want)
+	}
+	if got := newTestPool(t, Limits{}).Limits(); got != want {
+		t.Fatalf("a pool of zero limits has %+v, want %+v", got, want)
+	}
+}
+
 // Each hostile fold stalls with its kind at its event, and the pool
-// folds another page afterwards. A fold that runs out of time is tried
-// the page format's 20 times with QUIRE_TEST_LONG, 3 times in make test.
+// folds another page afterwards. The cases run side by side; those of the
+// page format's limits on the tests' shared pool, the others each on a
+// pool of its own. A fold that runs out of time is tried the page
+// format's 20 times with QUIRE_TEST_LONG, 3 times in make test; a fold
+// that allocates without end reaches the page format's 64 MiB with
+// QUIRE_TEST_LONG, 16 MiB in make test (the watchdog and the kill are the
+// same; only the wait differs).
 func TestHostileFolds(t *testing.T) {
-	attempts := 3
+	t.Parallel()
+	attempts, memory := 3, int64(16<<20)
 	if os.Getenv("QUIRE_TEST_LONG") != "" {
-		attempts = 20
+		attempts, memory = 20, 64<<20
 	}
 	cases := []struct {
 		name, kind, js, text string
 		lim                  Limits
 		views                map[string]string
 	}{
-		{name: "loop for ever", kind: KindTime, lim: Limits{Timeout: 50 * time.Millisecond, Attempts: attempts},
-			js: `export function fold(view, event) { if (event.data.output) for (;;) {} return view; }`, text: fmt.Sprintf("ran out of its 50ms %d times", attempts)},
+		// Half a second, not less: the bound is of wall time, and loading
+		// the module and folding the first event must not reach it on a
+		// machine busy with the other tests.
+		{name: "loop for ever", kind: KindTime, lim: Limits{Timeout: 500 * time.Millisecond, Attempts: attempts},
+			js: `export function fold(view, event) { if (event.data.output) for (;;) {} return view; }`, text: fmt.Sprintf("ran out of its 500ms %d times", attempts)},
 		{name: "work", kind: KindWork, lim: Limits{Checkpoint: time.Millisecond, Checkpoints: 50},
 			js: `export function fold(view, event) { if (event.data.output) for (;;) {} return view; }`, text: "50 checkpoints"},
-		{name: "allocate without end", kind: KindMemory, lim: Limits{Checkpoints: 6000, Timeout: 2 * time.Minute},
-			js: `export function fold(view, event) { const a = []; if (event.data.output) for (;;) a.push(new Array(10000).fill(1.5)); return view; }`, text: "64 MiB"},
+		{name: "allocate without end", kind: KindMemory, lim: Limits{Checkpoints: 6000, Timeout: 2 * time.Minute, Memory: memory},
+			js: `export function fold(view, event) { const a = []; if (event.data.output) for (;;) a.push(new Array(10000).fill(1.5)); return view; }`, text: fmt.Sprintf("%d MiB", memory>>20)},
 		{name: "recurse without end", kind: KindRaised,
 			js: `export function fold(view, event) { const r = (n) => r(n + 1) + 1; if (event.data.output) r(0); return view; }`, text: "Maximum call stack size exceeded"},
 		{name: "huge views", kind: KindSize,
@@ -72,6 +95,7 @@ export function fold(view, event) { return event.data.output ? { out: new A() } 
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			if raceDetector && (c.kind == KindTime || c.kind == KindWork || c.kind == KindMemory) {
 				// Under -race a fold runs ten times and more slower and the
 				// pool waits out its 20 tries, minutes a case: make test
@@ -107,6 +131,7 @@ export function fold(view, event) { return event.data.output ? { out: new A() } 
 // The first events of a page are folded, the views stop before the one
 // that stalls, and the error names its line in the definition's document.
 func TestStallKeepsEarlierViewsAndNamesTheLine(t *testing.T) {
+	t.Parallel()
 	p := newTestPool(t, Limits{})
 	ts := `type Count = { text: string };
 export function fold(view: View, event: Event): View {
@@ -136,6 +161,7 @@ export function fold(view: View, event: Event): View {
 // crash, after the page format's 20 attempts (with QUIRE_TEST_LONG; make
 // test tries 3 times, each a fresh worker all the same).
 func TestCrash(t *testing.T) {
+	t.Parallel()
 	attempts := 3
 	if os.Getenv("QUIRE_TEST_LONG") != "" {
 		attempts = 20
@@ -154,6 +180,7 @@ func TestCrash(t *testing.T) {
 // A stall through the keeper: the standing says stalled, the views keep
 // their earlier data, and the checkpoint stays before the event.
 func TestKeeperStalled(t *testing.T) {
+	t.Parallel()
 	h := &memHistory{}
 	h.add(specRuns()...)
 	k := newTestKeeper(t, h, KeeperOptions{})

@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -131,7 +132,7 @@ func TestActivityOrderAndSeen(t *testing.T) {
 	if err != nil || strings.Count(string(data), "\n") != 2 {
 		t.Errorf("seen.jsonl: %v\n%s", err, data)
 	}
-	if log := gitLog(t, dir); !strings.Contains(log, member+"|org: "+member+" saw 1 of the activity") {
+	if log, _ := exec.Command("git", "-C", dir, "log", "--format=%an|%s").CombinedOutput(); !strings.Contains(string(log), member+"|org: "+member+" saw 1 of the activity") {
 		t.Errorf("git log lacks the mark:\n%s", log)
 	}
 }

@@ -287,8 +287,9 @@ func (l *Ledger) makeComment(a *MakeCommentArgs) (*Comment, error) {
 		}
 		// The comment is made: a commit that fails is finished by the next
 		// writer, and the answer says committed: false.
-		committed := l.commit(paths, vault.Signature{Name: a.Author, When: now},
-			fmt.Sprintf("%s: comment on %s\n\ncomment %s", ownerName(a.Playbook), f.Address, id))
+		committed := l.commit(paths, vault.Signature{Name: a.Author, When: now}, vault.Message{
+			Subject:  ownerName(a.Playbook) + ": comment on " + f.Address,
+			Trailers: []vault.Trailer{{Key: "Comment-Id", Value: id}, {Key: "Address", Value: f.Address}, {Key: "Playbook", Value: a.Playbook}}})
 		c = &Comment{ID: id, Playbook: a.Playbook, Address: f.Address, Author: f.Author, Created: f.Created,
 			Text: a.Text, Self: commentSelf(a.Playbook, id), Path: rel, Committed: boolPtr(committed)}
 		return nil
@@ -424,8 +425,9 @@ func (l *Ledger) resolveComment(a *ResolveCommentArgs) (*Comment, error) {
 			}
 			paths = append(paths, path.Join(playbookDir(a.Playbook), "events.jsonl"))
 		}
-		committed := l.commit(paths, vault.Signature{Name: actor, When: now},
-			fmt.Sprintf("%s: resolve the comment on %s (%s)\n\ncomment %s", ownerName(a.Playbook), f.Address, a.How, id))
+		committed := l.commit(paths, vault.Signature{Name: actor, When: now}, vault.Message{
+			Subject:  fmt.Sprintf("%s: resolve a comment as %s on %s", ownerName(a.Playbook), a.How, f.Address),
+			Trailers: []vault.Trailer{{Key: "Comment-Id", Value: id}, {Key: "Address", Value: f.Address}, {Key: "Playbook", Value: a.Playbook}, {Key: "Resolution", Value: a.How}}})
 		out, err = l.readComment(e)
 		if out != nil {
 			out.Committed = boolPtr(committed)

@@ -36,6 +36,7 @@ func (f *fixture) runAt(name, day string, output string) *Run {
 }
 
 func TestGoldenMorningSocialContent(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.call("create_definition", saveArgs("workflow", "morning-social-content", source(t, "morning-social-content.yaml")))
 	post := func(ch string, n int) string {
@@ -92,6 +93,7 @@ func TestGoldenMorningSocialContent(t *testing.T) {
 }
 
 func TestGoldenCloseTheMonthAndFulfillOrder(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	src := source(t, "close-the-month.yaml")
 	f.call("create_definition", saveArgs("workflow", "close-month", src))
@@ -126,6 +128,7 @@ func TestGoldenCloseTheMonthAndFulfillOrder(t *testing.T) {
 // line for stalled views, the standing names the event, the kind, the
 // fold's error and its line; the result still renders.
 func TestStalledViewsThroughTheVault(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	src := `document:
   name: boom
@@ -186,6 +189,7 @@ page:
 
 // Everything under .quire/ can go: the same views come back from the files.
 func TestReindexFoldsTheSameViews(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.call("create_definition", saveArgs("workflow", "fulfill-order", source(t, "fulfill-order.yaml")))
 	f.runAt("fulfill-order", "2026-10-30", `{"order":"A-1041","channel":"Web","total":86.5}`)
@@ -231,6 +235,7 @@ func TestRejectedAndFailedRunsRender(t *testing.T) {
 // it records, and by its pass of a second for the events of others; a read
 // answers at once with the standing as it is.
 func TestServingKeepsTheViews(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -402,8 +402,7 @@ func (l *Ledger) rebuildHistory(h *history) error {
 	for i := range up {
 		up[i], down[i] = int64(i), int64(i)
 	}
-	var find func(p []int64, i int64) int64
-	find = func(p []int64, i int64) int64 {
+	find := func(p []int64, i int64) int64 {
 		for p[i] != i {
 			p[i] = p[p[i]]
 			i = p[i]

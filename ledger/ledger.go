@@ -79,7 +79,7 @@ func (l *Ledger) Close() error {
 	pool, tryPool := l.views.pool, l.views.tryPool
 	l.views.pool, l.views.tryPool = nil, nil
 	l.views.mu.Unlock()
-	if pool != nil {
+	if pool != nil && pool != poolForTests {
 		pool.Close()
 	}
 	if tryPool != nil {

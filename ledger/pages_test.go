@@ -12,6 +12,7 @@ import (
 // order and each string rendered, over the latest ended run even while a
 // newer run is still going.
 func TestGlanceIsTheMappingOverTheLatestEndedRun(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	glance := `  glance:
     zebra: |

@@ -21,13 +21,13 @@ const pendingFile = vault.QuireDir + "/uncommitted"
 // .quire/uncommitted for the next commit; the write's answer says
 // committed: false instead of failing, because the write happened and a
 // retry would make it twice. The caller holds the lock.
-func (l *Ledger) commit(paths []string, sig vault.Signature, msg string) bool {
+func (l *Ledger) commit(paths []string, sig vault.Signature, m vault.Message) bool {
 	pend := l.pending()
 	all := append(append([]string(nil), paths...), pend...)
 	if len(pend) > 0 {
-		msg = strings.TrimRight(msg, "\n") + "\n\nAlso commits what an earlier write left uncommitted: " + strings.Join(pend, ", ")
+		m.Body = append(m.Body, "Also commits what an earlier write left uncommitted: "+strings.Join(pend, ", "))
 	}
-	if _, err := l.gitCommit(all, sig, msg); err != nil {
+	if _, err := l.gitCommit(all, sig, m.String()); err != nil {
 		l.addPending(paths)
 		return false
 	}

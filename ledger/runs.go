@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -222,20 +223,49 @@ func (l *Ledger) appendRun(e vault.Entry, f runfolder.Folder, ln *event.Line) (*
 // says whether it could (see commit).
 func (l *Ledger) commitRun(e vault.Entry, f runfolder.Folder, ln *event.Line) bool {
 	t, _ := event.ParseTime(ln.Timestamp)
-	msg := fmt.Sprintf("%s: run %s of %s: %s", e.Playbook, path.Base(f.Rel), ln.Subject, ln.Event)
-	var body []string
-	if ln.Step != nil {
-		body = append(body, "step: "+*ln.Step)
-	}
+	m := vault.Message{Subject: runSubject(ln.Subject, eventWords(ln.Event, ln.Step))}
 	if ln.Detail != "" {
-		body = append(body, ln.Detail)
+		m.Body = append(m.Body, ln.Detail)
 	}
 	if ln.Reason != "" {
-		body = append(body, "reason: "+ln.Reason)
+		m.Body = append(m.Body, "Reason: "+ln.Reason)
 	}
-	body = append(body, fmt.Sprintf("event %s, seq %d", ln.ID, ln.Seq))
-	msg += "\n\n" + strings.Join(body, "\n")
-	return l.commit([]string{f.Rel, vault.IndexFile}, vault.Signature{Name: ln.Actor, When: t}, msg)
+	step := ""
+	if ln.Step != nil {
+		step = *ln.Step
+	}
+	m.Trailers = append(runTrailers(e.Playbook, ln.Subject, ln.Run, f.Rel),
+		vault.Trailer{Key: "Event", Value: ln.Event}, vault.Trailer{Key: "Step", Value: step},
+		vault.Trailer{Key: "Event-Id", Value: ln.ID}, vault.Trailer{Key: "Event-Seq", Value: strconv.FormatInt(ln.Seq, 10)})
+	return l.commit([]string{f.Rel, vault.IndexFile}, vault.Signature{Name: ln.Actor, When: t}, m)
+}
+
+// runSubject is the subject of a commit of a run: the definition's name
+// (of its "type/name"), then what happened, as in
+// "close-the-month: step do/1/review completed". The run's id and the
+// rest are the trailers' (runTrailers).
+func runSubject(definition, what string) string {
+	return path.Base(definition) + ": " + what
+}
+
+// eventWords says an event type in words, its step in place:
+// step_completed of do/1/review is "step do/1/review completed",
+// run_created is "run created".
+func eventWords(typ string, step *string) string {
+	words := strings.ReplaceAll(typ, "_", " ")
+	if step != nil && *step != "" {
+		if rest, ok := strings.CutPrefix(words, "step "); ok {
+			return "step " + *step + " " + rest
+		}
+		return words + " at " + *step
+	}
+	return words
+}
+
+// runTrailers name the run a commit is of.
+func runTrailers(playbook, definition, runID, folder string) []vault.Trailer {
+	return []vault.Trailer{{Key: "Run-Id", Value: runID}, {Key: "Playbook", Value: playbook},
+		{Key: "Definition", Value: definition}, {Key: "Run-Folder", Value: folder}}
 }
 
 // commitIfEnded commits a write to a run that has ended (complete or
@@ -254,8 +284,10 @@ func (l *Ledger) commitIfEnded(e vault.Entry, f runfolder.Folder, actor string, 
 	if actor == "" {
 		actor = st.Executor
 	}
-	msg := fmt.Sprintf("%s: run %s of %s/%s: %s\n\nThe run is %s; this write is its own boundary.", e.Playbook, path.Base(f.Rel), st.Type, st.Name, what, st.State)
-	l.commit([]string{f.Rel}, vault.Signature{Name: actor, When: at}, msg) // durable either way; a commit not made is finished by the next writer
+	m := vault.Message{Subject: runSubject(st.Name, what+" after the end"),
+		Body:     []string{fmt.Sprintf("The run is %s; this write is its own boundary.", st.State)},
+		Trailers: runTrailers(e.Playbook, st.Type+"/"+st.Name, st.RunID, f.Rel)}
+	l.commit([]string{f.Rel}, vault.Signature{Name: actor, When: at}, m) // durable either way; a commit not made is finished by the next writer
 	return nil
 }
 
@@ -472,7 +504,7 @@ func init() {
 				if rel, err = f.PutArtifact(a.Name, content); err != nil {
 					return err
 				}
-				return l.commitIfEnded(e, f, a.Actor, l.Now(), "artifact "+strings.TrimPrefix(rel, f.Rel+"/")+" written")
+				return l.commitIfEnded(e, f, a.Actor, l.Now(), "artifact "+strings.TrimPrefix(rel, f.Rel+"/artifacts/")+" written")
 			})
 			if err != nil {
 				return nil, err

@@ -151,10 +151,19 @@ func (l *Ledger) wake(playbook string) {
 	}
 }
 
+// poolForTests, set by this package's tests alone, is one pool that
+// every Ledger of the test binary borrows, its workers kept warm from test
+// to test (a worker costs some half a second of CPU to start); a Ledger
+// does not close it.
+var poolForTests *fold.Pool
+
 func (l *Ledger) foldPool() (*fold.Pool, error) {
 	v := &l.views
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.pool == nil && poolForTests != nil {
+		v.pool = poolForTests
+	}
 	if v.pool == nil {
 		p, err := fold.NewPool(fold.PoolOptions{CacheDir: l.V.Abs(path.Join(vault.QuireDir, "qjs-cache"))})
 		if err != nil {

@@ -103,6 +103,7 @@ func readsWithPageSize(t *testing.T, dir string, size int, asOf []string) (strin
 // (fold's TestPageBoundsDoNotMatter holds 2,500 records to the same in
 // make test, in memory).
 func TestViewsPastTheFirstPage(t *testing.T) {
+	t.Parallel()
 	n, steps, sizes := int64(300), 20, []int{100, 7, 1}
 	if os.Getenv("QUIRE_TEST_LONG") != "" {
 		n, steps, sizes = 2500, 60, []int{1000, 7, 1}
@@ -162,6 +163,7 @@ func TestViewsPastTheFirstPage(t *testing.T) {
 // Right after end_run, a read through the server that recorded it never
 // says live without the run: it waits for the keeper to fold it.
 func TestServedReadAfterEndRun(t *testing.T) {
+	t.Parallel()
 	f := morningFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -190,6 +192,7 @@ func TestServedReadAfterEndRun(t *testing.T) {
 // No fold sees playbook_page_saved, as the page format says: a playbook
 // page whose filter names it folds nothing, however often it is saved.
 func TestPlaybookPageSavedReachesNoFold(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	pg := "data:\n  language: typescript\n  source:\n    events:\n      - type: playbook_page_saved\n      - type: run_created\n  views:\n    seen: text\n  module: |\n    export function fold(view: View, event: Event): View {\n      return { seen: { text: (view.seen?.text ?? '') + event.type + ';' } };\n    }\nruns: |\n  {{ views.seen.text }}\n"
 	for range 3 {

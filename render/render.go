@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -104,7 +105,7 @@ func Result(tmpl string, run Run, subject Subject, output []byte, now time.Time,
 func Runs(tmpl string, views []byte, subject Subject, now time.Time, opts Options) string {
 	vv, err := viewsOf(views)
 	if err != nil {
-		return runsStopped + err.Error()
+		return runsStopped + err.Error() + "."
 	}
 	b := baseBindings(subject, now)
 	b["views"] = vv
@@ -116,7 +117,7 @@ func Runs(tmpl string, views []byte, subject Subject, now time.Time, opts Option
 func Glance(tmpl string, views []byte, run Run, subject Subject, output []byte, now time.Time, opts Options) string {
 	vv, err := viewsOf(views)
 	if err != nil {
-		return runsStopped + err.Error()
+		return runsStopped + err.Error() + "."
 	}
 	out, err := decodeJSON(output, "output")
 	if err != nil {
@@ -132,7 +133,7 @@ func Glance(tmpl string, views []byte, run Run, subject Subject, output []byte, 
 func viewsOf(views []byte) (viewsValue, error) {
 	v, err := decodeJSON(views, "views")
 	if err != nil {
-		return viewsValue{}, fmt.Errorf("the views are not JSON (%s).", err.Error())
+		return viewsValue{}, fmt.Errorf("the views are not JSON (%s)", err.Error())
 	}
 	switch o := v.(type) {
 	case *object:
@@ -140,7 +141,7 @@ func viewsOf(views []byte) (viewsValue, error) {
 	case null:
 		return viewsValue{&object{path: "views"}}, nil
 	}
-	return viewsValue{}, fmt.Errorf("the views are not a JSON object.")
+	return viewsValue{}, errors.New("the views are not a JSON object")
 }
 
 func baseBindings(subject Subject, now time.Time) map[string]any {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -145,7 +144,6 @@ func compileCached(src string) *compiled {
 type frame struct {
 	name    string
 	line    int
-	clauses []string
 	hasElse bool
 }
 
@@ -564,5 +562,3 @@ func sortedNames(m map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

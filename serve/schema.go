@@ -398,16 +398,6 @@ func compactAnswer(s *jsonschema.Schema, depth int) {
 	}
 }
 
-// refusalJSONSchema is refusalSchema as a *jsonschema.Schema.
-func refusalJSONSchema() *jsonschema.Schema {
-	b, _ := json.Marshal(refusalSchema)
-	var s jsonschema.Schema
-	if err := json.Unmarshal(b, &s); err != nil {
-		panic("serve: the refusal's schema: " + err.Error())
-	}
-	return &s
-}
-
 // argField is one argument of an operation: its JSON name, Go type and
 // whether it is required (no omitempty).
 type argField struct {

@@ -43,7 +43,12 @@ for d in $(seq 9 29); do
 done
 R=$(start close-the-month 2026-11-02)
 "$Q" run event step_completed --playbook operations --run "$R" --step do/0/reconcile --detail "Reconciled 412 entries" --actor agent-7 --time 2026-11-02T08:00:00Z >/dev/null
+# A note in the run's thread and a file in its artifacts/, as an agent
+# leaves them, so a reviewer sees what they look like in the run folder.
+"$Q" call append_thread --args "{\"playbook\":\"operations\",\"run_id\":\"$R\",\"text\":\"Two entries of the Berlin subsidiary were booked twice in October; reversed them before the close.\",\"actor\":\"agent-7\"}" >/dev/null
+"$Q" call put_artifact --args "{\"playbook\":\"operations\",\"run_id\":\"$R\",\"name\":\"reconciliation.csv\",\"content\":\"account,booked,bank,difference\\n4000 Revenue,182450.00,182450.00,0.00\\n1200 Receivables,39120.50,39120.50,0.00\\n\",\"actor\":\"agent-7\"}" >/dev/null
 "$Q" run end succeeded --playbook operations --run "$R" --actor agent-7 --time 2026-11-02T10:00:00Z --output '{"month":"2026-10","revenue":182450}' >/dev/null
+CLOSE_RUN=$R
 R=$(start morning-social-content 2026-11-29)
 "$Q" run transition paused --playbook operations --run "$R" --reason "waiting for the owner's approval" --actor agent-7 --time 2026-11-29T08:00:00Z >/dev/null
 
@@ -57,6 +62,10 @@ echo
 echo "== quire page status / render (views folded from the history in the QuickJS sandbox)"
 "$Q" page status --playbook operations --name morning-social-content
 "$Q" page render --playbook operations --name close-the-month
+echo
+echo "== a run folder: its thread and an artifact"
+CLOSE_DIR=$(ls -d "$V"/playbook-runs/close-the-month-*"$CLOSE_RUN"* 2>/dev/null | head -1)
+(cd "$CLOSE_DIR" && find . -type f | sort && echo "-- thread.md" && cat thread.md && echo "-- artifacts/reconciliation.csv" && cat artifacts/reconciliation.csv)
 echo
 echo "== git log"
 git -C "$V" log -12 --format='%h %an  %s'

@@ -13,8 +13,10 @@ import (
 	"syscall"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"gopkg.in/yaml.v3"
 
 	"quire/ledger/refusal"
@@ -258,7 +260,7 @@ func (v *Vault) Commit(paths []string, author Signature, msg string) (string, er
 	if !v.locked {
 		return "", errors.New("vault: Commit called without the lock")
 	}
-	id, err := v.commitPaths(paths, author, msg)
+	id, err := v.commitPaths(paths, author, tidyMessage(msg))
 	if err != nil {
 		// The failed commit staged its files in the index kept in memory;
 		// forget them (read .git/index again next time), or the next commit
@@ -300,9 +302,7 @@ func Init(dir, org string, now time.Time) (*Vault, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}
-	if _, err := git.PlainInitWithOptions(root, &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
-	}); err != nil {
+	if err := gitInit(root); err != nil {
 		return nil, fmt.Errorf("vault: git init: %w", err)
 	}
 	files := map[string][]byte{
@@ -344,4 +344,25 @@ func mustYAML(v any) []byte {
 func (v *Vault) Exists(rel string) bool {
 	_, err := os.Lstat(v.Abs(rel))
 	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// gitInit makes an empty repository in root, as git init does: .git/
+// with its folders and config (not bare), and HEAD naming the branch
+// main. It works at the storage level: go-git's root package, which
+// PlainInit is in, links every network transport (ssh, http and their
+// crypto) into the binary, and quire never fetches or pushes.
+func gitInit(root string) error {
+	s := filesystem.NewStorage(osfs.New(filepath.Join(root, ".git")), cache.NewObjectLRUDefault())
+	if err := s.Init(); err != nil {
+		return err
+	}
+	cfg, err := s.Config()
+	if err != nil {
+		return err
+	}
+	cfg.Core.IsBare = false
+	if err := s.SetConfig(cfg); err != nil {
+		return err
+	}
+	return s.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName("main")))
 }

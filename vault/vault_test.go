@@ -41,8 +41,29 @@ func TestInitCommitsCleanly(t *testing.T) {
 			t.Errorf("%s not committed", f)
 		}
 	}
+	if b := gitOut(t, dir, "rev-parse", "--abbrev-ref", "HEAD"); b != "main\n" {
+		t.Fatalf("HEAD is on %q, not main", b)
+	}
+	if bare := gitOut(t, dir, "config", "core.bare"); bare != "false\n" {
+		t.Fatalf("core.bare %q", bare)
+	}
 	if _, err := Init(dir, "acme", time.Now()); err == nil {
 		t.Fatal("second init accepted")
+	}
+}
+
+// quire's binary links none of go-git's network transports (ssh, http and
+// their crypto): the vault makes its repository at the storage level, and
+// quire never fetches or pushes.
+func TestNoNetworkTransportLinked(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "quire/cmd/quire").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.Contains(dep, "go-git/v5/plumbing/transport") || strings.HasPrefix(dep, "golang.org/x/crypto/ssh") || dep == "github.com/go-git/go-git/v5" {
+			t.Errorf("quire links %s", dep)
+		}
 	}
 }
 

@@ -72,7 +72,7 @@ func benchHistory(runs, commits, rounds int) {
 	var reads int
 	for r := 0; r < 5; r++ {
 		t, c := time.Now(), cpuTime()
-		rep, _, err = l.CheckHistory()
+		_, _, err = l.CheckHistory()
 		must(err)
 		none, noneCPU = append(none, time.Since(t)), append(noneCPU, cpuTime()-c)
 		for i := 0; i < 10; i++ {

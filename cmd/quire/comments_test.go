@@ -61,7 +61,7 @@ func TestCommentCLI(t *testing.T) {
 		t.Errorf("seen refused: exit %d, %s", code, errs)
 	}
 	log, err := exec.Command("git", "-C", dir, "log", "--format=%an %s").CombinedOutput()
-	if err != nil || !strings.Contains(string(log), "agent-7 finance: resolve the comment on playbooks/finance/parts/card (acted)") ||
+	if err != nil || !strings.Contains(string(log), "agent-7 finance: resolve a comment as acted on playbooks/finance/parts/card") ||
 		!strings.Contains(string(log), "ada org: comment on org/settings/billing") {
 		t.Errorf("git log: %v\n%s", err, log)
 	}

@@ -104,7 +104,6 @@ func run(t *testing.T, c breaking, opts Options) {
 		line += 8
 	}
 	if c.at == "  runs: |\n    ```chart" {
-		line = lineOf(t, doc, "  runs: |\n    x")
 		line = strings.Count(doc[:strings.LastIndex(doc, "  runs: |")], "\n") + 1
 	}
 	for _, is := range issues {
