@@ -7,7 +7,6 @@ import (
 	"io"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -552,8 +551,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(ks)
 	return ks
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 // agentRunInfo reads what ledger needs of an AgentRun document: the
 // output schema a run's end_run is checked against (output.schemaId's

@@ -225,8 +225,7 @@ func scanJS(src string) []jsToken {
 		}
 	}
 	var braces []bool // for each open {, whether it opened a template's ${
-	var template func()
-	template = func() {
+	template := func() {
 		for i < len(src) {
 			switch {
 			case src[i] == '\\':

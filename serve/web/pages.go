@@ -146,7 +146,6 @@ func localPath(p string) string {
 
 // ---- addresses ------------------------------------------------------------
 
-func runAddr(pb, id string) string { return pb + "/runs/" + id }
 func defAddr(pb, typ, name string, version int) string {
 	return fmt.Sprintf("%s/definitions/%s/%s/%d", pb, typ, name, version)
 }
