@@ -82,6 +82,7 @@ func editCommit(t *testing.T, dir, rel string, edit func(string) string) string 
 // catches a new violation; after a reset it says so and reports only what
 // HEAD's history still holds.
 func TestCheckHistoryProvesTheAppendOnlyRules(t *testing.T) {
+	t.Parallel()
 	dir, v, project := newCLIVault(t)
 	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
 	quire(t, "", v, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)

@@ -87,6 +87,7 @@ func looseCount(dir string) int {
 // acknowledged write is in it. make test: 40 versions of a 256 KB object
 // (10 MB); make test-long: 300 (75 MB).
 func TestServeStopsDuringCompaction(t *testing.T) {
+	t.Parallel()
 	large := 40
 	if os.Getenv("QUIRE_TEST_LONG") != "" {
 		large = 300

@@ -208,6 +208,7 @@ func (cv *crashVault) crashAt(t *testing.T, op crashOp, n int) bool {
 // write. make test kills each at a sample of its steps (every stride-th);
 // QUIRE_TEST_LONG=1 at every one.
 func TestKilledAtEveryStep(t *testing.T) {
+	t.Parallel()
 	cv := newCrashVault(t)
 	long := os.Getenv("QUIRE_TEST_LONG") != ""
 	for _, op := range cv.ops() {
@@ -232,6 +233,7 @@ func TestKilledAtEveryStep(t *testing.T) {
 // quire check sees what stopped writers and people leave in a vault, and
 // quire janitor repairs what needs no person and says what it did.
 func TestCheckAndJanitorSeeWhatWentWrong(t *testing.T) {
+	t.Parallel()
 	cv := newCrashVault(t)
 	dir, v := cv.dir, "--vault="+cv.dir
 	runs, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-*"))

@@ -20,6 +20,7 @@ import (
 // standing of a page's views once runs are folded, and once a new version
 // of the module stalls them.
 func TestCLIPageStatusAndRender(t *testing.T) {
+	t.Parallel()
 	_, v, project := newCLIVault(t)
 	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"social","name":"Social"}`)
 	doc, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vault", "morning-social-content.yaml"))
@@ -123,6 +124,7 @@ func TestCatchUpProgress(t *testing.T) {
 // first page of 1,000; make test's holds 50 (every record_event commits,
 // so recording is what takes the time).
 func TestCLIReadFoldsEverything(t *testing.T) {
+	t.Parallel()
 	n := int64(50)
 	if os.Getenv("QUIRE_TEST_LONG") != "" {
 		n = 1200

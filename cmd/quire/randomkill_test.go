@@ -27,6 +27,7 @@ import (
 // the vault once. make test-long: 8 writers and the server for 30 seconds;
 // make test: 2 writers and the server for 2.
 func TestRandomKillsLoseNothing(t *testing.T) {
+	t.Parallel()
 	writers, length := 2, 2*time.Second
 	if os.Getenv("QUIRE_TEST_LONG") != "" {
 		writers, length = 8, 30*time.Second

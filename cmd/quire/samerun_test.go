@@ -23,6 +23,7 @@ func TestMain(m *testing.M) {
 // a time, three rounds: none is refused, every acknowledged event is in
 // the history once, seq has no gap, quire check and git fsck are clean.
 func TestEightProcessesOnOneRun(t *testing.T) {
+	t.Parallel()
 	dir, v, project := newCLIVault(t)
 	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
 	quire(t, "", v, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
