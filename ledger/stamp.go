@@ -7,8 +7,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 
+	"quire/internal/fsys"
 	"quire/vault"
 )
 
@@ -34,11 +34,7 @@ func (l *Ledger) gitStamp() string {
 			fmt.Fprintf(&b, "%s -\n", name)
 			continue
 		}
-		var ino uint64
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			ino = st.Ino
-		}
-		fmt.Fprintf(&b, "%s %d %d %d\n", name, fi.Size(), fi.ModTime().UnixNano(), ino)
+		fmt.Fprintf(&b, "%s %d %d %d\n", name, fi.Size(), fi.ModTime().UnixNano(), fsys.Inode(fi))
 	}
 	return b.String()
 }

@@ -11,12 +11,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"quire/internal/crashpoint"
+	"quire/internal/fsys"
 	"quire/ledger/event"
 	"quire/ledger/refusal"
 	"quire/vault"
@@ -515,7 +515,7 @@ func (f Folder) AppendThread(text string) error {
 	if err != nil {
 		return err
 	}
-	fh, err := os.OpenFile(thread, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+	fh, err := fsys.OpenNoFollow(thread, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err
 	}

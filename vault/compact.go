@@ -17,12 +17,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+
+	"quire/internal/fsys"
 )
 
 // Compaction: every boundary writes the trees along its paths whole as loose
@@ -446,7 +447,7 @@ func (p *oldPack) open() error {
 
 func (p *oldPack) close() {
 	if p.idx != nil {
-		syscall.Munmap(p.idx.idx)
+		fsys.Unmap(p.idx.idx)
 		p.idx = nil
 	}
 	if p.f != nil {
@@ -898,7 +899,7 @@ func removeDeadTemps(packDir string) {
 		if err != nil || n == os.Getpid() {
 			continue
 		}
-		if syscall.Kill(n, 0) == syscall.ESRCH {
+		if fsys.Gone(n) {
 			os.Remove(t)
 		}
 	}

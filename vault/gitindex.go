@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -17,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"quire/internal/crashpoint"
+	"quire/internal/fsys"
 )
 
 // gitIndex is .git/index, kept decoded between commits. Before each use its
@@ -42,9 +42,7 @@ type fileStamp struct {
 
 func stampOf(fi fs.FileInfo) fileStamp {
 	s := fileStamp{size: fi.Size(), mtime: fi.ModTime()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.ino = st.Ino
-	}
+	s.ino = fsys.Inode(fi)
 	return s
 }
 
@@ -104,7 +102,7 @@ func (x *gitIndex) clean(name string, fi fs.FileInfo) bool {
 	if fi.Mode()&0o111 != 0 != (e.Mode == filemode.Executable) {
 		return false
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	st, ok := fsys.Stat(fi)
 	return ok && e.Inode == uint32(st.Ino)
 }
 
@@ -114,10 +112,10 @@ func (x *gitIndex) set(name string, h plumbing.Hash, fi fs.FileInfo) {
 	if fi.Mode()&0o111 != 0 {
 		e.Mode = filemode.Executable
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		e.CreatedAt = time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+	if st, ok := fsys.Stat(fi); ok {
+		e.CreatedAt = st.Ctime
 		e.Dev, e.Inode = uint32(st.Dev), uint32(st.Ino)
-		e.UID, e.GID = st.Uid, st.Gid
+		e.UID, e.GID = st.UID, st.GID
 	}
 	x.cacheTree = plumbing.ZeroHash
 	i, ok := x.find(name)

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"quire/internal/crashpoint"
+	"quire/internal/fsys"
 	"quire/ledger/refusal"
 )
 
@@ -220,12 +220,7 @@ func deadLocks(gitDir string, journal []byte) []string {
 	return dead
 }
 
-func inodeOf(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
-}
+func inodeOf(fi fs.FileInfo) uint64 { return fsys.Inode(fi) }
 
 // takeGitLock creates one of git's lock files (a path under .git ending in
 // .lock) exclusively, noting it in the journal before and after. A lock

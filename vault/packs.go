@@ -12,9 +12,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"quire/internal/fsys"
 )
 
 // packReader reads objects for a walk over the whole history, faster than
@@ -91,7 +92,7 @@ func mapFile(path string) ([]byte, error) {
 	if fi.Size() == 0 {
 		return nil, errors.New("empty")
 	}
-	return syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	return fsys.Map(f, int(fi.Size()))
 }
 
 // openIndex maps a pack's index of version 2.
@@ -101,12 +102,12 @@ func openIndex(name string) (*pack, error) {
 		return nil, err
 	}
 	if len(idx) < 8+256*4 || !bytes.Equal(idx[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
-		syscall.Munmap(idx)
+		fsys.Unmap(idx)
 		return nil, errors.New("not a pack index of version 2")
 	}
 	n := int(binary.BigEndian.Uint32(idx[8+255*4:]))
 	if len(idx) < 8+256*4+n*28 {
-		syscall.Munmap(idx)
+		fsys.Unmap(idx)
 		return nil, errors.New("a pack index cut short")
 	}
 	return &pack{name: name, idx: idx, n: n}, nil
@@ -118,7 +119,7 @@ func openPack(name string) (*pack, error) {
 		return nil, err
 	}
 	if p.data, err = mapFile(name + ".pack"); err != nil {
-		syscall.Munmap(p.idx)
+		fsys.Unmap(p.idx)
 		return nil, err
 	}
 	return p, nil
@@ -132,8 +133,8 @@ func (r *packReader) prune() {
 	kept := r.packs[:0]
 	for _, p := range r.packs {
 		if _, err := os.Stat(p.name + ".idx"); err != nil {
-			syscall.Munmap(p.data)
-			syscall.Munmap(p.idx)
+			fsys.Unmap(p.data)
+			fsys.Unmap(p.idx)
 			for k, o := range r.cache {
 				if k.p == p {
 					r.held -= len(o.data)
@@ -152,8 +153,8 @@ func (r *packReader) prune() {
 
 func (r *packReader) close() {
 	for _, p := range r.packs {
-		syscall.Munmap(p.data)
-		syscall.Munmap(p.idx)
+		fsys.Unmap(p.data)
+		fsys.Unmap(p.idx)
 	}
 	r.packs, r.cache, r.order = nil, nil, nil
 }

@@ -9,7 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"sync"
-	"syscall"
+
+	"quire/internal/fsys"
 )
 
 // Entry is one line of vault/00-index.jsonl: a thing's identity, written
@@ -36,8 +37,8 @@ type registry struct {
 }
 
 func (r *registry) refresh() error {
-	f, err := os.OpenFile(r.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if errors.Is(err, syscall.ELOOP) {
+	f, err := fsys.OpenNoFollow(r.path, os.O_RDONLY, 0)
+	if fsys.IsLink(err) {
 		return linkRefusal(IndexFile)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
@@ -122,7 +123,7 @@ func (r *registry) scan(uid string) (Entry, bool, error) {
 // It is not mapped into memory: a writer cutting a torn tail while a
 // reader looks would make the reader fault.
 func (r *registry) mapped() ([]byte, func(), error) {
-	f, err := os.OpenFile(r.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := fsys.OpenNoFollow(r.path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, nil, err
 	}

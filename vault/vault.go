@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -19,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"gopkg.in/yaml.v3"
 
+	"quire/internal/fsys"
 	"quire/ledger/refusal"
 )
 
@@ -208,19 +208,13 @@ func (v *Vault) withLock(write bool, fn func() error) error {
 		}
 		v.lockF = f
 	}
-	for {
-		err := syscall.Flock(int(v.lockF.Fd()), syscall.LOCK_EX)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
+	if err := fsys.Lock(v.lockF); err != nil {
+		return err
 	}
 	v.locked = write
 	defer func() {
 		v.locked = false
-		syscall.Flock(int(v.lockF.Fd()), syscall.LOCK_UN)
+		fsys.Unlock(v.lockF)
 	}()
 	if !write {
 		return fn() // a reader: quire check reports links, never refused for them

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"syscall"
 	"time"
 
 	"quire/ledger"
@@ -90,14 +89,6 @@ func benchHistory(runs, commits, rounds int) {
 	fmt.Printf("   incremental second check: nothing new %s (CPU %s), 10 new boundaries %s (CPU %s, %d objects read) (medians of 5)\n",
 		ms(pct(none, 50)), ms(pct(noneCPU, 50)), ms(pct(ten, 50)), ms(pct(tenCPU, 50)), reads)
 	l.Close()
-}
-
-// cpuTime is the CPU time this process has used (user and system), the
-// figure that holds on a machine shared with other work.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }

@@ -11,8 +11,9 @@ import (
 	"os"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"quire/internal/fsys"
 )
 
 // Env is the variable the hook reads.
@@ -38,7 +39,7 @@ func Hit() {
 		return
 	}
 	if left.Add(-1) < 0 {
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		fsys.KillSelf()
 		for {
 			time.Sleep(time.Second) // the signal is on its way
 		}
