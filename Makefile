@@ -61,8 +61,9 @@ vendor:
 # memory file system, where the thousands of fsyncs of the tests' commits
 # cost nothing (measured: 97 s on disk, 78 s there). Killing a writer,
 # what the crash tests do, leaves the same files on either. The folder is
-# emptied first, but for the compiled QuickJS the fold workers share.
-TESTTMP := $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm/quire-test)
+# emptied first, but for the compiled QuickJS the fold workers share; it is
+# one per checkout, so two checkouts' tests never empty each other's.
+TESTTMP := $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm/quire-test-$$(echo '$(CURDIR)' | cksum | cut -d' ' -f1))
 TESTENV := $(if $(TESTTMP),TMPDIR=$(TESTTMP))
 define testtmp
 	@if [ -n "$(TESTTMP)" ]; then mkdir -p $(TESTTMP) && find $(TESTTMP) -mindepth 1 -maxdepth 1 ! -name quire-fold-qjs-cache -exec rm -rf {} +; fi

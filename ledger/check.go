@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/internal/front"
 	"quire/ledger/event"
 	"quire/ledger/refusal"
 	"quire/runfolder"
@@ -182,12 +184,15 @@ func (l *Ledger) checkRun(rel string, e vault.Entry, indexed bool, add func(stri
 		}
 	}
 	f := runfolder.Folder{V: l.V, Rel: rel}
-	front, err := f.ReadFront()
+	fm, err := f.ReadFront()
 	defPath := path.Join(rel, runfolder.DefinitionFile)
-	if err != nil {
+	var fe *front.Error
+	if errors.As(err, &fe) && fe.Line > 0 {
+		addLine(defPath, fe.Line, err.Error())
+	} else if err != nil {
 		add(defPath, "%v", err)
 	} else {
-		l.checkFront(defPath, front, add)
+		l.checkFront(defPath, fm, add)
 	}
 	// Replay the log from the start.
 	var replay runfolder.State
@@ -219,8 +224,8 @@ func (l *Ledger) checkRun(rel string, e vault.Entry, indexed bool, add func(stri
 		addLine(logPath, lineNo+1, "a torn last line (a write cut short); the next write repairs it")
 	}
 	checkStateFile(f, add)
-	if indexed && front.UID != "" && front.UID != e.UID {
-		add(defPath, "uid %s differs from the index's %s", front.UID, e.UID)
+	if indexed && fm.UID != "" && fm.UID != e.UID {
+		add(defPath, "uid %s differs from the index's %s", fm.UID, e.UID)
 	}
 }
 

@@ -30,8 +30,8 @@ package ledger
 //     the one place that reading will go when the type comes.
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -40,6 +40,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"quire/internal/front"
 	"quire/ledger/address"
 	"quire/ledger/event"
 	"quire/ledger/refusal"
@@ -129,22 +130,17 @@ func encodeComment(f commentFront, text string) []byte {
 // decodeComment splits a comment file into its front matter and its body.
 func decodeComment(rel string, data []byte) (commentFront, string, error) {
 	var f commentFront
-	rest, ok := bytes.CutPrefix(data, []byte("---\n"))
-	if !ok {
+	m, err := front.Read(data)
+	if errors.Is(err, front.ErrNone) {
 		return f, "", fmt.Errorf("%s: a comment begins with front matter between --- lines", rel)
 	}
-	var fm, body []byte
-	if bytes.HasPrefix(rest, []byte("---\n")) {
-		body = rest[4:]
-	} else if i := bytes.Index(rest, []byte("\n---\n")); i >= 0 {
-		fm, body = rest[:i+1], rest[i+5:]
-	} else {
-		return f, "", fmt.Errorf("%s: the front matter has no closing --- line", rel)
+	if err == nil {
+		err = m.Decode(&f, false)
 	}
-	if err := yaml.Unmarshal(fm, &f); err != nil {
+	if err != nil {
 		return f, "", fmt.Errorf("%s: %v", rel, err)
 	}
-	return f, string(body), nil
+	return f, string(m.Body), nil
 }
 
 func (l *Ledger) readComment(e vault.Entry) (*Comment, error) {

@@ -2,9 +2,9 @@ package ledger
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -12,10 +12,10 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/adrg/frontmatter"
 	"gopkg.in/yaml.v3"
 
 	"quire/internal/crashpoint"
+	"quire/internal/front"
 	"quire/ledger/address"
 	"quire/ledger/event"
 	"quire/ledger/refusal"
@@ -163,7 +163,11 @@ func (l *Ledger) readPlaybook(p string) (*playbookFront, error) {
 		return nil, err
 	}
 	var f playbookFront
-	if _, err := frontmatter.Parse(bytes.NewReader(data), &f); err != nil {
+	m, err := front.Read(data)
+	if err == nil {
+		err = m.Decode(&f, false)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s/playbook.md: %v", playbookDir(p), err)
 	}
 	return &f, nil
@@ -439,14 +443,27 @@ func parseDocument(typ, source string) error {
 		}
 		return nil
 	}
-	if !strings.HasPrefix(source, "---") {
+	m, err := front.Read([]byte(source))
+	if errors.Is(err, front.ErrNone) {
 		return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{{Path: "/source", Line: 1, Message: "A function's document begins with YAML front matter between --- lines."}})
 	}
+	// A front matter never closed or writing a key twice is refused in
+	// package front's words; YAML that does not parse, or is not a
+	// mapping, says so.
 	var fm map[string]any
-	if _, err := frontmatter.MustParse(strings.NewReader(source), &fm); err != nil {
-		return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{{Path: "/source", Line: yamlErrLine(err), Message: "The front matter does not parse: " + err.Error()}})
+	parse := err == nil
+	if parse {
+		err = m.Decode(&fm, false)
 	}
-	return nil
+	var fe *front.Error
+	if errors.As(err, &fe) {
+		line, msg := max(fe.Line, 1), fe.Message
+		if parse || fe.Syntax {
+			msg = "The front matter does not parse: " + msg
+		}
+		return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{{Path: "/source", Line: line, Message: msg}})
+	}
+	return err
 }
 
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"quire/fold/module"
+	"quire/internal/front"
 	"quire/ledger/page"
 	"quire/ledger/refusal"
 	"quire/ledger/shape"
@@ -40,42 +41,29 @@ type docInfo struct {
 }
 
 // outputOf finds the output mapping of a document: a workflow's top-level
-// key, a function's front matter key. lineOff is added to node lines.
-func outputOf(typ, source string) (*yaml.Node, int) {
-	text, off := source, 0
+// key, a function's front matter key (package front reads it, its lines
+// the document's).
+func outputOf(typ, source string) *yaml.Node {
+	doc := &yaml.Node{}
 	if typ != "workflow" {
-		fm, ok := frontMatter(source)
-		if !ok {
-			return nil, 0
+		m, err := front.Read([]byte(source))
+		if err != nil {
+			return nil
 		}
-		text, off = fm, 1
+		doc = m.Node
+	} else if yaml.Unmarshal([]byte(source), doc) != nil {
+		return nil
 	}
-	var doc yaml.Node
-	if yaml.Unmarshal([]byte(text), &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, 0
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil
 	}
 	root := doc.Content[0]
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if root.Content[i].Value == "output" {
-			return root.Content[i+1], off
+			return root.Content[i+1]
 		}
 	}
-	return nil, 0
-}
-
-// frontMatter is the YAML between a document's first two --- lines.
-func frontMatter(source string) (string, bool) {
-	rest, ok := strings.CutPrefix(source, "---\n")
-	if !ok {
-		rest, ok = strings.CutPrefix(source, "---\r\n")
-	}
-	if !ok {
-		return "", false
-	}
-	if i := strings.Index(rest, "\n---"); i >= 0 {
-		return rest[:i+1], true
-	}
-	return "", false
+	return nil
 }
 
 func pageWhere(typ string) page.Where {
@@ -97,19 +85,19 @@ func (l *Ledger) inspect(ctx context.Context, typ, source string, check bool) (*
 	if typ == "workflow" && IsAgentRun(source) {
 		issues = append(issues, agentRunInfo(info, source, check)...)
 	}
-	if out, off := outputOf(typ, source); out != nil && out.Kind == yaml.MappingNode {
+	if out := outputOf(typ, source); out != nil && out.Kind == yaml.MappingNode {
 		var shapeNode, schemaNode, formatNode *yaml.Node
 		formatLine := 0
 		for i := 0; i+1 < len(out.Content); i += 2 {
 			switch out.Content[i].Value {
 			case "shape":
 				shapeNode = out.Content[i+1]
-				info.ShapeLine = out.Content[i].Line + off
+				info.ShapeLine = out.Content[i].Line
 			case "format":
-				formatNode, formatLine = out.Content[i+1], out.Content[i].Line+off
+				formatNode, formatLine = out.Content[i+1], out.Content[i].Line
 			case "schema":
 				schemaNode = out.Content[i+1]
-				info.SchemaLine = out.Content[i].Line + off
+				info.SchemaLine = out.Content[i].Line
 			}
 		}
 		if shapeNode != nil {

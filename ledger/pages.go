@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"quire/fold"
+	"quire/internal/front"
 	"quire/ledger/event"
 	"quire/ledger/page"
 	"quire/ledger/refusal"
@@ -62,21 +63,18 @@ func (l *Ledger) document(typ string, v defVersion) (*docInfo, error) {
 // description reads a document's description: a function's front matter
 // description, a workflow's top-level description or document.summary.
 func description(typ, src string) string {
-	text := src
-	if typ != "workflow" && typ != TypePage {
-		fm, ok := frontMatter(src)
-		if !ok {
-			return ""
-		}
-		text = fm
-	}
 	var d struct {
 		Description string `yaml:"description"`
 		Document    struct {
 			Summary string `yaml:"summary"`
 		} `yaml:"document"`
 	}
-	if yaml.Unmarshal([]byte(text), &d) != nil {
+	if typ != "workflow" && typ != TypePage {
+		m, err := front.Read([]byte(src))
+		if err != nil || m.Decode(&d, false) != nil {
+			return ""
+		}
+	} else if yaml.Unmarshal([]byte(src), &d) != nil {
 		return ""
 	}
 	if d.Description != "" {

@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"quire/internal/crashpoint"
+	"quire/internal/front"
 	"quire/internal/fsys"
 	"quire/ledger/event"
 	"quire/ledger/refusal"
@@ -168,22 +169,20 @@ func (f Folder) ReadFront() (Front, error) {
 	return ParseFront(data)
 }
 
-// ParseFront reads the strict YAML front matter of a definition.md: an
-// unknown field is refused, as is a field of the wrong type.
+// ParseFront reads the strict YAML front matter of a definition.md
+// (through package front): an unknown field is refused, as are a field of
+// the wrong type and a key written twice, at its line.
 func ParseFront(data []byte) (Front, error) {
 	var fr Front
-	body, ok := bytes.CutPrefix(data, []byte("---\n"))
-	if !ok {
+	m, err := front.Read(data)
+	if errors.Is(err, front.ErrNone) {
 		return fr, errors.New("definition.md does not begin with YAML front matter (---)")
 	}
-	end := bytes.Index(body, []byte("\n---"))
-	if end < 0 {
-		return fr, errors.New("definition.md's front matter is never closed with ---")
+	if err == nil {
+		err = m.Decode(&fr, true)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(body[:end+1]))
-	dec.KnownFields(true)
-	if err := dec.Decode(&fr); err != nil {
-		return fr, fmt.Errorf("definition.md front matter: %v", err)
+	if err != nil {
+		return fr, fmt.Errorf("definition.md front matter: %w", err)
 	}
 	return fr, nil
 }

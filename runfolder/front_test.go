@@ -44,6 +44,12 @@ func TestParseFront(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+	// A key written twice is refused at the line of its second writing.
+	twice := strings.Replace(sampleFront, "executor: agent-7\n", "executor: agent-7\nexecutor: agent-8\n", 1)
+	_, err = ParseFront([]byte(twice))
+	if err == nil || !strings.Contains(err.Error(), `line 13: The key "executor" is written twice in one mapping (first at line 12)`) {
+		t.Errorf("executor twice: %v", err)
+	}
 }
 
 // FuzzParseFront: never panics.
@@ -51,6 +57,8 @@ func FuzzParseFront(f *testing.F) {
 	f.Add(sampleFront)
 	f.Add("---\n---\n")
 	f.Add("---\nmember_of: [a, b]\n---")
+	f.Add("---\nuid: a\nmember_of: [a, {b: 1, b: 2}]\nuid: b\n---\n")
+	f.Add("---\r\n---\r\n\n---\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		ParseFront([]byte(s))
 	})

@@ -148,6 +148,12 @@ func TestGitAndQuireTakeTurnsInEveryIndexForm(t *testing.T) {
 				}); err != nil {
 					t.Fatal(err)
 				}
+				// Turns: quire is idle when git runs. A commit may start
+				// compaction in the background (as git's gc --auto does),
+				// and a git fsck that lists loose objects while it packs
+				// them finds some gone; wait for it, as a person's git
+				// would run after it.
+				v.compacting.Wait()
 			}
 			sound := func(when string) {
 				t.Helper()

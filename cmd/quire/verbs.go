@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"gopkg.in/yaml.v3"
 
+	"quire/internal/front"
 	"quire/ledger"
 	"quire/ledger/address"
 	"quire/ledger/page"
@@ -274,7 +275,7 @@ func definitionOfFile(file, source, typ, name string) (string, string, error) {
 	if i := strings.IndexByte(base, '.'); i > 0 {
 		stem, ext = base[:i], base[i:]
 	}
-	function := strings.HasPrefix(source, "---") || strings.HasSuffix(ext, ".md")
+	function := front.Begins([]byte(source)) || strings.HasSuffix(ext, ".md")
 	var doc map[string]any
 	if !function {
 		// A document that does not parse is the save's to refuse, at its line.

@@ -3,6 +3,7 @@ package page
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"quire/internal/front"
 	"quire/ledger/refusal"
 )
 
@@ -29,7 +31,6 @@ var Keys = []string{"data", "result", "runs", "glance"}
 
 type parser struct {
 	path    string
-	offset  int // lines before the YAML text in the document
 	subject string
 	form    Form
 	maxLine int // the document's last line
@@ -50,7 +51,7 @@ func (ps *parser) line(n *yaml.Node) int {
 	if n == nil || n.Line == 0 {
 		return 0
 	}
-	return n.Line + ps.offset
+	return n.Line
 }
 
 // Parse reads the page of a document from where it goes, and refuses what
@@ -81,20 +82,26 @@ func Parse(doc []byte, where Where) (*Page, []refusal.Issue) {
 		ps.add(0, "The document takes %d bytes, over the 65,536 bytes a document may take, its page included.", len(doc))
 		return nil, ps.issues
 	}
-	text := doc
-	if where.Form == InFunction {
-		fm, ok, line := frontMatter(doc)
-		if !ok {
-			if line > 0 {
-				ps.add(line, "The front matter is not closed by a line of ---.")
-				return nil, ps.issues
-			}
-			return nil, nil
-		}
-		text, ps.offset = fm, 1
-	}
 	var root yaml.Node
-	if err := yaml.Unmarshal(text, &root); err != nil {
+	if where.Form == InFunction {
+		// The front matter's node lines are already the document's.
+		m, err := front.Read(doc)
+		var fe *front.Error
+		switch {
+		case errors.Is(err, front.ErrNone):
+			return nil, nil
+		case errors.As(err, &fe) && fe.Syntax:
+			ps.add(fe.Line, "The document is not YAML: %s", fe.Message)
+			return nil, ps.issues
+		case fe != nil:
+			ps.add(fe.Line, "%s", fe.Message)
+			return nil, ps.issues
+		case err != nil:
+			ps.add(0, "%s", err)
+			return nil, ps.issues
+		}
+		root = *m.Node
+	} else if err := yaml.Unmarshal(doc, &root); err != nil {
 		ps.add(ps.yamlErrLine(err), "The document is not YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 		return nil, ps.issues
 	}
@@ -140,45 +147,13 @@ func Parse(doc []byte, where Where) (*Page, []refusal.Issue) {
 	return p, nil
 }
 
-// frontMatter cuts the YAML front matter out of a Markdown document. ok
-// is false without front matter; line is then the line of an opening ---
-// that no line closes, or 0.
-func frontMatter(doc []byte) (fm []byte, ok bool, line int) {
-	rest, found := bytes.CutPrefix(doc, []byte("---\n"))
-	if !found {
-		if rest, found = bytes.CutPrefix(doc, []byte("---\r\n")); !found {
-			return nil, false, 0
-		}
-	}
-	start := len(doc) - len(rest)
-	off := start
-	for off <= len(doc) {
-		end := bytes.IndexByte(doc[off:], '\n')
-		var l []byte
-		if end < 0 {
-			l = doc[off:]
-		} else {
-			l = doc[off : off+end]
-		}
-		l = bytes.TrimRight(l, "\r \t")
-		if string(l) == "---" || string(l) == "..." {
-			return doc[start:off], true, 0
-		}
-		if end < 0 {
-			break
-		}
-		off += end + 1
-	}
-	return nil, false, 1
-}
-
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
 func (ps *parser) yamlErrLine(err error) int {
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		if n > 0 {
-			return n + ps.offset
+			return n
 		}
 	}
 	return 0
