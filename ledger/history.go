@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,10 +12,10 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 
 	"quire/internal/crashpoint"
+	"quire/internal/fsys"
 	"quire/ledger/event"
 	"quire/runfolder"
 	"quire/vault"
@@ -43,7 +44,8 @@ type history struct {
 	mu     sync.Mutex
 	files  []string
 	fileNo map[string]uint32
-	count  int64 // records
+	count  int64      // records
+	grown  fsys.Grown // what was read of the list of files
 }
 
 const recSize = 16
@@ -98,29 +100,48 @@ func (h *history) refreshLocked() error {
 	fi, err := os.Stat(h.seqPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		h.count, h.files, h.fileNo = 0, nil, map[string]uint32{}
+		h.grown.Forget()
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	h.count = fi.Size() / recSize
-	data, err := os.ReadFile(h.filesPath())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	return h.refreshFilesLocked()
+}
+
+// refreshFilesLocked reads what was added to the list of files. The caller
+// holds h.mu.
+func (h *history) refreshFilesLocked() error {
+	// The list of files only grows, but another process rebuilds it (a
+	// reindex, a repair after git took lines back): fsys.Grown takes only
+	// what was added, or the whole list when it was made anew.
+	f, err := os.Open(h.filesPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		h.files, h.fileNo = nil, map[string]uint32{}
+		h.grown.Forget()
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	lines := strings.Split(string(data), "\n")
-	if n := len(lines); n > 0 && lines[n-1] == "" {
-		lines = lines[:n-1]
-	} else if n > 0 {
-		lines = lines[:n-1] // torn
+	defer f.Close()
+	from, data, err := h.grown.Next(f)
+	if err != nil {
+		return err
 	}
-	if len(lines) != len(h.files) {
-		h.files = lines
-		h.fileNo = make(map[string]uint32, len(lines))
-		for i, f := range lines {
-			h.fileNo[f] = uint32(i)
-		}
+	if from == 0 {
+		h.files, h.fileNo = nil, map[string]uint32{}
 	}
+	end := bytes.LastIndexByte(data, '\n') + 1 // a torn last line is not a file yet
+	for rest := data[:end]; len(rest) > 0; {
+		nl := bytes.IndexByte(rest, '\n')
+		name := string(rest[:nl])
+		rest = rest[nl+1:]
+		h.fileNo[name] = uint32(len(h.files))
+		h.files = append(h.files, name)
+	}
+	h.grown.Took(from, data, end)
 	return nil
 }
 
@@ -215,12 +236,16 @@ func (h *history) reserve(file string, off int64, n int) (int64, error) {
 	}
 	no, ok := h.fileNo[file]
 	if !ok {
-		no = uint32(len(h.files))
 		if _, err := vault.AppendLine(h.filesPath(), []byte(file+"\n")); err != nil {
 			return 0, err
 		}
-		h.files = append(h.files, file)
-		h.fileNo[file] = no
+		// The line is taken from the file, as another process's would be.
+		if err := h.refreshFilesLocked(); err != nil {
+			return 0, err
+		}
+		if no, ok = h.fileNo[file]; !ok {
+			return 0, fmt.Errorf("history of %s: %s was not added to its list of files", h.playbook, file)
+		}
 	}
 	var b [recSize]byte
 	binary.BigEndian.PutUint32(b[0:], no)
@@ -469,6 +494,7 @@ func (l *Ledger) rebuildHistory(h *history) error {
 	os.Remove(h.seqPath())
 	os.Remove(h.filesPath())
 	h.count, h.files, h.fileNo = 0, nil, map[string]uint32{}
+	h.grown.Forget()
 	for s := int64(1); s <= total; s++ {
 		ln := at[s]
 		if ln == nil {

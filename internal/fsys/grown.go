@@ -1,0 +1,137 @@
+package fsys
+
+import (
+	"bytes"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// Grown is what a warm process holds of a file that grows by appends
+// (vault/00-index.jsonl, a history's list of files): how far it took the
+// file, the bytes just before that point, and the file's stat when it last
+// read it. The next read takes only the tail when the file only grew, and
+// the whole file otherwise (another process or git rewrote, replaced or
+// truncated it).
+//
+// The file only grew when it is the same file (same device and inode), is
+// at least as long as what was taken, and still holds the last line taken
+// (up to lastMax bytes) just before the old end. A file whose stat (size,
+// mtime, ctime, device, inode) is as it was is unchanged, unless the stat
+// was taken too soon after the file last changed (within racyWindow: a
+// write in the same tick of the file system's clock leaves the same times
+// behind, git's "racily clean" entries): then it is read whole.
+//
+// The zero Grown holds nothing: the first read is whole.
+type Grown struct {
+	n     int64     // bytes taken from the file's start
+	last  []byte    // the bytes just before n, up to lastMax
+	stamp growStamp // the file's stat when last read
+	at    time.Time // when that stat was taken
+
+	next   growStamp // the stat of the read Next answered, for Took
+	nextAt time.Time
+}
+
+type growStamp struct {
+	size         int64
+	mtime, ctime time.Time
+	dev, ino     uint64
+}
+
+const (
+	// lastMax bounds the bytes kept to check the prefix: the last line
+	// taken (an index line, a path) is shorter.
+	lastMax = 4096
+	// racyWindow is how long after a change the file's stat is not trusted
+	// to show the next change: file systems stamp times from a clock that
+	// ticks every few milliseconds (a jiffy, at most 10 ms on Linux).
+	racyWindow = 50 * time.Millisecond
+)
+
+func growStampOf(fi fs.FileInfo) growStamp {
+	s := growStamp{size: fi.Size(), mtime: fi.ModTime()}
+	if st, ok := Stat(fi); ok {
+		s.ctime, s.dev, s.ino = st.Ctime, st.Dev, st.Ino
+	}
+	return s
+}
+
+// Held reports whether g holds a read of the file.
+func (g *Grown) Held() bool { return g.n > 0 || !g.at.IsZero() }
+
+// Forget drops what g holds: the next read is whole.
+func (g *Grown) Forget() { *g = Grown{} }
+
+// Next answers what to read of f since the last read: data is the file's
+// bytes from offset from to its end. from is 0 when the file must be read
+// whole (the caller drops what it took before); data is nil when nothing
+// changed. The caller then calls Took with what it took of data.
+func (g *Grown) Next(f *os.File) (from int64, data []byte, err error) {
+	now := time.Now()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, nil, err
+	}
+	s := growStampOf(fi)
+	g.next, g.nextAt = s, now
+	if g.Held() && s == g.stamp && !g.racy() {
+		return g.n, nil, nil
+	}
+	if g.Held() && s.dev == g.stamp.dev && s.ino == g.stamp.ino && s.size >= g.n && g.prefixHolds(f) {
+		from = g.n
+	}
+	data = make([]byte, s.size-from)
+	n, err := f.ReadAt(data, from)
+	if err != nil && err != io.EOF {
+		return 0, nil, err
+	}
+	return from, data[:n], nil
+}
+
+// racy reports whether the stat held was taken within racyWindow of the
+// file's last change.
+func (g *Grown) racy() bool {
+	t := g.stamp.mtime
+	if g.stamp.ctime.After(t) {
+		t = g.stamp.ctime
+	}
+	return !t.Before(g.at.Add(-racyWindow))
+}
+
+// prefixHolds reports whether f still holds, just before the old end, the
+// bytes taken there.
+func (g *Grown) prefixHolds(f *os.File) bool {
+	if len(g.last) == 0 {
+		return g.n == 0
+	}
+	b := make([]byte, len(g.last))
+	if _, err := f.ReadAt(b, g.n-int64(len(b))); err != nil {
+		return false
+	}
+	return bytes.Equal(b, g.last)
+}
+
+// Took records that the caller took data[:k] of what Next answered (whole
+// lines: a torn last line is left for a later read).
+func (g *Grown) Took(from int64, data []byte, k int) {
+	if from == 0 {
+		g.n, g.last = 0, nil
+	}
+	if data != nil || from == 0 {
+		g.last = append(g.last, data[:k]...)
+		// Keep the last line taken (and the newline before it, so that a
+		// line that only ends the same is not taken for it), at most
+		// lastMax bytes.
+		cut := 0
+		if len(g.last) > 1 {
+			cut = bytes.LastIndexByte(g.last[:len(g.last)-1], '\n')
+			cut = max(cut, 0)
+		}
+		cut = max(cut, len(g.last)-lastMax)
+		g.last = append([]byte(nil), g.last[cut:]...)
+		g.n = from + int64(k)
+	}
+	g.stamp, g.at = g.next, g.nextAt
+}
