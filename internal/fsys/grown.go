@@ -46,8 +46,11 @@ const (
 	lastMax = 4096
 	// racyWindow is how long after a change the file's stat is not trusted
 	// to show the next change: file systems stamp times from a clock that
-	// ticks every few milliseconds (a jiffy, at most 10 ms on Linux).
-	racyWindow = 50 * time.Millisecond
+	// ticks every few milliseconds (a jiffy, at most 10 ms on Linux; newer
+	// kernels give a stat'ed file fine times). A file system that keeps
+	// whole seconds (its times have no nanoseconds) gets two.
+	racyWindow       = 20 * time.Millisecond
+	racyWindowCoarse = 2 * time.Second
 )
 
 func growStampOf(fi fs.FileInfo) growStamp {
@@ -76,10 +79,13 @@ func (g *Grown) Next(f *os.File) (from int64, data []byte, err error) {
 	}
 	s := growStampOf(fi)
 	g.next, g.nextAt = s, now
-	if g.Held() && s == g.stamp && !g.racy() {
-		return g.n, nil, nil
-	}
-	if g.Held() && s.dev == g.stamp.dev && s.ino == g.stamp.ino && s.size >= g.n && g.prefixHolds(f) {
+	switch {
+	case g.Held() && s == g.stamp:
+		if !g.racy() {
+			return g.n, nil, nil
+		}
+		// The same stat, too soon after a change to tell: read whole.
+	case g.Held() && s.dev == g.stamp.dev && s.ino == g.stamp.ino && s.size >= g.n && g.prefixHolds(f):
 		from = g.n
 	}
 	data = make([]byte, s.size-from)
@@ -97,7 +103,11 @@ func (g *Grown) racy() bool {
 	if g.stamp.ctime.After(t) {
 		t = g.stamp.ctime
 	}
-	return !t.Before(g.at.Add(-racyWindow))
+	w := racyWindow
+	if t.Nanosecond() == 0 {
+		w = racyWindowCoarse
+	}
+	return !t.Before(g.at.Add(-w))
 }
 
 // prefixHolds reports whether f still holds, just before the old end, the
