@@ -23,6 +23,9 @@ type Ledger struct {
 
 	histMu sync.Mutex
 	hist   map[string]*history
+	// mark is .git/index as this ledger last left it, under the lock
+	// (stamp.go).
+	mark vault.IndexMark
 	// adopted: abs path of an event file → its size when a reader last
 	// numbered the lines written by hand at its end (lines.go).
 	adopted sync.Map

@@ -22,7 +22,10 @@ import (
 // compares them (four stats) and, when git changed anything quire did not,
 // checks every playbook's history against the sizes of the files it points
 // into (a stat a file), and rebuilds the histories that point past them,
-// with their views.
+// with their views. A warm process also keeps .git/index as it left it
+// (vault.IndexMark): git writes a file of the work tree only with its
+// entry, so it stats only the files whose entries git changed and those
+// the index does not hold, not every file (200 ms at 20,000 runs).
 const gitStampFile = vault.QuireDir + "/history/git.stamp"
 
 // gitStamp is the stat of what a git command that moves files changes.
@@ -46,6 +49,10 @@ func (l *Ledger) restamp() {
 	if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
 		_ = vault.WriteAtomic(p, []byte(l.gitStamp()))
 	}
+	var err error
+	if l.mark, err = l.V.MarkIndex(); err != nil {
+		l.mark = vault.IndexMark{} // every file is checked next time
+	}
 }
 
 // checkDerived rebuilds the histories that git took files back under. The
@@ -54,7 +61,11 @@ func (l *Ledger) checkDerived() error {
 	if data, err := os.ReadFile(l.V.Abs(gitStampFile)); err == nil && string(data) == l.gitStamp() {
 		return nil
 	}
-	stale, err := l.staleHistories()
+	written, ok, err := l.V.WrittenSince(l.mark)
+	if err != nil || !ok {
+		written = nil // every file
+	}
+	stale, err := l.staleHistoriesOf(written)
 	if err != nil {
 		return err
 	}
@@ -67,7 +78,11 @@ func (l *Ledger) checkDerived() error {
 
 // staleHistories lists the playbooks whose history points past the end of
 // a file it names (or into a file that is gone).
-func (l *Ledger) staleHistories() ([]string, error) {
+func (l *Ledger) staleHistories() ([]string, error) { return l.staleHistoriesOf(nil) }
+
+// staleHistoriesOf is staleHistories looking only at the files for which
+// written answers true (every file when it is nil).
+func (l *Ledger) staleHistoriesOf(written func(path string) bool) ([]string, error) {
 	seqs, err := filepath.Glob(filepath.Join(l.V.Abs(path.Join(vault.QuireDir, "history")), "*.seq"))
 	if err != nil {
 		return nil, err
@@ -75,14 +90,14 @@ func (l *Ledger) staleHistories() ([]string, error) {
 	var stale []string
 	for _, s := range seqs {
 		p := strings.TrimSuffix(filepath.Base(s), ".seq")
-		if l.historyPointsPast(s, strings.TrimSuffix(s, ".seq")+".files") {
+		if l.historyPointsPast(s, strings.TrimSuffix(s, ".seq")+".files", written) {
 			stale = append(stale, p)
 		}
 	}
 	return stale, nil
 }
 
-func (l *Ledger) historyPointsPast(seqPath, filesPath string) bool {
+func (l *Ledger) historyPointsPast(seqPath, filesPath string, written func(path string) bool) bool {
 	recs, err := os.ReadFile(seqPath)
 	if err != nil {
 		return false
@@ -103,7 +118,7 @@ func (l *Ledger) historyPointsPast(seqPath, filesPath string) bool {
 		end[no] = max(end[no], off+n)
 	}
 	for i, f := range files {
-		if end[i] == 0 {
+		if end[i] == 0 || written != nil && !written(f) {
 			continue
 		}
 		fi, err := os.Stat(l.V.Abs(f))

@@ -99,10 +99,13 @@ func warmAgainstFresh(t *testing.T, seed int64, steps int) {
 			after = p.Next
 		}
 	}
-	record := func(l *Ledger, who string) {
+	record := func(l *Ledger, who, kind string) {
 		all := live()
 		id := all[rng.Intn(len(all))]
-		res, err := call(l, "record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/%d","actor":"agent-7"}`, id, rng.Intn(100)))
+		if kind == "" {
+			kind = []string{"step_completed", "step_started"}[rng.Intn(2)] // step_started is not committed
+		}
+		res, err := call(l, "record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"step":"do/%d","actor":"agent-7"}`, id, kind, rng.Intn(100)))
 		if err != nil {
 			return // a run taken back by git: the fresh ledger's refusal is checked below
 		}
@@ -147,10 +150,10 @@ func warmAgainstFresh(t *testing.T, seed int64, steps int) {
 			start(other)
 		case k <= 3:
 			what = "an event recorded by the warm ledger"
-			record(f.l, "the warm ledger")
+			record(f.l, "the warm ledger", "")
 		case k == 4:
 			what = "an event recorded by another"
-			record(other, "the other")
+			record(other, "the other", "")
 		case k == 5:
 			what = "a person's git commit"
 			fh, err := os.OpenFile(filepath.Join(f.dir, "notes.md"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
@@ -161,6 +164,13 @@ func warmAgainstFresh(t *testing.T, seed int64, steps int) {
 			fh.Close()
 			f.git("add", "notes.md")
 			f.git("commit", "-q", "-m", "a note")
+		case k == 6 && rng.Intn(2) == 0:
+			// Lines not committed yet taken back, more than the last
+			// (which the history's repair drops as a torn reservation).
+			what = "two events not committed, then git stash"
+			record(f.l, "the warm ledger", "step_started")
+			record(other, "the other", "step_started")
+			f.git("stash", "-q")
 		case k == 6:
 			// Taken back: the index loses its last runs, and the next run
 			// made may bring it to the same size with another line.

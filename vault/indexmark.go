@@ -1,0 +1,71 @@
+package vault
+
+import (
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// IndexMark is .git/index as quire last left it: its entries, each with
+// the stat git keeps of its file. A git command writes a file of the work
+// tree only with its entry (checkout, reset --hard, stash, merge, pull
+// write the file, then record its new stat in the index), so after a git
+// command the files git may have written are those whose entries differ
+// from the mark's, and those the index no longer holds. A warm process
+// checks those alone, not every file (a stat a file: 10 µs each on the
+// bench's machine, 200 ms at 20,000 runs).
+type IndexMark struct {
+	entries []*index.Entry // a copy of the slice; the entries are never changed in place
+	set     bool
+}
+
+// MarkIndex answers the index as it is now. The caller holds the lock.
+func (v *Vault) MarkIndex() (IndexMark, error) {
+	x := v.gitIdx
+	if err := x.load(); err != nil {
+		return IndexMark{}, err
+	}
+	return IndexMark{entries: append([]*index.Entry(nil), x.entries...), set: true}, nil
+}
+
+// WrittenSince answers whether a file may have been written by a git
+// command since the mark (its entry differs, or the index does not hold
+// it), for each path asked; ok is false when the mark is unset (nothing to
+// compare: every file may have been). The caller holds the lock.
+func (v *Vault) WrittenSince(m IndexMark) (written func(path string) bool, ok bool, err error) {
+	if !m.set {
+		return nil, false, nil
+	}
+	x := v.gitIdx
+	if err := x.load(); err != nil {
+		return nil, false, err
+	}
+	changed := map[string]bool{}
+	old, now := m.entries, x.entries
+	for len(old) > 0 || len(now) > 0 {
+		switch {
+		case len(now) == 0 || len(old) > 0 && old[0].Name < now[0].Name:
+			changed[old[0].Name] = true
+			old = old[1:]
+		case len(old) == 0 || now[0].Name < old[0].Name:
+			changed[now[0].Name] = true
+			now = now[1:]
+		default:
+			if !sameEntry(old[0], now[0]) {
+				changed[now[0].Name] = true
+			}
+			old, now = old[1:], now[1:]
+		}
+	}
+	return func(path string) bool {
+		if changed[path] {
+			return true
+		}
+		_, held := x.find(path)
+		return !held
+	}, true, nil
+}
+
+func sameEntry(a, b *index.Entry) bool {
+	return a == b || a.Hash == b.Hash && a.Mode == b.Mode && a.Size == b.Size &&
+		a.ModifiedAt.Equal(b.ModifiedAt) && a.CreatedAt.Equal(b.CreatedAt) &&
+		a.Dev == b.Dev && a.Inode == b.Inode && a.UID == b.UID && a.GID == b.GID
+}
