@@ -97,3 +97,30 @@ func TestMatching(t *testing.T) {
 		t.Errorf("an unopened ) answers %d, want 0", got)
 	}
 }
+
+// FuzzScan: Scan never panics, and each token is the text at its line and
+// column, after the token before it.
+func FuzzScan(f *testing.F) {
+	f.Add("x = /a\\/[/]/g.test(`${a / b}`) // c\n/* d */ 'e\\'' + 1e-5")
+	f.Add("`a${ {k: `c${d}`}.k }e`")
+	f.Add("'unclosed\n\"also")
+	f.Fuzz(func(t *testing.T, src string) {
+		starts := []int{0} // where each line begins
+		for i := 0; i < len(src); i++ {
+			if src[i] == '\n' {
+				starts = append(starts, i+1)
+			}
+		}
+		end := 0
+		for _, tok := range Scan(src) {
+			if tok.Line < 1 || tok.Line > len(starts) || tok.Col < 1 {
+				t.Fatalf("Scan(%q): %+v is outside the source", src, tok)
+			}
+			at := starts[tok.Line-1] + tok.Col - 1
+			if tok.Text == "" || at < end || !strings.HasPrefix(src[at:], tok.Text) {
+				t.Fatalf("Scan(%q): %+v is not the text at its place (after offset %d)", src, tok, end)
+			}
+			end = at + len(tok.Text)
+		}
+	})
+}
