@@ -29,26 +29,52 @@ import (
 // when git left it valid: the tree the whole index makes, as git itself
 // trusts it when it commits; zero when there is none.
 func decodeIndex(data []byte, shared func(id string) ([]byte, error)) ([]*index.Entry, plumbing.Hash, error) {
+	d, err := decodeIndexParts(data, shared)
+	return d.entries, d.root, err
+}
+
+// decodedIndex is an index as read: its entries, the root of git's
+// cache-tree, and, for a split index, the shared index's entries and id.
+// An entry the split index does not replace is the same *index.Entry in
+// entries and base.
+type decodedIndex struct {
+	entries []*index.Entry
+	root    plumbing.Hash
+	base    []*index.Entry
+	baseID  plumbing.Hash
+}
+
+func decodeIndexParts(data []byte, shared func(id string) ([]byte, error)) (decodedIndex, error) {
+	var d decodedIndex
 	entries, link, root, err := decodeIndexFile(data, true)
+	d.root = root
 	if err != nil {
-		return nil, root, err
+		return d, err
 	}
 	if link == nil {
-		return entries, root, nil
+		d.entries = entries
+		return d, nil
 	}
 	base, err := shared(link.shared.String())
 	if err != nil {
-		return nil, root, fmt.Errorf("the shared index %s of the split index: %w", link.shared, err)
+		return d, fmt.Errorf("the shared index %s of the split index: %w", link.shared, err)
+	}
+	if len(base) < 20 || !bytes.Equal(base[len(base)-20:], link.shared[:]) {
+		// git names a shared index by its checksum, and checks it.
+		return d, fmt.Errorf("the shared index %s is not the one its name says", link.shared)
 	}
 	baseEntries, baseLink, _, err := decodeIndexFile(base, false)
 	if err != nil {
-		return nil, root, fmt.Errorf("the shared index %s: %w", link.shared, err)
+		return d, fmt.Errorf("the shared index %s: %w", link.shared, err)
 	}
 	if baseLink != nil {
-		return nil, root, fmt.Errorf("the shared index %s is itself split", link.shared)
+		return d, fmt.Errorf("the shared index %s is itself split", link.shared)
 	}
-	merged, err := mergeSplit(baseEntries, entries, link)
-	return merged, root, err
+	if d.entries, err = mergeSplit(baseEntries, entries, link); err != nil {
+		return d, err
+	}
+	d.base, d.baseID = baseEntries, link.shared
+	return d, nil
 }
 
 // cacheTreeRoot reads the root entry of a TREE extension: an empty path,
