@@ -218,3 +218,57 @@ func TestLargeIndexSplitOfItsOwnAccord(t *testing.T) {
 		t.Fatalf("left behind: %v", left)
 	}
 }
+
+// A large object is written loose without compression; git reads it as
+// any other, and the bytes written so start a compaction once past
+// compactLooseBytes, which packs them.
+func TestLargeLooseObjectsStoredAndCompacted(t *testing.T) {
+	defer func(n int64) { compactLooseBytes = n }(compactLooseBytes)
+	compactLooseBytes = 1 << 20
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	big := make([]byte, storedFrom+1000)
+	for i := range big {
+		big[i] = byte('a' + i%7)
+	}
+	os.MkdirAll(filepath.Join(dir, "playbook-runs", "r"), 0o755)
+	write := func(n int) {
+		t.Helper()
+		big[0] = byte('0' + n)
+		os.WriteFile(filepath.Join(dir, "playbook-runs", "r", "big.txt"), big, 0o644)
+		if err := v.Locked(func() error {
+			_, err := v.Commit([]string{"playbook-runs/r"}, Signature{Name: "agent-7", When: time.Now()}, "finance: big")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		v.compacting.Wait()
+	}
+	write(0)
+	id := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD:playbook-runs/r/big.txt"))
+	fi, err := os.Stat(filepath.Join(dir, ".git", "objects", id[:2], id[2:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() < int64(len(big)) {
+		t.Fatalf("a %d-byte object was compressed to %d bytes", len(big), fi.Size())
+	}
+	if got := gitOut(t, dir, "cat-file", "blob", id); got != string(big) {
+		t.Fatal("git reads the stored object otherwise")
+	}
+	packs := func() int { m, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack")); return len(m) }
+	if packs() != 0 {
+		t.Fatal("packed before the threshold")
+	}
+	for n := 1; n < 6 && packs() == 0; n++ {
+		write(n)
+	}
+	if packs() == 0 {
+		t.Fatal("no compaction after more loose bytes than compactLooseBytes")
+	}
+	gitOut(t, dir, "fsck", "--strict", "--no-progress")
+}
