@@ -260,7 +260,10 @@ func TestLargeLooseObjectsStoredAndCompacted(t *testing.T) {
 	if got := gitOut(t, dir, "cat-file", "blob", id); got != string(big) {
 		t.Fatal("git reads the stored object otherwise")
 	}
-	packs := func() int { m, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack")); return len(m) }
+	packs := func() int {
+		m, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))
+		return len(m)
+	}
 	if packs() != 0 {
 		t.Fatal("packed before the threshold")
 	}
