@@ -71,9 +71,7 @@ func (x *gitIndex) load() error {
 	if err != nil {
 		return err
 	}
-	d, err := decodeIndexParts(data, func(id string) ([]byte, error) {
-		return os.ReadFile(x.sharedPath(id))
-	})
+	d, err := decodeIndexParts(data, x.sharedEntries)
 	if err != nil {
 		return fmt.Errorf("vault: reading .git/index: %w", err)
 	}
@@ -86,6 +84,20 @@ func (x *gitIndex) load() error {
 	x.cacheTree = d.root
 	x.stat = stampOf(fi)
 	return nil
+}
+
+// sharedEntries reads the shared index id, or answers the one held when it
+// is the same: after a git command rewrote a split index, only its own
+// small file is read again.
+func (x *gitIndex) sharedEntries(id plumbing.Hash) ([]*index.Entry, error) {
+	if x.base != nil && id == x.baseID {
+		return x.base, nil
+	}
+	data, err := os.ReadFile(x.sharedPath(id.String()))
+	if err != nil {
+		return nil, err
+	}
+	return decodeShared(id, data)
 }
 
 // sharedPath is the file of the shared index id, beside .git/index.

@@ -29,7 +29,13 @@ import (
 // when git left it valid: the tree the whole index makes, as git itself
 // trusts it when it commits; zero when there is none.
 func decodeIndex(data []byte, shared func(id string) ([]byte, error)) ([]*index.Entry, plumbing.Hash, error) {
-	d, err := decodeIndexParts(data, shared)
+	d, err := decodeIndexParts(data, func(id plumbing.Hash) ([]*index.Entry, error) {
+		data, err := shared(id.String())
+		if err != nil {
+			return nil, err
+		}
+		return decodeShared(id, data)
+	})
 	return d.entries, d.root, err
 }
 
@@ -44,7 +50,10 @@ type decodedIndex struct {
 	baseID  plumbing.Hash
 }
 
-func decodeIndexParts(data []byte, shared func(id string) ([]byte, error)) (decodedIndex, error) {
+// decodeIndexParts reads an index; shared answers the entries of a shared
+// index by its id (decodeShared, or what was decoded before: a shared
+// index is named by its checksum, so one id is one content).
+func decodeIndexParts(data []byte, shared func(id plumbing.Hash) ([]*index.Entry, error)) (decodedIndex, error) {
 	var d decodedIndex
 	entries, link, root, err := decodeIndexFile(data, true)
 	d.root = root
@@ -55,26 +64,32 @@ func decodeIndexParts(data []byte, shared func(id string) ([]byte, error)) (deco
 		d.entries = entries
 		return d, nil
 	}
-	base, err := shared(link.shared.String())
+	baseEntries, err := shared(link.shared)
 	if err != nil {
 		return d, fmt.Errorf("the shared index %s of the split index: %w", link.shared, err)
-	}
-	if len(base) < 20 || !bytes.Equal(base[len(base)-20:], link.shared[:]) {
-		// git names a shared index by its checksum, and checks it.
-		return d, fmt.Errorf("the shared index %s is not the one its name says", link.shared)
-	}
-	baseEntries, baseLink, _, err := decodeIndexFile(base, false)
-	if err != nil {
-		return d, fmt.Errorf("the shared index %s: %w", link.shared, err)
-	}
-	if baseLink != nil {
-		return d, fmt.Errorf("the shared index %s is itself split", link.shared)
 	}
 	if d.entries, err = mergeSplit(baseEntries, entries, link); err != nil {
 		return d, err
 	}
 	d.base, d.baseID = baseEntries, link.shared
 	return d, nil
+}
+
+// decodeShared reads the shared index id of a split index from its file's
+// bytes.
+func decodeShared(id plumbing.Hash, data []byte) ([]*index.Entry, error) {
+	if len(data) < 20 || !bytes.Equal(data[len(data)-20:], id[:]) {
+		// git names a shared index by its checksum, and checks it.
+		return nil, fmt.Errorf("the shared index %s is not the one its name says", id)
+	}
+	entries, link, _, err := decodeIndexFile(data, false)
+	if err != nil {
+		return nil, fmt.Errorf("the shared index %s: %w", id, err)
+	}
+	if link != nil {
+		return nil, fmt.Errorf("the shared index %s is itself split", id)
+	}
+	return entries, nil
 }
 
 // cacheTreeRoot reads the root entry of a TREE extension: an empty path,

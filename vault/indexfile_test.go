@@ -46,9 +46,7 @@ func splitOnDisk(t *testing.T, dir string) (bool, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := decodeIndexParts(data, func(id string) ([]byte, error) {
-		return os.ReadFile(filepath.Join(dir, ".git", "sharedindex."+id))
-	})
+	d, err := decodeIndexParts(data, (&gitIndex{path: indexPath(filepath.Join(dir, ".git"))}).sharedEntries)
 	if err != nil {
 		t.Fatal(err)
 	}
