@@ -758,7 +758,10 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject) error {
 			if b.typ != typ || b.depth >= compactMaxDepth || len(data) < len(b.data)>>4 || len(b.data) < len(data)>>4 {
 				continue
 			}
-			d := packfile.DiffDelta(b.data, data)
+			d := affixDelta(b.data, data) // one place changed: found by comparing bytes
+			if len(d) >= len(data)/32 {
+				d = packfile.DiffDelta(b.data, data)
+			}
 			if len(d) < len(data)/2 && (best == nil || len(d) < len(best)) {
 				best, base = d, b
 				if len(d) < len(data)/32 {

@@ -1,0 +1,52 @@
+package vault
+
+import (
+	"bytes"
+	"math/rand"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+)
+
+// affixDelta's deltas make the target from the base, as go-git's reader
+// applies them (git's patch-delta reads the same instructions), for bases
+// and targets that share a prefix and a suffix of every length, across the
+// 64 KiB a copy instruction takes, and for ones that share nothing.
+func TestAffixDeltaMakesTheTarget(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	sizes := []int{0, 1, 127, 128, 0xffff, 0x10000, 0x10001, 200000}
+	tried := 0
+	for i := 0; i < 400; i++ {
+		base := make([]byte, sizes[rng.Intn(len(sizes))]+rng.Intn(3))
+		rng.Read(base)
+		target := append([]byte(nil), base...)
+		switch rng.Intn(4) {
+		case 0: // a change inside
+			if len(target) > 0 {
+				at := rng.Intn(len(target))
+				mid := make([]byte, rng.Intn(300))
+				rng.Read(mid)
+				target = append(append(append([]byte(nil), target[:at]...), mid...), target[min(len(target), at+rng.Intn(50)):]...)
+			}
+		case 1: // appended
+			extra := make([]byte, rng.Intn(70000))
+			rng.Read(extra)
+			target = append(target, extra...)
+		case 2: // nothing shared
+			target = make([]byte, rng.Intn(1000))
+			rng.Read(target)
+		}
+		if len(target) < 32 || len(base) < len(target)>>4 || len(target) < len(base)>>4 {
+			continue // packLoose deltifies only these (and go-git reads no delta of an empty base)
+		}
+		tried++
+		d := affixDelta(base, target)
+		got, err := packfile.PatchDelta(base, d)
+		if err != nil || !bytes.Equal(got, target) {
+			t.Fatalf("case %d: base %d bytes, target %d: patched %d bytes, %v", i, len(base), len(target), len(got), err)
+		}
+	}
+	if tried < 100 {
+		t.Fatalf("only %d cases tried", tried)
+	}
+}
