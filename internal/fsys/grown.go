@@ -2,6 +2,7 @@ package fsys
 
 import (
 	"bytes"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
@@ -25,10 +26,11 @@ import (
 //
 // The zero Grown holds nothing: the first read is whole.
 type Grown struct {
-	n     int64     // bytes taken from the file's start
-	last  []byte    // the bytes just before n, up to lastMax
-	stamp growStamp // the file's stat when last read
-	at    time.Time // when that stat was taken
+	n     int64        // bytes taken from the file's start
+	last  []byte       // the bytes just before n, up to lastMax
+	stamp growStamp    // the file's stat when last read
+	at    time.Time    // when that stat was taken
+	sum   maphash.Hash // of the bytes taken, the file's first n
 
 	next   growStamp // the stat of the read Next answered, for Took
 	nextAt time.Time
@@ -84,7 +86,11 @@ func (g *Grown) Next(f *os.File) (from int64, data []byte, err error) {
 		if !g.racy() {
 			return g.n, nil, nil
 		}
-		// The same stat, too soon after a change to tell: read whole.
+		// The same stat, too soon after a change to tell: the bytes
+		// taken are read again.
+		if g.sumHolds(f) {
+			from = g.n
+		}
 	case g.Held() && s.dev == g.stamp.dev && s.ino == g.stamp.ino && s.size >= g.n && g.prefixHolds(f):
 		from = g.n
 	}
@@ -123,11 +129,24 @@ func (g *Grown) prefixHolds(f *os.File) bool {
 	return bytes.Equal(b, g.last)
 }
 
+// sumHolds reports whether f's first n bytes are the ones taken.
+func (g *Grown) sumHolds(f *os.File) bool {
+	b := make([]byte, g.n)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return false
+	}
+	var h maphash.Hash
+	h.SetSeed(g.sum.Seed())
+	h.Write(b)
+	return h.Sum64() == g.sum.Sum64()
+}
+
 // Took records that the caller took data[:k] of what Next answered (whole
 // lines: a torn last line is left for a later read).
 func (g *Grown) Took(from int64, data []byte, k int) {
 	if from == 0 {
 		g.n, g.last = 0, nil
+		g.sum.Reset()
 	}
 	if data != nil || from == 0 {
 		g.last = append(g.last, data[:k]...)
@@ -142,6 +161,7 @@ func (g *Grown) Took(from int64, data []byte, k int) {
 		cut = max(cut, len(g.last)-lastMax)
 		g.last = append([]byte(nil), g.last[cut:]...)
 		g.n = from + int64(k)
+		g.sum.Write(data[:k])
 	}
 	g.stamp, g.at = g.next, g.nextAt
 }
