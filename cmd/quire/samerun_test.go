@@ -5,14 +5,28 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"quire/internal/resident"
 )
 
 // TestMain lets the test binary stand in for quire: with QUIRE_TEST_AS_QUIRE
 // set it runs its arguments as quire would, so tests start real processes.
+//
+// With QUIRE_TEST_AS_FRONT set, a copy of it named quire-engine is the
+// engine and one named quire the front (front_test.go), each process
+// noting its arguments in QUIRE_TEST_ENGINE_LOG when it runs as the engine.
 func TestMain(m *testing.M) {
+	if os.Getenv("QUIRE_TEST_AS_FRONT") != "" {
+		if exe, _ := os.Executable(); filepath.Base(exe) != "quire-engine" {
+			os.Exit(resident.Front(os.Args))
+		}
+		noteEngine(os.Args[1:])
+		os.Exit(run(append([]string{"quire"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr))
+	}
 	if os.Getenv("QUIRE_TEST_AS_QUIRE") != "" {
 		os.Exit(run(append([]string{"quire"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr))
 	}
