@@ -46,7 +46,8 @@ func Front(argv []string) int {
 	sock := Socket(dir, root, env)
 	conn, err := net.Dial("unix", sock)
 	if err != nil {
-		if noResident(err) {
+		// Not for a folder that is no vault: the engine says so.
+		if _, serr := os.Stat(filepath.Join(root, "quire.yaml")); noResident(err) && serr == nil {
 			start(engine, root, sock)
 		}
 		return execEngine(engine, argv)

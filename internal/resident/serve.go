@@ -69,6 +69,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		return err
 	}
 	ln.SetUnlinkOnClose(false)
+	os.Chmod(sock, 0o600) // its folder is 0700 already; the socket too
 	mine, err := os.Stat(sock)
 	if err != nil {
 		ln.Close()
