@@ -273,13 +273,37 @@ func (v *Vault) rebuild(tree plumbing.Hash, prefix string, changes map[string]ch
 			here[rest] = c
 		}
 	}
-	pos := map[string]int{}
-	for i, e := range entries {
-		pos[e.name] = i
+	// Where each name is: a map when many names change here, a scan when
+	// a few do (a boundary changes one entry of playbook-runs/, 20,000
+	// entries at 20,000 runs, where making the map took 3 ms).
+	var pos map[string]int
+	if len(here)+len(below) > 16 {
+		pos = make(map[string]int, len(entries))
+		for i, e := range entries {
+			pos[e.name] = i
+		}
+	}
+	find := func(name string) (int, bool) {
+		if pos != nil {
+			i, ok := pos[name]
+			return i, ok
+		}
+		for i := range entries {
+			if entries[i].name == name {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	add := func(e treeEntry) {
+		if pos != nil {
+			pos[e.name] = len(entries)
+		}
+		entries = append(entries, e)
 	}
 	removed := map[string]bool{}
 	for name, c := range here {
-		i, ok := pos[name]
+		i, ok := find(name)
 		switch {
 		case c.hash.IsZero():
 			if ok {
@@ -288,8 +312,7 @@ func (v *Vault) rebuild(tree plumbing.Hash, prefix string, changes map[string]ch
 		case ok:
 			entries[i] = treeEntry{name: name, mode: c.mode, hash: c.hash}
 		default:
-			pos[name] = len(entries)
-			entries = append(entries, treeEntry{name: name, mode: c.mode, hash: c.hash})
+			add(treeEntry{name: name, mode: c.mode, hash: c.hash})
 		}
 	}
 	dirs := make([]string, 0, len(below))
@@ -299,7 +322,7 @@ func (v *Vault) rebuild(tree plumbing.Hash, prefix string, changes map[string]ch
 	sort.Strings(dirs)
 	for _, dir := range dirs {
 		var sub plumbing.Hash
-		i, ok := pos[dir]
+		i, ok := find(dir)
 		if ok && entries[i].mode == filemode.Dir {
 			sub = entries[i].hash
 		}
@@ -315,8 +338,7 @@ func (v *Vault) rebuild(tree plumbing.Hash, prefix string, changes map[string]ch
 		case ok:
 			entries[i] = treeEntry{name: dir, mode: filemode.Dir, hash: nh}
 		default:
-			pos[dir] = len(entries)
-			entries = append(entries, treeEntry{name: dir, mode: filemode.Dir, hash: nh})
+			add(treeEntry{name: dir, mode: filemode.Dir, hash: nh})
 		}
 	}
 	if len(removed) > 0 {

@@ -36,7 +36,9 @@ import (
 // is 1,024, since its loose objects are large (whole trees of thousands of
 // entries) and a pack of them is a few percent of their size. git's
 // gc.autoPackLimit (50) is kept as a second trigger: more packs than that,
-// made by anything, start a compaction even with few loose objects.
+// made by anything, start a compaction even with few loose objects. A third:
+// the process wrote 256 MiB of loose objects since it last started one (a
+// large tree, stored uncompressed, is 1.6 MB at 20,000 runs: objects.go).
 //
 // What. The packs are kept in a geometric progression, as git repack
 // --geometric=2 does: sorted by their count of objects, each holds at least
@@ -79,6 +81,10 @@ const (
 	compactRetry       = 10 * time.Minute // after a compaction that failed
 )
 
+// compactLooseBytes: loose bytes written by this process that start a
+// compaction (a variable for the tests).
+var compactLooseBytes int64 = 256 << 20
+
 // SetAutoCompact turns the background compaction after commits on (the
 // default) or off; with it off, the owner calls Compact itself.
 func (v *Vault) SetAutoCompact(on bool) {
@@ -104,7 +110,7 @@ func (v *Vault) maybeCompact() {
 		ctx = context.Background()
 	}
 	if off || ctx.Err() != nil || time.Since(failed) < compactRetry ||
-		(v.looseEstimate() < compactThreshold && v.packCount() <= compactPackLimit) {
+		(v.looseEstimate() < compactThreshold && v.packCount() <= compactPackLimit && v.objs.looseBytes.Load() < compactLooseBytes) {
 		return
 	}
 	v.compactMu.Lock()
@@ -114,6 +120,7 @@ func (v *Vault) maybeCompact() {
 	}
 	v.busy = true
 	v.compactMu.Unlock()
+	v.objs.looseBytes.Store(0)
 	v.compacting.Add(1)
 	go func() {
 		defer v.compacting.Done()

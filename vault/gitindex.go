@@ -21,9 +21,10 @@ import (
 
 // gitIndex is .git/index, kept decoded between commits. Before each use its
 // file's stat is compared with the one it was read at, and it is read again
-// when another program changed it. It is written whole, as version 2 without
-// extensions (a cache-tree extension would go stale; git rebuilds it), under
-// git's lockfile protocol: index.lock, then rename.
+// when another program changed it. It is written as version 2 (3 when an
+// entry has an extended flag) without a cache-tree (it would go stale; git
+// rebuilds it), under git's lockfile protocol: index.lock, then rename;
+// whole, or split as git's core.splitIndex writes it (splitindex.go).
 type gitIndex struct {
 	path    string
 	entries []*index.Entry // sorted by name; stage 0 only
@@ -32,6 +33,12 @@ type gitIndex struct {
 	// cacheTree is the tree the whole index makes, as git's cache-tree
 	// said when git wrote it; zero when it did not (quire writes none).
 	cacheTree plumbing.Hash
+	// base is the shared index of a split index, as read or last written
+	// (entries it holds unchanged are the same pointers as in entries),
+	// and baseID its id; nil when the index on disk is whole.
+	base   []*index.Entry
+	baseID plumbing.Hash
+	cfg    splitConfig
 }
 
 type fileStamp struct {
@@ -49,7 +56,7 @@ func stampOf(fi fs.FileInfo) fileStamp {
 func (x *gitIndex) load() error {
 	fi, err := os.Stat(x.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		x.entries = nil
+		x.entries, x.base, x.baseID = nil, nil, plumbing.ZeroHash
 		x.cacheTree = plumbing.ZeroHash
 		x.stat = fileStamp{}
 		return nil
@@ -64,21 +71,38 @@ func (x *gitIndex) load() error {
 	if err != nil {
 		return err
 	}
-	entries, root, err := decodeIndex(data, func(id string) ([]byte, error) {
-		return os.ReadFile(filepath.Join(filepath.Dir(x.path), "sharedindex."+id))
-	})
+	d, err := decodeIndexParts(data, x.sharedEntries)
 	if err != nil {
 		return fmt.Errorf("vault: reading .git/index: %w", err)
 	}
-	for _, e := range entries {
+	for _, e := range d.entries {
 		if e.Stage != 0 {
 			return errors.New("vault: .git/index holds an unresolved merge; resolve it with git first")
 		}
 	}
-	x.entries = entries
-	x.cacheTree = root
+	x.entries, x.base, x.baseID = d.entries, d.base, d.baseID
+	x.cacheTree = d.root
 	x.stat = stampOf(fi)
 	return nil
+}
+
+// sharedEntries reads the shared index id, or answers the one held when it
+// is the same: after a git command rewrote a split index, only its own
+// small file is read again.
+func (x *gitIndex) sharedEntries(id plumbing.Hash) ([]*index.Entry, error) {
+	if x.base != nil && id == x.baseID {
+		return x.base, nil
+	}
+	data, err := os.ReadFile(x.sharedPath(id.String()))
+	if err != nil {
+		return nil, err
+	}
+	return decodeShared(id, data)
+}
+
+// sharedPath is the file of the shared index id, beside .git/index.
+func (x *gitIndex) sharedPath(id string) string {
+	return filepath.Join(filepath.Dir(x.path), "sharedindex."+id)
 }
 
 func (x *gitIndex) find(name string) (int, bool) {
@@ -155,12 +179,17 @@ func (x *gitIndex) write(v *Vault) error {
 	return x.writeLocked(f)
 }
 
-// writeLocked encodes the index as version 2 into f, the index.lock the
-// caller took, and renames it into place. On error the lock is removed.
+// writeLocked encodes the index into f, the index.lock the caller took
+// (whole, or split with a new shared index written first when one is due),
+// and renames it into place. On error the lock is removed.
 func (x *gitIndex) writeLocked(f *os.File) error {
 	lock := f.Name()
 	x.cacheTree = plumbing.ZeroHash // quire writes no cache-tree
-	x.buf = encodeIndex(x.buf[:0], x.entries)
+	if err := x.encode(); err != nil {
+		f.Close()
+		os.Remove(lock)
+		return err
+	}
 	buf := x.buf
 	crashpoint.Hit()
 	if _, err := f.Write(buf); err != nil {
@@ -192,15 +221,26 @@ func indexPath(gitDir string) string { return filepath.Join(gitDir, "index") }
 // writes it, or 3 when an entry carries an extended flag (skip-worktree,
 // intent-to-add), as git does; no extensions; the checksum last.
 func encodeIndex(buf []byte, entries []*index.Entry) []byte {
+	return encodeIndexExt(buf, entries, 0, nil)
+}
+
+// encodeIndexExt is encodeIndex with the first nameless entries written
+// without their names (a split index's replacements, which take the names
+// of the shared entries they replace) and the extensions ext (each with
+// its signature and size) before the checksum.
+func encodeIndexExt(buf []byte, entries []*index.Entry, nameless int, ext []byte) []byte {
 	version := uint32(2)
-	size := 12 + 20
-	for _, e := range entries {
+	size := 12 + len(ext) + 20
+	for i, e := range entries {
 		n := 62
 		if e.SkipWorktree || e.IntentToAdd {
 			version = 3
 			n += 2
 		}
-		size += (n + len(e.Name) + 8) &^ 7
+		if i >= nameless {
+			n += len(e.Name)
+		}
+		size += (n + 8) &^ 7
 	}
 	if cap(buf) < size {
 		buf = make([]byte, 0, size)
@@ -209,8 +249,12 @@ func encodeIndex(buf []byte, entries []*index.Entry) []byte {
 	buf = append(buf, "DIRC"...)
 	buf = be.AppendUint32(buf, version)
 	buf = be.AppendUint32(buf, uint32(len(entries)))
-	for _, e := range entries {
+	for i, e := range entries {
 		start := len(buf)
+		name := e.Name
+		if i < nameless {
+			name = ""
+		}
 		buf = appendIndexTime(buf, e.CreatedAt)
 		buf = appendIndexTime(buf, e.ModifiedAt)
 		buf = be.AppendUint32(buf, e.Dev)
@@ -220,7 +264,7 @@ func encodeIndex(buf []byte, entries []*index.Entry) []byte {
 		buf = be.AppendUint32(buf, e.GID)
 		buf = be.AppendUint32(buf, e.Size)
 		buf = append(buf, e.Hash[:]...)
-		n := uint16(min(len(e.Name), 0xfff))
+		n := uint16(min(len(name), 0xfff))
 		if e.SkipWorktree || e.IntentToAdd {
 			var x uint16
 			if e.IntentToAdd {
@@ -234,12 +278,13 @@ func encodeIndex(buf []byte, entries []*index.Entry) []byte {
 		} else {
 			buf = be.AppendUint16(buf, n)
 		}
-		buf = append(buf, e.Name...)
+		buf = append(buf, name...)
 		// 1 to 8 NULs pad the entry to a multiple of 8 bytes.
 		for pad := 8 - (len(buf)-start)%8; pad > 0; pad-- {
 			buf = append(buf, 0)
 		}
 	}
+	buf = append(buf, ext...)
 	sum := sha1.Sum(buf)
 	return append(buf, sum[:]...)
 }

@@ -29,26 +29,67 @@ import (
 // when git left it valid: the tree the whole index makes, as git itself
 // trusts it when it commits; zero when there is none.
 func decodeIndex(data []byte, shared func(id string) ([]byte, error)) ([]*index.Entry, plumbing.Hash, error) {
+	d, err := decodeIndexParts(data, func(id plumbing.Hash) ([]*index.Entry, error) {
+		data, err := shared(id.String())
+		if err != nil {
+			return nil, err
+		}
+		return decodeShared(id, data)
+	})
+	return d.entries, d.root, err
+}
+
+// decodedIndex is an index as read: its entries, the root of git's
+// cache-tree, and, for a split index, the shared index's entries and id.
+// An entry the split index does not replace is the same *index.Entry in
+// entries and base.
+type decodedIndex struct {
+	entries []*index.Entry
+	root    plumbing.Hash
+	base    []*index.Entry
+	baseID  plumbing.Hash
+}
+
+// decodeIndexParts reads an index; shared answers the entries of a shared
+// index by its id (decodeShared, or what was decoded before: a shared
+// index is named by its checksum, so one id is one content).
+func decodeIndexParts(data []byte, shared func(id plumbing.Hash) ([]*index.Entry, error)) (decodedIndex, error) {
+	var d decodedIndex
 	entries, link, root, err := decodeIndexFile(data, true)
+	d.root = root
 	if err != nil {
-		return nil, root, err
+		return d, err
 	}
 	if link == nil {
-		return entries, root, nil
+		d.entries = entries
+		return d, nil
 	}
-	base, err := shared(link.shared.String())
+	baseEntries, err := shared(link.shared)
 	if err != nil {
-		return nil, root, fmt.Errorf("the shared index %s of the split index: %w", link.shared, err)
+		return d, fmt.Errorf("the shared index %s of the split index: %w", link.shared, err)
 	}
-	baseEntries, baseLink, _, err := decodeIndexFile(base, false)
+	if d.entries, err = mergeSplit(baseEntries, entries, link); err != nil {
+		return d, err
+	}
+	d.base, d.baseID = baseEntries, link.shared
+	return d, nil
+}
+
+// decodeShared reads the shared index id of a split index from its file's
+// bytes.
+func decodeShared(id plumbing.Hash, data []byte) ([]*index.Entry, error) {
+	if len(data) < 20 || !bytes.Equal(data[len(data)-20:], id[:]) {
+		// git names a shared index by its checksum, and checks it.
+		return nil, fmt.Errorf("the shared index %s is not the one its name says", id)
+	}
+	entries, link, _, err := decodeIndexFile(data, false)
 	if err != nil {
-		return nil, root, fmt.Errorf("the shared index %s: %w", link.shared, err)
+		return nil, fmt.Errorf("the shared index %s: %w", id, err)
 	}
-	if baseLink != nil {
-		return nil, root, fmt.Errorf("the shared index %s is itself split", link.shared)
+	if link != nil {
+		return nil, fmt.Errorf("the shared index %s is itself split", id)
 	}
-	merged, err := mergeSplit(baseEntries, entries, link)
-	return merged, root, err
+	return entries, nil
 }
 
 // cacheTreeRoot reads the root entry of a TREE extension: an empty path,

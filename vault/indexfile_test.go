@@ -34,6 +34,23 @@ var indexForms = []struct {
 		gitOut(t, dir, "update-index", "--index-version", "4")
 		gitOut(t, dir, "update-index", "--split-index")
 	}},
+	// core.splitIndex set: git and quire both write the split form.
+	{"split-config", func(t *testing.T, dir string) { gitOut(t, dir, "config", "core.splitIndex", "true") }},
+}
+
+// splitOnDisk reports whether .git/index is split, and the size of the
+// file itself.
+func splitOnDisk(t *testing.T, dir string) (bool, int) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := decodeIndexParts(data, (&gitIndex{path: indexPath(filepath.Join(dir, ".git"))}).sharedEntries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.base != nil, len(data)
 }
 
 // gitEntries is what git itself lists of its index: mode, id, stage, name.
@@ -175,6 +192,11 @@ func TestGitAndQuireTakeTurnsInEveryIndexForm(t *testing.T) {
 				AppendLine(filepath.Join(dir, a), []byte(fmt.Sprintf("{\"turn\":%d}\n", turn)))
 				commit(filepath.Dir(a))
 				sound(fmt.Sprintf("quire's commit %d", turn))
+				// quire keeps the form: split where git left it split or
+				// the config asks for it, whole otherwise (a small index).
+				if split, _ := splitOnDisk(t, dir); split != strings.HasPrefix(form.name, "split") {
+					t.Fatalf("after quire's commit %d the index is split: %v", turn, split)
+				}
 				if got, want := func() string { s, _ := ourEntries(t, dir); return s }(), gitEntries(t, dir); got != want {
 					t.Fatalf("after quire's commit %d, quire reads\n%s\ngit lists\n%s", turn, got, want)
 				}
@@ -194,10 +216,18 @@ func TestGitAndQuireTakeTurnsInEveryIndexForm(t *testing.T) {
 			if s := gitOut(t, dir, "log", "--format=%s", "-3"); !strings.Contains(s, "a person's change") {
 				t.Fatalf("log:\n%s", s)
 			}
+			gitOut(t, dir, "config", "core.splitIndex", "false")
 			if s := gitOut(t, dir, "update-index", "--no-split-index"); s != "" {
 				t.Fatal(s)
 			}
 			sound("split index turned off")
+			// With core.splitIndex false quire writes the index whole.
+			AppendLine(filepath.Join(dir, rels[0]), []byte("{\"whole\":true}\n"))
+			commit(filepath.Dir(rels[0]))
+			if split, _ := splitOnDisk(t, dir); split {
+				t.Fatal("quire wrote a split index with core.splitIndex false")
+			}
+			sound("quire's commit with the split index off")
 			gitOut(t, dir, "fsck", "--strict", "--no-progress")
 		})
 	}

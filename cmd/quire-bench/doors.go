@@ -165,7 +165,10 @@ func startResident(front, dir string) (*exec.Cmd, string) {
 
 func measureDoors(bin, front string, runs, rounds int) doorFigures {
 	dir, ids := doorVault(runs)
-	git(dir, "config", "core.splitIndex", "false") // git's own default; the bench's vault does not depend on the user's config
+	// core.splitIndex unset, git's own default (an earlier bench set it
+	// false): quire then splits an index this large, and git keeps the
+	// form it finds, so both sides write the same form.
+	exec.Command("git", "-C", dir, "config", "--unset-all", "core.splitIndex").Run()
 	m := startMCP(bin, dir)
 	defer m.close()
 	res, rt := startResident(front, dir)

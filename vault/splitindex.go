@@ -1,0 +1,313 @@
+package vault
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/config"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"quire/internal/crashpoint"
+)
+
+// git's split index (core.splitIndex; git's
+// Documentation/technical/index-format.txt, "Split index"): .git/index
+// holds only the entries that differ from a shared index,
+// .git/sharedindex.<id> (id: the shared file's own checksum), named in its
+// `link` extension with two bitmaps: the shared entries it replaces (its
+// first entries, written without names, take their places in order) and
+// the ones it deletes; its other entries are added. A boundary then writes
+// a few entries instead of the whole index (17 MB at 20,000 runs), and git
+// reads it natively.
+//
+// When quire writes it: core.splitIndex true, always; false, never; unset
+// (git's default), when the index on disk is already split (git keeps the
+// form too) or holds at least splitMinEntries entries. The shared index is
+// written anew, as git does, when the entries the split index holds exceed
+// splitIndex.maxPercentChange (20 % by default) of all; shared indexes no
+// longer used are removed once older than splitIndex.sharedIndexExpire
+// (two weeks by default, "never" and "now" understood), and the one in use
+// is touched at each write so that git's own clean-up keeps it.
+// docs/boundary-speed.md has the figures; libgit2 and JGit cannot read a
+// split index, so a vault opened with tools built on them sets
+// core.splitIndex to false.
+
+// splitMinEntries is the size from which quire splits an index of its own
+// accord: below it the whole index is a write of under 1.5 MB.
+var splitMinEntries = 10000
+
+const defaultSharedExpire = 14 * 24 * time.Hour
+
+type splitConfig struct {
+	stat       fileStamp
+	read       bool
+	mode       int           // core.splitIndex: -1 unset, 0 false, 1 true
+	maxPercent int           // splitIndex.maxPercentChange
+	expire     time.Duration // splitIndex.sharedIndexExpire; -1 never
+}
+
+// config reads the split index's settings from .git/config (read again only
+// when the file changed). Only the repository's own config is read; a
+// setting in the user's ~/.gitconfig is not seen.
+func (x *gitIndex) config() splitConfig {
+	c := splitConfig{mode: -1, maxPercent: 20, expire: defaultSharedExpire}
+	p := filepath.Join(filepath.Dir(x.path), "config")
+	fi, err := os.Stat(p)
+	if err != nil {
+		return c
+	}
+	if x.cfg.read && x.cfg.stat == stampOf(fi) {
+		return x.cfg
+	}
+	c.stat, c.read = stampOf(fi), true
+	data, err := os.ReadFile(p)
+	var cfg config.Config
+	if err == nil && config.NewDecoder(bytes.NewReader(data)).Decode(&cfg) == nil {
+		if cfg.HasSection("core") && cfg.Section("core").Options.Has("splitIndex") {
+			c.mode = 0
+			if gitBool(cfg.Section("core").Options.Get("splitIndex")) {
+				c.mode = 1
+			}
+		}
+		if cfg.HasSection("splitIndex") {
+			s := cfg.Section("splitIndex")
+			if n, err := strconv.Atoi(strings.TrimSpace(s.Options.Get("maxPercentChange"))); err == nil && n >= 0 && n <= 100 {
+				c.maxPercent = n
+			}
+			if s.Options.Has("sharedIndexExpire") {
+				c.expire = expireAfter(s.Options.Get("sharedIndexExpire"))
+			}
+		}
+	}
+	x.cfg = c
+	return c
+}
+
+// gitBool reads a boolean as git does; a key written without a value is
+// true.
+func gitBool(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "true", "yes", "on", "1":
+		return true
+	}
+	return false
+}
+
+// expireAfter reads splitIndex.sharedIndexExpire: "never", "now", or
+// "<n>.<unit>.ago" (seconds to weeks); anything else is git's default.
+func expireAfter(v string) time.Duration {
+	v = strings.ToLower(strings.TrimSpace(v))
+	switch v {
+	case "never", "false":
+		return -1
+	case "now":
+		return 0
+	}
+	parts := strings.Split(v, ".")
+	if len(parts) == 3 && parts[2] == "ago" {
+		n, err := strconv.Atoi(parts[0])
+		units := map[string]time.Duration{"second": time.Second, "minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour, "week": 7 * 24 * time.Hour}
+		if u, ok := units[strings.TrimSuffix(parts[1], "s")]; ok && err == nil && n >= 0 {
+			return time.Duration(n) * u
+		}
+	}
+	return defaultSharedExpire
+}
+
+// encode writes the index to come into x.buf: whole, or split against the
+// shared index, writing a new shared index first when one is due.
+func (x *gitIndex) encode() error {
+	cfg := x.config()
+	split := cfg.mode == 1 || cfg.mode == -1 && (x.base != nil || len(x.entries) >= splitMinEntries)
+	if !split {
+		x.base, x.baseID = nil, plumbing.ZeroHash
+		x.buf = encodeIndex(x.buf[:0], x.entries)
+		return nil
+	}
+	var d splitDelta
+	if x.base != nil {
+		d = diffBase(x.base, x.entries)
+	}
+	// git's rule (read-cache.c, too_many_not_shared_entries): a new shared
+	// index when the entries not in it pass maxPercentChange of all.
+	notShared := len(d.replaced) + len(d.added)
+	if x.base == nil || cfg.maxPercent == 0 || cfg.maxPercent < 100 && notShared*100 > cfg.maxPercent*len(x.entries) {
+		if err := x.writeShared(cfg); err != nil {
+			return err
+		}
+		d = splitDelta{}
+	} else {
+		// As git does at each write of a split index: the shared index in
+		// use looks fresh to any clean-up of old ones.
+		now := time.Now()
+		os.Chtimes(x.sharedPath(x.baseID.String()), now, now)
+	}
+	entries := append(append(make([]*index.Entry, 0, len(d.replaced)+len(d.added)), d.replaced...), d.added...)
+	x.buf = encodeIndexExt(x.buf[:0], entries, len(d.replaced), linkExtension(x.baseID, d))
+	return nil
+}
+
+// splitDelta is how the index differs from its shared index: the shared
+// entries replaced (their positions, and the new entries in that order),
+// the ones deleted, and the entries added.
+type splitDelta struct {
+	replace, delete []int
+	replaced, added []*index.Entry
+}
+
+// diffBase compares the index with its shared index, both sorted by name:
+// an entry the same pointer is unchanged, at no cost per entry beyond the
+// walk.
+func diffBase(base, cur []*index.Entry) splitDelta {
+	var d splitDelta
+	i, j := 0, 0
+	for i < len(base) || j < len(cur) {
+		switch {
+		case i < len(base) && j < len(cur) && base[i] == cur[j]:
+			i, j = i+1, j+1
+		case j == len(cur) || i < len(base) && base[i].Name < cur[j].Name:
+			d.delete = append(d.delete, i)
+			i++
+		case i == len(base) || cur[j].Name < base[i].Name:
+			d.added = append(d.added, cur[j])
+			j++
+		default:
+			if !sameEntry(base[i], cur[j]) {
+				d.replace = append(d.replace, i)
+				d.replaced = append(d.replaced, cur[j])
+			}
+			i, j = i+1, j+1
+		}
+	}
+	return d
+}
+
+func sameEntry(a, b *index.Entry) bool {
+	return a.Name == b.Name && a.Hash == b.Hash && a.Mode == b.Mode && a.Size == b.Size &&
+		a.CreatedAt.Equal(b.CreatedAt) && a.ModifiedAt.Equal(b.ModifiedAt) &&
+		a.Dev == b.Dev && a.Inode == b.Inode && a.UID == b.UID && a.GID == b.GID &&
+		a.Stage == b.Stage && a.SkipWorktree == b.SkipWorktree && a.IntentToAdd == b.IntentToAdd
+}
+
+// linkExtension is the `link` extension: the shared index's id, then the
+// delete bitmap and the replace bitmap in git's EWAH form.
+func linkExtension(shared plumbing.Hash, d splitDelta) []byte {
+	body := append([]byte(nil), shared[:]...)
+	body = appendEWAH(body, d.delete)
+	body = appendEWAH(body, d.replace)
+	out := append([]byte("link"), 0, 0, 0, 0)
+	binary.BigEndian.PutUint32(out[4:], uint32(len(body)))
+	return append(out, body...)
+}
+
+// appendEWAH appends git's EWAH bitmap (ewah/ewah_io.c) with the bits at
+// the sorted positions set: the bit count, the count of 64-bit words, the
+// words (each run-length word: bit 0 the run's bit, 32 bits the count of
+// clean words, 31 the count of literal words that follow), and the
+// position of the last run-length word. Runs of zero words are
+// compressed; words with a bit set are written as they are.
+func appendEWAH(buf []byte, set []int) []byte {
+	bits := 0
+	if len(set) > 0 {
+		bits = set[len(set)-1] + 1
+	}
+	words := []uint64{0}
+	rlw := 0
+	next := 0 // the next position of set to place
+	for w := 0; w*64 < bits; w++ {
+		var lit uint64
+		for next < len(set) && set[next] < (w+1)*64 {
+			lit |= 1 << (set[next] % 64)
+			next++
+		}
+		run, lits := words[rlw]>>1&0xffffffff, words[rlw]>>33
+		switch {
+		case lit == 0 && lits == 0 && run < 0xffffffff:
+			words[rlw] += 1 << 1
+		case lit == 0:
+			words = append(words, 1<<1)
+			rlw = len(words) - 1
+		default:
+			if lits == 0x7fffffff {
+				words = append(words, 0)
+				rlw = len(words) - 1
+			}
+			words[rlw] += 1 << 33
+			words = append(words, lit)
+		}
+	}
+	be := binary.BigEndian
+	buf = be.AppendUint32(buf, uint32(bits))
+	buf = be.AppendUint32(buf, uint32(len(words)))
+	for _, w := range words {
+		buf = be.AppendUint64(buf, w)
+	}
+	return be.AppendUint32(buf, uint32(rlw))
+}
+
+// writeShared writes the whole index as a new shared index, named by its
+// checksum as git names it, and makes it the base. It then removes the
+// shared indexes no longer used that are past their expiry, and temporary
+// files of a shared index a crash left.
+func (x *gitIndex) writeShared(cfg splitConfig) error {
+	data := encodeIndex(nil, x.entries)
+	var id plumbing.Hash
+	copy(id[:], data[len(data)-20:])
+	dir := filepath.Dir(x.path)
+	crashpoint.Hit()
+	f, err := os.CreateTemp(dir, "sharedindex_")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		crashpoint.Hit()
+		err = os.Rename(tmp, x.sharedPath(id.String()))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	x.base, x.baseID = slices.Clone(x.entries), id
+	x.removeOldShared(cfg, id)
+	return nil
+}
+
+// removeOldShared removes the shared indexes other than keep whose last
+// use is older than the expiry, as git does when it writes a shared index
+// (a reader that just read the split index naming one still finds it), and
+// temporary shared indexes left for over an hour.
+func (x *gitIndex) removeOldShared(cfg splitConfig, keep plumbing.Hash) {
+	dir := filepath.Dir(x.path)
+	names, _ := filepath.Glob(filepath.Join(dir, "sharedindex[._]*"))
+	now := time.Now()
+	for _, p := range names {
+		base := filepath.Base(p)
+		if base == "sharedindex."+keep.String() {
+			continue
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		age := now.Sub(fi.ModTime())
+		if strings.HasPrefix(base, "sharedindex_") && age > time.Hour ||
+			strings.HasPrefix(base, "sharedindex.") && cfg.expire >= 0 && age >= cfg.expire {
+			os.Remove(p)
+		}
+	}
+}

@@ -1,0 +1,277 @@
+package vault
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Any set of positions written as git's EWAH bitmap reads back as the same
+// bits: runs of empty words, words full of bits, a lone last bit.
+func TestEWAHRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for round := 0; round < 500; round++ {
+		n := rng.Intn(3000)
+		var set []int
+		density := rng.Float64()
+		for i := 0; i < n; i++ {
+			if rng.Float64() < density*density {
+				set = append(set, i)
+			}
+		}
+		if round%7 == 0 && n > 0 {
+			set = append(set, n+rng.Intn(100000)) // after a long empty run
+		}
+		data := appendEWAH(nil, set)
+		bits, read, err := decodeEWAH(data)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if read != len(data) {
+			t.Fatalf("round %d: read %d of %d bytes", round, read, len(data))
+		}
+		var got []int
+		for i, b := range bits {
+			if b {
+				got = append(got, i)
+			}
+		}
+		if !slices.Equal(got, set) {
+			t.Fatalf("round %d: wrote %v, read %v", round, set, got)
+		}
+	}
+}
+
+// Property: on a vault whose index is split (core.splitIndex true), any
+// sequence of quire's boundaries (files changed, added, removed) and git
+// commits between them leaves an index that git lists as quire reads it,
+// git status and git diff --cached clean, and, with the shared index
+// rewritten as changes pass maxPercentChange, each index write after the
+// first a small file.
+func TestSplitIndexUnderAnySequenceOfWrites(t *testing.T) {
+	runs, steps := 40, 12
+	if os.Getenv("QUIRE_TEST_LONG") != "" {
+		runs, steps = 200, 60
+	}
+	for _, pct := range []string{"20", "100"} {
+		t.Run("maxPercentChange="+pct, func(t *testing.T) {
+			dir := t.TempDir()
+			v, err := Init(dir, "acme", time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			gitOut(t, dir, "config", "core.splitIndex", "true")
+			gitOut(t, dir, "config", "splitIndex.maxPercentChange", pct)
+			rels := manyFiles(t, dir, runs)
+			rng := rand.New(rand.NewSource(int64(len(pct))))
+			commit := func(paths ...string) {
+				t.Helper()
+				if err := v.Locked(func() error {
+					_, err := v.Commit(paths, Signature{Name: "agent-7", When: time.Now()}, "finance: step")
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+				v.compacting.Wait()
+			}
+			check := func(when string) {
+				t.Helper()
+				if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
+					t.Fatalf("%s: git status:\n%s", when, s)
+				}
+				if s := gitOut(t, dir, "diff", "--cached", "--stat"); s != "" {
+					t.Fatalf("%s: git diff --cached:\n%s", when, s)
+				}
+				if got, _ := ourEntries(t, dir); got != gitEntries(t, dir) {
+					t.Fatalf("%s: quire reads\n%s\ngit lists\n%s", when, got, gitEntries(t, dir))
+				}
+			}
+			commit("playbook-runs", "x")
+			check("the first commit")
+			shared, last := 0, 0
+			for step := 0; step < steps; step++ {
+				op := rng.Intn(4)
+				boundary := op < 2
+				switch op {
+				case 0, 1: // a boundary: a few files of a run appended to
+					run := filepath.Dir(rels[rng.Intn(len(rels))])
+					AppendLine(filepath.Join(dir, run, "run.jsonl"), []byte(fmt.Sprintf("{\"step\":%d}\n", step)))
+					commit(run)
+				case 2: // a run added, or one removed
+					if rng.Intn(2) == 0 {
+						run := fmt.Sprintf("playbook-runs/new-%d-%d", step, rng.Intn(1000))
+						os.MkdirAll(filepath.Join(dir, run), 0o755)
+						os.WriteFile(filepath.Join(dir, run, "run.jsonl"), []byte("{}\n"), 0o644)
+						commit(run)
+					} else {
+						run := filepath.Dir(rels[rng.Intn(len(rels))])
+						os.RemoveAll(filepath.Join(dir, run))
+						commit(run)
+					}
+				case 3: // a person's git commit between boundaries
+					p := "notes/" + fmt.Sprint(step) + ".md"
+					os.MkdirAll(filepath.Join(dir, "notes"), 0o755)
+					os.WriteFile(filepath.Join(dir, p), []byte("a note\n"), 0o644)
+					gitOut(t, dir, "add", p)
+					gitOut(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-q", "-m", "a person's note")
+				}
+				check(fmt.Sprintf("step %d", step))
+				split, size := splitOnDisk(t, dir)
+				if !split {
+					t.Fatalf("step %d: the index is not split", step)
+				}
+				sharedFiles, _ := filepath.Glob(filepath.Join(dir, ".git", "sharedindex.*"))
+				shared = max(shared, len(sharedFiles))
+				// A boundary adds to the split index only the entries it
+				// changed (git's own writes may add more: git status
+				// refreshes the stat of racy entries).
+				if boundary && pct == "100" && size > last+3*150 {
+					t.Fatalf("step %d: a boundary of one file grew the split index from %d to %d bytes", step, last, size)
+				}
+				last = size
+			}
+			gitOut(t, dir, "fsck", "--strict", "--no-progress")
+			if pct == "100" && shared != 1 {
+				t.Fatalf("with maxPercentChange 100 the shared index was written %d times", shared)
+			}
+		})
+	}
+}
+
+// Below core.splitIndex, quire splits an index of its own accord once it
+// is large, keeps the shared index it uses fresh, and removes shared
+// indexes no longer used once past splitIndex.sharedIndexExpire.
+func TestLargeIndexSplitOfItsOwnAccord(t *testing.T) {
+	defer func(n int) { splitMinEntries = n }(splitMinEntries)
+	splitMinEntries = 60
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	commit := func(paths ...string) {
+		t.Helper()
+		if err := v.Locked(func() error {
+			_, err := v.Commit(paths, Signature{Name: "agent-7", When: time.Now()}, "finance: step")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rels := manyFiles(t, dir, 10)
+	commit("playbook-runs", "x")
+	if split, _ := splitOnDisk(t, dir); split {
+		t.Fatal("an index of 30 entries was split")
+	}
+	rels = append(rels, manyFiles(t, dir, 30)...)
+	commit("playbook-runs")
+	split, size := splitOnDisk(t, dir)
+	if !split {
+		t.Fatal("an index of 90 entries was not split")
+	}
+	AppendLine(filepath.Join(dir, rels[5]), []byte("{}\n"))
+	commit(filepath.Dir(rels[5]))
+	if split, size = splitOnDisk(t, dir); !split || size > 400 {
+		t.Fatalf("a boundary wrote a split index of %d bytes (split: %v)", size, split)
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, ".git", "sharedindex.*"))
+	if len(old) != 1 {
+		t.Fatalf("shared indexes: %v", old)
+	}
+	// The shared index in use is touched at each write.
+	long := time.Now().Add(-30 * 24 * time.Hour)
+	os.Chtimes(old[0], long, long)
+	AppendLine(filepath.Join(dir, rels[6]), []byte("{}\n"))
+	commit(filepath.Dir(rels[6]))
+	if fi, _ := os.Stat(old[0]); fi.ModTime().Before(time.Now().Add(-time.Hour)) {
+		t.Fatal("the shared index in use was not touched")
+	}
+	// Changes past 20 % write a new shared index; the old one stays until
+	// it expires (two weeks by default), then goes.
+	for _, r := range rels[:40] {
+		AppendLine(filepath.Join(dir, r), []byte("{}\n"))
+	}
+	commit("playbook-runs")
+	now, _ := filepath.Glob(filepath.Join(dir, ".git", "sharedindex.*"))
+	if len(now) != 2 {
+		t.Fatalf("after a large change, shared indexes: %v", now)
+	}
+	os.Chtimes(old[0], long, long)
+	gitOut(t, dir, "config", "splitIndex.maxPercentChange", "0") // a new shared index at every write
+	AppendLine(filepath.Join(dir, rels[7]), []byte("{}\n"))
+	commit(filepath.Dir(rels[7]))
+	if _, err := os.Stat(old[0]); err == nil {
+		t.Fatal("a shared index unused for 30 days was kept")
+	}
+	if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
+		t.Fatalf("git status:\n%s", s)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".git", "sharedindex*"))
+	if len(left) > 2 || slices.ContainsFunc(left, func(p string) bool { return strings.Contains(p, "sharedindex_") }) {
+		t.Fatalf("left behind: %v", left)
+	}
+}
+
+// A large object is written loose without compression; git reads it as
+// any other, and the bytes written so start a compaction once past
+// compactLooseBytes, which packs them.
+func TestLargeLooseObjectsStoredAndCompacted(t *testing.T) {
+	defer func(n int64) { compactLooseBytes = n }(compactLooseBytes)
+	compactLooseBytes = 1 << 20
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	big := make([]byte, storedFrom+1000)
+	for i := range big {
+		big[i] = byte('a' + i%7)
+	}
+	os.MkdirAll(filepath.Join(dir, "playbook-runs", "r"), 0o755)
+	write := func(n int) {
+		t.Helper()
+		big[0] = byte('0' + n)
+		os.WriteFile(filepath.Join(dir, "playbook-runs", "r", "big.txt"), big, 0o644)
+		if err := v.Locked(func() error {
+			_, err := v.Commit([]string{"playbook-runs/r"}, Signature{Name: "agent-7", When: time.Now()}, "finance: big")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		v.compacting.Wait()
+	}
+	write(0)
+	id := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD:playbook-runs/r/big.txt"))
+	fi, err := os.Stat(filepath.Join(dir, ".git", "objects", id[:2], id[2:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() < int64(len(big)) {
+		t.Fatalf("a %d-byte object was compressed to %d bytes", len(big), fi.Size())
+	}
+	if got := gitOut(t, dir, "cat-file", "blob", id); got != string(big) {
+		t.Fatal("git reads the stored object otherwise")
+	}
+	packs := func() int {
+		m, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))
+		return len(m)
+	}
+	if packs() != 0 {
+		t.Fatal("packed before the threshold")
+	}
+	for n := 1; n < 6 && packs() == 0; n++ {
+		write(n)
+	}
+	if packs() == 0 {
+		t.Fatal("no compaction after more loose bytes than compactLooseBytes")
+	}
+	gitOut(t, dir, "fsck", "--strict", "--no-progress")
+}
