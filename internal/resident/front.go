@@ -42,6 +42,27 @@ func Front(argv []string) int {
 	if err != nil {
 		return execEngine(engine, argv)
 	}
+	// --args is read first (standard input too), so that a connection
+	// never waits on the caller's input.
+	args, from, stdin, err := readArgs(line.args, line.argsSet, os.Stdin)
+	if err != nil {
+		if stdin == nil {
+			// A file that cannot be read: the engine refuses it.
+			return execEngine(engine, argv)
+		}
+		fmt.Fprintf(os.Stderr, "quire: cannot read --args from standard input: %v\n", err)
+		return 1
+	}
+	// The engine runs the call itself when no resident takes it: none
+	// serves (this front then starts one), it is stale, or it closed the
+	// connection first (its idle end, another user). Standard input
+	// already read is given to it.
+	fallback := func() int {
+		if stdin == nil {
+			return execEngine(engine, argv)
+		}
+		return runEngine(engine, argv, stdin)
+	}
 	env := Fingerprint(os.Getenv)
 	sock := Socket(dir, root, env)
 	conn, err := net.Dial("unix", sock)
@@ -50,28 +71,10 @@ func Front(argv []string) int {
 		if _, serr := os.Stat(filepath.Join(root, "quire.yaml")); noResident(err) && serr == nil {
 			start(engine, root, sock)
 		}
-		return execEngine(engine, argv)
+		return fallback()
 	}
 	defer conn.Close()
-	args, from, stdin, err := readArgs(line.args, line.argsSet, os.Stdin)
-	if err != nil {
-		// Refused as the engine refuses it (a file that cannot be read).
-		if stdin == nil {
-			return execEngine(engine, argv)
-		}
-		fmt.Fprintf(os.Stderr, "quire: cannot read --args from standard input: %v\n", err)
-		return 1
-	}
 	req := Request{Vault: root, Op: line.op, Args: args, From: from, JSON: line.json, Engine: id, Env: env}
-	// The engine runs the call itself when the resident does not take it:
-	// a stale resident, or one that closed the connection first (its idle
-	// end, another user). Standard input already read is given to it.
-	fallback := func() int {
-		if stdin == nil {
-			return execEngine(engine, argv)
-		}
-		return runEngine(engine, argv, stdin)
-	}
 	if err := json.NewEncoder(conn).Encode(&req); err != nil {
 		return fallback()
 	}

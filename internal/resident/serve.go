@@ -13,6 +13,10 @@ import (
 	"time"
 )
 
+// requestWait is how long a resident waits for a front's request once it
+// connected, and for its answer to be taken.
+const requestWait = 30 * time.Second
+
 // ErrRunning is Serve's answer when another resident holds the socket's
 // lock: it serves the vault already, or is starting to.
 var ErrRunning = errors.New("a resident engine serves this vault already")
@@ -93,6 +97,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			if fi, err := os.Stat(sock); err == nil && os.SameFile(fi, mine) {
 				os.Remove(sock)
 			}
+			lock.Truncate(0) // no process id left for a kill to hit another
 			lock.Close()
 			close(stopped)
 		})
@@ -160,6 +165,9 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn, stop func()) {
 	if uid, err := peerUID(c); err != nil || uid != os.Getuid() {
 		return
 	}
+	// The front sends its request at once: a connection that does not
+	// is not left to keep the resident from its idle end.
+	c.SetReadDeadline(time.Now().Add(requestWait))
 	var req Request
 	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&req); err != nil {
 		return
@@ -179,6 +187,7 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn, stop func()) {
 	// A call taken is made to its end, even if the front goes away or
 	// the resident is stopping, as the engine's own process would.
 	ans := s.Call(context.WithoutCancel(ctx), &req)
+	c.SetWriteDeadline(time.Now().Add(requestWait))
 	enc.Encode(&ans)
 }
 
