@@ -27,11 +27,15 @@ type Entry struct {
 }
 
 // registry reads the index incrementally: it remembers how far it read and
-// takes only the new lines from there.
+// takes only the new lines from there. quire only appends to the index; a
+// file shorter than what was read, or another file in its place (git
+// writes a new file when it checks out or merges another version, whose
+// lines may differ before that point), is read again from its start.
 type registry struct {
 	path    string
 	mu      sync.Mutex
 	read    int64
+	file    os.FileInfo // the file read up to read
 	entries []Entry
 	byUID   map[string]int
 }
@@ -52,9 +56,10 @@ func (r *registry) refresh() error {
 	if err != nil {
 		return err
 	}
-	if fi.Size() < r.read {
+	if fi.Size() < r.read || r.file != nil && !os.SameFile(fi, r.file) {
 		r.read, r.entries, r.byUID = 0, nil, nil
 	}
+	r.file = fi
 	if fi.Size() == r.read {
 		return nil
 	}
