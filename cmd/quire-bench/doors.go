@@ -150,7 +150,9 @@ func startResident(front, dir string) (*exec.Cmd, string) {
 	must(cmd.Start())
 	sockets, err := resident.Dir()
 	must(err)
-	sock := resident.Socket(sockets, dir, resident.Fingerprint(os.Getenv))
+	engine, err := filepath.EvalSymlinks(cmd.Path)
+	must(err)
+	sock := resident.Socket(sockets, dir, resident.Fingerprint(os.Getenv), engine)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		if c, err := net.Dial("unix", sock); err == nil {
 			c.Close()

@@ -8,7 +8,8 @@ import (
 
 // The front links the standard library and internal/resident alone: none
 // of the packages whose initialisers make the whole program's start slow,
-// nor anything else of quire or outside the standard library.
+// nor anything else of quire or outside the standard library, nor the net
+// package, which would link cgo and load the C library at every start.
 func TestFrontLinksNoEngine(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
@@ -17,6 +18,9 @@ func TestFrontLinksNoEngine(t *testing.T) {
 	banned := []string{"quire/ledger", "quire/vault", "quire/fold", "quire/render", "quire/serve",
 		"jsonschema", "goldmark", "urfave", "go-git", "qjs", "esbuild"}
 	for _, p := range strings.Fields(string(out)) {
+		if p == "net" || p == "runtime/cgo" {
+			t.Errorf("the front links %s", p)
+		}
 		for _, b := range banned {
 			if strings.Contains(p, b) {
 				t.Errorf("the front links %s", p)

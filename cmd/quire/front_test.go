@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"quire/internal/resident"
+	"quire/internal/resident/server"
 )
 
 // frontKit is the quire front and its engine as make install lays them out:
@@ -136,7 +137,11 @@ func (k *frontKit) socket(root string, env ...string) string {
 		name, v, _ := strings.Cut(kv, "=")
 		vars[name] = v
 	}
-	return resident.Socket(k.socketsDir, root, resident.Fingerprint(func(n string) string { return vars[n] }))
+	engine, err := filepath.EvalSymlinks(k.engine)
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	return resident.Socket(k.socketsDir, root, resident.Fingerprint(func(n string) string { return vars[n] }), engine)
 }
 
 // waitResident waits until a resident answers on socket, other than the
@@ -149,7 +154,7 @@ func (k *frontKit) waitResident(socket string, not int) int {
 			continue
 		}
 		c.Close()
-		if pid := resident.PID(socket); pid != 0 && pid != not {
+		if pid := server.PID(socket); pid != 0 && pid != not {
 			return pid
 		}
 	}
@@ -178,7 +183,7 @@ func (k *frontKit) stopResidents() {
 		}
 		free := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
 		f.Close()
-		pid := resident.PID(strings.TrimSuffix(lock, ".lock") + ".sock")
+		pid := server.PID(strings.TrimSuffix(lock, ".lock") + ".sock")
 		if free || pid == 0 {
 			continue
 		}
@@ -355,7 +360,7 @@ func TestResidentLifetime(t *testing.T) {
 			t.Fatalf("list_playbooks: %+v", got)
 		}
 		if len(k.engineRuns()) == n {
-			pid = resident.PID(sock)
+			pid = server.PID(sock)
 		}
 	}
 	if !gone(pid, 10*time.Second) {

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"quire/internal/resident"
+	"quire/internal/resident/server"
 	"quire/ledger"
 	"quire/vault"
 )
@@ -49,7 +50,7 @@ func init() {
 					return err
 				}
 				root := l.V.Root()
-				s := &resident.Server{
+				s := &server.Server{
 					Root: root, Env: resident.Fingerprint(os.Getenv), Engine: self, Idle: c.Duration("idle"),
 					Alive: func() bool {
 						_, err := os.Stat(filepath.Join(root, vault.ConfigFile))
@@ -60,7 +61,7 @@ func init() {
 					},
 				}
 				err = s.Serve(ctx)
-				if errors.Is(err, resident.ErrRunning) {
+				if errors.Is(err, server.ErrRunning) {
 					return nil
 				}
 				return err

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,7 +37,13 @@ func Front(argv []string) int {
 	if err != nil {
 		return execEngine(engine, argv)
 	}
-	id, err := IdentityOf(engine)
+	// The identity of the file itself, as the resident sees its own (a
+	// quire-engine that is a symbolic link names the file it points to).
+	real, err := filepath.EvalSymlinks(engine)
+	if err != nil {
+		return execEngine(engine, argv)
+	}
+	id, err := IdentityOf(real)
 	if err != nil {
 		return execEngine(engine, argv)
 	}
@@ -64,8 +69,8 @@ func Front(argv []string) int {
 		return runEngine(engine, argv, stdin)
 	}
 	env := Fingerprint(os.Getenv)
-	sock := Socket(dir, root, env)
-	conn, err := net.Dial("unix", sock)
+	sock := Socket(dir, root, env, id.Path)
+	conn, err := dial(sock)
 	if err != nil {
 		// Not for a folder that is no vault: the engine says so.
 		if _, serr := os.Stat(filepath.Join(root, "quire.yaml")); noResident(err) && serr == nil {
@@ -248,7 +253,7 @@ func start(engine, root, sock string) {
 	if err != nil {
 		return
 	}
-	free, _ := tryLock(f)
+	free, _ := TryLock(f)
 	f.Close()
 	if !free {
 		return

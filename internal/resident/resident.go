@@ -132,10 +132,12 @@ func Dir() (string, error) {
 }
 
 // Socket is the path of the socket of the resident of the vault at root
-// (absolute) for the environment fingerprint env, in dir: named by a hash,
-// since a unix socket's path is limited to some 107 bytes.
-func Socket(dir, root, env string) string {
-	h := sha256.Sum256([]byte(root + "\x00" + env))
+// (absolute) for the environment fingerprint env and the engine at the
+// path engine (two quires installed in two places have a resident each,
+// rather than making each other's stale), in dir: named by a hash, since a
+// unix socket's path is limited to some 107 bytes.
+func Socket(dir, root, env, engine string) string {
+	h := sha256.Sum256([]byte(root + "\x00" + env + "\x00" + engine))
 	return filepath.Join(dir, hex.EncodeToString(h[:16])+".sock")
 }
 
@@ -146,4 +148,5 @@ func LockPath(socket string) string {
 	return strings.TrimSuffix(socket, ".sock") + ".lock"
 }
 
-var errLinuxOnly = errors.New("the resident engine runs on Linux only")
+// ErrLinuxOnly: the resident is Linux only.
+var ErrLinuxOnly = errors.New("the resident engine runs on Linux only")

@@ -3,7 +3,6 @@ package resident
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"syscall"
@@ -25,9 +24,9 @@ func ownedBySelf(fi os.FileInfo) error {
 	return nil
 }
 
-// tryLock takes an exclusive lock on f without waiting: false when another
+// TryLock takes an exclusive lock on f without waiting: false when another
 // process holds it.
-func tryLock(f *os.File) (bool, error) {
+func TryLock(f *os.File) (bool, error) {
 	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		return false, nil
@@ -35,23 +34,24 @@ func tryLock(f *os.File) (bool, error) {
 	return err == nil, err
 }
 
-// peerUID is the user id of the process at the other end of c.
-func peerUID(c *net.UnixConn) (int, error) {
-	raw, err := c.SyscallConn()
+// dial connects to the unix socket at path with the system calls
+// themselves: the net package would link cgo into the front.
+func dial(path string) (*os.File, error) {
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return -1, err
+		return nil, err
 	}
-	var cred *syscall.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	}); err != nil {
-		return -1, err
+	for {
+		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: path})
+		if err != syscall.EINTR {
+			break
+		}
 	}
-	if cerr != nil {
-		return -1, cerr
+	if err != nil {
+		syscall.Close(fd)
+		return nil, err
 	}
-	return int(cred.Uid), nil
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // detach makes cmd a session of its own, so that it outlives the front and

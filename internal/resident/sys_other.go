@@ -3,7 +3,6 @@
 package resident
 
 import (
-	"net"
 	"os"
 	"os/exec"
 )
@@ -12,8 +11,8 @@ import (
 // always runs the engine, and `quire resident` refuses.
 const Supported = false
 
-func ownedBySelf(os.FileInfo) error      { return errLinuxOnly }
-func tryLock(*os.File) (bool, error)     { return false, errLinuxOnly }
-func peerUID(*net.UnixConn) (int, error) { return -1, errLinuxOnly }
-func detach(*exec.Cmd)                   {}
-func noResident(error) bool              { return false }
+func ownedBySelf(os.FileInfo) error  { return ErrLinuxOnly }
+func TryLock(*os.File) (bool, error) { return false, ErrLinuxOnly }
+func dial(string) (*os.File, error)  { return nil, ErrLinuxOnly }
+func detach(*exec.Cmd)               {}
+func noResident(error) bool          { return false }

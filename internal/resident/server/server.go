@@ -1,4 +1,9 @@
-package resident
+// Package server is the resident engine's side of internal/resident: it
+// listens on a vault's socket and hands each front's call to the engine.
+// It is a package of its own so that the front does not link the net
+// package (and with it cgo and the C library's dynamic loading, some
+// 5 ms of every front's start).
+package server
 
 import (
 	"bufio"
@@ -11,6 +16,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"quire/internal/resident"
 )
 
 // requestWait is how long a resident waits for a front's request once it
@@ -24,15 +31,15 @@ var ErrRunning = errors.New("a resident engine serves this vault already")
 // Server is a resident's side: it serves the calls of the fronts of one
 // vault, environment and engine on one socket.
 type Server struct {
-	Root   string        // the vault's absolute folder
-	Env    string        // the environment's Fingerprint
-	Engine Identity      // the engine running (Self)
-	Idle   time.Duration // it leaves once this long without a call
+	Root   string            // the vault's absolute folder
+	Env    string            // the environment's Fingerprint
+	Engine resident.Identity // the engine running (Self)
+	Idle   time.Duration     // it leaves once this long without a call
 	// Alive says whether the vault is still there; it leaves when not.
 	Alive func() bool
 	// Call makes a call and answers what `quire-engine call` prints.
 	// Calls come concurrently.
-	Call func(ctx context.Context, r *Request) Answer
+	Call func(ctx context.Context, r *resident.Request) resident.Answer
 }
 
 // Serve listens on the vault's socket until ctx ends, the server has been
@@ -42,20 +49,20 @@ type Server struct {
 // can start at once. Not on Linux, or when another resident holds the
 // lock (ErrRunning), it serves nothing.
 func (s *Server) Serve(ctx context.Context) error {
-	if !Supported {
-		return errLinuxOnly
+	if !resident.Supported {
+		return resident.ErrLinuxOnly
 	}
-	dir, err := Dir()
+	dir, err := resident.Dir()
 	if err != nil {
 		return err
 	}
-	sock := Socket(dir, s.Root, s.Env)
-	lock, err := os.OpenFile(LockPath(sock), os.O_RDWR|os.O_CREATE, 0o600)
+	sock := resident.Socket(dir, s.Root, s.Env, s.Engine.Path)
+	lock, err := os.OpenFile(resident.LockPath(sock), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
 	defer lock.Close()
-	if got, err := tryLock(lock); err != nil {
+	if got, err := resident.TryLock(lock); err != nil {
 		return err
 	} else if !got {
 		return ErrRunning
@@ -168,7 +175,7 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn, stop func()) {
 	// The front sends its request at once: a connection that does not
 	// is not left to keep the resident from its idle end.
 	c.SetReadDeadline(time.Now().Add(requestWait))
-	var req Request
+	var req resident.Request
 	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&req); err != nil {
 		return
 	}
@@ -178,10 +185,10 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn, stop func()) {
 		// and lets go of its socket first, so the front can start the
 		// right one at once.
 		stop()
-		enc.Encode(Status{Status: "stale"})
+		enc.Encode(resident.Status{Status: "stale"})
 		return
 	}
-	if err := enc.Encode(Status{Status: "taken"}); err != nil {
+	if err := enc.Encode(resident.Status{Status: "taken"}); err != nil {
 		return
 	}
 	// A call taken is made to its end, even if the front goes away or
@@ -194,7 +201,7 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn, stop func()) {
 // PID is the process id of the resident serving socket, from its lock
 // file; 0 when there is none.
 func PID(socket string) int {
-	data, err := os.ReadFile(LockPath(socket))
+	data, err := os.ReadFile(resident.LockPath(socket))
 	if err != nil {
 		return 0
 	}
