@@ -145,6 +145,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime 30s ./ledger/shape/
 	$(GO) test -run '^$$' -fuzz FuzzLine -fuzztime 30s ./ledger/event/
 	$(GO) test -run '^$$' -fuzz FuzzParseFront -fuzztime 30s ./runfolder/
+	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./internal/front/
+	$(GO) test -run '^$$' -fuzz FuzzScan -fuzztime 30s ./internal/jsscan/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./ledger/page/
 	$(GO) test -run '^$$' -fuzz FuzzCheckTemplate -fuzztime 30s ./render/
 	$(GO) test -run '^$$' -fuzz FuzzLayout -fuzztime 30s ./render/

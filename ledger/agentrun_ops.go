@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"quire/fold"
+	"quire/internal/jsscan"
 	"quire/ledger/refusal"
 )
 
@@ -262,26 +263,26 @@ var (
 // where the function begins: the first line from there that reads that
 // property or names that name is the error's.
 func refineLine(code, msg string, line int) int {
-	var want func(toks []jsToken, i int) bool
+	var want func(toks []jsscan.Token, i int) bool
 	if m := propertyError.FindStringSubmatch(msg); m != nil {
-		want = func(toks []jsToken, i int) bool {
+		want = func(toks []jsscan.Token, i int) bool {
 			t := toks[i]
-			if t.kind == jsIdent && t.text == m[1] && i > 0 && (toks[i-1].text == "." || toks[i-1].text == "?.") {
+			if t.Kind == jsscan.Ident && t.Text == m[1] && i > 0 && (toks[i-1].Text == "." || toks[i-1].Text == "?.") {
 				return true
 			}
-			return t.kind == jsString && len(t.text) > 1 && t.text[1:len(t.text)-1] == m[1] && i > 0 && toks[i-1].text == "["
+			return t.Kind == jsscan.String && len(t.Text) > 1 && t.Text[1:len(t.Text)-1] == m[1] && i > 0 && toks[i-1].Text == "["
 		}
 	} else if m := undefinedName.FindStringSubmatch(msg); m != nil {
-		want = func(toks []jsToken, i int) bool {
-			return toks[i].kind == jsIdent && toks[i].text == m[1] && (i == 0 || toks[i-1].text != "." && toks[i-1].text != "?.")
+		want = func(toks []jsscan.Token, i int) bool {
+			return toks[i].Kind == jsscan.Ident && toks[i].Text == m[1] && (i == 0 || toks[i-1].Text != "." && toks[i-1].Text != "?.")
 		}
 	} else {
 		return line
 	}
-	toks := scanJS(code)
+	toks := jsscan.Scan(code)
 	for i, t := range toks {
-		if t.line >= line && want(toks, i) {
-			return t.line
+		if t.Line >= line && want(toks, i) {
+			return t.Line
 		}
 	}
 	return line

@@ -71,6 +71,25 @@ func TestAgentRunExamplesInspectClean(t *testing.T) {
 	}
 }
 
+// Well-formed code that a scanner reading it as text would misjudge
+// inspects clean: a regex just inside a template's ${ (read as a division
+// before the scanner was shared, its comma or semicolon was "more than one
+// expression"), a / that divides after a template, braces in strings.
+func TestAgentRunCodeScannedAsCode(t *testing.T) {
+	src := readExample(t, "evidence-gate")
+	for _, code := range []string{
+		"(s) => `${/,/.test(s.claim) ? 'list' : 'one'}`",
+		"(s) => `${/;/.source}`",
+		"(s) => `${s.claim}`.length / 2 > 1 ? '}' : '{'",
+		"(s) => /[/,]}/.test(`a, ${s.x}`) // a comment, with a comma",
+	} {
+		r := InspectAgentRun(variant(t, src, "/root/steps/1/code", code))
+		if !r.OK || len(r.Issues) != 0 {
+			t.Errorf("%s: issues %+v", code, r.Issues)
+		}
+	}
+}
+
 // del marks a member to remove in a variant.
 type del struct{}
 

@@ -3,11 +3,16 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"quire/ledger"
+	"quire/ledger/address"
 )
 
 // `quire address explain ADDRESS` and `quire activity`: the commands of the
@@ -22,7 +27,8 @@ func addressCommand(e *env) *cli.Command {
 		Name:  "address",
 		Usage: "read addresses",
 		Subcommands: []*cli.Command{{
-			Name: "explain", Usage: "say what an address names and the calls that read and act on it (JSON, with or without --json)", ArgsUsage: "ADDRESS",
+			Name: "explain", Usage: "say what an address names, its segments and the calls that read and act on it", ArgsUsage: "ADDRESS",
+			Flags: []cli.Flag{jsonFlag},
 			Action: func(c *cli.Context) error {
 				if err := needArgs(c, 1, 1, "ADDRESS, one address"); err != nil {
 					return err
@@ -35,10 +41,77 @@ func addressCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				return e.printJSON(res)
+				if c.Bool("json") {
+					return e.printJSON(res)
+				}
+				showExplanation(e.out, res.(*address.Explanation))
+				return nil
 			},
 		}},
 	}
+}
+
+// argRank orders a call's arguments: these first, the others by name.
+var argRank = map[string]int{"playbook": 1, "type": 2, "name": 3}
+
+// showExplanation prints an explanation for a person: the address, what it
+// names, its segments by their names, then each call with its arguments
+// (the playbook first, the type and name next) and its note on the line
+// below, and the explanation's note. --json prints all of it as it is.
+func showExplanation(w io.Writer, ex *address.Explanation) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "address\t%s\n", ex.Address)
+	fmt.Fprintf(tw, "names\t%s\n", ex.Thing)
+	if ex.Of != "" {
+		fmt.Fprintf(tw, "kind\t%s of a %s\n", ex.Kind, ex.Of)
+	} else {
+		fmt.Fprintf(tw, "kind\t%s\n", ex.Kind)
+	}
+	seg := reflect.ValueOf(ex.Segments)
+	for i := 0; i < seg.NumField(); i++ {
+		if f := seg.Field(i); !f.IsZero() {
+			name, _, _ := strings.Cut(seg.Type().Field(i).Tag.Get("json"), ",")
+			fmt.Fprintf(tw, "%s\t%v\n", name, reflect.Indirect(f).Interface())
+		}
+	}
+	show := func(what string, c address.Call) {
+		if c.Tool == "" { // not served here, or the person's: the note says so
+			fmt.Fprintf(tw, "%s\t%s\n", what, c.Note)
+			return
+		}
+		keys := make([]string, 0, len(c.Args))
+		for k := range c.Args {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			ri, rj := argRank[keys[i]], argRank[keys[j]]
+			if ri == 0 || rj == 0 {
+				return ri > rj || ri == rj && keys[i] < keys[j]
+			}
+			return ri < rj
+		})
+		call := c.Tool
+		for _, k := range keys {
+			call += " " + k + "=" + c.Args[k]
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", what, call)
+		if c.Note != "" {
+			fmt.Fprintf(tw, "\t  %s\n", c.Note)
+		}
+	}
+	for _, c := range ex.Read {
+		show("read", c)
+	}
+	for _, c := range ex.Act {
+		show("act", c)
+	}
+	if ex.Resolve != nil {
+		show("resolve", *ex.Resolve)
+	}
+	if ex.Note != "" {
+		fmt.Fprintf(tw, "note\t%s\n", ex.Note)
+	}
+	tw.Flush()
 }
 
 func activityCommand(e *env) *cli.Command {

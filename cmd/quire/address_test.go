@@ -19,7 +19,7 @@ func TestAddressExplainCLI(t *testing.T) {
 	// It needs no vault: run it in an empty folder.
 	t.Chdir(t.TempDir())
 	addr := "finance/definitions/workflow/close-the-week/4/steps/do/1/review"
-	code, out, errs := quire(t, "", "address", "explain", addr)
+	code, out, errs := quire(t, "", "address", "explain", addr, "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -39,6 +39,38 @@ func TestAddressExplainCLI(t *testing.T) {
 	if ex.Address != addr || ex.Kind != "step" || ex.Segments.Playbook != "finance" || ex.Segments.Step != "do/1/review" ||
 		ex.Segments.Version != 4 || len(ex.Read) == 0 || ex.Read[0].Tool != "get_definition" || ex.Resolve == nil || ex.Resolve.Tool != "resolve_comment" {
 		t.Errorf("explained as %+v\n%s", ex, out)
+	}
+
+	// Without --json, an aligned text for a person: what the address
+	// names, its segments, each call with its arguments and its note.
+	code, out, errs = quire(t, "", "address", "explain", addr)
+	want := `address   finance/definitions/workflow/close-the-week/4/steps/do/1/review
+names     a step of a workflow
+kind      step
+playbook  finance
+type      workflow
+name      close-the-week
+version   4
+step      do/1/review
+read      get_definition playbook=finance type=workflow name=close-the-week
+            the step is at /do/1/review in its source; a step that calls a function names it there, to read with get_definition and its type and name
+act       update_definition playbook=finance type=workflow name=close-the-week
+            of the workflow
+act       update_definition playbook=finance
+            or of the function the step calls, by the type and name its source names
+resolve   resolve_comment playbook=finance
+            with the comment's id and how acted
+note      get_definition reads the current version; the address names version 4, so if the definition changed since, read the comment against the current document and act only where it still applies.
+`
+	if code != 0 || out != want {
+		t.Errorf("text: exit %d %s\n%s", code, errs, out)
+	}
+	// A call that names no tool (not served here) is its note alone; a
+	// part names the kind of its thing.
+	code, out, _ = quire(t, "", "address", "explain", "org/connections/0190a1b2-0000-4000-8000-000000000000/parts/status")
+	if code != 0 || !strings.Contains(out, "\nkind        part of a connection\n") || !strings.Contains(out, "\npart        status\n") ||
+		!strings.Contains(out, "\nread        list_connections is not served here:") {
+		t.Errorf("a part of a connection:\n%s", out)
 	}
 
 	code, out, errs = quire(t, "", "address", "explain", "finance/definitions/workflow/close-the-week/04")

@@ -1,6 +1,10 @@
 package module
 
-import "fmt"
+import (
+	"fmt"
+
+	"quire/internal/jsscan"
+)
 
 // countAssignments counts, for each function, the assignments to variables
 // made in its own body (a function inside it counts its own), and refuses
@@ -14,7 +18,7 @@ import "fmt"
 // A function's body is the { after => or after the parameter list (and
 // return type) of a function, a method or a constructor. The count of an
 // arrow function with an expression body goes to the function around it.
-func countAssignments(toks []token) []problem {
+func countAssignments(toks []jsscan.Token) []problem {
 	type frame struct {
 		line  int
 		name  string
@@ -29,24 +33,24 @@ func countAssignments(toks []token) []problem {
 	control := map[string]bool{"if": true, "for": true, "while": true, "switch": true, "catch": true, "with": true}
 	for k := 0; k < len(toks); k++ {
 		t := toks[k]
-		prev := token{}
+		prev := jsscan.Token{}
 		if k > 0 {
 			prev = toks[k-1]
 		}
-		if t.kind == tPunct {
-			switch t.text {
+		if t.Kind == jsscan.Punct {
+			switch t.Text {
 			case "(":
 				parens = append(parens, k-1)
 			case ")":
 				if n := len(parens); n > 0 {
 					before := parens[n-1]
 					parens = parens[:n-1]
-					if before < 0 || !control[toks[before].text] {
+					if before < 0 || !control[toks[before].Text] {
 						closeOf = k
 						// Skip a return type to the body's {.
-						if k+1 < len(toks) && toks[k+1].text == ":" {
+						if k+1 < len(toks) && toks[k+1].Text == ":" {
 							end := skipType(toks, k+2)
-							if end < len(toks) && toks[end].text == "{" {
+							if end < len(toks) && toks[end].Text == "{" {
 								k = end - 1
 								continue
 							}
@@ -54,14 +58,14 @@ func countAssignments(toks []token) []problem {
 					}
 				}
 			case "{":
-				body := prev.text == "=>" || (k-1 == closeOf && prev.text == ")") || (closeOf >= 0 && k-1 > closeOf && toks[closeOf+1].text == ":" && skipType(toks, closeOf+2) == k)
+				body := prev.Text == "=>" || (k-1 == closeOf && prev.Text == ")") || (closeOf >= 0 && k-1 > closeOf && toks[closeOf+1].Text == ":" && skipType(toks, closeOf+2) == k)
 				braces = append(braces, body)
 				if body {
 					end := closeOf
-					if prev.text == "=>" {
+					if prev.Text == "=>" {
 						end = k - 2
 					}
-					frames = append(frames, frame{line: t.line, name: functionName(toks, end)})
+					frames = append(frames, frame{line: t.Line, name: functionName(toks, end)})
 				}
 			case "}":
 				if n := len(braces); n > 0 {
@@ -75,11 +79,11 @@ func countAssignments(toks []token) []problem {
 					braces = braces[:n-1]
 				}
 			case "=", "+=", "-=", "*=", "/=", "%=", "**=", "<<=", ">>=", ">>>=", "&=", "|=", "^=", "&&=", "||=", "??=":
-				if isVariable(toks, k-1) || prev.text == "]" || prev.text == "}" {
+				if isVariable(toks, k-1) || prev.Text == "]" || prev.Text == "}" {
 					frames[len(frames)-1].count++
 				}
 			case "++", "--":
-				if isVariable(toks, k-1) || (k+1 < len(toks) && isVariable(toks, k+1) && (k+2 >= len(toks) || toks[k+2].text != "." && toks[k+2].text != "[" && toks[k+2].text != "?.")) {
+				if isVariable(toks, k-1) || (k+1 < len(toks) && isVariable(toks, k+1) && (k+2 >= len(toks) || toks[k+2].Text != "." && toks[k+2].Text != "[" && toks[k+2].Text != "?.")) {
 					frames[len(frames)-1].count++
 				}
 			}
@@ -90,12 +94,12 @@ func countAssignments(toks []token) []problem {
 
 // isVariable says whether toks[k] is a bare variable's name: an identifier
 // not read as a property and not the name of a type alias.
-func isVariable(toks []token, k int) bool {
-	if k < 0 || k >= len(toks) || toks[k].kind != tIdent {
+func isVariable(toks []jsscan.Token, k int) bool {
+	if k < 0 || k >= len(toks) || toks[k].Kind != jsscan.Ident {
 		return false
 	}
 	if k > 0 {
-		switch toks[k-1].text {
+		switch toks[k-1].Text {
 		case ".", "?.", "type", "#":
 			return false
 		}
@@ -105,18 +109,18 @@ func isVariable(toks []token, k int) bool {
 
 // functionName names the function whose parameters end at toks[end]: a
 // ) or, for an arrow function of one parameter, its name.
-func functionName(toks []token, end int) string {
+func functionName(toks []jsscan.Token, end int) string {
 	k := end
-	if k >= 0 && toks[k].text == ")" {
-		k = opening(toks, k) - 1
+	if k >= 0 && toks[k].Text == ")" {
+		k = jsscan.Matching(toks, k) - 1
 	} else {
 		k--
 	}
-	if k >= 0 && toks[k].text == ">" { // type parameters
+	if k >= 0 && toks[k].Text == ">" { // type parameters
 		for depth := 0; k >= 0; k-- {
-			if toks[k].text == ">" {
+			if toks[k].Text == ">" {
 				depth++
-			} else if toks[k].text == "<" {
+			} else if toks[k].Text == "<" {
 				depth--
 				if depth == 0 {
 					k--
@@ -125,30 +129,11 @@ func functionName(toks []token, end int) string {
 			}
 		}
 	}
-	if k >= 0 && toks[k].kind == tIdent && toks[k].text != "function" && toks[k].text != "async" {
-		return "the function " + toks[k].text
+	if k >= 0 && toks[k].Kind == jsscan.Ident && toks[k].Text != "function" && toks[k].Text != "async" {
+		return "the function " + toks[k].Text
 	}
-	if k >= 1 && (toks[k].text == "=" || toks[k].text == ":") && toks[k-1].kind == tIdent {
-		return "the function " + toks[k-1].text
+	if k >= 1 && (toks[k].Text == "=" || toks[k].Text == ":") && toks[k-1].Kind == jsscan.Ident {
+		return "the function " + toks[k-1].Text
 	}
 	return "a function"
-}
-
-// opening is the index of the ( that the ) at toks[k] closes.
-func opening(toks []token, k int) int {
-	for depth := 0; k >= 0; k-- {
-		if toks[k].kind != tPunct {
-			continue
-		}
-		switch toks[k].text {
-		case ")", "]", "}":
-			depth++
-		case "(", "[", "{":
-			depth--
-			if depth == 0 {
-				return k
-			}
-		}
-	}
-	return 0
 }

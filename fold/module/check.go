@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/internal/jsscan"
 	"quire/ledger/refusal"
 )
 
@@ -77,7 +78,7 @@ func Check(ctx context.Context, src Source, opts Options) (js string, issues []r
 		return first + line - 1
 	}
 	untypable := false
-	for _, p := range checkRules(scan(src.TS)) {
+	for _, p := range checkRules(jsscan.Scan(src.TS)) {
 		issues = append(issues, refusal.Issue{Path: path, Line: at(p.line), Message: p.msg})
 		untypable = untypable || p.untypable
 	}
@@ -93,7 +94,7 @@ func Check(ctx context.Context, src Source, opts Options) (js string, issues []r
 	}
 	// A module that names another file is refused before tsc runs: tsc
 	// would read the file, and its diagnostics would quote it (reach.go).
-	if ps, names := reaches(src.TS, scan(src.TS)); names {
+	if ps, names := reaches(src.TS, jsscan.Scan(src.TS)); names {
 		for _, p := range ps {
 			issues = append(issues, refusal.Issue{Path: path, Line: at(p.line), Message: p.msg})
 		}

@@ -14,9 +14,10 @@
 //
 // Check is the check at save. In order:
 //
-//  1. The module rules, on the tokens of a small scanner of TypeScript
-//     (scan.go: strings, template literals with their ${} scanned as code,
-//     comments, regular expression literals): fold exported with exactly
+//  1. The module rules, on the tokens of the small scanner of code that
+//     the ledger's code nodes share (internal/jsscan: strings, template
+//     literals with their ${} scanned as code, comments, regular
+//     expression literals): fold exported with exactly
 //     `export function fold(view: View, event: Event): View` (the
 //     parameters' names are free); at the top level only type aliases,
 //     interfaces and exported functions; no import, import(), import.meta,

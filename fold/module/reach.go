@@ -3,6 +3,8 @@ package module
 import (
 	"regexp"
 	"strings"
+
+	"quire/internal/jsscan"
 )
 
 // The type check must read the module's own text and the runtime's
@@ -19,24 +21,24 @@ var tripleSlash = regexp.MustCompile(`^\s*///\s*<\s*(reference|amd-module|amd-de
 // reaches answers the problems of the module's triple-slash directives,
 // and whether it names another file at all: those directives, or the
 // tokens import, require( and from "path" (which the rules refuse).
-func reaches(src string, toks []token) (ps []problem, names bool) {
+func reaches(src string, toks []jsscan.Token) (ps []problem, names bool) {
 	for i, line := range strings.Split(src, "\n") {
 		if tripleSlash.MatchString(line) {
 			ps = append(ps, problem{line: i + 1, msg: "A triple-slash directive is refused: a module stands alone and references no file."})
 		}
 	}
 	for k, t := range toks {
-		if t.kind != tIdent || k > 0 && (toks[k-1].text == "." || toks[k-1].text == "?.") {
+		if t.Kind != jsscan.Ident || k > 0 && (toks[k-1].Text == "." || toks[k-1].Text == "?.") {
 			continue
 		}
-		var next token
+		var next jsscan.Token
 		if k+1 < len(toks) {
 			next = toks[k+1]
 		}
 		switch {
-		case t.text == "import" && next.text != ".",
-			t.text == "require" && next.text == "(",
-			t.text == "from" && next.kind == tString: // export ... from "path"
+		case t.Text == "import" && next.Text != ".",
+			t.Text == "require" && next.Text == "(",
+			t.Text == "from" && next.Kind == jsscan.String: // export ... from "path"
 			names = true
 		}
 	}

@@ -3,6 +3,8 @@ package module
 import (
 	"fmt"
 	"strings"
+
+	"quire/internal/jsscan"
 )
 
 // problem is one broken module rule, at a line of the module text.
@@ -45,15 +47,15 @@ type function struct {
 	name       string
 	line       int
 	generator  bool
-	params     []token // between the parentheses
-	result     []token // the return type, without its colon
-	bodyOpen   int     // index of the body's {
+	params     []jsscan.Token // between the parentheses
+	result     []jsscan.Token // the return type, without its colon
+	bodyOpen   int            // index of the body's {
 	exported   bool
 	hasTypeArg bool
 }
 
 // checkRules reads the tokens of the module and says which rules it breaks.
-func checkRules(toks []token) []problem {
+func checkRules(toks []jsscan.Token) []problem {
 	var ps []problem
 	add := func(line int, format string, args ...any) {
 		ps = append(ps, problem{line: line, msg: fmt.Sprintf(format, args...)})
@@ -62,39 +64,39 @@ func checkRules(toks []token) []problem {
 	i := 0
 	for i < len(toks) {
 		t := toks[i]
-		if t.text == ";" && t.kind == tPunct {
+		if t.Text == ";" && t.Kind == jsscan.Punct {
 			i++
 			continue
 		}
 		start := i
 		exported := false
-		if t.kind == tIdent && t.text == "export" {
+		if t.Kind == jsscan.Ident && t.Text == "export" {
 			exported = true
 			i++
 			if i >= len(toks) {
-				add(t.line, "The module has an export that names nothing.")
+				add(t.Line, "The module has an export that names nothing.")
 				break
 			}
 		}
 		h := toks[i]
 		switch {
-		case h.kind == tIdent && (h.text == "type" || h.text == "interface") && i+1 < len(toks) && toks[i+1].kind == tIdent:
-			if toks[i+1].text == "answer" && exported {
-				add(h.line, "The module exports answer, but a page never runs.")
+		case h.Kind == jsscan.Ident && (h.Text == "type" || h.Text == "interface") && i+1 < len(toks) && toks[i+1].Kind == jsscan.Ident:
+			if toks[i+1].Text == "answer" && exported {
+				add(h.Line, "The module exports answer, but a page never runs.")
 			}
-			if _, ok := declared[toks[i+1].text]; ok {
-				add(h.line, "The module declares its own %s, but the runtime declares View, Event, Json, Series, Categories, Table and Text for it.", toks[i+1].text)
+			if _, ok := declared[toks[i+1].Text]; ok {
+				add(h.Line, "The module declares its own %s, but the runtime declares View, Event, Json, Series, Categories, Table and Text for it.", toks[i+1].Text)
 			}
 			i = skipStatement(toks, i+1)
 			continue
-		case h.kind == tIdent && h.text == "function" && exported:
+		case h.Kind == jsscan.Ident && h.Text == "function" && exported:
 			f, next := readFunction(toks, i)
 			f.exported = true
 			switch {
 			case f.generator:
-				add(h.line, "The module has an exported generator function: a fold returns at once.")
+				add(h.Line, "The module has an exported generator function: a fold returns at once.")
 			case f.name == "answer":
-				add(h.line, "The module exports answer, but a page never runs.")
+				add(h.Line, "The module exports answer, but a page never runs.")
 			case f.name == "fold":
 				ff := f
 				fold = &ff
@@ -105,29 +107,29 @@ func checkRules(toks []token) []problem {
 		// Anything else at the top level is refused.
 		what := "a top-level statement other than a type or an exported function"
 		switch {
-		case h.kind == tIdent && h.text == "import":
+		case h.Kind == jsscan.Ident && h.Text == "import":
 			what = "" // refused by the token rules below
-		case h.kind == tIdent && h.text == "declare":
+		case h.Kind == jsscan.Ident && h.Text == "declare":
 			what = ""
-		case h.kind == tIdent && (h.text == "enum" || h.text == "const" && i+1 < len(toks) && toks[i+1].text == "enum"):
+		case h.Kind == jsscan.Ident && (h.Text == "enum" || h.Text == "const" && i+1 < len(toks) && toks[i+1].Text == "enum"):
 			what = ""
-		case h.kind == tIdent && (h.text == "namespace" || h.text == "module"):
+		case h.Kind == jsscan.Ident && (h.Text == "namespace" || h.Text == "module"):
 			what = ""
-		case h.kind == tIdent && h.text == "async":
+		case h.Kind == jsscan.Ident && h.Text == "async":
 			what = ""
-		case exported && h.text == "default":
+		case exported && h.Text == "default":
 			what = "a default export: the module exports fold and its other functions by name"
-		case exported && (h.text == "{" || h.text == "*"):
+		case exported && (h.Text == "{" || h.Text == "*"):
 			what = "an export list: the module exports functions by declaring them"
-		case h.kind == tIdent && h.text == "function":
+		case h.Kind == jsscan.Ident && h.Text == "function":
 			what = "a function the module does not export: write it inside the function that uses it, or export it"
-		case h.kind == tIdent && (h.text == "let" || h.text == "const" || h.text == "var"):
-			what = fmt.Sprintf("a top-level %s: the module keeps no state between folds; write it inside the function that uses it", h.text)
-		case h.kind == tIdent && (h.text == "class" || h.text == "abstract"):
+		case h.Kind == jsscan.Ident && (h.Text == "let" || h.Text == "const" || h.Text == "var"):
+			what = fmt.Sprintf("a top-level %s: the module keeps no state between folds; write it inside the function that uses it", h.Text)
+		case h.Kind == jsscan.Ident && (h.Text == "class" || h.Text == "abstract"):
 			what = "a top-level class: the module declares types and exported functions, and nothing else"
 		}
 		if what != "" {
-			add(toks[start].line, "The module has %s.", what)
+			add(toks[start].Line, "The module has %s.", what)
 		}
 		i = skipStatement(toks, i)
 	}
@@ -142,7 +144,7 @@ func checkRules(toks []token) []problem {
 	return ps
 }
 
-func resultText(r []token) string {
+func resultText(r []jsscan.Token) string {
 	if len(r) == 0 {
 		return ""
 	}
@@ -151,17 +153,17 @@ func resultText(r []token) string {
 
 // join writes tokens back as text, a space where the source had one
 // between words.
-func join(ts []token) string {
+func join(ts []jsscan.Token) string {
 	var b strings.Builder
 	for i, t := range ts {
-		if i > 0 && (t.kind == tIdent || t.kind == tNumber) && (ts[i-1].kind == tIdent || ts[i-1].kind == tNumber) {
+		if i > 0 && (t.Kind == jsscan.Ident || t.Kind == jsscan.Number) && (ts[i-1].Kind == jsscan.Ident || ts[i-1].Kind == jsscan.Number) {
 			b.WriteByte(' ')
-		} else if i > 0 && (t.text == "," || t.text == ":") {
+		} else if i > 0 && (t.Text == "," || t.Text == ":") {
 			// no space before
-		} else if i > 0 && (ts[i-1].text == "," || ts[i-1].text == ":") {
+		} else if i > 0 && (ts[i-1].Text == "," || ts[i-1].Text == ":") {
 			b.WriteByte(' ')
 		}
-		b.WriteString(t.text)
+		b.WriteString(t.Text)
 	}
 	return b.String()
 }
@@ -176,25 +178,25 @@ func foldSignatureOK(f *function) bool {
 		return false
 	}
 	for k, p := range params {
-		if len(p) != 3 || p[0].kind != tIdent || p[1].text != ":" || p[2].text != want[k][2] {
+		if len(p) != 3 || p[0].Kind != jsscan.Ident || p[1].Text != ":" || p[2].Text != want[k][2] {
 			return false
 		}
 	}
-	return len(f.result) == 1 && f.result[0].text == "View"
+	return len(f.result) == 1 && f.result[0].Text == "View"
 }
 
 // splitTop splits tokens at the commas of their top level.
-func splitTop(ts []token) [][]token {
+func splitTop(ts []jsscan.Token) [][]jsscan.Token {
 	if len(ts) == 0 {
 		return nil
 	}
-	var out [][]token
+	var out [][]jsscan.Token
 	depth, from := 0, 0
 	for k, t := range ts {
-		if t.kind != tPunct {
+		if t.Kind != jsscan.Punct {
 			continue
 		}
-		switch t.text {
+		switch t.Text {
 		case "(", "[", "{", "<":
 			depth++
 		case ")", "]", "}", ">":
@@ -214,24 +216,24 @@ func splitTop(ts []token) [][]token {
 
 // readFunction reads `function [*] name <…>(…): T {…}` from toks[i] (the
 // word function) and returns it with the index after its body.
-func readFunction(toks []token, i int) (function, int) {
-	f := function{line: toks[i].line, bodyOpen: -1}
+func readFunction(toks []jsscan.Token, i int) (function, int) {
+	f := function{line: toks[i].Line, bodyOpen: -1}
 	i++
-	if i < len(toks) && toks[i].text == "*" {
+	if i < len(toks) && toks[i].Text == "*" {
 		f.generator = true
 		i++
 	}
-	if i < len(toks) && toks[i].kind == tIdent {
-		f.name = toks[i].text
+	if i < len(toks) && toks[i].Kind == jsscan.Ident {
+		f.name = toks[i].Text
 		i++
 	}
-	if i < len(toks) && toks[i].text == "<" {
+	if i < len(toks) && toks[i].Text == "<" {
 		f.hasTypeArg = true
 		depth := 0
 		for ; i < len(toks); i++ {
-			if toks[i].text == "<" {
+			if toks[i].Text == "<" {
 				depth++
-			} else if toks[i].text == ">" {
+			} else if toks[i].Text == ">" {
 				depth--
 				if depth == 0 {
 					i++
@@ -240,57 +242,37 @@ func readFunction(toks []token, i int) (function, int) {
 			}
 		}
 	}
-	if i >= len(toks) || toks[i].text != "(" {
+	if i >= len(toks) || toks[i].Text != "(" {
 		return f, skipStatement(toks, i)
 	}
-	close := matching(toks, i)
+	close := jsscan.Matching(toks, i)
 	f.params = toks[i+1 : close]
 	i = close + 1
-	if i < len(toks) && toks[i].text == ":" {
+	if i < len(toks) && toks[i].Text == ":" {
 		end := skipType(toks, i+1)
 		f.result = toks[i+1 : end]
 		i = end
 	}
-	if i < len(toks) && toks[i].text == "{" {
+	if i < len(toks) && toks[i].Text == "{" {
 		f.bodyOpen = i
-		return f, matching(toks, i) + 1
+		return f, jsscan.Matching(toks, i) + 1
 	}
 	return f, skipStatement(toks, i)
 }
 
-// matching is the index of the bracket closing toks[i], or len(toks)-1.
-func matching(toks []token, i int) int {
-	depth := 0
-	for k := i; k < len(toks); k++ {
-		if toks[k].kind != tPunct {
-			continue
-		}
-		switch toks[k].text {
-		case "(", "[", "{":
-			depth++
-		case ")", "]", "}":
-			depth--
-			if depth == 0 {
-				return k
-			}
-		}
-	}
-	return len(toks) - 1
-}
-
 // skipType skips a type written after a colon, up to the { of a body.
-func skipType(toks []token, i int) int {
+func skipType(toks []jsscan.Token, i int) int {
 	for i < len(toks) {
 		t := toks[i]
-		if t.kind == tPunct && (t.text == "(" || t.text == "[" || t.text == "{") {
-			i = matching(toks, i) + 1
-		} else if t.text == "<" {
+		if t.Kind == jsscan.Punct && (t.Text == "(" || t.Text == "[" || t.Text == "{") {
+			i = jsscan.Matching(toks, i) + 1
+		} else if t.Text == "<" {
 			depth := 0
 			for ; i < len(toks); i++ {
-				if toks[i].text == "<" {
+				if toks[i].Text == "<" {
 					depth++
-				} else if toks[i].text == ">" || toks[i].text == ">>" {
-					depth -= len(toks[i].text)
+				} else if toks[i].Text == ">" || toks[i].Text == ">>" {
+					depth -= len(toks[i].Text)
 					if depth <= 0 {
 						break
 					}
@@ -304,10 +286,10 @@ func skipType(toks []token, i int) int {
 			return i
 		}
 		n := toks[i]
-		if n.text == "{" && !continues[toks[i-1].text] {
+		if n.Text == "{" && !continues[toks[i-1].Text] {
 			return i
 		}
-		if n.kind == tPunct && !continues[n.text] && n.text != "[" && n.text != "<" {
+		if n.Kind == jsscan.Punct && !continues[n.Text] && n.Text != "[" && n.Text != "<" {
 			return i
 		}
 	}
@@ -316,16 +298,16 @@ func skipType(toks []token, i int) int {
 
 // skipStatement skips one top-level statement from toks[i]: to a ; at its
 // top level, or to a line that begins another statement.
-func skipStatement(toks []token, i int) int {
+func skipStatement(toks []jsscan.Token, i int) int {
 	depth := 0
 	first := i
 	for i < len(toks) {
 		t := toks[i]
-		if depth == 0 && i > first && t.nl && t.kind == tIdent && statementStart[t.text] && !continues[toks[i-1].text] {
+		if depth == 0 && i > first && t.NL && t.Kind == jsscan.Ident && statementStart[t.Text] && !continues[toks[i-1].Text] {
 			return i
 		}
-		if t.kind == tPunct {
-			switch t.text {
+		if t.Kind == jsscan.Punct {
+			switch t.Text {
 			case "(", "[", "{":
 				depth++
 			case ")", "]", "}":
@@ -342,80 +324,80 @@ func skipStatement(toks []token, i int) int {
 }
 
 // tokenRules are the rules that hold anywhere in the module.
-func tokenRules(toks []token) []problem {
+func tokenRules(toks []jsscan.Token) []problem {
 	var ps []problem
 	add := func(line int, format string, args ...any) {
 		ps = append(ps, problem{line: line, msg: fmt.Sprintf(format, args...)})
 	}
 	for k, t := range toks {
-		if t.kind != tIdent {
+		if t.Kind != jsscan.Ident {
 			continue
 		}
-		prev, next := token{}, token{}
+		prev, next := jsscan.Token{}, jsscan.Token{}
 		if k > 0 {
 			prev = toks[k-1]
 		}
 		if k+1 < len(toks) {
 			next = toks[k+1]
 		}
-		if prev.text == "." || prev.text == "?." || prev.text == "#" {
+		if prev.Text == "." || prev.Text == "?." || prev.Text == "#" {
 			continue
 		}
-		key := next.text == ":" && (prev.text == "{" || prev.text == ",")
-		sameLine := next.text != "" && !next.nl
-		switch t.text {
+		key := next.Text == ":" && (prev.Text == "{" || prev.Text == ",")
+		sameLine := next.Text != "" && !next.NL
+		switch t.Text {
 		case "import":
-			switch next.text {
+			switch next.Text {
 			case "(":
 				// tsc reads import() as loading a module into a Promise,
 				// whose value the sandbox's library lacks, and says so in a
 				// diagnostic of no file and no line: the rule's refusal,
 				// at its line, is the module's whole answer.
-				add(t.line, "import() is refused: a module stands alone and loads nothing.")
+				add(t.Line, "import() is refused: a module stands alone and loads nothing.")
 				ps[len(ps)-1].untypable = true
 			case ".":
-				add(t.line, "import.meta is refused: a module stands alone.")
+				add(t.Line, "import.meta is refused: a module stands alone.")
 			default:
-				add(t.line, "import is refused: a module stands alone and imports nothing.")
+				add(t.Line, "import is refused: a module stands alone and imports nothing.")
 			}
 		case "require":
-			if next.text == "(" {
-				add(t.line, "require is refused: a module stands alone and loads nothing.")
+			if next.Text == "(" {
+				add(t.Line, "require is refused: a module stands alone and loads nothing.")
 			}
 		case "eval":
 			if !key {
-				add(t.line, "eval is refused: the sandbox has no eval.")
+				add(t.Line, "eval is refused: the sandbox has no eval.")
 			}
 		case "new":
-			if next.text == "Function" {
-				add(t.line, "new Function is refused: the sandbox has no Function constructor.")
+			if next.Text == "Function" {
+				add(t.Line, "new Function is refused: the sandbox has no Function constructor.")
 			}
 		case "declare":
-			if sameLine && next.kind == tIdent && !key {
-				add(t.line, "declare is refused: a module declares no names outside itself, such as declare global.")
+			if sameLine && next.Kind == jsscan.Ident && !key {
+				add(t.Line, "declare is refused: a module declares no names outside itself, such as declare global.")
 			}
 		case "async":
-			if sameLine && (next.kind == tIdent || next.text == "(" || next.text == "*") && !key {
-				add(t.line, "async is refused: a fold returns at once, so nothing in it waits.")
+			if sameLine && (next.Kind == jsscan.Ident || next.Text == "(" || next.Text == "*") && !key {
+				add(t.Line, "async is refused: a fold returns at once, so nothing in it waits.")
 			}
 		case "await":
 			if !key {
-				add(t.line, "await is refused: a fold returns at once, so nothing in it waits.")
+				add(t.Line, "await is refused: a fold returns at once, so nothing in it waits.")
 			}
 		case "enum":
 			if !key {
-				add(t.line, "An enum is refused: declare a union type of literals instead.")
+				add(t.Line, "An enum is refused: declare a union type of literals instead.")
 			}
 		case "namespace", "module":
-			if sameLine && (next.kind == tIdent || next.kind == tString) && !key {
-				add(t.line, "A %s is refused: declare types and exported functions at the top level instead.", t.text)
+			if sameLine && (next.Kind == jsscan.Ident || next.Kind == jsscan.String) && !key {
+				add(t.Line, "A %s is refused: declare types and exported functions at the top level instead.", t.Text)
 			}
 		case "constructor":
-			if next.text == "(" {
-				close := matching(toks, k+1)
+			if next.Text == "(" {
+				close := jsscan.Matching(toks, k+1)
 				for _, p := range splitTop(toks[k+2 : close]) {
-					if len(p) > 1 && p[0].kind == tIdent && isParamModifier(p[0].text) && (p[1].kind == tIdent || p[1].text == "{" || p[1].text == "[") {
-						add(p[0].line, "A parameter property (%s %s) is refused: declare the field in the class and assign it in the constructor.", p[0].text, p[1].text)
+					if len(p) > 1 && p[0].Kind == jsscan.Ident && isParamModifier(p[0].Text) && (p[1].Kind == jsscan.Ident || p[1].Text == "{" || p[1].Text == "[") {
+						add(p[0].Line, "A parameter property (%s %s) is refused: declare the field in the class and assign it in the constructor.", p[0].Text, p[1].Text)
 					}
 				}
 			}

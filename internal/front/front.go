@@ -13,7 +13,8 @@
 // end-of-document marker "..." does not close front matter.
 //
 // Every line Read and Decode report, and every line of the node Read
-// answers, is a line of the whole document, not of the YAML alone.
+// answers, is a line of the whole document, not of the YAML alone (as
+// YAML counts them: a lone carriage return breaks a line too).
 package front
 
 import (
