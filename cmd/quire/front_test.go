@@ -1,6 +1,9 @@
+//go:build linux
+
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -69,25 +72,6 @@ func copyExecutable(t *testing.T, from, to string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// noteEngine notes a run of the engine (TestMain): its arguments, and
-// "direct" when the test ran it rather than the front.
-func noteEngine(args []string) {
-	p := os.Getenv("QUIRE_TEST_ENGINE_LOG")
-	if p == "" {
-		return
-	}
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	how := "via-front"
-	if os.Getenv("QUIRE_TEST_DIRECT") != "" {
-		how = "direct"
-	}
-	fmt.Fprintf(f, "%s %s\n", how, strings.Join(args, " "))
 }
 
 // engineRuns are the engine's runs the front made (exec or resident), from
@@ -368,6 +352,35 @@ func TestResidentLifetime(t *testing.T) {
 	}
 	if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the resident left its socket: %v", err)
+	}
+
+	// A resident that takes the call and is gone before its answer: the
+	// front says the call may not have been made, and exits 1. One that
+	// closes without taking it: the engine makes the call.
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, take := range []bool{true, false} {
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			bufio.NewReader(c).ReadBytes('\n')
+			if take {
+				c.Write([]byte(`{"status":"taken"}` + "\n"))
+			}
+		}()
+		got := k.run(k.front, cwd, "", nil, v, "call", "list_playbooks")
+		if take && (got.code != 1 || got.out != "" || !strings.Contains(got.errs, "may or may not have been made")) {
+			t.Errorf("a connection lost after the call was taken: %+v", got)
+		}
+		if !take && (got.code != 0 || got.out != off.out) {
+			t.Errorf("a call not taken: %+v", got)
+		}
 	}
 
 	lone := filepath.Join(t.TempDir(), "quire")

@@ -33,6 +33,25 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// noteEngine notes a run of the engine (TestMain): its arguments, and
+// "direct" when the test ran it rather than the front.
+func noteEngine(args []string) {
+	p := os.Getenv("QUIRE_TEST_ENGINE_LOG")
+	if p == "" {
+		return
+	}
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	how := "via-front"
+	if os.Getenv("QUIRE_TEST_DIRECT") != "" {
+		how = "direct"
+	}
+	fmt.Fprintf(f, "%s %s\n", how, strings.Join(args, " "))
+}
+
 // Eight processes record on the same run at once with quire call, without
 // a time, three rounds: none is refused, every acknowledged event is in
 // the history once, seq has no gap, quire check and git fsck are clean.
