@@ -152,7 +152,9 @@ func startResident(front, dir string) (*exec.Cmd, string) {
 	must(err)
 	engine, err := filepath.EvalSymlinks(cmd.Path)
 	must(err)
-	sock := resident.Socket(sockets, dir, resident.Fingerprint(os.Getenv), engine)
+	wd, err := os.Getwd()
+	must(err)
+	sock := resident.Socket(sockets, dir, resident.Fingerprint(os.Getenv, wd), engine)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		if c, err := net.Dial("unix", sock); err == nil {
 			c.Close()

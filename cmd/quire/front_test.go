@@ -114,8 +114,8 @@ func (k *frontKit) run(bin, dir, stdin string, env []string, args ...string) ran
 }
 
 // socket is the socket of the resident of the vault at root for the kit's
-// environment.
-func (k *frontKit) socket(root string, env ...string) string {
+// environment and a front working in wd.
+func (k *frontKit) socket(root, wd string, env ...string) string {
 	vars := map[string]string{}
 	for _, kv := range append(append([]string{}, k.env...), env...) {
 		name, v, _ := strings.Cut(kv, "=")
@@ -125,7 +125,7 @@ func (k *frontKit) socket(root string, env ...string) string {
 	if err != nil {
 		k.t.Fatal(err)
 	}
-	return resident.Socket(k.socketsDir, root, resident.Fingerprint(func(n string) string { return vars[n] }), engine)
+	return resident.Socket(k.socketsDir, root, resident.Fingerprint(func(n string) string { return vars[n] }, wd), engine)
 }
 
 // waitResident waits until a resident answers on socket, other than the
@@ -208,7 +208,7 @@ func TestFrontAndResident(t *testing.T) {
 	if first.code != 0 || !strings.Contains(first.out, `"finance"`) {
 		t.Fatalf("first call: %+v", first)
 	}
-	sock := k.socket(dir)
+	sock := k.socket(dir, cwd)
 	pid := k.waitResident(sock, 0)
 
 	cases := []struct {
@@ -332,7 +332,7 @@ func TestResidentLifetime(t *testing.T) {
 	// Calls until one is served by a resident (one may start and leave
 	// while a loaded machine runs the engine), then none: it leaves.
 	idle := []string{"QUIRE_RESIDENT_IDLE=500ms"}
-	sock := k.socket(dir)
+	sock := k.socket(dir, cwd)
 	pid := 0
 	for try := 0; pid == 0; try++ {
 		if try == 40 {

@@ -50,8 +50,9 @@ func init() {
 					return err
 				}
 				root := l.V.Root()
+				wd, _ := os.Getwd()
 				s := &server.Server{
-					Root: root, Env: resident.Fingerprint(os.Getenv), Engine: self, Idle: c.Duration("idle"),
+					Root: root, Env: resident.Fingerprint(os.Getenv, wd), Engine: self, Idle: c.Duration("idle"),
 					Alive: func() bool {
 						_, err := os.Stat(filepath.Join(root, vault.ConfigFile))
 						return err == nil

@@ -68,13 +68,14 @@ func Front(argv []string) int {
 		}
 		return runEngine(engine, argv, stdin)
 	}
-	env := Fingerprint(os.Getenv)
+	wd, _ := os.Getwd()
+	env := Fingerprint(os.Getenv, wd)
 	sock := Socket(dir, root, env, id.Path)
 	conn, err := dial(sock)
 	if err != nil {
 		// Not for a folder that is no vault: the engine says so.
 		if _, serr := os.Stat(filepath.Join(root, "quire.yaml")); noResident(err) && serr == nil {
-			start(engine, root, sock)
+			start(engine, root, sock, wd)
 		}
 		return fallback()
 	}
@@ -89,7 +90,7 @@ func Front(argv []string) int {
 		if st.Status == "stale" {
 			// It has let go of its socket and lock: start the engine of
 			// today for the calls after this one.
-			start(engine, root, sock)
+			start(engine, root, sock, wd)
 		}
 		return fallback()
 	}
@@ -248,7 +249,7 @@ func readArgs(v string, set bool, in io.Reader) (text []byte, from string, stdin
 // standard streams on /dev/null), unless one holds the lock: it is
 // serving, or starting. Two fronts may both start one; the resident that
 // does not get the lock leaves at once.
-func start(engine, root, sock string) {
+func start(engine, root, sock, wd string) {
 	f, err := os.OpenFile(LockPath(sock), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return
@@ -259,7 +260,12 @@ func start(engine, root, sock string) {
 		return
 	}
 	cmd := exec.Command(engine, "resident", "--vault", root)
-	cmd.Dir = "/"
+	// It works in the module folder around the caller's (its fingerprint
+	// names it), else in /, so that it keeps no other folder busy.
+	cmd.Dir = ModuleAround(wd)
+	if cmd.Dir == "" {
+		cmd.Dir = "/"
+	}
 	detach(cmd)
 	if cmd.Start() == nil {
 		cmd.Process.Release()

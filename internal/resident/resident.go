@@ -66,13 +66,35 @@ func Self() (Identity, error) {
 // checked again with each request.
 var envKeys = []string{"PATH", "HOME", "XDG_CACHE_HOME", "TMPDIR", "QUIRE_TSC", "GODEBUG"}
 
-// Fingerprint is the values of envKeys as getenv gives them.
-func Fingerprint(getenv func(string) string) string {
+// Fingerprint is the values of envKeys as getenv gives them, and the Go
+// module folder around the working folder wd (the engine looks for the
+// TypeScript compiler in the source tree around its working folder, last:
+// fold/module's Find). A resident works in that folder (or in /).
+func Fingerprint(getenv func(string) string, wd string) string {
 	var b strings.Builder
 	for _, k := range envKeys {
 		b.WriteString(k + "=" + getenv(k) + "\x00")
 	}
+	b.WriteString("module=" + ModuleAround(wd))
 	return b.String()
+}
+
+// ModuleAround is the nearest folder at or above dir that holds a go.mod,
+// "" when none does (as fold/module's moduleRoot finds it).
+func ModuleAround(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return ""
+		}
+		dir = up
+	}
 }
 
 // Request is one `quire call` as the front resolved it.
