@@ -61,9 +61,9 @@ func Self() (Identity, error) {
 
 // envKeys are the variables a call's answer may depend on in the engine
 // (where the TypeScript compiler is found, the cache and temporary
-// folders, the Go runtime's settings, the time zone). A resident serves only the fronts
-// whose values are its own: they are part of the socket's name, and are
-// checked again with each request.
+// folders, the Go runtime's settings, the time zone). A resident serves
+// only the fronts whose values are its own: they are part of the socket's
+// name, and are checked again with each request.
 var envKeys = []string{"PATH", "HOME", "XDG_CACHE_HOME", "TMPDIR", "QUIRE_TSC", "GODEBUG", "TZ"}
 
 // Fingerprint is the values of envKeys as getenv gives them, and the Go
