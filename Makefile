@@ -11,12 +11,20 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/quire
 
-# quire on the PATH (go install puts it in $(shell go env GOPATH)/bin, or
-# GOBIN): it records this source tree, whose .tools/ (make tools) it then
-# finds wherever it runs. quire tools install puts typescript@7 into the
-# user's cache directory instead, for a quire installed any other way.
+# quire on the PATH, in GOBIN or the first folder of GOPATH's bin (where go
+# install puts programs): the front (cmd/quire-front) as quire, and the
+# whole program as quire-engine beside it, which the front runs for every
+# command and hands `quire call` to through the vault's resident engine
+# (docs/resident.md). The engine records this source tree, whose .tools/
+# (make tools) it then finds wherever it runs. quire tools install puts
+# typescript@7 into the user's cache directory instead, for a quire
+# installed any other way. A plain go install ./cmd/quire is the whole
+# program alone, as quire: it works, without the resident.
+INSTALLDIR = $(or $(shell $(GO) env GOBIN),$(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin)
 install: tools
-	$(GO) install -ldflags "-X quire/fold/module.SourceTree=$(CURDIR)" ./cmd/quire
+	mkdir -p $(INSTALLDIR)
+	$(GO) build -ldflags "-X quire/fold/module.SourceTree=$(CURDIR)" -o $(INSTALLDIR)/quire-engine ./cmd/quire
+	$(GO) build -o $(INSTALLDIR)/quire ./cmd/quire-front
 
 # The TypeScript compiler that checks pages' modules (typescript@7, native
 # tsc), installed into .tools/ from npm.

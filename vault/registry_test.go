@@ -78,3 +78,37 @@ func TestFindTypeAnswersWhatTheWholeIndexAnswers(t *testing.T) {
 		}
 	}
 }
+
+// A process that has read the index (a warm server, the resident engine)
+// reads only what is appended after; an index replaced by another file (git
+// checking out or merging another version writes a new file in its place)
+// is read again whole, even when it is no shorter, and a line cut is
+// forgotten.
+func TestWarmIndexReadsAReplacedFileAgain(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "00-index.jsonl")
+	a := `{"uid":"a1","type":"project","path":"projects/a.md"}` + "\n"
+	b := `{"uid":"b2","type":"project","path":"projects/b.md"}` + "\n"
+	if err := os.WriteFile(path, []byte(a), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := &Vault{reg: &registry{path: path}}
+	if es, err := v.Entries(); err != nil || len(es) != 1 {
+		t.Fatalf("entries: %+v %v", es, err)
+	}
+	// Another version in its place: b's line first, then a's.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b+a), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	es, err := v.Entries()
+	if err != nil || len(es) != 2 || es[0].UID != "b2" || es[1].UID != "a1" {
+		t.Fatalf("after the file was replaced: %+v %v", es, err)
+	}
+	if e, ok, err := v.Lookup("b2"); err != nil || !ok || e.Path != "projects/b.md" {
+		t.Fatalf("Lookup(b2) = %+v %v %v", e, ok, err)
+	}
+}

@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
+	"quire/internal/resident"
 	"quire/ledger"
 	"quire/vault"
 )
@@ -26,7 +29,14 @@ import (
 //   - mcp+git: the same server, with a git CLI commit of another file
 //     between every two boundaries (a person committing beside the agent);
 //   - call: `quire call record_event` as a process per boundary, and
-//     `quire call get_run` as a process per read;
+//     `quire call get_run` as a process per read, the whole program
+//     (quire-engine) alone;
+//   - call (front), read (front): the same through the quire front
+//     (cmd/quire-front, as make install puts it on the PATH), handing the
+//     call to the vault's resident engine, started and answering before
+//     the measures, in a block of their own (the first call of each,
+//     which reads what the other doors wrote, left out); its CPU is the
+//     front's process and what the resident spent on the call;
 //   - git: `git add <file> && git commit` of a line appended to a run's
 //     thread.md, the yardstick.
 //
@@ -43,41 +53,51 @@ const doorVaultVersion = "v1"
 type doorFigures struct {
 	mcp, mcpGit, call, read, git     []time.Duration
 	mcpCPU, callCPU, readCPU, gitCPU []time.Duration
+	front, frontRead                 []time.Duration
+	frontCPU, frontReadCPU           []time.Duration
 }
 
 func benchDoors(sizes []int, rounds int, bin string) {
 	if bin == "" {
 		bin = buildQuire()
 	}
+	front := buildFront(bin)
 	fmt.Println("== A boundary from every door (issue 15): quire vs git add <file> && git commit, same vault, blocks taking turns")
-	fmt.Printf("%-7s %-10s %12s %12s %12s %12s %9s %8s\n", "runs", "door", "p50", "p99", "git p50", "git p99", "ratio", "target")
+	fmt.Printf("%-7s %-13s %12s %12s %12s %12s %9s %8s\n", "runs", "door", "p50", "p99", "git p50", "git p99", "ratio", "target")
 	var base time.Duration
 	for i, n := range sizes {
-		f := measureDoors(bin, n, rounds)
+		f := measureDoors(bin, front, n, rounds)
 		gp50, gp99 := pct(f.git, 50), pct(f.git, 99)
 		row := func(door string, ds []time.Duration, target float64) {
 			p50 := pct(ds, 50)
-			fmt.Printf("%-7d %-10s %12s %12s %12s %12s %8.1fx %7s\n", n, door, ms(p50), ms(pct(ds, 99)), ms(gp50), ms(gp99),
+			fmt.Printf("%-7d %-13s %12s %12s %12s %12s %8.1fx %7s\n", n, door, ms(p50), ms(pct(ds, 99)), ms(gp50), ms(gp99),
 				float64(gp50)/float64(p50), targetText(float64(gp50)/float64(p50), target))
 		}
 		row("mcp", f.mcp, 6)
-		fmt.Printf("%-7d %-10s %12s %12s %12s %12s %8.1fx   (CPU: the server's per boundary vs git's two processes)\n", n, "mcp CPU",
+		fmt.Printf("%-7d %-13s %12s %12s %12s %12s %8.1fx   (CPU: the server's per boundary vs git's two processes)\n", n, "mcp CPU",
 			ms(pct(f.mcpCPU, 50)), ms(pct(f.mcpCPU, 99)), ms(pct(f.gitCPU, 50)), ms(pct(f.gitCPU, 99)), float64(pct(f.gitCPU, 50))/float64(pct(f.mcpCPU, 50)))
 		row("mcp+git", f.mcpGit, 4)
 		row("call", f.call, 2)
-		fmt.Printf("%-7d %-10s %12s %12s %12s %12s %8.1fx   (CPU of the processes: quire call vs git's two)\n", n, "call CPU",
+		fmt.Printf("%-7d %-13s %12s %12s %12s %12s %8.1fx   (CPU of the processes: quire call vs git's two)\n", n, "call CPU",
 			ms(pct(f.callCPU, 50)), ms(pct(f.callCPU, 99)), ms(pct(f.gitCPU, 50)), ms(pct(f.gitCPU, 99)), float64(pct(f.gitCPU, 50))/float64(pct(f.callCPU, 50)))
-		read := pct(f.read, 50)
-		mark := ""
-		if n >= 20000 {
-			mark = targetText(30/(float64(read.Microseconds())/1000), 1)
+		readRow := func(door string, ds, cpu []time.Duration) {
+			read := pct(ds, 50)
+			mark := ""
+			if n >= 20000 {
+				mark = targetText(30/(float64(read.Microseconds())/1000), 1)
+			}
+			fmt.Printf("%-7d %-13s %12s %12s %12s %12s %9s %7s   (target under 30 ms at 20,000 runs; CPU %s)\n", n, door, ms(read), ms(pct(ds, 99)), "", "", "", mark, ms(pct(cpu, 50)))
 		}
-		fmt.Printf("%-7d %-10s %12s %12s %12s %12s %9s %7s   (target under 30 ms at 20,000 runs; CPU %s)\n", n, "call read", ms(read), ms(pct(f.read, 99)), "", "", "", mark, ms(pct(f.readCPU, 50)))
+		readRow("call read", f.read, f.readCPU)
+		row("call (front)", f.front, 2)
+		fmt.Printf("%-7d %-13s %12s %12s %12s %12s %8.1fx   (CPU: the front's process and the resident's part vs git's two)\n", n, "front CPU",
+			ms(pct(f.frontCPU, 50)), ms(pct(f.frontCPU, 99)), ms(pct(f.gitCPU, 50)), ms(pct(f.gitCPU, 99)), float64(pct(f.gitCPU, 50))/float64(pct(f.frontCPU, 50)))
+		readRow("read (front)", f.frontRead, f.frontReadCPU)
 		if i == 0 {
 			base = pct(f.mcp, 50)
 		} else {
 			g := float64(pct(f.mcp, 50)) / float64(base)
-			fmt.Printf("%-7d %-10s a warm boundary costs %.2fx the one at %d runs %s (target at most 2x)\n", n, "growth", g, sizes[0], targetText(2/g, 1))
+			fmt.Printf("%-7d %-13s a warm boundary costs %.2fx the one at %d runs %s (target at most 2x)\n", n, "growth", g, sizes[0], targetText(2/g, 1))
 		}
 	}
 }
@@ -100,7 +120,54 @@ func buildQuire() string {
 	return bin
 }
 
-func measureDoors(bin string, runs, rounds int) doorFigures {
+// buildFront lays out the quire front as make install does: the front as
+// quire, and the engine bin beside it as quire-engine.
+func buildFront(bin string) string {
+	dir, err := os.MkdirTemp("", "quire-bench-front-")
+	must(err)
+	front := filepath.Join(dir, "quire")
+	cmd := exec.Command("go", "build", "-o", front, "./cmd/quire-front")
+	cmd.Stderr = os.Stderr
+	must(cmd.Run())
+	engine := filepath.Join(dir, resident.EngineName)
+	if os.Link(bin, engine) != nil {
+		data, err := os.ReadFile(bin)
+		must(err)
+		must(os.WriteFile(engine, data, 0o755))
+	}
+	return front
+}
+
+// startResident starts the resident engine of the vault at dir beside the
+// front, in a runtime folder of the bench's own, and waits until the front
+// hands it a call.
+func startResident(front, dir string) (*exec.Cmd, string) {
+	rt, err := os.MkdirTemp("", "quire-bench-run-")
+	must(err)
+	must(os.Setenv("XDG_RUNTIME_DIR", rt))
+	cmd := exec.Command(filepath.Join(filepath.Dir(front), resident.EngineName), "--vault", dir, "resident")
+	cmd.Stderr = os.Stderr
+	must(cmd.Start())
+	sockets, err := resident.Dir()
+	must(err)
+	engine, err := filepath.EvalSymlinks(cmd.Path)
+	must(err)
+	wd, err := os.Getwd()
+	must(err)
+	sock := resident.Socket(sockets, dir, resident.Fingerprint(os.Getenv, wd), engine)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			must(fmt.Errorf("the resident of %s does not answer on %s", dir, sock))
+		}
+	}
+	return cmd, rt
+}
+
+func measureDoors(bin, front string, runs, rounds int) doorFigures {
 	dir, ids := doorVault(runs)
 	// core.splitIndex unset, git's own default (an earlier bench set it
 	// false): quire then splits an index this large, and git keeps the
@@ -108,6 +175,19 @@ func measureDoors(bin string, runs, rounds int) doorFigures {
 	exec.Command("git", "-C", dir, "config", "--unset-all", "core.splitIndex").Run()
 	m := startMCP(bin, dir)
 	defer m.close()
+	res, rt := startResident(front, dir)
+	defer func() {
+		res.Process.Signal(syscall.SIGTERM)
+		res.Wait()
+		os.RemoveAll(rt)
+	}()
+	// through the front: its process's CPU and the resident's part.
+	viaFront := func(op, args string) (time.Duration, time.Duration) {
+		c0 := procCPU(res.Process.Pid)
+		d, c := quireCall(front, dir, op, args)
+		return d, c + procCPU(res.Process.Pid) - c0
+	}
+	viaFront("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, ids[0])) // warm
 	rng := rand.New(rand.NewSource(int64(runs)))
 	var f doorFigures
 	boundaryArgs := func() string {
@@ -147,6 +227,18 @@ func measureDoors(bin string, runs, rounds int) doorFigures {
 			f.call, f.callCPU = append(f.call, d), append(f.callCPU, c)
 			d, c = quireCall(bin, dir, "get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, ids[rng.Intn(len(ids))]))
 			f.read, f.readCPU = append(f.read, d), append(f.readCPU, c)
+		}
+		// The front in a block of its own, as an agent calling through it
+		// would; the first call reads what the blocks before wrote.
+		for i := 0; i <= block; i++ {
+			d, c := viaFront("record_event", boundaryArgs())
+			if i > 0 {
+				f.front, f.frontCPU = append(f.front, d), append(f.frontCPU, c)
+			}
+			d, c = viaFront("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, ids[rng.Intn(len(ids))]))
+			if i > 0 {
+				f.frontRead, f.frontReadCPU = append(f.frontRead, d), append(f.frontReadCPU, c)
+			}
 		}
 	}
 	return f
@@ -235,10 +327,13 @@ func (m *mcpClient) call(tool, args string) time.Duration {
 	return time.Since(t0)
 }
 
-// cpu is the server process's CPU time so far (user and system), from
+// cpu is the server process's CPU time so far.
+func (m *mcpClient) cpu() time.Duration { return procCPU(m.cmd.Process.Pid) }
+
+// procCPU is a process's CPU time so far (user and system), from
 // /proc/<pid>/stat, in clock ticks of 10 ms.
-func (m *mcpClient) cpu() time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", m.cmd.Process.Pid))
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}

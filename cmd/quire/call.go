@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -42,42 +43,64 @@ func callCommand(e *env) *cli.Command {
 			if err := needArgs(c, 1, 1, "OPERATION (quire call --list shows them)"); err != nil {
 				return err
 			}
-			name := c.Args().First()
-			if _, ok := ledger.Lookup(name); !ok {
-				var names []string
-				for _, op := range ledger.Ops() {
-					names = append(names, op.Name)
+			args := func() (string, string, error) { return e.readAt("--args", c.String("args"), true) }
+			open := func() (*ledger.Ledger, func(), error) {
+				l, err := openLedger(c)
+				if err != nil {
+					return nil, nil, err
 				}
-				msg := fmt.Sprintf("no operation %q; quire call --list shows them", name)
-				if near := closest(name, names); near != "" {
-					msg = fmt.Sprintf("no operation %q; did you mean %q? (quire call --list shows them)", name, near)
-				}
-				e.printed = true
-				err := refusal.At(refusal.NotFound, "OPERATION", "%s", msg)
-				e.printJSON(err.Object())
-				return err
+				return l, func() { l.Close() }, nil
 			}
-			res, err := e.call(c, name)
-			if err == nil {
-				return e.printJSON(res)
-			}
-			e.printed = true
-			e.printJSON(refusal.Of(err).Object())
-			return err
+			return e.callOp(c.Context, c.Args().First(), args, open)
 		},
 	}
 }
 
-// call reads --args and runs the operation.
-func (e *env) call(c *cli.Context, name string) (any, error) {
-	raw, err := e.jsonBytes("--args", c.String("args"))
+// callOp is `quire call OPERATION` from its operation on: the one place
+// its answer is printed, for the command and for the resident engine
+// (resident.go), which serves the quire front's calls with a warm ledger
+// and must print byte for byte what the command prints. args gives the
+// --args text and where it came from (read only once the operation is
+// known, as it always was); open gives the ledger and what to do with it
+// after. The answer, or on a refusal the refusal object, goes to standard
+// output; a refusal is returned for fail, which says it on standard error.
+func (e *env) callOp(ctx context.Context, name string, args func() (text, from string, err error), open func() (*ledger.Ledger, func(), error)) error {
+	if _, ok := ledger.Lookup(name); !ok {
+		var names []string
+		for _, op := range ledger.Ops() {
+			names = append(names, op.Name)
+		}
+		msg := fmt.Sprintf("no operation %q; quire call --list shows them", name)
+		if near := closest(name, names); near != "" {
+			msg = fmt.Sprintf("no operation %q; did you mean %q? (quire call --list shows them)", name, near)
+		}
+		e.printed = true
+		err := refusal.At(refusal.NotFound, "OPERATION", "%s", msg)
+		e.printJSON(err.Object())
+		return err
+	}
+	res, err := e.call(ctx, args, open, name)
+	if err == nil {
+		return e.printJSON(res)
+	}
+	e.printed = true
+	e.printJSON(refusal.Of(err).Object())
+	return err
+}
+
+// call reads --args, checks it is one JSON value and runs the operation.
+func (e *env) call(ctx context.Context, args func() (string, string, error), open func() (*ledger.Ledger, func(), error), name string) (any, error) {
+	s, from, err := args()
 	if err != nil {
 		return nil, err
 	}
-	l, err := openLedger(c)
+	if err := checkJSONValue("--args", from, []byte(s)); err != nil {
+		return nil, err
+	}
+	l, done, err := open()
 	if err != nil {
 		return nil, err
 	}
-	defer l.Close()
-	return l.Call(c.Context, name, json.RawMessage(raw))
+	defer done()
+	return l.Call(ctx, name, json.RawMessage(s))
 }

@@ -5,18 +5,51 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"quire/internal/resident"
 )
 
 // TestMain lets the test binary stand in for quire: with QUIRE_TEST_AS_QUIRE
 // set it runs its arguments as quire would, so tests start real processes.
+//
+// With QUIRE_TEST_AS_FRONT set, a copy of it named quire-engine is the
+// engine and one named quire the front (front_test.go), each process
+// noting its arguments in QUIRE_TEST_ENGINE_LOG when it runs as the engine.
 func TestMain(m *testing.M) {
+	if os.Getenv("QUIRE_TEST_AS_FRONT") != "" {
+		if exe, _ := os.Executable(); filepath.Base(exe) != "quire-engine" {
+			os.Exit(resident.Front(os.Args))
+		}
+		noteEngine(os.Args[1:])
+		os.Exit(run(append([]string{"quire"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr))
+	}
 	if os.Getenv("QUIRE_TEST_AS_QUIRE") != "" {
 		os.Exit(run(append([]string{"quire"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
+}
+
+// noteEngine notes a run of the engine (TestMain): its arguments, and
+// "direct" when the test ran it rather than the front.
+func noteEngine(args []string) {
+	p := os.Getenv("QUIRE_TEST_ENGINE_LOG")
+	if p == "" {
+		return
+	}
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	how := "via-front"
+	if os.Getenv("QUIRE_TEST_DIRECT") != "" {
+		how = "direct"
+	}
+	fmt.Fprintf(f, "%s %s\n", how, strings.Join(args, " "))
 }
 
 // Eight processes record on the same run at once with quire call, without

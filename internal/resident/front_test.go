@@ -1,0 +1,49 @@
+package resident
+
+import (
+	"reflect"
+	"testing"
+)
+
+// The front takes exactly the command lines of `quire call OP` that the
+// engine reads as one (flags in the orders the engine takes); every other
+// line goes to the engine as it is.
+func TestParseCall(t *testing.T) {
+	none := func(string) (string, bool) { return "", false }
+	env := func(string) (string, bool) { return "/v", true }
+	takes := []struct {
+		args   []string
+		lookup func(string) (string, bool)
+		want   callLine
+	}{
+		{[]string{"call", "get_run"}, none, callLine{vault: ".", op: "get_run"}},
+		{[]string{"call", "get_run"}, env, callLine{vault: "/v", op: "get_run"}},
+		{[]string{"--vault", "/x", "call", "get_run", "--args", "{}", "--json"}, env, callLine{vault: "/x", op: "get_run", args: "{}", argsSet: true, json: true}},
+		{[]string{"--vault=/x", "call", "--args={}", "get_run"}, none, callLine{vault: "/x", op: "get_run", args: "{}", argsSet: true}},
+		{[]string{"call", "--json", "get_run", "--vault", "/x", "--args", "-"}, none, callLine{vault: "/x", op: "get_run", args: "-", argsSet: true, json: true}},
+		{[]string{"call", "get_run", "--args="}, none, callLine{vault: ".", op: "get_run", args: "", argsSet: true}},
+	}
+	for _, c := range takes {
+		got, ok := parseCall(c.args, c.lookup)
+		if !ok || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q: %+v %v, want %+v", c.args, got, ok, c.want)
+		}
+	}
+	leaves := [][]string{
+		{}, {"call"}, {"call", "--list"}, {"call", "--help", "get_run"}, {"call", "a", "b"},
+		{"--json", "call", "get_run"}, {"init", "dir"}, {"call", "get_run", "--args"},
+		{"call", "get_run", "--args", "{}", "--args", "{}"}, {"call", "--json", "--json", "get_run"},
+		{"--vault", "a", "--vault", "b", "call", "get_run"}, {"--vault=", "call", "get_run"},
+		{"call", "get_run", "--args", "--json"}, {"call", "-args", "{}", "get_run"},
+		{"call", "--json=true", "get_run"}, {"call", "--", "get_run"}, {"-h"}, {"--version"},
+		{"call", "get_run", "--vault"},
+	}
+	for _, args := range leaves {
+		if got, ok := parseCall(args, none); ok {
+			t.Errorf("%q taken as %+v", args, got)
+		}
+	}
+	if got, ok := parseCall([]string{"call", "get_run"}, func(string) (string, bool) { return "", true }); ok {
+		t.Errorf("QUIRE_VAULT set but empty: taken as %+v", got)
+	}
+}
