@@ -213,8 +213,10 @@ func TestLargeIndexSplitOfItsOwnAccord(t *testing.T) {
 	if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
 		t.Fatalf("git status:\n%s", s)
 	}
+	// (git status may have written a shared index of its own: with
+	// maxPercentChange 0 git too writes one at each write.)
 	left, _ := filepath.Glob(filepath.Join(dir, ".git", "sharedindex*"))
-	if len(left) > 2 || slices.ContainsFunc(left, func(p string) bool { return strings.Contains(p, "sharedindex_") }) {
+	if slices.ContainsFunc(left, func(p string) bool { return strings.Contains(p, "sharedindex_") }) {
 		t.Fatalf("left behind: %v", left)
 	}
 }

@@ -37,8 +37,15 @@ type frontKit struct {
 
 func newFrontKit(t *testing.T) *frontKit {
 	dir := t.TempDir()
+	// The runtime folder is short (a socket's path holds 107 bytes; a
+	// deep TMPDIR would send the sockets to /tmp/quire-<uid>, shared).
+	runtime, err := os.MkdirTemp("/tmp", "qrt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(runtime) })
 	k := &frontKit{t: t, front: filepath.Join(dir, "quire"), engine: filepath.Join(dir, "quire-engine"),
-		log: filepath.Join(dir, "engine.log"), runtime: t.TempDir()}
+		log: filepath.Join(dir, "engine.log"), runtime: runtime}
 	copyExecutable(t, os.Args[0], k.engine)
 	if err := os.Link(k.engine, k.front); err != nil {
 		t.Fatal(err)

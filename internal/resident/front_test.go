@@ -1,7 +1,10 @@
 package resident
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -45,5 +48,31 @@ func TestParseCall(t *testing.T) {
 	}
 	if got, ok := parseCall([]string{"call", "get_run"}, func(string) (string, bool) { return "", true }); ok {
 		t.Errorf("QUIRE_VAULT set but empty: taken as %+v", got)
+	}
+}
+
+// A runtime folder so deep that a socket's path would pass what a unix
+// socket takes sends the sockets to /tmp/quire-<uid>; a short one is used.
+func TestDirKeepsSocketPathsShort(t *testing.T) {
+	short, err := os.MkdirTemp("/tmp", "qrd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(short)
+	t.Setenv("XDG_RUNTIME_DIR", short)
+	if dir, err := Dir(); err != nil || dir != filepath.Join(short, "quire") {
+		t.Fatalf("Dir() = %q, %v", dir, err)
+	}
+	deep := filepath.Join(short, strings.Repeat("d", 80))
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", deep)
+	dir, err := Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sock := Socket(dir, "/v", "env", "/e"); len(sock) >= maxSocketPath || !strings.HasPrefix(dir, "/tmp/quire-") {
+		t.Fatalf("a deep runtime folder gives the socket %q (%d bytes)", sock, len(sock))
 	}
 }

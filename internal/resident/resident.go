@@ -124,15 +124,20 @@ type Answer struct {
 }
 
 // Dir is the folder of the residents' sockets: $XDG_RUNTIME_DIR/quire
-// when XDG_RUNTIME_DIR is set, else quire-<uid> in the temporary folder;
-// made 0700 when missing, refused when it is not a folder of this user's
-// that only this user can enter (a symlink, another owner, open to others).
+// when XDG_RUNTIME_DIR is set, else quire-<uid> in the temporary folder,
+// and /tmp/quire-<uid> when either would make a socket's path longer than
+// a unix socket takes (108 bytes with its NUL: a deep TMPDIR); made 0700
+// when missing, refused when it is not a folder of this user's that only
+// this user can enter (a symlink, another owner, open to others).
 func Dir() (string, error) {
 	var dir string
 	if base := os.Getenv("XDG_RUNTIME_DIR"); base != "" {
 		dir = filepath.Join(base, "quire")
 	} else {
 		dir = filepath.Join(os.TempDir(), fmt.Sprintf("quire-%d", os.Getuid()))
+	}
+	if len(dir)+1+socketNameLen >= maxSocketPath {
+		dir = filepath.Join("/tmp", fmt.Sprintf("quire-%d", os.Getuid()))
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", err
@@ -152,6 +157,11 @@ func Dir() (string, error) {
 	}
 	return dir, nil
 }
+
+const (
+	socketNameLen = 32 + len(".sock")
+	maxSocketPath = 108 // sun_path on Linux, its NUL included
+)
 
 // Socket is the path of the socket of the resident of the vault at root
 // (absolute) for the environment fingerprint env and the engine at the
