@@ -11,6 +11,19 @@ import (
 	"time"
 )
 
+// commitNow commits paths under the vault's lock, then waits for the
+// compaction the commit may have started (git runs after it in the tests).
+func commitNow(t *testing.T, v *Vault, paths ...string) {
+	t.Helper()
+	if err := v.Locked(func() error {
+		_, err := v.Commit(paths, Signature{Name: "agent-7", When: time.Now()}, "finance: step")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	v.compacting.Wait()
+}
+
 // Any set of positions written as git's EWAH bitmap reads back as the same
 // bits: runs of empty words, words full of bits, a lone last bit.
 func TestEWAHRoundTrip(t *testing.T) {
@@ -70,16 +83,7 @@ func TestSplitIndexUnderAnySequenceOfWrites(t *testing.T) {
 			gitOut(t, dir, "config", "splitIndex.maxPercentChange", pct)
 			rels := manyFiles(t, dir, runs)
 			rng := rand.New(rand.NewSource(int64(len(pct))))
-			commit := func(paths ...string) {
-				t.Helper()
-				if err := v.Locked(func() error {
-					_, err := v.Commit(paths, Signature{Name: "agent-7", When: time.Now()}, "finance: step")
-					return err
-				}); err != nil {
-					t.Fatal(err)
-				}
-				v.compacting.Wait()
-			}
+			commit := func(paths ...string) { t.Helper(); commitNow(t, v, paths...) }
 			check := func(when string) {
 				t.Helper()
 				if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
@@ -156,15 +160,7 @@ func TestLargeIndexSplitOfItsOwnAccord(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	commit := func(paths ...string) {
-		t.Helper()
-		if err := v.Locked(func() error {
-			_, err := v.Commit(paths, Signature{Name: "agent-7", When: time.Now()}, "finance: step")
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	commit := func(paths ...string) { t.Helper(); commitNow(t, v, paths...) }
 	rels := manyFiles(t, dir, 10)
 	commit("playbook-runs", "x")
 	if split, _ := splitOnDisk(t, dir); split {
@@ -242,13 +238,7 @@ func TestLargeLooseObjectsStoredAndCompacted(t *testing.T) {
 		t.Helper()
 		big[0] = byte('0' + n)
 		os.WriteFile(filepath.Join(dir, "playbook-runs", "r", "big.txt"), big, 0o644)
-		if err := v.Locked(func() error {
-			_, err := v.Commit([]string{"playbook-runs/r"}, Signature{Name: "agent-7", When: time.Now()}, "finance: big")
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		v.compacting.Wait()
+		commitNow(t, v, "playbook-runs/r")
 	}
 	write(0)
 	id := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD:playbook-runs/r/big.txt"))

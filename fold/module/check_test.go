@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"quire/internal/gomod"
 	"strings"
 	"testing"
 	"time"
@@ -186,7 +187,7 @@ func TestSyntaxOnly(t *testing.T) {
 func TestFindCompilerResolvesTheWrapper(t *testing.T) {
 	c := compiler(t)
 	// QUIRE_TSC may name npm's wrapper; the native binary beside it is used.
-	wrapper := strings.TrimSuffix(moduleRoot("."), "/") + "/.tools/node_modules/.bin/tsc"
+	wrapper := strings.TrimSuffix(gomod.Around("."), "/") + "/.tools/node_modules/.bin/tsc"
 	if _, err := os.Stat(wrapper); err != nil {
 		t.Skip("no .tools copy")
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"quire/internal/gomod"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -146,12 +147,12 @@ func findCompiler(root, setting string) (Compiler, error) {
 		places = append(places, at(root))
 	} else {
 		if wd, err := os.Getwd(); err == nil {
-			if r := moduleRoot(wd); r != "" {
+			if r := gomod.Around(wd); r != "" {
 				places = append(places, at(r))
 			}
 		}
 		if exeErr == nil {
-			if r := moduleRoot(filepath.Dir(exe)); r != "" {
+			if r := gomod.Around(filepath.Dir(exe)); r != "" {
 				places = append(places, at(r))
 			}
 		}
@@ -174,20 +175,6 @@ func findCompiler(root, setting string) (Compiler, error) {
 		looked = append(looked, fmt.Sprintf("%s (%v)", p, err))
 	}
 	return Compiler{}, &NoCompiler{Looked: looked}
-}
-
-// moduleRoot walks up from dir to the first directory holding go.mod.
-func moduleRoot(dir string) string {
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return ""
-		}
-		dir = up
-	}
 }
 
 // resolve turns a tsc path into the native binary and its lib directory.

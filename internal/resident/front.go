@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"quire/internal/gomod"
 	"runtime"
 	"strings"
 )
@@ -262,7 +263,7 @@ func start(engine, root, sock, wd string) {
 	cmd := exec.Command(engine, "resident", "--vault", root)
 	// It works in the module folder around the caller's (its fingerprint
 	// names it), else in /, so that it keeps no other folder busy.
-	cmd.Dir = ModuleAround(wd)
+	cmd.Dir = gomod.Around(wd)
 	if cmd.Dir == "" {
 		cmd.Dir = "/"
 	}

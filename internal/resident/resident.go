@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"quire/internal/gomod"
 	"strings"
 )
 
@@ -75,26 +76,8 @@ func Fingerprint(getenv func(string) string, wd string) string {
 	for _, k := range envKeys {
 		b.WriteString(k + "=" + getenv(k) + "\x00")
 	}
-	b.WriteString("module=" + ModuleAround(wd))
+	b.WriteString("module=" + gomod.Around(wd))
 	return b.String()
-}
-
-// ModuleAround is the nearest folder at or above dir that holds a go.mod,
-// "" when none does (as fold/module's moduleRoot finds it).
-func ModuleAround(dir string) string {
-	if dir == "" {
-		return ""
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return ""
-		}
-		dir = up
-	}
 }
 
 // Request is one `quire call` as the front resolved it.
