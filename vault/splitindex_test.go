@@ -168,13 +168,12 @@ func TestLargeIndexSplitOfItsOwnAccord(t *testing.T) {
 	}
 	rels = append(rels, manyFiles(t, dir, 30)...)
 	commit("playbook-runs")
-	split, size := splitOnDisk(t, dir)
-	if !split {
+	if split, _ := splitOnDisk(t, dir); !split {
 		t.Fatal("an index of 90 entries was not split")
 	}
 	AppendLine(filepath.Join(dir, rels[5]), []byte("{}\n"))
 	commit(filepath.Dir(rels[5]))
-	if split, size = splitOnDisk(t, dir); !split || size > 400 {
+	if split, size := splitOnDisk(t, dir); !split || size > 400 {
 		t.Fatalf("a boundary wrote a split index of %d bytes (split: %v)", size, split)
 	}
 	old, _ := filepath.Glob(filepath.Join(dir, ".git", "sharedindex.*"))

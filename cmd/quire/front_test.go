@@ -28,11 +28,11 @@ import (
 // of its own for the residents' sockets. Every resident it starts is
 // stopped when the test ends.
 type frontKit struct {
-	t                     *testing.T
-	front, engine, log    string
-	runtime               string // XDG_RUNTIME_DIR
-	env                   []string
-	startedIn, socketsDir string
+	t                  *testing.T
+	front, engine, log string
+	runtime            string // XDG_RUNTIME_DIR
+	env                []string
+	socketsDir         string
 }
 
 func newFrontKit(t *testing.T) *frontKit {
