@@ -337,8 +337,11 @@ func TestResidentLifetime(t *testing.T) {
 	}
 
 	// Calls until one is served by a resident (one may start and leave
-	// while a loaded machine runs the engine), then none: it leaves.
-	idle := []string{"QUIRE_RESIDENT_IDLE=500ms"}
+	// while a loaded machine runs the engine), then none: it leaves. The
+	// idle time is longer than a front's start under -race (the front here
+	// is the test binary, over a second to start with the race detector),
+	// or every resident would leave before the next call reached it.
+	idle := []string{"QUIRE_RESIDENT_IDLE=3s"}
 	sock := k.socket(dir, cwd)
 	pid := 0
 	for try := 0; pid == 0; try++ {
