@@ -4,14 +4,23 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 )
 
 // quire runs the CLI with args and returns its exit code, stdout and stderr.
+// inProcess serializes the commands the tests run in this process: run is
+// made for one call a process (urfave/cli writes to flags every app shares,
+// its own HelpFlag among them), and parallel tests calling it at once race
+// on them (the race detector found it). The binary never runs it twice.
+var inProcess sync.Mutex
+
 func quire(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
+	inProcess.Lock()
 	code := run(append([]string{"quire"}, args...), strings.NewReader(stdin), &out, &errb)
+	inProcess.Unlock()
 	return code, out.String(), errb.String()
 }
 
