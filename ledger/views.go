@@ -43,7 +43,11 @@ type views struct {
 type keeperOf struct {
 	k     *fold.Keeper
 	stamp int64 // the playbook's events.jsonl size and playbook.md's mtime when its pages were registered
-	ids   map[string]bool
+	// reg is held while its pages are registered: two callers that find
+	// the stamp stale (a write's wake and a read) register one at a time
+	// (ids is read and replaced there; the race detector found it).
+	reg sync.Mutex
+	ids map[string]bool
 }
 
 // playbookHistory is what a keeper reads: the playbook's history in
@@ -216,6 +220,14 @@ func (l *Ledger) keeper(playbook string) (*keeperOf, error) {
 		}
 	}
 	fresh := ko.stamp == stamp
+	v.mu.Unlock()
+	if fresh {
+		return ko, nil
+	}
+	ko.reg.Lock()
+	defer ko.reg.Unlock()
+	v.mu.Lock()
+	fresh = ko.stamp == stamp // registered meanwhile by another caller
 	v.mu.Unlock()
 	if fresh {
 		return ko, nil
