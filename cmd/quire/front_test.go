@@ -198,15 +198,7 @@ func TestFrontAndResident(t *testing.T) {
 	t.Parallel()
 	k := newFrontKit(t)
 	dir, v, project := newCLIVault(t)
-	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
-	quire(t, "", v, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
-	code, out, _ := quire(t, "", v, "call", "run_definition", "--args", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, project))
-	var r struct {
-		RunID string `json:"run_id"`
-	}
-	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
-		t.Fatalf("run_definition: %d %s", code, out)
-	}
+	r := struct{ RunID string }{closeRun(t, v, project)}
 	cwd := t.TempDir()
 	os.WriteFile(filepath.Join(cwd, "args.json"), []byte(`{"playbook":"finance"}`), 0o644)
 

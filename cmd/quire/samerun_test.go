@@ -58,15 +58,7 @@ func noteEngine(args []string) {
 func TestEightProcessesOnOneRun(t *testing.T) {
 	t.Parallel()
 	dir, v, project := newCLIVault(t)
-	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
-	quire(t, "", v, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
-	code, out, _ := quire(t, "", v, "call", "run_definition", "--args", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, project))
-	var r struct {
-		RunID string `json:"run_id"`
-	}
-	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
-		t.Fatalf("run_definition: %d %s", code, out)
-	}
+	r := struct{ RunID string }{closeRun(t, v, project)}
 	const procs, rounds = 8, 3
 	acked := map[string]bool{}
 	for round := range rounds {
@@ -103,7 +95,7 @@ func TestEightProcessesOnOneRun(t *testing.T) {
 			t.FailNow()
 		}
 	}
-	code, out, _ = quire(t, "", v, "call", "list_playbook_events", "--args", `{"playbook":"finance","limit":1000}`)
+	code, out, _ := quire(t, "", v, "call", "list_playbook_events", "--args", `{"playbook":"finance","limit":1000}`)
 	var page struct {
 		Events []struct {
 			ID  string
@@ -134,4 +126,20 @@ func TestEightProcessesOnOneRun(t *testing.T) {
 	if out, err := exec.Command("git", "-C", dir, "fsck", "--strict").CombinedOutput(); err != nil {
 		t.Fatalf("git fsck: %v\n%s", err, out)
 	}
+}
+
+// closeRun makes the playbook finance with a workflow close in the CLI
+// vault v and starts a run of it, answering its id.
+func closeRun(t *testing.T, v, project string) string {
+	t.Helper()
+	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
+	quire(t, "", v, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
+	code, out, _ := quire(t, "", v, "call", "run_definition", "--args", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, project))
+	var r struct {
+		RunID string `json:"run_id"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("run_definition: %d %s", code, out)
+	}
+	return r.RunID
 }
