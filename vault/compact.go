@@ -758,8 +758,9 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject) error {
 			if b.typ != typ || b.depth >= compactMaxDepth || len(data) < len(b.data)>>4 || len(b.data) < len(data)>>4 {
 				continue
 			}
-			d := affixDelta(b.data, data) // one place changed: found by comparing bytes
-			if len(d) >= len(data)/32 {
+			// One place changed: found by comparing bytes.
+			d := affixDelta(b.data, data, len(data)/64)
+			if d == nil {
 				d = packfile.DiffDelta(b.data, data)
 			}
 			if len(d) < len(data)/2 && (best == nil || len(d) < len(best)) {
@@ -785,8 +786,11 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject) error {
 		window = append(window, windowEntry{typ: typ, data: data, off: off, depth: depth})
 		held += len(data)
 		for len(window) > compactWindow || held > compactWindowBytes {
+			// Shifted down, not resliced: window[1:] keeps the dropped
+			// entry's data reachable from the array behind it until an
+			// append moves it, which held up to twice the window.
 			held -= len(window[0].data)
-			window = window[1:]
+			window = append(window[:0], window[1:]...)
 		}
 	}
 	return nil

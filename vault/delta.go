@@ -7,8 +7,11 @@ package vault
 // log at its end), so this is as small as a delta gets, found by comparing
 // bytes, where go-git's DiffDelta first indexes the whole base (half of a
 // compaction's time at 20,000 runs, with a 1.6 MB playbook-runs/ tree a
-// boundary). The caller falls back to DiffDelta when it is not small.
-func affixDelta(base, target []byte) []byte {
+// boundary). It answers nil, having allocated nothing, when more than most
+// bytes lie between (the caller then falls back to DiffDelta): compaction
+// tries each object against every one in its window, and a delta built only
+// to be dropped was most of its garbage.
+func affixDelta(base, target []byte, most int) []byte {
 	n := min(len(base), len(target))
 	p := 0
 	for p < n && base[p] == target[p] {
@@ -19,6 +22,9 @@ func affixDelta(base, target []byte) []byte {
 		s++
 	}
 	mid := target[p : len(target)-s]
+	if len(mid) > most {
+		return nil
+	}
 	d := make([]byte, 0, 32+len(mid)+len(mid)/127+(p+s)/deltaCopyMax*8)
 	d = appendDeltaSize(d, len(base))
 	d = appendDeltaSize(d, len(target))

@@ -15,7 +15,7 @@ import (
 func TestAffixDeltaMakesTheTarget(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	sizes := []int{0, 1, 127, 128, 0xffff, 0x10000, 0x10001, 200000}
-	tried := 0
+	tried, refused := 0, 0
 	for i := 0; i < 400; i++ {
 		base := make([]byte, sizes[rng.Intn(len(sizes))]+rng.Intn(3))
 		rng.Read(base)
@@ -40,13 +40,22 @@ func TestAffixDeltaMakesTheTarget(t *testing.T) {
 			continue // packLoose deltifies only these (and go-git reads no delta of an empty base)
 		}
 		tried++
-		d := affixDelta(base, target)
+		most := rng.Intn(len(target) + 1)
+		d := affixDelta(base, target, most)
+		if d == nil {
+			// Refused: more than most bytes lie between. It still makes
+			// a delta with no bound, and that is checked below.
+			refused++
+			d = affixDelta(base, target, len(target))
+		} else if len(d) > 32+most+most/127+(len(base)+len(target))/deltaCopyMax*8 {
+			t.Fatalf("case %d: a delta of %d bytes within a bound of %d inserted", i, len(d), most)
+		}
 		got, err := packfile.PatchDelta(base, d)
 		if err != nil || !bytes.Equal(got, target) {
 			t.Fatalf("case %d: base %d bytes, target %d: patched %d bytes, %v", i, len(base), len(target), len(got), err)
 		}
 	}
-	if tried < 100 {
-		t.Fatalf("only %d cases tried", tried)
+	if tried < 100 || refused == 0 || refused == tried {
+		t.Fatalf("%d cases tried, %d refused: the bound was not exercised both ways", tried, refused)
 	}
 }
