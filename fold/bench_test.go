@@ -82,11 +82,12 @@ func BenchmarkSandboxPage(b *testing.B) {
 }
 
 // BenchmarkShapeCheckCost measures what checking the shapes after every
-// fold, in the sandbox, costs beside checking them in Go once a page (as
-// quire did before): the spec's three example pages, 20,000 events each
-// in pages of 1,000, each page folded by both pools in turn, so that the
-// two share whatever else the machine runs. It reports events/s of each
-// (events/s and page-check-events/s) for each page.
+// fold costs, and what the fused walk saves of it: the spec's three
+// example pages, 20,000 events each in pages of 1,000, each page folded by
+// three pools in turn, so that they share whatever else the machine runs:
+// shapes checked in the copy's walk (what ships: events/s), after it in
+// a walk of their own (as issue 11 first shipped: unfused-events/s), and
+// in Go once a page, as quire did before (page-check-events/s).
 func BenchmarkShapeCheckCost(b *testing.B) {
 	const n = 20_000
 	for _, name := range []string{"morning-social-content", "close-the-month", "fulfill-order"} {
@@ -105,6 +106,11 @@ func BenchmarkShapeCheckCost(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer perPage.Close()
+			unfused, err := NewPool(PoolOptions{unfused: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer unfused.Close()
 			fold := func(p *Pool, views json.RawMessage, page []Event) (json.RawMessage, time.Duration) {
 				t0 := time.Now()
 				r, err := p.Fold(context.Background(), prog, views, page)
@@ -115,22 +121,26 @@ func BenchmarkShapeCheckCost(b *testing.B) {
 			}
 			fold(perFold, nil, events[:10]) // the workers started and the module loaded
 			fold(perPage, nil, events[:10])
+			fold(unfused, nil, events[:10])
 			b.ResetTimer()
-			var inFold, inPage time.Duration
+			var inFold, inPage, inUnfused time.Duration
 			for range b.N {
-				var a, c json.RawMessage
+				var a, c, u json.RawMessage
 				for i := 0; i < n; i += 1000 {
 					var d time.Duration
 					a, d = fold(perFold, a, events[i:i+1000])
 					inFold += d
+					u, d = fold(unfused, u, events[i:i+1000])
+					inUnfused += d
 					c, d = fold(perPage, c, events[i:i+1000])
 					inPage += d
 				}
-				if string(a) != string(c) {
-					b.Fatalf("the two pools fold other views:\n%.300s\n%.300s", a, c)
+				if string(a) != string(c) || string(a) != string(u) {
+					b.Fatalf("the pools fold other views:\n%.300s\n%.300s\n%.300s", a, u, c)
 				}
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/inFold.Seconds(), "events/s")
+			b.ReportMetric(float64(n)*float64(b.N)/inUnfused.Seconds(), "unfused-events/s")
 			b.ReportMetric(float64(n)*float64(b.N)/inPage.Seconds(), "page-check-events/s")
 		})
 	}

@@ -30,13 +30,24 @@ const engineRunner = `globalThis.__run = function (copy) {
 // process. It answers the events/s of the folds alone, of the folds with
 // the JSON round trip of the views between them, and the views the
 // latter ends with.
-func engineRates(b *testing.B, js string, lines []string) (bare, withJSON float64, views string) {
+func engineRates(b testing.TB, js string, lines []string) (bare, withJSON float64, views string) {
+	rate := newEngine(b, js, lines)
+	defer rate(false, true)
+	bare, _ = rate(false, false)
+	withJSON, views = rate(true, false)
+	return bare, withJSON, views
+}
+
+// newEngine loads the module into a runtime of the engine with the
+// events, and answers a function that folds them all, with the views
+// through JSON between folds or not, and answers events/s and the views
+// (or, with done, closes the runtime).
+func newEngine(b testing.TB, js string, lines []string) func(copy, done bool) (float64, string) {
 	b.Helper()
 	rt, err := qjs.New(qjs.Option{CWD: b.TempDir(), Context: context.Background()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer rt.Close()
 	if _, err := rt.Eval(moduleFile, qjs.Code(js+"\nimport * as __ns from './"+moduleFile+"'; globalThis.__fold = __ns.fold;\n"), qjs.TypeModule()); err != nil {
 		b.Fatalf("engine: loading the module: %v", err)
 	}
@@ -45,7 +56,11 @@ func engineRates(b *testing.B, js string, lines []string) (bare, withJSON float6
 	}
 	c := rt.Context()
 	c.Global().SetPropertyStr("__lines", c.NewString(strings.Join(lines, "\n")))
-	rate := func(copy bool) (float64, string) {
+	return func(copy, done bool) (float64, string) {
+		if done {
+			rt.Close()
+			return 0, ""
+		}
 		code := "__run(false)"
 		if copy {
 			code = "__run(true)"
@@ -59,7 +74,4 @@ func engineRates(b *testing.B, js string, lines []string) (bare, withJSON float6
 		defer v.Free()
 		return float64(len(lines)) / d.Seconds(), v.String()
 	}
-	bare, _ = rate(false)
-	withJSON, views = rate(true)
-	return bare, withJSON, views
 }

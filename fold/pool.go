@@ -39,6 +39,10 @@ type PoolOptions struct {
 	// did before (so a view of the wrong shape that a later fold of the
 	// same page mends goes unseen).
 	shapesOncePerPage bool
+	// unfused, for the tests that hold the sandbox's fused walk to the
+	// copy and check it replaces, and for the benchmark of what it
+	// saves: the sandbox copies each view and then checks its shape.
+	unfused bool
 }
 
 // Pool folds pages of events in worker processes, each with a QuickJS
@@ -160,8 +164,11 @@ func (p *Pool) call(ctx context.Context, prog *Program, views json.RawMessage, e
 	// leaves every fold of the page its whole time.
 	backstop := time.Duration(len(events))*(p.lim.Timeout+time.Second) + 30*time.Second
 	shapes := prog.shapes
-	if p.opts.shapesOncePerPage || p.opts.Check != nil {
+	switch {
+	case p.opts.shapesOncePerPage || p.opts.Check != nil:
 		shapes = prog.unshaped // Go checks them, as the pool's Check says
+	case p.opts.unfused:
+		shapes = prog.unfused
 	}
 	h, out, err := w.fold(ctx, prog, shapes, p.lim, views, events, crash, backstop)
 	p.put(w)

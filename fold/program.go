@@ -30,8 +30,9 @@ type Program struct {
 	// shapes is data.views as a JSON object, each name with its shape's
 	// name, for the sandbox to check every fold against; unshaped names
 	// the views alone (each shape ""), for a pool that checks the shapes
-	// in Go once a page.
-	shapes, unshaped string
+	// in Go once a page; unfused names each shape "check:" and its name,
+	// checked after the copy rather than in it.
+	shapes, unshaped, unfused string
 }
 
 // NewProgram makes a Program; its key (the hash of the JavaScript and the
@@ -53,12 +54,14 @@ func (p *Program) init() {
 	sort.Strings(names)
 	shapes := make(map[string]string, len(names))
 	unshaped := make(map[string]string, len(names))
+	unfused := make(map[string]string, len(names))
 	for _, n := range names {
-		shapes[n], unshaped[n] = p.Views[n], ""
+		shapes[n], unshaped[n], unfused[n] = p.Views[n], "", "check:"+p.Views[n]
 	}
 	sb, _ := json.Marshal(shapes)
 	ub, _ := json.Marshal(unshaped)
-	p.shapes, p.unshaped = string(sb), string(ub)
+	fb, _ := json.Marshal(unfused)
+	p.shapes, p.unshaped, p.unfused = string(sb), string(ub), string(fb)
 	h := sha256.New()
 	h.Write([]byte(p.JS))
 	h.Write([]byte{0})

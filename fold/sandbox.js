@@ -181,20 +181,19 @@
     }
   }
 
-  // copyView copies what a fold returned as JSON would give it back:
+  // copy(x, d) copies a value at depth d as JSON would give it back:
   // plain objects (keys in their order) and lists of text, finite
   // numbers (a negative zero as 0), booleans and null; an object two
   // members share is copied twice; symbol keys and the members that are
-  // not enumerable are left out. It answers null when out is not JSON
-  // (unfit tells why), else copyOut with the copy and an upper bound of
-  // its size as JSON text.
+  // not enumerable are left out. It sets bad when x is not JSON (unfit
+  // tells why), and adds to bound an upper bound of the copy's size as
+  // JSON text.
   //
   // It recurses (cheaper than a stack of its own in QuickJS) down to
   // recurseDepth levels, and below that walks with a stack of its own:
   // QuickJS built for WASI does not check its C stack, which holds some
   // 200 frames of JavaScript.
   const recurseDepth = 48;
-  const copyOut = { v: null, bound: 0 };
   let bound = 0;
   let bad = false;
   function set(dst, k, y) {
@@ -276,23 +275,16 @@
     }
     return holder[0];
   }
-  function copyView(out) {
-    bound = 0;
-    bad = false;
-    const v = copy(out, 0);
-    if (bad) return null;
-    copyOut.v = v;
-    copyOut.bound = bound;
-    return copyOut;
-  }
 
   // --- The shapes, checked after every fold (output-shapes.md). fits
   // says whether a view matches its shape, with the rules the shape adds,
   // as ledger/shape's Check says of its JSON text: the same fields,
   // bounds, names once each, a low at most its value and a high at least
   // it, every at in its period's form and later than the one before, and
-  // a row of one cell for each column. It walks the copy the driver made,
-  // so every object is plain and every number finite. A view it refuses
+  // a row of one cell for each column. The driver checks a view with it
+  // only when its shape's copier (the fused walk, below) declined the
+  // view; it walks the copy copy made, so every object is plain and every
+  // number finite. A view it refuses
   // stalls the views at that fold; Go then checks it again, and the stall
   // gives ledger/shape's words. (A module runs no code before the sandbox
   // is sealed: fold/module refuses top-level statements. Go checks the
@@ -599,6 +591,300 @@
   shapeFits.table = fitsTable;
   shapeFits.text = fitsText;
 
+  // --- The fused walk: the copy and the shape check in one visit of each
+  // value. A view of a shape is copied by its shape's copier, which reads
+  // each member once (as copy does), keeps what copy would keep, in the
+  // same order, adds the same to bound, and checks what its shape's fits
+  // function checks as it goes. It answers undefined for anything it does
+  // not expect, JSON or not: the driver then copies that view with copy
+  // and checks it with fits, as before, so what a copier declines is
+  // judged, and worded, exactly as without it. (A second visit of every
+  // value was a quarter of the whole path's time: docs/fold-speed.md.)
+  function isPlain(x) {
+    if (typeof x !== 'object' || x === null || isArray(x)) return false;
+    const proto = getProto(x);
+    return proto === ObjectProto || proto === null;
+  }
+  // copyRecord copies a point (key 'at') or a value of categories (key
+  // 'name'): key as text, value, low and high finite numbers, nothing
+  // else, a low at most the value and a high at least it.
+  function copyRecord(r, key) {
+    if (!isPlain(r)) return undefined;
+    const out = {};
+    let hasKey = false, hasValue = false, hasLow = false, hasHigh = false;
+    bound += 2;
+    const ks = objectKeys(r); // for in gives the same keys (r is plain), in this engine more slowly
+    for (let i = 0; i < ks.length; i++) {
+      const k = ks[i];
+      const y = r[k];
+      if (k === key) {
+        if (typeof y !== 'string') return undefined;
+        out[k] = y;
+        hasKey = true;
+        bound += 6 * y.length + 2;
+      } else {
+        if (k === 'value') hasValue = true;
+        else if (k === 'low') hasLow = true;
+        else if (k === 'high') hasHigh = true;
+        else return undefined;
+        if (typeof y !== 'number' || !numberIsFinite(y)) return undefined;
+        out[k] = y === 0 ? 0 : y;
+        bound += 24;
+      }
+      bound += 6 * k.length + 4;
+    }
+    if (!hasKey || !hasValue) return undefined;
+    const v = out.value;
+    if ((hasLow && out.low > v) || (hasHigh && out.high < v)) return undefined;
+    return out;
+  }
+  // copyName copies a name, a label or a unit.
+  function copyName(x) {
+    if (!isName(x)) return undefined;
+    bound += 6 * x.length + 2;
+    return x;
+  }
+  // copyNamed copies an object whose members are names (those of
+  // allowed), each name of required among them: a column, a line's
+  // name aside.
+  function copyNames(o, allowed, required) {
+    if (!isPlain(o)) return undefined;
+    const out = {};
+    bound += 2;
+    for (const k in o) {
+      if (allowed[k] !== true) return undefined;
+      const y = copyName(o[k]);
+      if (y === undefined) return undefined;
+      out[k] = y;
+      bound += 6 * k.length + 4;
+    }
+    for (let i = 0; i < required.length; i++) if (!hasOwn(out, required[i])) return undefined;
+    return out;
+  }
+  function copyPoints(points, f) {
+    if (!isArray(points)) return undefined;
+    const n = points.length;
+    const out = [];
+    let prevSec = 0, prevFrac = '';
+    for (let j = 0; j < n; j++) {
+      const p = copyRecord(points[j], 'at');
+      if (p === undefined || !parseAtOnce(f, p.at)) return undefined;
+      if (j > 0 && !(atSec > prevSec || (atSec === prevSec && atFrac > prevFrac))) return undefined;
+      prevSec = atSec;
+      prevFrac = atFrac;
+      out.push(p);
+    }
+    bound += 2 + n;
+    return out;
+  }
+  function copySeries(v) {
+    if (!isPlain(v)) return undefined;
+    const out = {};
+    let lines, marks, hasLines = false, hasMarks = false, f = formTime;
+    bound += 2;
+    for (const k in v) {
+      const x = v[k];
+      switch (k) {
+        case 'unit':
+          if ((out.unit = copyName(x)) === undefined) return undefined;
+          break;
+        case 'period':
+          if (typeof x !== 'string' || periodForms[x] === undefined) return undefined;
+          f = periodForms[x];
+          out.period = x;
+          bound += 6 * x.length + 2;
+          break;
+        case 'origin':
+          if (typeof x !== 'string') return undefined;
+          out.origin = x;
+          bound += 6 * x.length + 2;
+          break;
+        case 'lines':
+          lines = x;
+          hasLines = true;
+          out.lines = null; // its place among the keys; copied below, once the period is known
+          break;
+        case 'marks':
+          marks = x;
+          hasMarks = true;
+          out.marks = null;
+          break;
+        default:
+          return undefined;
+      }
+      bound += 6 * k.length + 4;
+    }
+    if (hasOwn(out, 'origin') && !parseAt(f, out.origin)) return undefined;
+    if (!hasLines || !isArray(lines) || lines.length < 1 || lines.length > 20) return undefined;
+    const seen = createObject(null);
+    const ls = [];
+    let total = 0;
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i];
+      if (!isPlain(line)) return undefined;
+      const l = {};
+      let hasName = false, hasPoints = false;
+      bound += 2;
+      for (const k in line) {
+        const x = line[k];
+        if (k === 'name') {
+          if ((l.name = copyName(x)) === undefined) return undefined;
+          const key = nameKey(x);
+          if (seen[key] === true) return undefined;
+          seen[key] = true;
+          hasName = true;
+        } else if (k === 'points') {
+          if (!isArray(x) || (total += x.length) > 2000) return undefined;
+          if ((l.points = copyPoints(x, f)) === undefined) return undefined;
+          hasPoints = true;
+        } else return undefined;
+        bound += 6 * k.length + 4;
+      }
+      if (!hasName || !hasPoints) return undefined;
+      ls.push(l);
+    }
+    bound += 2 + lines.length;
+    out.lines = ls;
+    if (hasMarks) {
+      if (!isArray(marks) || marks.length > 8) return undefined;
+      const ms = [];
+      for (let i = 0; i < marks.length; i++) {
+        const m = marks[i];
+        if (!isPlain(m)) return undefined;
+        const c = {};
+        let hasLabel = false, hasValue = false;
+        bound += 2;
+        for (const k in m) {
+          const x = m[k];
+          if (k === 'label') {
+            if ((c.label = copyName(x)) === undefined) return undefined;
+            hasLabel = true;
+          } else if (k === 'value') {
+            if (typeof x !== 'number' || !numberIsFinite(x)) return undefined;
+            c.value = x === 0 ? 0 : x;
+            hasValue = true;
+            bound += 24;
+          } else return undefined;
+          bound += 6 * k.length + 4;
+        }
+        if (!hasLabel || !hasValue) return undefined;
+        ms.push(c);
+      }
+      bound += 2 + marks.length;
+      out.marks = ms;
+    }
+    return out;
+  }
+  function copyCategories(v) {
+    if (!isPlain(v)) return undefined;
+    const out = {};
+    let hasValues = false;
+    bound += 2;
+    for (const k in v) {
+      const x = v[k];
+      if (k === 'unit') {
+        if ((out.unit = copyName(x)) === undefined) return undefined;
+      } else if (k === 'values') {
+        if (!isArray(x) || x.length < 1 || x.length > 200) return undefined;
+        const seen = createObject(null);
+        const vs = [];
+        for (let i = 0; i < x.length; i++) {
+          const r = copyRecord(x[i], 'name');
+          if (r === undefined || !isName(r.name)) return undefined;
+          const key = nameKey(r.name);
+          if (seen[key] === true) return undefined;
+          seen[key] = true;
+          vs.push(r);
+        }
+        bound += 2 + x.length;
+        out.values = vs;
+        hasValues = true;
+      } else return undefined;
+      bound += 6 * k.length + 4;
+    }
+    return hasValues ? out : undefined;
+  }
+  function copyTable(v) {
+    if (!isPlain(v)) return undefined;
+    const out = {};
+    let columns, rows, hasColumns = false, hasRows = false;
+    bound += 2;
+    for (const k in v) {
+      if (k === 'columns') {
+        columns = v[k];
+        hasColumns = true;
+      } else if (k === 'rows') {
+        rows = v[k];
+        hasRows = true;
+      } else return undefined;
+      out[k] = null; // its place among the keys
+      bound += 6 * k.length + 4;
+    }
+    if (!hasColumns || !hasRows || !isArray(columns) || columns.length < 1 || columns.length > 50) return undefined;
+    const seen = createObject(null);
+    const cs = [];
+    for (let i = 0; i < columns.length; i++) {
+      const c = copyNames(columns[i], columnKeys, columnRequired);
+      if (c === undefined) return undefined;
+      const key = nameKey(c.name);
+      if (seen[key] === true) return undefined;
+      seen[key] = true;
+      cs.push(c);
+    }
+    bound += 2 + columns.length;
+    out.columns = cs;
+    if (!isArray(rows) || rows.length > 500) return undefined;
+    const width = columns.length;
+    const rs = [];
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i];
+      if (!isArray(row) || row.length !== width) return undefined;
+      const r = [];
+      for (let j = 0; j < width; j++) {
+        const cell = row[j];
+        switch (typeof cell) {
+          case 'string': bound += 6 * cell.length + 2; r.push(cell); break;
+          case 'boolean': bound += 5; r.push(cell); break;
+          case 'number':
+            if (!numberIsFinite(cell)) return undefined;
+            bound += 24;
+            r.push(cell === 0 ? 0 : cell);
+            break;
+          default:
+            if (cell !== null) return undefined;
+            bound += 4;
+            r.push(null);
+        }
+      }
+      bound += 2 + width;
+      rs.push(r);
+    }
+    bound += 2 + rows.length;
+    out.rows = rs;
+    return out;
+  }
+  function copyText(v) {
+    if (!isPlain(v)) return undefined;
+    const out = {};
+    bound += 2;
+    for (const k in v) {
+      const x = v[k];
+      if (k !== 'text' || typeof x !== 'string' || !(x.length <= 21845 || utf8Bytes(x) <= 65536)) return undefined;
+      out.text = x;
+      bound += 6 * x.length + 2 + 6 * k.length + 4;
+    }
+    return hasOwn(out, 'text') ? out : undefined;
+  }
+  const shapeCopy = createObject(null);
+  shapeCopy.series = copySeries;
+  shapeCopy.categories = copyCategories;
+  shapeCopy.table = copyTable;
+  shapeCopy.text = copyText;
+  // A shape named "check:" and its name is checked as before the fused
+  // walk, by copy and then fits: for the tests that hold each copier to
+  // them, and for make bench's figure of what the fusing saves.
+  for (const name of objectKeys(shapeFits)) shapeFits['check:' + name] = shapeFits[name];
+
   // --- The driver: folds a page of events in one call.
   // views is JSON text; events is the events' JSON texts, one a line;
   // times is the JSON list of their times in ms; shapesText the JSON
@@ -632,24 +918,42 @@
       for (const k of objectKeys(out)) {
         if (!names.has(k)) return stall(i, { n: i, kind: 'shape', error: 'the fold returned a view named ' + jsonStringify(k) + ', which data.views does not declare' });
       }
-      const c = copyView(out);
-      if (c === null) return stall(i, { n: i, kind: 'unfit', error: 'the fold returned ' + (unfit(out) || 'a value JSON cannot carry') });
-      if (c.bound > limit) {
-        const size = utf8Length(jsonStringify(c.v));
+      // Each view copied, by its shape's copier or, when that declines,
+      // by copy (and checked by fits below, once every view is copied and
+      // the size known, as the page format orders the kinds of stall).
+      const ks = objectKeys(out);
+      const next = {};
+      let unchecked = null;
+      bound = 2;
+      bad = false;
+      for (let j = 0; j < ks.length; j++) {
+        const k = ks[j];
+        const x = out[k];
+        const fused = shapeCopy[shapes[k]];
+        let y = fused === undefined ? undefined : fused(x);
+        if (y === undefined) {
+          y = copy(x, 1);
+          if (bad) break;
+          if (shapeFits[shapes[k]] !== undefined) (unchecked ??= []).push(k);
+        }
+        bound += 6 * k.length + 4;
+        set(next, k, y);
+      }
+      if (bad) return stall(i, { n: i, kind: 'unfit', error: 'the fold returned ' + (unfit(out) || 'a value JSON cannot carry') });
+      if (bound > limit) {
+        const size = utf8Length(jsonStringify(next));
         if (size > limit) return stall(i, { n: i, kind: 'size', error: 'the views take ' + size + ' bytes as JSON, more than ' + limit });
       }
-      const ks = objectKeys(c.v);
-      for (let j = 0; j < ks.length; j++) {
-        const fits = shapeFits[shapes[ks[j]]];
-        if (fits !== undefined && !fits(c.v[ks[j]])) {
-          // The views this fold returned go back, for Go to word the stall.
-          const out = jsonStringify(c.v);
-          c.v = null;
-          return jsonStringify({ n: i, kind: 'shapecheck', error: 'view ' + ks[j] + ' does not match ' + shapes[ks[j]] }) + '\n' + out;
+      if (unchecked !== null) {
+        for (let j = 0; j < unchecked.length; j++) {
+          const k = unchecked[j];
+          if (!shapeFits[shapes[k]](next[k])) {
+            // The views this fold returned go back, for Go to word the stall.
+            return jsonStringify({ n: i, kind: 'shapecheck', error: 'view ' + k + ' does not match ' + shapes[k].replace('check:', '') }) + '\n' + jsonStringify(next);
+          }
         }
       }
-      views = c.v;
-      c.v = null;
+      views = next;
     }
     shared[0] = 0;
     return jsonStringify({ n: events.length }) + '\n' + jsonStringify(views);

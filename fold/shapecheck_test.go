@@ -242,3 +242,308 @@ func mutate(r *rand.Rand, doc string) string {
 	}
 	return doc
 }
+
+// tweakFold returns the views the event gives (data.views: some of s, a
+// series, c, categories, t, a table and x, a text, in its order), each
+// made from JSON and then changed at random places (seeded by the event)
+// into what JSON does not give back or cannot carry: undefined, NaN, an
+// infinity, a negative zero, a Date, a Map, a class instance, an object
+// of no prototype, a function, a symbol key, a member not enumerable, a
+// getter, an object two places share (or a cycle), a hole in a list, a
+// BigInt, a name repeated. An event with data.probe raises if the views
+// it is given hold anything JSON would not have given back.
+const tweakFold = `export function fold(view, event) {
+  const d = event.data;
+  if (d.probe) {
+    const seen = new Set();
+    const look = (x, path) => {
+      if (typeof x === 'number' && Object.is(x, -0)) throw new Error('a negative zero at ' + path);
+      if (typeof x !== 'object' || x === null) return;
+      if (seen.has(x)) throw new Error('a shared object at ' + path);
+      seen.add(x);
+      const proto = Object.getPrototypeOf(x);
+      if (proto !== (Array.isArray(x) ? Array.prototype : Object.prototype)) throw new Error('another prototype at ' + path);
+      const own = Reflect.ownKeys(x).filter((k) => !(Array.isArray(x) && k === 'length'));
+      const keys = Object.keys(x);
+      if (own.length !== keys.length) throw new Error('a hidden or symbol key at ' + path);
+      for (const k of keys) {
+        if (Object.getOwnPropertyDescriptor(x, k).get !== undefined) throw new Error('a getter at ' + path + '/' + k);
+        look(x[k], path + '/' + k);
+      }
+    };
+    look(view, '');
+    return view;
+  }
+  // data.edits: each a path from the views, a change, and its value.
+  const special = { negzero: () => -0, nan: () => NaN, inf: () => Infinity, undef: () => undefined,
+    date: () => new Date(0), map: () => new Map(), fn: () => () => 1, big: () => 1n,
+    thing: () => new (class Thing { constructor() { this.at = '2026'; this.name = 'n'; this.value = 1; } })() };
+  for (const [path, op, arg] of d.edits ?? []) {
+    let o = d.views;
+    for (const k of path.slice(0, -1)) o = o[k];
+    const k = path[path.length - 1];
+    switch (op) {
+      case 'set': o[k] = typeof arg === 'string' && special[arg] ? special[arg]() : arg; break;
+      case 'delete': delete o[k]; break;
+      case 'grow': while (o[k].length < arg) o[k].push(JSON.parse(JSON.stringify(o[k][o[k].length - 1]))); break;
+      case 'nullproto': o[k] = Object.assign(Object.create(null), o[k]); break;
+      case 'getter': { const was = o[k]; Object.defineProperty(o, k, { get() { return was; }, enumerable: true }); break; }
+      case 'hidden': Object.defineProperty(o[k], 'hidden', { value: 1, enumerable: false }); break;
+      case 'symbol': o[k][Symbol('s')] = 1; break;
+      case 'share': o[k] = o[arg]; break;
+      case 'hole': o[k].length += 1; break;
+      case 'classed': o[k] = Object.assign(new (class Thing {})(), o[k]); break;
+      case 'days': // arg points a day apart
+        o[k] = [];
+        for (let i = 0; i < arg; i++) o[k].push({ at: new Date(Date.UTC(2020, 0, 1) + i * 86400000).toISOString().slice(0, 10), value: i });
+        break;
+      case 'named': // arg records of names of their own
+        o[k] = [];
+        for (let i = 0; i < arg; i++) o[k].push({ name: 'n' + i, value: i });
+        break;
+      case 'columns':
+        o[k] = [];
+        for (let i = 0; i < arg; i++) o[k].push({ name: 'n' + i });
+        break;
+      case 'lines':
+        o[k] = [];
+        for (let i = 0; i < arg; i++) o[k].push({ name: 'n' + i, points: [] });
+        break;
+    }
+  }
+  let seed = d.seed;
+  const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  class Thing { constructor() { this.value = 1; this.at = '2026'; } }
+  const nodes = [];
+  const walk = (x) => {
+    if (typeof x !== 'object' || x === null) return;
+    nodes.push(x);
+    for (const k of Object.keys(x)) walk(x[k]);
+  };
+  walk(d.views);
+  nodes.shift();
+  // A third of the changes in a record (a point, a value, a column, a
+  // mark), a third in a list, a third anywhere.
+  const records = nodes.filter((x) => !Array.isArray(x) && Object.values(x).every((y) => typeof y !== 'object' || y === null));
+  const lists = nodes.filter((x) => Array.isArray(x));
+  for (let t = 0; t < d.tweaks && nodes.length > 0; t++) {
+    const from = [nodes, records, lists][rnd(3)];
+    const o = from.length > 0 ? from[rnd(from.length)] : nodes[rnd(nodes.length)];
+    const ks = Object.keys(o);
+    const k = Array.isArray(o) ? rnd(o.length + 1) : (ks.length > 0 && rnd(4) > 0 ? ks[rnd(ks.length)] : 'extra');
+    switch (rnd(20)) {
+      case 18: delete o[k]; break;
+      case 19:
+        // Grown past a bound: 8 marks, 20 lines, 50 columns, 200
+        // values, 500 rows, 2,000 points (or to just under it).
+        if (Array.isArray(o) && o.length > 0) {
+          const to = [8, 20, 50, 200, 500, 2000][rnd(6)] + rnd(2);
+          while (o.length < to) o.push(JSON.parse(JSON.stringify(o[o.length - 1])));
+        } else o[k] = -0;
+        break;
+      case 0: o[k] = undefined; break;
+      case 1: o[k] = NaN; break;
+      case 2: o[k] = -Infinity; break;
+      case 3: o[k] = -0; break;
+      case 4: o[k] = new Date(0); break;
+      case 5: o[k] = new Map(); break;
+      case 6: o[k] = new Thing(); break;
+      case 7: {
+        const n = Object.create(null);
+        const was = o[k];
+        if (typeof was === 'object' && was !== null && !Array.isArray(was)) Object.assign(n, was);
+        o[k] = n;
+        break;
+      }
+      case 8: o[k] = () => 1; break;
+      case 9: o[Symbol('s')] = 1; break;
+      case 10: Object.defineProperty(o, 'hidden', { value: 1, enumerable: false }); break;
+      case 11: {
+        const was = o[k];
+        Object.defineProperty(o, k, { get() { return was; }, enumerable: true, configurable: true });
+        break;
+      }
+      case 12: o[k] = nodes[rnd(nodes.length)]; break;
+      case 13: if (Array.isArray(o)) o.length += 1; else o[k] = 10n; break;
+      case 14: o[k] = 1e300 * 10; break;
+      case 15: if (Array.isArray(o) && o.length > 0) o.push(o[0]); else o[k] = -0; break;
+      case 16: if (Array.isArray(o) && o.length > 0) o.pop(); else o[k] = 'x'; break;
+      default: {
+        // A copy of a member somewhere else in the same object or list:
+        // a name repeated, a point twice, a row of another width.
+        const src = nodes[rnd(nodes.length)];
+        if (typeof src === 'object' && src !== null) o[k] = JSON.parse(JSON.stringify(src));
+      }
+    }
+  }
+  return d.views;
+}`
+
+// The fused walk (each view copied and checked in one visit) answers
+// what copying every view and then checking it answers: the same stall,
+// in the same words, or the same views to the byte, given to the next
+// fold as JSON would give them (a probe that follows every case says
+// so), for views of every shape made from valid and nearly valid JSON
+// and then changed into what JSON does not keep.
+func TestFusedWalkAnswersAsCopyThenCheck(t *testing.T) {
+	t.Parallel()
+	n := 400
+	if os.Getenv("QUIRE_TEST_LONG") != "" {
+		n = 6000
+	}
+	fused := newTestPool(t, Limits{})
+	unfused, err := NewPool(PoolOptions{unfused: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unfused.Close()
+	shapes := map[string]string{"s": "series", "c": "categories", "t": "table", "x": "text"}
+	prog := jsProgram(tweakFold, shapes)
+	r := rand.New(rand.NewSource(12))
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	kinds := map[string]int{}
+	for i := range n {
+		var views []string
+		for _, k := range r.Perm(4)[:1+r.Intn(2)] {
+			name := "sctx"[k : k+1]
+			views = append(views, fmt.Sprintf("%q:%s", name, genShape(r, shapes[name])))
+		}
+		data := fmt.Sprintf(`{"seed":%d,"tweaks":%d,"views":{%s}}`, r.Intn(1<<30), []int{0, 0, 1, 1, 2, 3}[r.Intn(6)], strings.Join(views, ","))
+		page := []Event{event(int64(2*i+1), at, data), event(int64(2*i+2), at, `{"probe":true}`)}
+		h1, out1, err1 := fused.call(context.Background(), prog, json.RawMessage(`{}`), page)
+		h2, out2, err2 := unfused.call(context.Background(), prog, json.RawMessage(`{}`), page)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if h1 != h2 || string(out1) != string(out2) {
+			t.Fatalf("of %s:\nfused:   %+v %.400s\nunfused: %+v %.400s", data, h1, out1, h2, out2)
+		}
+		if h1.Kind == KindRaised {
+			t.Fatalf("of %s: the next fold was given what JSON would not give: %s", data, h1.Error)
+		}
+		kinds[h1.Kind]++
+	}
+	for _, k := range []string{"", kindShapeCheck, KindUnfit} {
+		if kinds[k] < n/16 {
+			t.Fatalf("%v: too few of kind %q to compare", kinds, k)
+		}
+	}
+	t.Log(kinds)
+}
+
+// Each rule of each shape broken once, and each thing JSON does not keep
+// put once in each shape's records, judged alike with the fused walk and
+// without it (what TestFusedWalkAnswersAsCopyThenCheck meets by chance,
+// here every time).
+func TestFusedWalkAnswersAsCopyThenCheckRuleByRule(t *testing.T) {
+	t.Parallel()
+	fused := newTestPool(t, Limits{})
+	unfused, err := NewPool(PoolOptions{unfused: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unfused.Close()
+	prog := jsProgram(tweakFold, map[string]string{"s": "series", "c": "categories", "t": "table", "x": "text"})
+	bases := map[string]string{
+		"s": `{"unit":"u","period":"day","origin":"2026-01-01","lines":[{"name":"a","points":[{"at":"2026-01-01","value":1,"low":0,"high":2},{"at":"2026-01-02","value":2}]},{"name":"b","points":[]}],"marks":[{"label":"m","value":1}]}`,
+		"c": `{"unit":"u","values":[{"name":"a","value":1,"low":0,"high":2},{"name":"b","value":2}]}`,
+		"t": `{"columns":[{"name":"a","unit":"u"},{"name":"b"}],"rows":[["x",1],[true,null]]}`,
+		"x": `{"text":"hello"}`,
+	}
+	type edit = []any
+	p := func(keys ...any) []any { return keys }
+	edits := map[string][]edit{
+		"s": {
+			{p("s", "unit"), "set", ""}, {p("s", "unit"), "set", 1}, {p("s", "period"), "set", "days"}, {p("s", "period"), "delete", nil},
+			{p("s", "origin"), "set", "2026-01"}, {p("s", "origin"), "set", 5}, {p("s", "lines"), "set", []any{}}, {p("s", "lines"), "delete", nil},
+			{p("s", "lines"), "grow", 21}, {p("s", "lines"), "grow", 20}, {p("s", "lines", 1, "name"), "set", "a"}, {p("s", "lines", 1, "points"), "delete", nil},
+			{p("s", "lines", 1, "name"), "delete", nil}, {p("s", "lines", 1, "extra"), "set", 1}, {p("s", "lines", 0, "points"), "grow", 2001},
+			{p("s", "lines", 0, "points", 1, "at"), "set", "2026-01-01"}, {p("s", "lines", 0, "points", 1, "at"), "set", "2026-1-2"},
+			{p("s", "lines", 0, "points", 0, "low"), "set", 1.5}, {p("s", "lines", 0, "points", 0, "high"), "set", 0.5},
+			{p("s", "lines", 0, "points", 0, "value"), "delete", nil}, {p("s", "lines", 0, "points", 0, "at"), "delete", nil},
+			{p("s", "marks"), "grow", 9}, {p("s", "marks"), "grow", 8}, {p("s", "marks", 0, "label"), "delete", nil}, {p("s", "marks", 0, "value"), "set", "1"},
+			{p("s", "marks", 0, "other"), "set", 1}, {p("s", "marks"), "set", map[string]any{}}, {p("s", "extra"), "set", 1},
+		},
+		"c": {
+			{p("c", "values"), "set", []any{}}, {p("c", "values"), "delete", nil}, {p("c", "values"), "grow", 201}, {p("c", "values", 1, "name"), "set", "a"},
+			{p("c", "values", 1, "name"), "set", ""}, {p("c", "values", 0, "low"), "set", 3}, {p("c", "values", 0, "other"), "set", 3}, {p("c", "unit"), "set", nil},
+		},
+		"t": {
+			{p("t", "columns"), "set", []any{}}, {p("t", "columns"), "grow", 51}, {p("t", "columns", 1, "name"), "set", "a"}, {p("t", "columns", 1, "name"), "delete", nil},
+			{p("t", "columns", 0, "unit"), "set", ""}, {p("t", "columns", 0, "x"), "set", "y"}, {p("t", "rows"), "grow", 501}, {p("t", "rows"), "grow", 500},
+			{p("t", "rows", 0), "set", []any{"x"}}, {p("t", "rows", 0, 0), "set", map[string]any{}}, {p("t", "rows", 0, 0), "set", []any{}},
+			{p("t", "rows"), "delete", nil}, {p("t", "columns"), "delete", nil}, {p("t", "rows", 0), "hole", nil},
+		},
+		"x": {{p("x", "text"), "set", 1}, {p("x", "text"), "delete", nil}, {p("x", "other"), "set", "y"}},
+	}
+	// What JSON does not keep, at each kind of place of each shape.
+	places := map[string][][]any{
+		"s": {p("s", "lines", 0, "points", 0), p("s", "marks", 0), p("s", "lines", 0), p("s")},
+		"c": {p("c", "values", 0), p("c")},
+		"t": {p("t", "columns", 0), p("t", "rows", 0), p("t")},
+		"x": {p("x")},
+	}
+	for name, list := range places {
+		for _, at := range list {
+			for _, v := range []string{"negzero", "nan", "inf", "undef", "date", "map", "fn", "big", "thing"} {
+				edits[name] = append(edits[name], edit{append(append([]any{}, at...), "value"), "set", v})
+				edits[name] = append(edits[name], edit{append(append([]any{}, at[:len(at)-1]...), at[len(at)-1]), "set", v})
+			}
+			for _, op := range []string{"nullproto", "getter", "hidden", "symbol", "classed"} {
+				edits[name] = append(edits[name], edit{at, op, nil})
+			}
+			edits[name] = append(edits[name], edit{at, "share", at[len(at)-1]})
+		}
+	}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	kinds := map[string]int{}
+	// Changes made together.
+	together := map[string][][]edit{
+		"s": {
+			{{p("s", "lines"), "set", []any{map[string]any{"name": "a", "points": []any{map[string]any{"at": "2026-13-01", "value": 1}}}}}},
+			{{p("s", "lines", 1, "points"), "set", []any{map[string]any{"at": "2026-01-01", "value": 1}}}, {p("s", "origin"), "set", "2026-02-30"}},
+			{{p("s", "lines"), "lines", 21}}, {{p("s", "lines"), "lines", 20}},
+			{{p("s", "lines", 0, "points"), "days", 2001}}, {{p("s", "lines", 0, "points"), "days", 2000}},
+			{{p("s", "lines", 0, "points"), "days", 1000}, {p("s", "lines", 1, "points"), "days", 1001}},
+			{{p("s", "marks", 0, "value"), "delete", nil}}, {{p("s", "marks", 0, "label"), "set", "x"}, {p("s", "marks", 0, "value"), "set", -0}},
+		},
+		"c": {{{p("c", "values"), "named", 201}}, {{p("c", "values"), "named", 200}}},
+		"t": {
+			{{p("t", "columns"), "set", []any{}}, {p("t", "rows"), "set", []any{}}},
+			{{p("t", "columns"), "columns", 51}, {p("t", "rows"), "set", []any{}}},
+			{{p("t", "columns"), "columns", 50}, {p("t", "rows"), "set", []any{}}},
+		},
+	}
+	for name, list := range edits {
+		for _, e := range list {
+			together[name] = append(together[name], []edit{e})
+		}
+	}
+	for _, name := range []string{"s", "c", "t", "x"} {
+		for i, e := range append([][]edit{nil}, together[name]...) {
+			es := "[]"
+			if e != nil {
+				b, _ := json.Marshal(e)
+				es = string(b)
+			}
+			data := fmt.Sprintf(`{"edits":%s,"views":{%q:%s}}`, es, name, bases[name])
+			page := []Event{event(int64(2*i+1), at, data), event(int64(2*i+2), at, `{"probe":true}`)}
+			h1, out1, err1 := fused.call(context.Background(), prog, json.RawMessage(`{}`), page)
+			h2, out2, err2 := unfused.call(context.Background(), prog, json.RawMessage(`{}`), page)
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			if h1 != h2 || string(out1) != string(out2) {
+				t.Fatalf("%s:\nfused:   %+v %.400s\nunfused: %+v %.400s", es, h1, out1, h2, out2)
+			}
+			if h1.Kind == KindRaised {
+				t.Fatalf("%s: %s", es, h1.Error)
+			}
+			if e == nil && h1.Kind != "" {
+				t.Fatalf("the base of %s stalled: %+v", name, h1)
+			}
+			kinds[h1.Kind]++
+		}
+	}
+	t.Log(kinds)
+}
