@@ -131,7 +131,7 @@ bench: tools build
 	$(GO) run ./cmd/quire-bench
 	( $(GO) test -run '^$$' -bench 'CheckFulfillOrderWithTemplates|CheckSeries2000$$|GetDefinitionFulfillOrder|GetRunFulfillOrder|BoundaryCommit|Open20000|Parse$$|RenderFulfill' -count $(BENCH_COUNT) \
 	    ./ledger/page/ ./ledger/shape/ ./ledger/ ./vault/ ./ledger/address/ ./render/ ; \
-	  $(GO) test -run '^$$' -bench 'FoldExamples|FoldMorning$$|ShapeCheckCost' -benchtime 1x -count 3 -timeout 90m ./fold/ ; \
+	  $(GO) test -run '^$$' -bench 'FoldExamples|FoldRatio|FoldMorning$$|ShapeCheckCost' -benchtime 1x -count 3 -timeout 90m ./fold/ ; \
 	  $(GO) test -run '^$$' -bench 'HTTPAppend' -benchtime 1x -count 1 ./serve/ ; \
 	  $(GO) test -run '^$$' -bench 'DefinitionPageFulfillOrder' -benchtime 50x -count 1 ./serve/web/ ; \
 	  $(GO) test -run '^$$' -bench 'DrawFulfillOrder' -benchtime 5x -count 1 ./serve/web/assets/ ) 2>&1 | tee .bench.out | $(GO) run ./cmd/quire-bench -summarize

@@ -379,6 +379,27 @@ const tweakFold = `export function fold(view, event) {
   return d.views;
 }`
 
+// answerAlike folds data (tweakFold's), then a probe, through the pool
+// with the fused walk and the one without, and fails unless both answer
+// the same header and views and the probe found only what JSON gives.
+func answerAlike(t *testing.T, fused, unfused *Pool, prog *Program, data string) childHeader {
+	t.Helper()
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	page := []Event{event(1, at, data), event(2, at, `{"probe":true}`)}
+	h1, out1, err1 := fused.call(context.Background(), prog, json.RawMessage(`{}`), page)
+	h2, out2, err2 := unfused.call(context.Background(), prog, json.RawMessage(`{}`), page)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if h1 != h2 || string(out1) != string(out2) {
+		t.Fatalf("of %s:\nfused:   %+v %.400s\nunfused: %+v %.400s", data, h1, out1, h2, out2)
+	}
+	if h1.Kind == KindRaised {
+		t.Fatalf("of %s: the next fold was given what JSON would not give: %s", data, h1.Error)
+	}
+	return h1
+}
+
 // The fused walk (each view copied and checked in one visit) answers
 // what copying every view and then checking it answers: the same stall,
 // in the same words, or the same views to the byte, given to the next
@@ -400,28 +421,15 @@ func TestFusedWalkAnswersAsCopyThenCheck(t *testing.T) {
 	shapes := map[string]string{"s": "series", "c": "categories", "t": "table", "x": "text"}
 	prog := jsProgram(tweakFold, shapes)
 	r := rand.New(rand.NewSource(12))
-	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	kinds := map[string]int{}
-	for i := range n {
+	for range n {
 		var views []string
 		for _, k := range r.Perm(4)[:1+r.Intn(2)] {
 			name := "sctx"[k : k+1]
 			views = append(views, fmt.Sprintf("%q:%s", name, genShape(r, shapes[name])))
 		}
 		data := fmt.Sprintf(`{"seed":%d,"tweaks":%d,"views":{%s}}`, r.Intn(1<<30), []int{0, 0, 1, 1, 2, 3}[r.Intn(6)], strings.Join(views, ","))
-		page := []Event{event(int64(2*i+1), at, data), event(int64(2*i+2), at, `{"probe":true}`)}
-		h1, out1, err1 := fused.call(context.Background(), prog, json.RawMessage(`{}`), page)
-		h2, out2, err2 := unfused.call(context.Background(), prog, json.RawMessage(`{}`), page)
-		if err1 != nil || err2 != nil {
-			t.Fatal(err1, err2)
-		}
-		if h1 != h2 || string(out1) != string(out2) {
-			t.Fatalf("of %s:\nfused:   %+v %.400s\nunfused: %+v %.400s", data, h1, out1, h2, out2)
-		}
-		if h1.Kind == KindRaised {
-			t.Fatalf("of %s: the next fold was given what JSON would not give: %s", data, h1.Error)
-		}
-		kinds[h1.Kind]++
+		kinds[answerAlike(t, fused, unfused, prog, data).Kind]++
 	}
 	for _, k := range []string{"", kindShapeCheck, KindUnfit} {
 		if kinds[k] < n/16 {
@@ -495,7 +503,6 @@ func TestFusedWalkAnswersAsCopyThenCheckRuleByRule(t *testing.T) {
 			edits[name] = append(edits[name], edit{at, "share", at[len(at)-1]})
 		}
 	}
-	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	kinds := map[string]int{}
 	// Changes made together.
 	together := map[string][][]edit{
@@ -520,25 +527,14 @@ func TestFusedWalkAnswersAsCopyThenCheckRuleByRule(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"s", "c", "t", "x"} {
-		for i, e := range append([][]edit{nil}, together[name]...) {
+		for _, e := range append([][]edit{nil}, together[name]...) {
 			es := "[]"
 			if e != nil {
 				b, _ := json.Marshal(e)
 				es = string(b)
 			}
 			data := fmt.Sprintf(`{"edits":%s,"views":{%q:%s}}`, es, name, bases[name])
-			page := []Event{event(int64(2*i+1), at, data), event(int64(2*i+2), at, `{"probe":true}`)}
-			h1, out1, err1 := fused.call(context.Background(), prog, json.RawMessage(`{}`), page)
-			h2, out2, err2 := unfused.call(context.Background(), prog, json.RawMessage(`{}`), page)
-			if err1 != nil || err2 != nil {
-				t.Fatal(err1, err2)
-			}
-			if h1 != h2 || string(out1) != string(out2) {
-				t.Fatalf("%s:\nfused:   %+v %.400s\nunfused: %+v %.400s", es, h1, out1, h2, out2)
-			}
-			if h1.Kind == KindRaised {
-				t.Fatalf("%s: %s", es, h1.Error)
-			}
+			h1 := answerAlike(t, fused, unfused, prog, data)
 			if e == nil && h1.Kind != "" {
 				t.Fatalf("the base of %s stalled: %+v", name, h1)
 			}

@@ -110,8 +110,8 @@ func summarize(r io.Reader, w io.Writer) {
 		if q, n := m["events/s"], m["node-events/s"]; len(q) > 0 && len(n) > 0 {
 			fmt.Fprintf(w, "fold ratio %-24s QuickJS sandbox / Node.js = %.3f (%.0f vs %.0f events/s)\n", pg, median(q)/median(n), median(q), median(n))
 		}
-		if r, e, b := m["path-per-ceiling"], m["engine-json-events/s"], m["engine-events/s"]; len(r) > 0 && len(e) > 0 && len(b) > 0 {
-			fmt.Fprintf(w, "fold ratio %-24s whole path / the engine alone with JSON between folds = %.3f (median of rounds taken in turn; target at least 0.75 %s); the engine alone: %.0f events/s with JSON, %.0f without\n",
+		if r, e, b := values["BenchmarkFoldRatio/"+pg]["path-per-ceiling"], m["engine-json-events/s"], m["engine-events/s"]; len(r) > 0 && len(e) > 0 && len(b) > 0 {
+			fmt.Fprintf(w, "fold ratio %-24s whole path / the engine alone with JSON between folds = %.3f (BenchmarkFoldRatio: the median of rounds taken in turn; target at least 0.75 %s); the engine alone: %.0f events/s with JSON, %.0f without\n",
 				pg, median(r), targetText(median(r), 0.75), median(e), median(b))
 		}
 	}
