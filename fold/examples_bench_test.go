@@ -70,15 +70,7 @@ func BenchmarkFoldExamples(b *testing.B) {
 	const engineEvents = 20_000
 	for _, pg := range examplePages {
 		b.Run(pg.name, func(b *testing.B) {
-			ts, err := os.ReadFile(filepath.Join("module", "testdata", pg.name+".ts"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			prog := tsProgram(b, string(ts), 1, pg.views)
-			filters, issues := ParseFilters([]any{map[string]any{"type": "run_succeeded", "subject": "workflow/" + pg.name}})
-			if issues != nil {
-				b.Fatal(issues)
-			}
+			prog, filters := exampleProgram(b, pg.name, pg.views)
 			hist, texts := exampleEvents(pg.name, pg.output, n)
 			var lines strings.Builder
 			for _, j := range texts {
@@ -168,15 +160,7 @@ func BenchmarkFoldRatio(b *testing.B) {
 	const ratioEvents, ratioRounds = 2_000, 11
 	for _, pg := range examplePages {
 		b.Run(pg.name, func(b *testing.B) {
-			ts, err := os.ReadFile(filepath.Join("module", "testdata", pg.name+".ts"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			prog := tsProgram(b, string(ts), 1, pg.views)
-			filters, issues := ParseFilters([]any{map[string]any{"type": "run_succeeded", "subject": "workflow/" + pg.name}})
-			if issues != nil {
-				b.Fatal(issues)
-			}
+			prog, filters := exampleProgram(b, pg.name, pg.views)
 			hist, texts := exampleEvents(pg.name, pg.output, ratioEvents)
 			pool := newTestPool(b, Limits{})
 			ceiling := newEngine(b, prog.JS, texts)
@@ -195,4 +179,18 @@ func BenchmarkFoldRatio(b *testing.B) {
 			b.ReportMetric(ratios[len(ratios)/2], "path-per-ceiling")
 		})
 	}
+}
+
+// exampleProgram is the example page name's module, compiled, and the
+// filter of its workflow's run_succeeded events.
+func exampleProgram(b testing.TB, name string, views map[string]string) (*Program, Filters) {
+	ts, err := os.ReadFile(filepath.Join("module", "testdata", name+".ts"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	filters, issues := ParseFilters([]any{map[string]any{"type": "run_succeeded", "subject": "workflow/" + name}})
+	if issues != nil {
+		b.Fatal(issues)
+	}
+	return tsProgram(b, string(ts), 1, views), filters
 }
