@@ -338,7 +338,10 @@ const tweakFold = `export function fold(view, event) {
         // values, 500 rows, 2,000 points (or to just under it).
         if (Array.isArray(o) && o.length > 0) {
           const to = [8, 20, 50, 200, 500, 2000][rnd(6)] + rnd(2);
-          while (o.length < to) o.push(JSON.parse(JSON.stringify(o[o.length - 1])));
+          // (An earlier change may have made a cycle or a BigInt: then the
+          // same member, shared.)
+          const copyOf = (x) => { try { return JSON.parse(JSON.stringify(x)); } catch (e) { return x; } };
+          while (o.length < to) o.push(copyOf(o[o.length - 1]));
         } else o[k] = -0;
         break;
       case 0: o[k] = undefined; break;
@@ -372,7 +375,7 @@ const tweakFold = `export function fold(view, event) {
         // A copy of a member somewhere else in the same object or list:
         // a name repeated, a point twice, a row of another width.
         const src = nodes[rnd(nodes.length)];
-        if (typeof src === 'object' && src !== null) o[k] = JSON.parse(JSON.stringify(src));
+        try { o[k] = JSON.parse(JSON.stringify(src)); } catch (e) { o[k] = src; } // a cycle or BigInt: shared
       }
     }
   }
