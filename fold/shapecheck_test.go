@@ -411,7 +411,7 @@ func answerAlike(t *testing.T, fused, unfused *Pool, prog *Program, data string)
 // and then changed into what JSON does not keep.
 func TestFusedWalkAnswersAsCopyThenCheck(t *testing.T) {
 	t.Parallel()
-	n := 400
+	n := 150
 	if os.Getenv("QUIRE_TEST_LONG") != "" {
 		n = 6000
 	}
