@@ -644,7 +644,7 @@
     bound += 6 * x.length + 2;
     return x;
   }
-  // copyNamed copies an object whose members are names (those of
+  // copyNames copies an object whose members are names (those of
   // allowed), each name of required among them: a column, a line's
   // name aside.
   function copyNames(o, allowed, required) {
@@ -915,13 +915,15 @@
         if (why !== '') return stall(i, { n: i, kind: 'unfit', error: 'the fold returned ' + why });
         return stall(i, { n: i, kind: 'shape', error: 'the fold returned ' + (isArray(out) ? 'a list' : typeof out) + ', not an object of views' });
       }
-      for (const k of objectKeys(out)) {
-        if (!names.has(k)) return stall(i, { n: i, kind: 'shape', error: 'the fold returned a view named ' + jsonStringify(k) + ', which data.views does not declare' });
+      const ks = objectKeys(out);
+      for (let j = 0; j < ks.length; j++) {
+        if (!names.has(ks[j])) return stall(i, { n: i, kind: 'shape', error: 'the fold returned a view named ' + jsonStringify(ks[j]) + ', which data.views does not declare' });
       }
       // Each view copied, by its shape's copier or, when that declines,
       // by copy (and checked by fits below, once every view is copied and
-      // the size known, as the page format orders the kinds of stall).
-      const ks = objectKeys(out);
+      // the size known, as the page format orders the kinds of stall). A
+      // copier that declines has added to bound what it had read: bound
+      // only grows, and stays an upper bound.
       const next = {};
       let unchecked = null;
       bound = 2;
