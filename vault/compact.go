@@ -180,7 +180,24 @@ type oldEnt struct {
 // Compact packs the vault's loose objects, with the packs the geometric
 // progression needs rolled up (see above), and removes what it packed. It
 // stops, leaving everything as it was, when ctx ends.
+//
+// A git gc may pack and remove the same objects and packs meanwhile (a
+// git commit starts one in the background now and then): a loose object
+// gone since it was listed is read from wherever it went, and a pack gone
+// before it was opened starts the compaction over, a few times.
 func (v *Vault) Compact(ctx context.Context) error {
+	for tries := 1; ; tries++ {
+		err := v.compactOnce(ctx)
+		if tries == 3 || !errors.Is(err, errPackGone) {
+			return err
+		}
+	}
+}
+
+// errPackGone: a pack listed for rolling up was gone when opened.
+var errPackGone = errors.New("vault: a pack was removed while the compaction began")
+
+func (v *Vault) compactOnce(ctx context.Context) error {
 	objDir := filepath.Join(v.gitDir, "objects")
 	packDir := filepath.Join(objDir, "pack")
 	removeDeadTemps(packDir)
@@ -196,13 +213,18 @@ func (v *Vault) Compact(ctx context.Context) error {
 	if len(loose) == 0 && len(roll) < 2 {
 		return nil
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	defer func() {
 		for _, p := range roll {
 			p.close()
 		}
 	}()
 	for _, p := range roll {
-		if err := p.open(); err != nil {
+		if err := p.open(); errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w: %w", errPackGone, err)
+		} else if err != nil {
 			return err
 		}
 	}
@@ -246,7 +268,7 @@ func (v *Vault) Compact(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := w.packLoose(ctx, fresh); err != nil {
+	if err := w.packLoose(ctx, fresh, v.objs.readRaw); err != nil {
 		return err
 	}
 	name, err := w.finish(ctx)
@@ -729,8 +751,9 @@ type windowEntry struct {
 // packLoose writes the loose objects, sorted by type and then size (largest
 // first, as git does: a delta that removes is smaller than one that adds),
 // each as a delta of one of the last compactWindow objects when that is
-// less than half its size.
-func (w *packWriter) packLoose(ctx context.Context, loose []looseObject) error {
+// less than half its size. moved reads an object packed and removed since
+// it was listed.
+func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved func(plumbing.Hash) ([]byte, byte, error)) error {
 	sort.Slice(loose, func(i, j int) bool {
 		a, b := loose[i], loose[j]
 		if a.typ != b.typ {
@@ -745,6 +768,12 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject) error {
 			return err
 		}
 		typ, data, err := readLoose(o.file)
+		if errors.Is(err, os.ErrNotExist) {
+			// Packed and removed since it was listed, by git (a git gc,
+			// often started by a git commit in the background) or another
+			// compaction: read from wherever it went.
+			data, typ, err = moved(o.id)
+		}
 		if err != nil {
 			return fmt.Errorf("vault: loose object %s: %w", o.id, err)
 		}

@@ -294,3 +294,71 @@ func TestCompactAbandonedAnywhereLeavesTheRepositoryWhole(t *testing.T) {
 	}
 	gitOut(t, dir, "fsck", "--strict")
 }
+
+// hookCtx is a context that runs hook at its nth look, once.
+type hookCtx struct {
+	context.Context
+	left atomic.Int64
+	hook func()
+}
+
+func (c *hookCtx) Err() error {
+	if c.left.Add(-1) == -1 {
+		c.hook()
+	}
+	return nil
+}
+
+// A git gc that packs and removes the same loose objects and packs while
+// a compaction runs (a git commit starts one in the background now and
+// then) leaves the compaction to finish: at every point of it, git packs
+// everything (git repack -a -d -k: every object, reachable or not, into
+// one pack, the loose copies and the old packs removed), and the
+// compaction still succeeds, every object stays readable by quire and
+// git, and git fsck is clean.
+func TestCompactBesideGitGC(t *testing.T) {
+	t.Parallel()
+	for cut := 0; ; cut++ {
+		dir := t.TempDir()
+		v, err := Init(dir, "acme", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.SetAutoCompact(false)
+		var ids []Hash
+		for k, n := range []int{8, 4, 6} {
+			ids = append(ids, versions(t, v, n, 2048+k)...)
+			if k < 2 {
+				if err := v.Compact(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		ran := false
+		ctx := &hookCtx{Context: context.Background(), hook: func() {
+			ran = true
+			gitOut(t, dir, "repack", "-a", "-d", "-k", "-q")
+		}}
+		ctx.left.Store(int64(cut))
+		if err := v.Compact(ctx); err != nil {
+			t.Fatalf("git packed at point %d of the compaction: %v", cut, err)
+		}
+		for _, id := range ids {
+			if _, err := v.objs.readBlob(id); err != nil {
+				t.Fatalf("point %d: %v", cut, err)
+			}
+			gitOut(t, dir, "cat-file", "-e", id.String())
+		}
+		if n := len(looseFiles(t, dir)); n != 0 {
+			t.Fatalf("point %d: %d loose objects left", cut, n)
+		}
+		gitOut(t, dir, "fsck", "--strict")
+		v.Close()
+		if !ran {
+			if cut < 10 {
+				t.Fatalf("the compaction looked at its context only %d times", cut)
+			}
+			break
+		}
+	}
+}
