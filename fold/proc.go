@@ -67,9 +67,9 @@ func startProc(dir, cacheDir string) (*proc, error) {
 // workerGODEBUG is the worker's GODEBUG: the parent's, with asynchronous
 // preemption off. Compiled wasm has no safe points, so the signals Go
 // sends a thread that runs one fold for more than 10 ms are all lost, and
-// they are many (the watchdog's sleeps hand its processor to sysmon, which
-// then polls every 20 µs): with them a fold spent a third of its time in
-// the kernel. Nothing in a worker needs the preemption: the collector is
+// they were many (sysmon polled every 20 µs while the watchdog's sleeps
+// were system calls it saw; see watchSleep): with them a fold spent a
+// third of its time in the kernel. Nothing in a worker needs the preemption: the collector is
 // off while a fold runs, and the watchdog has a processor of its own.
 func workerGODEBUG() string {
 	if d := os.Getenv("GODEBUG"); d != "" {
