@@ -47,11 +47,28 @@ func (l *Ledger) gitStamp() string {
 func (l *Ledger) restamp() {
 	p := l.V.Abs(gitStampFile)
 	if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
-		_ = vault.WriteAtomic(p, []byte(l.gitStamp()))
+		writeStamp(p, []byte(l.gitStamp()))
 	}
 	var err error
 	if l.mark, err = l.V.MarkIndex(); err != nil {
 		l.mark = vault.IndexMark{} // every file is checked next time
+	}
+}
+
+// writeStamp writes the stamp over the one before, in place and not
+// synced: it is only ever compared whole with git's stat, so a stamp a
+// crash or a failed write leaves cut, mixed, older or missing differs from
+// it and costs one check of the histories, never a check skipped. (A
+// temporary file renamed over it and synced cost a millisecond or two a
+// boundary.)
+func writeStamp(p string, stamp []byte) {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(stamp, 0); err != nil || f.Truncate(int64(len(stamp))) != nil {
+		os.Remove(p)
 	}
 }
 

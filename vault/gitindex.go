@@ -53,7 +53,19 @@ func stampOf(fi fs.FileInfo) fileStamp {
 	return s
 }
 
-func (x *gitIndex) load() error {
+// load reads the index when its stat changed since it was last read or
+// written, without checking its checksum, as git reads it
+// (decodeIndexFile).
+func (x *gitIndex) load() error { return x.loadWith(false) }
+
+// loadVerified reads the index again whatever its stat, its checksum and
+// its shared index's checked: for quire check and quire janitor.
+func (x *gitIndex) loadVerified() error {
+	x.stat, x.base, x.baseID = fileStamp{}, nil, plumbing.ZeroHash
+	return x.loadWith(true)
+}
+
+func (x *gitIndex) loadWith(verify bool) error {
 	fi, err := os.Stat(x.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		x.entries, x.base, x.baseID = nil, nil, plumbing.ZeroHash
@@ -71,7 +83,9 @@ func (x *gitIndex) load() error {
 	if err != nil {
 		return err
 	}
-	d, err := decodeIndexParts(data, x.sharedEntries)
+	d, err := decodeIndexParts(data, verify, func(id plumbing.Hash) ([]*index.Entry, error) {
+		return x.sharedEntries(id, verify)
+	})
 	if err != nil {
 		return fmt.Errorf("vault: reading .git/index: %w", err)
 	}
@@ -89,7 +103,7 @@ func (x *gitIndex) load() error {
 // sharedEntries reads the shared index id, or answers the one held when it
 // is the same: after a git command rewrote a split index, only its own
 // small file is read again.
-func (x *gitIndex) sharedEntries(id plumbing.Hash) ([]*index.Entry, error) {
+func (x *gitIndex) sharedEntries(id plumbing.Hash, verify bool) ([]*index.Entry, error) {
 	if x.base != nil && id == x.baseID {
 		return x.base, nil
 	}
@@ -97,7 +111,7 @@ func (x *gitIndex) sharedEntries(id plumbing.Hash) ([]*index.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeShared(id, data)
+	return decodeShared(id, data, verify)
 }
 
 // sharedPath is the file of the shared index id, beside .git/index.

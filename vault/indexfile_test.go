@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
@@ -46,7 +47,8 @@ func splitOnDisk(t *testing.T, dir string) (bool, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := decodeIndexParts(data, (&gitIndex{path: indexPath(filepath.Join(dir, ".git"))}).sharedEntries)
+	x := &gitIndex{path: indexPath(filepath.Join(dir, ".git"))}
+	d, err := decodeIndexParts(data, true, func(id plumbing.Hash) ([]*index.Entry, error) { return x.sharedEntries(id, true) })
 	if err != nil {
 		t.Fatal(err)
 	}

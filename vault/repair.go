@@ -143,7 +143,7 @@ func (v *Vault) headFiles() (plumbing.Hash, map[string]change, error) {
 // set. The caller holds the lock.
 func (v *Vault) repairIndex() ([]string, error) {
 	var fixed []string
-	if err := v.gitIdx.load(); err != nil {
+	if err := v.gitIdx.loadVerified(); err != nil {
 		v.gitIdx.entries = nil
 		fixed = append(fixed, ".git/index (unreadable: "+err.Error()+"; rebuilt from HEAD)")
 	}
@@ -334,8 +334,7 @@ func (v *Vault) InspectGit() []Finding {
 			out = append(out, Finding{name, fmt.Sprintf("its blob %s in HEAD's tree is missing from .git/objects; a person must restore it (a clone of the vault has it)", w.hash)})
 		}
 	}
-	v.gitIdx.stat = fileStamp{}
-	if err := v.gitIdx.load(); err != nil {
+	if err := v.gitIdx.loadVerified(); err != nil {
 		out = append(out, Finding{".git/index", "cannot be read (" + err.Error() + "); quire janitor rebuilds it from HEAD"})
 		return out
 	}

@@ -185,6 +185,25 @@ func TestInspectGitSeesACorruptIndexAndAMissingTree(t *testing.T) {
 	if got := inspect(); got != "[]" {
 		t.Fatalf("after the repair: %s", got)
 	}
+	// An index whose checksum alone is wrong is read as git reads it (git
+	// checks an index's checksum only in git fsck), and quire check names
+	// it.
+	data, _ := os.ReadFile(filepath.Join(dir, ".git/index"))
+	data[len(data)-1] ^= 1
+	os.WriteFile(filepath.Join(dir, ".git/index"), data, 0o644)
+	if got := inspect(); !strings.Contains(got, ".git/index cannot be read (vault: reading .git/index: its checksum does not match its content)") {
+		t.Fatalf("an index of a wrong checksum: %s", got)
+	}
+	writeFile(t, dir, "playbook-runs/a/run.jsonl", "{}\n{}\n")
+	if err := commitAll(t, v, "playbook-runs/a"); err != nil {
+		t.Fatalf("a commit over an index of a wrong checksum: %v", err)
+	}
+	if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
+		t.Fatalf("git status after the commit:\n%s", s)
+	}
+	if got := inspect(); got != "[]" {
+		t.Fatalf("after the commit: %s", got)
+	}
 	// The tree of playbook-runs/a, gone from .git/objects.
 	tree := strings.Fields(gitOut(t, dir, "rev-parse", "HEAD:playbook-runs/a"))[0]
 	os.Remove(filepath.Join(dir, ".git/objects", tree[:2], tree[2:]))
