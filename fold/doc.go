@@ -63,7 +63,7 @@
 // shape with the rules the shape adds (fields, bounds, names once each, a
 // low at most its value and a high at least it, every at in its period's
 // form and later than the one before, a row of one cell for each column),
-// as ledger/shape's Check says of the view's JSON text. They read strings
+// as words/shape's Check says of the view's JSON text. They read strings
 // by index and call no method a module could have replaced before the
 // sandbox was sealed. A view they refuse ends the call at that fold, with
 // the views that fold returned, and Go's check gives the stall its words

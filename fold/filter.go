@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strconv"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // Attributes a filter may name: the CloudEvents attributes and the

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"quire/ledger/shape"
+	"quire/words/shape"
 )
 
 // PoolOptions configure a Pool.
@@ -23,7 +23,7 @@ type PoolOptions struct {
 	Idle int
 	// Limits of each fold; a zero field takes the page format's value.
 	Limits Limits
-	// Check checks a view against its shape; nil is ledger/shape's Check.
+	// Check checks a view against its shape; nil is words/shape's Check.
 	Check ShapeChecker
 
 	// CacheDir keeps wazero's compiled QuickJS between processes, so a

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // Program is a page's module, already transpiled to JavaScript, and what
@@ -148,7 +148,7 @@ func stallAt(ev Event, kind, text string, line int) *Stall {
 }
 
 // ShapeChecker checks one view, given as its JSON text, against the shape
-// of the given name, with the rules the shape adds. ledger/shape's Check
+// of the given name, with the rules the shape adds. words/shape's Check
 // is the default: it reads numbers as json.Number, so none is rounded
 // before it is checked.
 type ShapeChecker func(shape string, view []byte) []refusal.Issue

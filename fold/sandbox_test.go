@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 var textView = map[string]string{"out": "text"}

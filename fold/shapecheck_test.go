@@ -13,7 +13,7 @@ import (
 )
 
 // The sandbox's check of the shapes (sandbox.js, after every fold) and
-// ledger/shape's, in Go, say the same of every view: valid values of each
+// words/shape's, in Go, say the same of every view: valid values of each
 // shape and values a step or two from valid, generated at random. Go
 // checks the views as the sandbox gives them back, so both judge the same
 // text.

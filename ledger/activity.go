@@ -52,11 +52,11 @@ import (
 	"strings"
 	"time"
 
-	"quire/ledger/address"
-	"quire/ledger/event"
-	"quire/ledger/refusal"
 	"quire/runfolder"
 	"quire/vault"
+	"quire/words/address"
+	"quire/words/event"
+	"quire/words/refusal"
 )
 
 // DefinitionBroken is the playbook event that says a definition's saved

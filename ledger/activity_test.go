@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"quire/ledger"
-	"quire/ledger/refusal"
 	"quire/vault"
+	"quire/words/refusal"
 )
 
 // tickingVault is a vault whose clock moves one second at every reading,

@@ -3,7 +3,7 @@ package ledger
 import (
 	"context"
 
-	"quire/ledger/address"
+	"quire/words/address"
 )
 
 type ExplainAddressArgs struct {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"quire/ledger/event"
-	"quire/ledger/refusal"
+	"quire/words/event"
+	"quire/words/refusal"
 )
 
 // AgentRun documents (spec/agentrun-workflow-format.md) are workflow

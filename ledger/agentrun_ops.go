@@ -11,7 +11,7 @@ import (
 
 	"quire/fold"
 	"quire/internal/jsscan"
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // The operations of AgentRun documents: inspect_workflow (the save's

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 func readExample(t testing.TB, name string) string {

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"quire/internal/front"
-	"quire/ledger/event"
-	"quire/ledger/refusal"
 	"quire/runfolder"
 	"quire/vault"
+	"quire/words/event"
+	"quire/words/refusal"
 )
 
 // Problem is one thing quire check found wrong, at its path (and line).

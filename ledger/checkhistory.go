@@ -11,9 +11,9 @@ import (
 	"os"
 	"path"
 
-	"quire/ledger/event"
 	"quire/runfolder"
 	"quire/vault"
+	"quire/words/event"
 )
 
 // quire check --history proves the capsule's append-only rules from the

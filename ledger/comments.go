@@ -41,10 +41,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"quire/internal/front"
-	"quire/ledger/address"
-	"quire/ledger/event"
-	"quire/ledger/refusal"
 	"quire/vault"
+	"quire/words/address"
+	"quire/words/event"
+	"quire/words/refusal"
 )
 
 // MaxCommentText is the most characters a comment's text holds.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"quire/ledger"
-	"quire/ledger/refusal"
 	"quire/vault"
+	"quire/words/refusal"
 )
 
 const (

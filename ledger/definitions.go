@@ -16,11 +16,11 @@ import (
 
 	"quire/internal/crashpoint"
 	"quire/internal/front"
-	"quire/ledger/address"
-	"quire/ledger/event"
-	"quire/ledger/refusal"
-	"quire/ledger/shape"
 	"quire/vault"
+	"quire/words/address"
+	"quire/words/event"
+	"quire/words/refusal"
+	"quire/words/shape"
 )
 
 // MaxDocument is the most a definition's document may hold (page-format.md,

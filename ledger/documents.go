@@ -15,9 +15,9 @@ import (
 	"quire/fold/module"
 	"quire/internal/front"
 	"quire/ledger/page"
-	"quire/ledger/refusal"
-	"quire/ledger/shape"
 	"quire/render"
+	"quire/words/refusal"
+	"quire/words/shape"
 )
 
 // A definition's document carries, beside what it does, what ledger reads

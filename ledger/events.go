@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"quire/ledger/address"
-	"quire/ledger/event"
-	"quire/ledger/refusal"
 	"quire/runfolder"
+	"quire/words/address"
+	"quire/words/event"
+	"quire/words/refusal"
 )
 
 // Event is an event as reads present it: CloudEvents form.

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"quire/ledger/event"
 	"quire/vault"
+	"quire/words/event"
 )
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

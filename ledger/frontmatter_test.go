@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // Every document with front matter goes through package front: a key

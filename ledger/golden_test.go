@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"quire/ledger/refusal"
 	"quire/vault"
+	"quire/words/refusal"
 )
 
 // The spec's rendered examples, reproduced character for character by

@@ -16,9 +16,9 @@ import (
 
 	"quire/internal/crashpoint"
 	"quire/internal/fsys"
-	"quire/ledger/event"
 	"quire/runfolder"
 	"quire/vault"
+	"quire/words/event"
 )
 
 // history is where each event of one playbook's history lies: derived

@@ -7,8 +7,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"quire/ledger/event"
-	"quire/ledger/refusal"
+	"quire/words/event"
+	"quire/words/refusal"
 )
 
 // maxDataDepth is how deeply a JSON value an operation takes (data, input,

@@ -10,9 +10,9 @@ import (
 	"github.com/google/uuid"
 
 	"quire/fold"
-	"quire/ledger/event"
-	"quire/ledger/refusal"
 	"quire/vault"
+	"quire/words/event"
+	"quire/words/refusal"
 )
 
 // Ledger is the runtime over one open vault.

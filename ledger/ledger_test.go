@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"quire/fold"
-	"quire/ledger/address"
-	"quire/ledger/refusal"
 	"quire/vault"
+	"quire/words/address"
+	"quire/words/refusal"
 )
 
 // fixture is a vault with a project, a playbook and a workflow.

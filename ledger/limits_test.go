@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"quire/ledger/refusal"
 	"quire/runfolder"
+	"quire/words/refusal"
 )
 
 // Each JSON value an operation takes is held to 512 levels, valid UTF-8

@@ -10,10 +10,10 @@ import (
 	"path"
 	"strings"
 
-	"quire/ledger/address"
-	"quire/ledger/event"
 	"quire/runfolder"
 	"quire/vault"
+	"quire/words/address"
+	"quire/words/event"
 )
 
 // Lines written by hand.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // The CloudEvents form carries the line's own step and detail in data: a

@@ -4,9 +4,9 @@ import (
 	"context"
 	"strconv"
 
-	"quire/ledger/refusal"
 	"quire/runfolder"
 	"quire/vault"
+	"quire/words/refusal"
 )
 
 type ListRunsArgs struct {

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // Op is one operation of the table that every interface serves: the CLI's

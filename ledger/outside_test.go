@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // plant writes a file outside the vault and answers its path.

@@ -13,12 +13,12 @@ import (
 
 	"quire/fold"
 	"quire/internal/front"
-	"quire/ledger/event"
 	"quire/ledger/page"
-	"quire/ledger/refusal"
 	"quire/render"
 	"quire/runfolder"
 	"quire/vault"
+	"quire/words/event"
+	"quire/words/refusal"
 )
 
 // subject is a definition (or the playbook) with the page that presents it.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // glance comes back as the mapping its page writes, keys in the document's

@@ -10,10 +10,10 @@ import (
 	"strings"
 
 	"quire/internal/crashpoint"
-	"quire/ledger/event"
-	"quire/ledger/refusal"
 	"quire/runfolder"
 	"quire/vault"
+	"quire/words/event"
+	"quire/words/refusal"
 )
 
 // What a writer that stopped in the middle leaves, and what quire does with

@@ -15,9 +15,9 @@ import (
 	"strings"
 	"sync"
 
-	"quire/ledger/event"
-	"quire/ledger/refusal"
 	"quire/vault"
+	"quire/words/event"
+	"quire/words/refusal"
 )
 
 // Request ids make a retry safe: every writing operation takes an optional

@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"quire/ledger/address"
-	"quire/ledger/event"
-	"quire/ledger/refusal"
 	"quire/runfolder"
 	"quire/vault"
+	"quire/words/address"
+	"quire/words/event"
+	"quire/words/refusal"
 )
 
 type RunDefinitionArgs struct {

@@ -11,9 +11,9 @@ import (
 
 	"quire/fold"
 	"quire/fold/module"
-	"quire/ledger/event"
 	"quire/ledger/page"
 	"quire/vault"
+	"quire/words/event"
 )
 
 // The views of every page with data are kept by one fold.Keeper per

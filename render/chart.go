@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"quire/ledger/shape"
+	"quire/words/shape"
 )
 
 // kind is one entry of the table of chart kinds (page-format.md, "Kinds"):

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // The variables each template reads (page-format.md, "result", "runs",

@@ -83,7 +83,7 @@
 //     or item a filter makes; time is checked at every filter, output,
 //     write and pass of a loop.
 //   - Chart blocks: the shape of a body is told by its field (lines,
-//     values, columns or rows, text) and checked with ledger/shape; the
+//     values, columns or rows, text) and checked with words/shape; the
 //     lines that say why a block fails, beside the spec's own example, are
 //     in chart.go ("its data is not JSON.", "its data matches no shape; <the
 //     first issue>", "there is no chart of the kind pie.", "a line chart

@@ -18,9 +18,9 @@ import (
 	"quire/internal/crashpoint"
 	"quire/internal/front"
 	"quire/internal/fsys"
-	"quire/ledger/event"
-	"quire/ledger/refusal"
 	"quire/vault"
+	"quire/words/event"
+	"quire/words/refusal"
 )
 
 // The six entries of a run folder.

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"quire/ledger/event"
-	"quire/ledger/refusal"
+	"quire/words/event"
+	"quire/words/refusal"
 )
 
 // Janitor is the principal of quire janitor.

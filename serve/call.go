@@ -13,9 +13,9 @@ import (
 	"strings"
 
 	"quire/ledger"
-	"quire/ledger/event"
-	"quire/ledger/refusal"
 	"quire/serve/web"
+	"quire/words/event"
+	"quire/words/refusal"
 )
 
 // Limits of a call, on every transport.

@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"quire/ledger"
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // route is one operation's HTTP route, split into segments; a segment in

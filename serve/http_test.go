@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"quire/ledger"
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // Every operation of the table has its route: a call to it answers

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"quire/ledger"
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // Version is the version quire's MCP server and OpenAPI document announce.

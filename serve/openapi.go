@@ -8,7 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"quire/ledger"
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // refusalSchema is the refusal object of DESIGN.md.

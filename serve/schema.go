@@ -13,8 +13,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"quire/ledger"
-	"quire/ledger/address"
-	"quire/ledger/event"
+	"quire/words/address"
+	"quire/words/event"
 )
 
 // The JSON Schemas of an operation's arguments and answer are inferred from

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"quire/ledger"
-	"quire/ledger/refusal"
 	"quire/serve/web"
+	"quire/words/refusal"
 )
 
 // DefaultAddr is where Run listens unless told otherwise.

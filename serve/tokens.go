@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"quire/ledger"
-	"quire/ledger/address"
-	"quire/ledger/refusal"
 	"quire/vault"
+	"quire/words/address"
+	"quire/words/refusal"
 )
 
 // Scopes. A token holds one or more; admin implies playbook:write, which

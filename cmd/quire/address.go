@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"quire/ledger"
-	"quire/ledger/address"
+	"quire/words/address"
 )
 
 // `quire address explain ADDRESS` and `quire activity`: the commands of the

@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"quire/ledger/address"
-	"quire/ledger/shape"
+	"quire/words/address"
+	"quire/words/shape"
 )
 
 // `quire completion bash|zsh|fish` prints a completion script made from

@@ -16,7 +16,7 @@ import (
 
 	"quire/internal/crashpoint"
 	"quire/ledger"
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // quireProcess runs quire in a process of its own, with extra environment.

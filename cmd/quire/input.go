@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // Every flag that takes JSON or text also takes a file, as curl does:

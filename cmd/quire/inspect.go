@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"quire/ledger"
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // quire definition inspect FILE: the inspection a save of an AgentRun

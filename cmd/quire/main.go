@@ -31,8 +31,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"quire/ledger"
-	"quire/ledger/refusal"
 	"quire/vault"
+	"quire/words/refusal"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"quire/ledger"
-	"quire/ledger/address"
+	"quire/words/address"
 )
 
 // callAndShow runs an operation and prints its answer as JSON (with

@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"quire/ledger/refusal"
-	"quire/ledger/shape"
+	"quire/words/refusal"
+	"quire/words/shape"
 )
 
 func init() {

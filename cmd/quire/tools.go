@@ -9,8 +9,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"quire/fold/module"
-	"quire/ledger/refusal"
 	"quire/vault"
+	"quire/words/refusal"
 )
 
 // `quire tools install|find`: the TypeScript compiler that checks pages'

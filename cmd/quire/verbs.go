@@ -13,9 +13,9 @@ import (
 
 	"quire/internal/front"
 	"quire/ledger"
-	"quire/ledger/address"
 	"quire/ledger/page"
-	"quire/ledger/refusal"
+	"quire/words/address"
+	"quire/words/refusal"
 )
 
 // The verbs for what people write: `quire project create|list`,

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"quire/internal/jsscan"
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // Source is one module to check.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // compiler finds tsc for the tests, or skips them when it truly is not

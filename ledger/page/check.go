@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"quire/fold/module"
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // TemplateChecker checks one template of a page at save. render provides

@@ -8,7 +8,7 @@ import (
 
 	"quire/fold"
 	"quire/fold/module"
-	"quire/ledger/shape"
+	"quire/words/shape"
 )
 
 var dataKeys = []string{"language", "source", "views", "module"}

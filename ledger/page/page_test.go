@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"quire/fold/module"
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 func read(t testing.TB, name string) string {

@@ -12,7 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"quire/internal/front"
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // Limits of the page format checked by Parse.

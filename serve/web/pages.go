@@ -20,8 +20,8 @@ import (
 
 	"quire/fold"
 	"quire/ledger"
-	"quire/ledger/refusal"
 	"quire/render"
+	"quire/words/refusal"
 )
 
 // view is what a page handler answers: the template to fill and its data.

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"quire/ledger"
-	"quire/ledger/refusal"
 	"quire/serve/web/assets"
+	"quire/words/refusal"
 )
 
 // Options are what the transport above (package serve) lends the pages:

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 func TestNamesAndKnown(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 func TestParseExamples(t *testing.T) {

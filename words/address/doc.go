@@ -4,7 +4,7 @@
 // applies the rule of list_comments' under, says which forms a comment and
 // the activity take, and explains an address as the tool calls that read and
 // act on its thing. It checks forms only, never that a thing exists, and
-// imports nothing but the standard library and ledger/refusal.
+// imports nothing but the standard library and words/refusal.
 //
 // # API
 //

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // FuzzParse: Parse never panics; it accepts or refuses at /address; every

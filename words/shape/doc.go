@@ -6,7 +6,7 @@
 // vault's end_run a run's output.
 //
 // It is a leaf: it imports only the standard library, the JSON Schema
-// validator github.com/santhosh-tekuri/jsonschema/v6 and ledger/refusal.
+// validator github.com/santhosh-tekuri/jsonschema/v6 and words/refusal.
 //
 // # How a value is checked
 //

@@ -10,7 +10,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 //go:embed schemas/*.json

@@ -5,7 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // Path is the JSON pointer every refusal of an address names: the argument

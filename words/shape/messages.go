@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // The messages of the issues. doc.go lists them all in a table; a test
