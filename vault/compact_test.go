@@ -45,7 +45,7 @@ func versions(t testing.TB, v *Vault, n, size int) []Hash {
 func peakHeap(fn func()) (uint64, time.Duration) {
 	// Collected often, the heap follows what is held rather than the
 	// garbage between two collections.
-	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
