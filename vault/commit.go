@@ -168,6 +168,9 @@ func (v *Vault) collect(rel string, changes map[string]change) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		for _, name := range append(v.gitIdx.under(rel), rel) {
+			if err := v.keepsGone(name); err != nil {
+				return err
+			}
 			if _, ok := v.gitIdx.find(name); ok {
 				changes[name] = change{}
 				v.gitIdx.remove(name)
@@ -195,6 +198,9 @@ func (v *Vault) collect(rel string, changes map[string]change) error {
 		}
 		for _, name := range v.gitIdx.under(rel) {
 			if !seen[name] {
+				if err := v.keepsGone(name); err != nil {
+					return err
+				}
 				changes[name] = change{}
 				v.gitIdx.remove(name)
 			}
@@ -223,6 +229,16 @@ func (v *Vault) collectFile(rel, abs string, changes map[string]change) error {
 	if err != nil {
 		return err
 	}
+	// Never commit a file whose committed part differs from HEAD's.
+	keep := Free
+	if v.guard != nil {
+		keep = v.guard(rel)
+	}
+	if keep != Free {
+		if err := v.keeps(rel, keep, data, true); err != nil {
+			return err
+		}
+	}
 	h := hashObject("blob", data)
 	mode := filemode.Regular
 	if fi.Mode()&0o111 != 0 {
@@ -237,6 +253,9 @@ func (v *Vault) collectFile(rel, abs string, changes map[string]change) error {
 	}
 	v.gitIdx.set(rel, h, fi)
 	changes[rel] = change{hash: h, mode: mode}
+	if keep != Free {
+		v.remember(rel, h, len(data) == 0 || data[len(data)-1] == '\n', int64(len(data)))
+	}
 	return nil
 }
 

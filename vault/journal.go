@@ -13,7 +13,7 @@ import (
 
 	"quire/internal/crashpoint"
 	"quire/internal/fsys"
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // The journal: .quire/writing holds lines while a writer holds the vault's
@@ -280,6 +280,10 @@ func (v *Vault) logf(format string, args ...any) {
 	}
 	l.Warn("quire: " + fmt.Sprintf(format, args...))
 }
+
+// Logf is logf for the vault's owner: what it did on its own, in the same
+// log.
+func (v *Vault) Logf(format string, args ...any) { v.logf(format, args...) }
 
 // SetLogger sets where the vault says what it repaired on its own; standard
 // error by default. Set it before the vault is used.

@@ -19,7 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"quire/internal/fsys"
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // Config is quire.yaml, committed with the vault.
@@ -91,6 +91,9 @@ type Vault struct {
 	// staging folders, temporary files, uncommitted changes). It answers
 	// what it did, one sentence each.
 	OnRecover func() ([]string, error)
+
+	guard func(rel string) Keep // what each committed file keeps of HEAD's (guard.go)
+	kept  map[string]keptBlob   // sizes of HEAD's blobs checked last (guard.go)
 }
 
 // Paths of a vault, relative to its root.

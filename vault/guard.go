@@ -1,0 +1,319 @@
+package vault
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Keep says what a file quire commits must keep of what HEAD holds of it.
+type Keep int
+
+const (
+	// Free: anything (a file quire rewrites, such as run.state.json, or
+	// one it replaces, such as an artifact).
+	Free Keep = iota
+	// Prefix: an append-only file (run.jsonl, thread.md, events.jsonl):
+	// HEAD's complete lines are a byte prefix of the file.
+	Prefix
+	// Whole: a file written once (a run's definition.md): HEAD's content,
+	// byte for byte.
+	Whole
+)
+
+// A HandEdit is a file whose committed part differs from HEAD's: a person
+// (or a program other than quire) changed what was committed. Line is the
+// first line (from 1) where they differ.
+type HandEdit struct {
+	Path string
+	Keep Keep
+	Line int
+	// Head is HEAD's content of the file.
+	Head []byte
+}
+
+func (e *HandEdit) Error() string {
+	return fmt.Sprintf("%s: line %d differs from the commit (HEAD); %s", e.Path, e.Line, e.rule())
+}
+
+func (e *HandEdit) rule() string {
+	if e.Keep == Whole {
+		return "the file is written once and never changed"
+	}
+	return "the file is append-only: its committed lines never change"
+}
+
+// SetGuard names, for every file the vault commits, what it must keep of
+// HEAD's version (nil: nothing). A commit that would record a file whose
+// committed part differs from HEAD's fails with a *HandEdit and changes
+// nothing; Kept checks the same before a write. Set it before the vault is
+// used.
+func (v *Vault) SetGuard(g func(rel string) Keep) { v.guard = g }
+
+// Kept checks the files at or below the given paths that the guard claims
+// against HEAD, and answers the first whose committed part differs as a
+// *HandEdit. The caller holds the lock.
+func (v *Vault) Kept(paths []string) error {
+	if v.guard == nil {
+		return nil
+	}
+	for _, p := range paths {
+		abs := v.Abs(p)
+		fi, err := os.Lstat(abs)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := v.keepsGone(p); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			if keep := v.guard(p); keep != Free && fi.Mode().IsRegular() {
+				if err := v.keepsFile(p, abs, keep); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		// A run folder: the files of its top level (artifacts/ holds no
+		// file a guard claims).
+		ents, err := os.ReadDir(abs)
+		if err != nil {
+			return err
+		}
+		for _, d := range ents {
+			rel := path.Join(p, d.Name())
+			if keep := v.guard(rel); keep != Free && d.Type().IsRegular() {
+				if err := v.keepsFile(rel, filepath.Join(abs, d.Name()), keep); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// keepsGone checks that a file gone from the work tree kept nothing
+// committed that the guard claims.
+func (v *Vault) keepsGone(rel string) error {
+	if v.guard == nil {
+		return nil
+	}
+	if keep := v.guard(rel); keep != Free {
+		return v.keeps(rel, keep, nil, false)
+	}
+	return nil
+}
+
+func (v *Vault) keepsFile(rel, abs string, keep Keep) error {
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return err
+	}
+	return v.keeps(rel, keep, data, true)
+}
+
+// HandEdits lists every file the guard claims whose committed part differs
+// from HEAD's, for quire check and quire janitor. Files whose stat is the
+// one .git/index records for them are as quire committed them and are not
+// read. The caller holds the lock.
+func (v *Vault) HandEdits() ([]*HandEdit, error) {
+	if v.guard == nil {
+		return nil, nil
+	}
+	if err := v.gitIdx.load(); err != nil {
+		return nil, err
+	}
+	var out []*HandEdit
+	for _, e := range v.gitIdx.entries {
+		keep := v.guard(e.Name)
+		if keep == Free {
+			continue
+		}
+		abs := v.Abs(e.Name)
+		fi, err := os.Lstat(abs)
+		var data []byte
+		exists := err == nil
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, err
+		case !fi.Mode().IsRegular():
+			continue // a link or folder in its place: quire check reports those
+		case v.gitIdx.clean(e.Name, fi):
+			continue
+		default:
+			if data, err = os.ReadFile(abs); err != nil {
+				return nil, err
+			}
+		}
+		err = v.keeps(e.Name, keep, data, exists)
+		var he *HandEdit
+		if errors.As(err, &he) {
+			out = append(out, he)
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// keeps checks data, the file at rel (exists false: gone), against HEAD.
+func (v *Vault) keeps(rel string, keep Keep, data []byte, exists bool) error {
+	id, ok, err := v.headEntry(rel)
+	if err != nil || !ok {
+		return err // HEAD holds no such file: nothing committed to keep
+	}
+	if exists {
+		if k, hit := v.kept[rel]; hit && k.hash == id {
+			n := int(k.size)
+			switch {
+			case keep == Prefix && len(data) >= n && hashObject("blob", data[:n]) == id:
+				return nil
+			case keep == Whole && len(data) == n && hashObject("blob", data) == id:
+				return nil
+			}
+		}
+	}
+	head, err := v.objs.readBlob(id)
+	if err != nil {
+		return err
+	}
+	committed := head
+	if keep == Prefix {
+		// A torn last line (a write cut short) was never a committed line.
+		committed = head[:bytes.LastIndexByte(head, '\n')+1]
+	}
+	if exists && (keep == Prefix && bytes.HasPrefix(data, committed) || keep == Whole && bytes.Equal(data, head)) {
+		v.remember(rel, id, len(committed) == len(head), int64(len(head)))
+		return nil
+	}
+	line := 1
+	if exists {
+		line = FirstDifferentLine(committed, data)
+	}
+	return &HandEdit{Path: rel, Keep: keep, Line: line, Head: head}
+}
+
+type keptBlob struct {
+	hash plumbing.Hash
+	size int64
+}
+
+// remember keeps a blob's size for the next check of its file, which then
+// hashes the file's first size bytes instead of reading the blob. Only a
+// blob whose every line is complete is kept (its whole content is then
+// the committed part). The map is bounded: past 4,096 files it starts over.
+func (v *Vault) remember(rel string, id plumbing.Hash, whole bool, size int64) {
+	if !whole {
+		return
+	}
+	if v.kept == nil || len(v.kept) >= 4096 {
+		v.kept = map[string]keptBlob{}
+	}
+	v.kept[rel] = keptBlob{hash: id, size: size}
+}
+
+// headEntry is the blob HEAD records at rel.
+func (v *Vault) headEntry(rel string) (plumbing.Hash, bool, error) {
+	parent, err := v.head()
+	if err != nil || parent.IsZero() {
+		return plumbing.ZeroHash, false, err
+	}
+	tree := v.lastTree
+	if parent != v.lastCommit || tree.IsZero() {
+		if tree, err = v.objs.readCommitTree(parent); err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+	}
+	parts := strings.Split(rel, "/")
+	for i, name := range parts {
+		entries, err := v.objs.readTree(tree)
+		if err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		found := false
+		for _, e := range entries {
+			if e.name == name {
+				if (i < len(parts)-1) != e.mode.IsFile() {
+					tree, found = e.hash, true
+				}
+				break
+			}
+		}
+		if !found {
+			return plumbing.ZeroHash, false, nil
+		}
+	}
+	return tree, true, nil
+}
+
+// FirstDifferentLine is the first line (from 1) at which b differs from a.
+func FirstDifferentLine(a, b []byte) int {
+	line := 1
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			return line
+		}
+		if a[i] == '\n' {
+			line++
+		}
+	}
+	return line
+}
+
+// RestoreCommitted puts back what HEAD holds of a hand-edited file: the
+// committed part, then (for an append-only file) the lines of the edited
+// copy past as many lines as HEAD holds, which were appended after it. The
+// edited copy is kept whole in .quire/quarantine/; RestoreCommitted answers
+// its path in the vault. The caller holds the lock.
+func (v *Vault) RestoreCommitted(he *HandEdit) (string, error) {
+	abs, err := v.Join(he.Path)
+	if err != nil {
+		return "", err
+	}
+	edited, err := os.ReadFile(abs)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	restored := he.Head
+	if he.Keep == Prefix {
+		committed := he.Head[:bytes.LastIndexByte(he.Head, '\n')+1]
+		n := bytes.Count(committed, []byte{'\n'})
+		rest := edited
+		for i := 0; i < n && len(rest) > 0; i++ {
+			j := bytes.IndexByte(rest, '\n')
+			if j < 0 {
+				rest = nil
+				break
+			}
+			rest = rest[j+1:]
+		}
+		restored = append(append([]byte(nil), committed...), rest...)
+	}
+	kept := ""
+	if edited != nil {
+		dst := path.Join(QuarantineDir, he.Path+"."+time.Now().UTC().Format("20060102T150405.000000000Z")+".edited")
+		if err := os.MkdirAll(filepath.Dir(v.Abs(dst)), 0o755); err != nil {
+			return "", err
+		}
+		if err := WriteAtomic(v.Abs(dst), edited); err != nil {
+			return "", err
+		}
+		kept = dst
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return "", err
+	}
+	return kept, WriteAtomic(abs, restored)
+}
