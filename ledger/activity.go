@@ -123,7 +123,7 @@ func (ac *activity) add(it ActivityItem, at string) {
 }
 
 func (l *Ledger) playbookActivity(ac *activity, p string) error {
-	f, err := os.Open(l.V.Abs(path.Join(playbookDir(p), "events.jsonl")))
+	f, err := os.Open(l.v.Abs(path.Join(playbookDir(p), "events.jsonl")))
 	if isNotExist(err) {
 		return nil
 	}
@@ -181,14 +181,14 @@ func (l *Ledger) playbookActivity(ac *activity, p string) error {
 }
 
 func (l *Ledger) runActivity(ac *activity, playbook string) error {
-	runs, err := l.V.Find(func(e *vault.Entry) bool {
+	runs, err := l.v.Find(func(e *vault.Entry) bool {
 		return e.Type == "playbook-run" && (playbook == "" || e.Playbook == playbook)
 	})
 	if err != nil {
 		return err
 	}
 	for _, e := range runs {
-		st, err := runfolder.Folder{V: l.V, Rel: e.Path}.LoadState()
+		st, err := runfolder.Folder{V: l.v, Rel: e.Path}.LoadState()
 		if err != nil {
 			return fmt.Errorf("the activity of run %s: %w", e.UID, err)
 		}
@@ -239,7 +239,7 @@ func clipText(s string, n int) string {
 // latest time it was marked.
 func (l *Ledger) seenMarks(member string) (map[string]time.Time, error) {
 	out := map[string]time.Time{}
-	f, err := os.Open(l.V.Abs(seenPath(member)))
+	f, err := os.Open(l.v.Abs(seenPath(member)))
 	if isNotExist(err) {
 		return out, nil
 	}
@@ -308,7 +308,7 @@ func (l *Ledger) listActivity(a *ListActivityArgs) (*ActivityPage, error) {
 		}
 		playbooks = []string{a.Playbook}
 	} else {
-		es, err := l.V.FindType("playbook", func(*vault.Entry) bool { return true })
+		es, err := l.v.FindType("playbook", func(*vault.Entry) bool { return true })
 		if err != nil {
 			return nil, err
 		}
@@ -376,11 +376,11 @@ func (l *Ledger) markActivitySeen(a *MarkSeenArgs) (*SeenMarks, error) {
 		items[i] = ad.String()
 	}
 	out := &SeenMarks{Member: a.Member, Items: items}
-	err := l.V.Locked(func() error {
+	err := l.write(writeArgs{}, func(t *tx) error {
 		now := l.Now()
 		out.At = event.FormatTime(now)
 		rel := seenPath(a.Member)
-		abs, err := l.V.Join(rel)
+		abs, err := l.v.Join(rel)
 		if err != nil {
 			return err
 		}
@@ -397,9 +397,8 @@ func (l *Ledger) markActivitySeen(a *MarkSeenArgs) (*SeenMarks, error) {
 		if _, err := vault.AppendLine(abs, append(line, '\n')); err != nil {
 			return err
 		}
-		_, err = l.gitCommit([]string{rel}, vault.Signature{Name: a.Member, When: now},
-			fmt.Sprintf("org: %s saw %d of the activity", a.Member, len(items)))
-		return err
+		t.commit([]string{rel}, vault.Signature{Name: a.Member, When: now}, vault.Message{Subject: fmt.Sprintf("org: %s saw %d of the activity", a.Member, len(items))})
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -181,7 +181,7 @@ func (l *Ledger) tryPool() (*fold.Pool, error) {
 	defer v.mu.Unlock()
 	if v.tryPool == nil {
 		p, err := fold.NewPool(fold.PoolOptions{Workers: 1, Idle: 2,
-			CacheDir: l.V.Abs(".quire/qjs-cache"),
+			CacheDir: l.v.Abs(".quire/qjs-cache"),
 			// The value is any JSON: no shape to check.
 			Check: func(string, []byte) []refusal.Issue { return nil }})
 		if err != nil {

@@ -55,7 +55,7 @@ func (l *Ledger) Check() (*CheckReport, error) {
 	add := func(p, format string, args ...any) {
 		rep.Problems = append(rep.Problems, Problem{Path: p, Message: fmt.Sprintf(format, args...)})
 	}
-	entries, err := l.V.Entries()
+	entries, err := l.v.Entries()
 	if r, ok := refusal.As(err); ok {
 		add(vault.IndexFile, "%s", r.Message) // a link: reported, and the rest checked
 	} else if err != nil {
@@ -63,18 +63,18 @@ func (l *Ledger) Check() (*CheckReport, error) {
 	}
 	inIndex := map[string]vault.Entry{}
 	for _, e := range entries {
-		if _, err := l.V.Join(e.Path); err != nil {
+		if _, err := l.v.Join(e.Path); err != nil {
 			add(vault.IndexFile, "%s %s: its path %v", e.Type, e.UID, err)
 			continue
 		}
-		if !l.V.Exists(e.Path) {
+		if !l.v.Exists(e.Path) {
 			add(vault.IndexFile, "%s %s: %s does not exist", e.Type, e.UID, e.Path)
 		}
 		if e.Type == "playbook-run" {
 			inIndex[e.Path] = e
 		}
 	}
-	dirs, err := os.ReadDir(l.V.Abs(vault.RunsDir))
+	dirs, err := os.ReadDir(l.v.Abs(vault.RunsDir))
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (l *Ledger) Check() (*CheckReport, error) {
 			continue
 		}
 		file := path.Join(playbookDir(e.Playbook), "events.jsonl")
-		data, err := os.ReadFile(l.V.Abs(file))
+		data, err := os.ReadFile(l.v.Abs(file))
 		if err != nil {
 			continue
 		}
@@ -174,7 +174,7 @@ func (l *Ledger) Check() (*CheckReport, error) {
 
 func (l *Ledger) checkRun(rel string, e vault.Entry, indexed bool, add func(string, string, ...any), addLine func(string, int, string), seen func(*event.Line, string)) {
 	for _, name := range runfolder.Entries {
-		fi, err := os.Stat(l.V.Abs(path.Join(rel, name)))
+		fi, err := os.Stat(l.v.Abs(path.Join(rel, name)))
 		if err != nil {
 			add(rel, "rule 6: the run folder lacks %s", name)
 			continue
@@ -183,7 +183,7 @@ func (l *Ledger) checkRun(rel string, e vault.Entry, indexed bool, add func(stri
 			add(path.Join(rel, name), "is a %s; the capsule wants a %s", kindOf(fi.IsDir()), kindOf(name == runfolder.ArtifactsDir))
 		}
 	}
-	f := runfolder.Folder{V: l.V, Rel: rel}
+	f := runfolder.Folder{V: l.v, Rel: rel}
 	fm, err := f.ReadFront()
 	defPath := path.Join(rel, runfolder.DefinitionFile)
 	var fe *front.Error
@@ -220,7 +220,7 @@ func (l *Ledger) checkRun(rel string, e vault.Entry, indexed bool, add func(stri
 		add(logPath, "%v", err)
 		return
 	}
-	if fi, err := os.Stat(l.V.Abs(logPath)); err == nil && fi.Size() > replay.LogBytes {
+	if fi, err := os.Stat(l.v.Abs(logPath)); err == nil && fi.Size() > replay.LogBytes {
 		addLine(logPath, lineNo+1, "a torn last line (a write cut short); the next write repairs it")
 	}
 	checkStateFile(f, add)
@@ -233,12 +233,12 @@ func (l *Ledger) checkRun(rel string, e vault.Entry, indexed bool, add func(stri
 // none of them (a write that would is refused), and git may have carried
 // them in from elsewhere.
 func checkLinks(l *Ledger, add func(string, string, ...any)) {
-	links, err := l.V.Links()
+	links, err := l.v.Links()
 	if err != nil {
 		add(".", "%v", err)
 	}
 	for _, p := range links {
-		to, _ := os.Readlink(l.V.Abs(p))
+		to, _ := os.Readlink(l.v.Abs(p))
 		add(p, "is a symbolic link (to %s); quire writes nothing through links, so writes to what it stands for are refused: replace it with the file or folder itself", to)
 	}
 }
@@ -246,12 +246,12 @@ func checkLinks(l *Ledger, add func(string, string, ...any)) {
 // checkQuarantine lists the torn tails cut from the vault's files, which
 // are kept for a person to read (and delete).
 func checkQuarantine(l *Ledger, add func(string, string, ...any)) {
-	root := l.V.Abs(vault.QuarantineDir)
+	root := l.v.Abs(vault.QuarantineDir)
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".torn") {
 			return nil // .unacknowledged: a line no answer said was written
 		}
-		rel, _ := filepath.Rel(l.V.Root(), p)
+		rel, _ := filepath.Rel(l.v.Root(), p)
 		from, _ := filepath.Rel(root, p)
 		from = strings.TrimSuffix(from, ".torn")
 		if i := strings.LastIndexByte(from, '.'); i > 0 {
@@ -327,13 +327,13 @@ func (l *Ledger) checkFront(p string, f runfolder.Front, add func(string, string
 		add(p, "playbook_version %q is not a version; rule 2 pins a concrete version", f.PlaybookVersion)
 	}
 	for i, uid := range f.MemberOf {
-		e, ok, _ := l.V.Lookup(uid)
+		e, ok, _ := l.v.Lookup(uid)
 		if !ok || e.Type != "project" {
 			add(p, "rule 1: member_of[%d] %q is not a project in the index", i, uid)
 		}
 	}
 	if f.Playbook != "" {
-		if e, ok, _ := l.V.Lookup(f.Playbook); !ok || e.Type != "definition" {
+		if e, ok, _ := l.v.Lookup(f.Playbook); !ok || e.Type != "definition" {
 			add(p, "playbook %q is not a definition in the index", f.Playbook)
 		}
 	}
@@ -344,7 +344,7 @@ func (l *Ledger) checkFront(p string, f runfolder.Front, add func(string, string
 			}
 		}
 	}
-	if f.Binding != "" && !l.V.Exists(f.Binding) {
+	if f.Binding != "" && !l.v.Exists(f.Binding) {
 		add(p, "binding %s does not exist", f.Binding)
 	}
 }
@@ -353,7 +353,7 @@ func (l *Ledger) checkFront(p string, f runfolder.Front, add func(string, string
 // and rebuilds the history's index from the files at once; the views are
 // folded again from the start of the history on their next read.
 func (l *Ledger) Reindex() error {
-	return l.V.Locked(func() error {
+	return l.write(writeArgs{}, func(*tx) error {
 		l.histMu.Lock()
 		l.hist = map[string]*history{}
 		l.histMu.Unlock()
@@ -361,11 +361,11 @@ func (l *Ledger) Reindex() error {
 		l.views.keepers = map[string]*keeperOf{}
 		l.views.mu.Unlock()
 		for _, dir := range []string{"history", "views"} {
-			if err := os.RemoveAll(l.V.Abs(path.Join(vault.QuireDir, dir))); err != nil {
+			if err := os.RemoveAll(l.v.Abs(path.Join(vault.QuireDir, dir))); err != nil {
 				return err
 			}
 		}
-		es, err := l.V.FindType("playbook", func(*vault.Entry) bool { return true })
+		es, err := l.v.FindType("playbook", func(*vault.Entry) bool { return true })
 		if err != nil {
 			return err
 		}
@@ -411,19 +411,19 @@ func init() {
 				return nil, refusal.Invalid("/days", "days is 1 or more")
 			}
 			rep := &JanitorReport{Archived: []string{}}
-			if err := l.V.Locked(func() error {
-				rep.Committed, err = l.finishPending(vault.Signature{Name: janitor, When: now})
+			if err := l.write(writeArgs{}, func(t *tx) error {
+				rep.Committed, err = t.finishPending(vault.Signature{Name: janitor, When: now})
 				return err
 			}); err != nil {
 				return nil, err
 			}
-			runs, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" })
+			runs, err := l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" })
 			if err != nil {
 				return nil, err
 			}
 			for i, e := range runs {
 				l.progress("janitor: reading the runs for idle ones", "runs", i+1, len(runs))
-				f := runfolder.Folder{V: l.V, Rel: e.Path}
+				f := runfolder.Folder{V: l.v, Rel: e.Path}
 				st, err := f.LoadState()
 				if err != nil || (st.State != runfolder.Complete && st.State != runfolder.Failed) {
 					continue

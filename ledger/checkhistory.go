@@ -120,12 +120,12 @@ type commitInfo struct {
 // it, then the new ones).
 func (l *Ledger) CheckHistory() (*HistoryReport, []Problem, error) {
 	rep := &HistoryReport{}
-	head, err := l.V.HeadCommit()
+	head, err := l.v.HeadCommit()
 	if err != nil || head.IsZero() {
 		return rep, []Problem{}, err
 	}
 	rep.Head = head.String()
-	statePath := l.V.Abs(path.Join(vault.QuireDir, historyStateFile))
+	statePath := l.v.Abs(path.Join(vault.QuireDir, historyStateFile))
 	var st historyState
 	proved := map[vault.Hash]bool{}
 	if data, err := os.ReadFile(statePath); err == nil {
@@ -146,7 +146,7 @@ func (l *Ledger) CheckHistory() (*HistoryReport, []Problem, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, err
 	}
-	h := l.V.History()
+	h := l.v.History()
 	defer h.Close()
 
 	// The commits to prove: HEAD's ancestors, up to the ones proved before.

@@ -144,7 +144,7 @@ func decodeComment(rel string, data []byte) (commentFront, string, error) {
 }
 
 func (l *Ledger) readComment(e vault.Entry) (*Comment, error) {
-	data, err := os.ReadFile(l.V.Abs(e.Path))
+	data, err := os.ReadFile(l.v.Abs(e.Path))
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func (l *Ledger) readComment(e vault.Entry) (*Comment, error) {
 // comments reads the comments of a playbook (or the organization's, with
 // playbook ""), in the order they were made.
 func (l *Ledger) comments(playbook string) ([]*Comment, error) {
-	es, err := l.V.FindType("comment", func(e *vault.Entry) bool { return e.Playbook == playbook })
+	es, err := l.v.FindType("comment", func(e *vault.Entry) bool { return e.Playbook == playbook })
 	if err != nil {
 		return nil, err
 	}
@@ -257,33 +257,33 @@ func (l *Ledger) makeComment(a *MakeCommentArgs) (*Comment, error) {
 	}
 	id := newID()
 	rel := commentPath(a.Playbook, id)
-	var ln *event.Line
 	var c *Comment
-	err = l.V.Locked(func() error {
+	err = l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
 		if err := l.commentOwner(a.Playbook); err != nil {
 			return err
 		}
 		now := l.Now()
 		f := commentFront{ID: id, Address: on.String(), Author: a.Author, Created: event.FormatTime(now)}
-		if err := writeNew(l.V, rel, encodeComment(f, a.Text)); err != nil {
+		if err := writeNew(l.v, rel, encodeComment(f, a.Text)); err != nil {
 			return err
 		}
 		paths := []string{rel, vault.IndexFile}
 		if a.Playbook != "" {
-			ln = &event.Line{Event: event.CommentMade, Timestamp: f.Created, Detail: "Comment on " + f.Address,
+			ln := &event.Line{Event: event.CommentMade, Timestamp: f.Created, Detail: "Comment on " + f.Address,
 				Subject: f.Address, Actor: a.Author, Data: mustJSON(map[string]string{"id": id, "address": f.Address, "path": rel})}
-			if err := l.recordPlaybookEvent(a.Playbook, ln); err != nil {
-				os.Remove(l.V.Abs(rel)) // not made: the refusal is true
+			if err := t.recordPlaybookEvent(a.Playbook, ln); err != nil {
+				os.Remove(l.v.Abs(rel)) // not made: the refusal is true
 				return err
 			}
+			t.notify(a.Playbook, ln.Seq)
 			paths = append(paths, path.Join(playbookDir(a.Playbook), "events.jsonl"))
 		}
-		if err := l.V.Register(vault.Entry{UID: id, Type: "comment", Path: rel, Playbook: a.Playbook, Created: f.Created}); err != nil {
+		if err := l.v.Register(vault.Entry{UID: id, Type: "comment", Path: rel, Playbook: a.Playbook, Created: f.Created}); err != nil {
 			return err
 		}
 		// The comment is made: a commit that fails is finished by the next
 		// writer, and the answer says committed: false.
-		committed := l.commit(paths, vault.Signature{Name: a.Author, When: now}, vault.Message{
+		committed := t.commit(paths, vault.Signature{Name: a.Author, When: now}, vault.Message{
 			Subject:  ownerName(a.Playbook) + ": comment on " + f.Address,
 			Trailers: []vault.Trailer{{Key: "Comment-Id", Value: id}, {Key: "Address", Value: f.Address}, {Key: "Playbook", Value: a.Playbook}}})
 		c = &Comment{ID: id, Playbook: a.Playbook, Address: f.Address, Author: f.Author, Created: f.Created,
@@ -292,9 +292,6 @@ func (l *Ledger) makeComment(a *MakeCommentArgs) (*Comment, error) {
 	})
 	if err != nil {
 		return nil, err
-	}
-	if ln != nil {
-		l.notify(a.Playbook, ln.Seq)
 	}
 	return c, nil
 }
@@ -376,13 +373,12 @@ func (l *Ledger) resolveComment(a *ResolveCommentArgs) (*Comment, error) {
 		return nil, err
 	}
 	id := strings.ToLower(a.ID)
-	var ln *event.Line
 	var out *Comment
-	err := l.V.Locked(func() error {
+	err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
 		if err := l.commentOwner(a.Playbook); err != nil {
 			return err
 		}
-		e, ok, err := l.V.Lookup(id)
+		e, ok, err := l.v.Lookup(id)
 		if err != nil {
 			return err
 		}
@@ -392,7 +388,7 @@ func (l *Ledger) resolveComment(a *ResolveCommentArgs) (*Comment, error) {
 			}
 			return refusal.At(refusal.NotFound, "/id", "playbook %s has no comment %s", a.Playbook, a.ID)
 		}
-		data, err := os.ReadFile(l.V.Abs(e.Path))
+		data, err := os.ReadFile(l.v.Abs(e.Path))
 		if err != nil {
 			return err
 		}
@@ -405,7 +401,7 @@ func (l *Ledger) resolveComment(a *ResolveCommentArgs) (*Comment, error) {
 		}
 		now := l.Now()
 		f.Resolved, f.How, f.ResolvedAt, f.ResolvedBy = true, a.How, event.FormatTime(now), actor
-		abs, err := l.V.Join(e.Path)
+		abs, err := l.v.Join(e.Path)
 		if err != nil {
 			return err
 		}
@@ -414,14 +410,15 @@ func (l *Ledger) resolveComment(a *ResolveCommentArgs) (*Comment, error) {
 		}
 		paths := []string{e.Path}
 		if a.Playbook != "" {
-			ln = &event.Line{Event: event.CommentResolved, Timestamp: f.ResolvedAt, Detail: "Resolved: " + a.How,
+			ln := &event.Line{Event: event.CommentResolved, Timestamp: f.ResolvedAt, Detail: "Resolved: " + a.How,
 				Subject: f.Address, Actor: actor, Data: mustJSON(map[string]string{"id": id, "address": f.Address, "how": a.How, "path": e.Path})}
-			if err := l.recordPlaybookEvent(a.Playbook, ln); err != nil {
+			if err := t.recordPlaybookEvent(a.Playbook, ln); err != nil {
 				return err
 			}
+			t.notify(a.Playbook, ln.Seq)
 			paths = append(paths, path.Join(playbookDir(a.Playbook), "events.jsonl"))
 		}
-		committed := l.commit(paths, vault.Signature{Name: actor, When: now}, vault.Message{
+		committed := t.commit(paths, vault.Signature{Name: actor, When: now}, vault.Message{
 			Subject:  fmt.Sprintf("%s: resolve a comment as %s on %s", ownerName(a.Playbook), a.How, f.Address),
 			Trailers: []vault.Trailer{{Key: "Comment-Id", Value: id}, {Key: "Address", Value: f.Address}, {Key: "Playbook", Value: a.Playbook}, {Key: "Resolution", Value: a.How}}})
 		out, err = l.readComment(e)
@@ -432,9 +429,6 @@ func (l *Ledger) resolveComment(a *ResolveCommentArgs) (*Comment, error) {
 	})
 	if err != nil {
 		return nil, err
-	}
-	if ln != nil {
-		l.notify(a.Playbook, ln.Seq)
 	}
 	return out, nil
 }

@@ -145,8 +145,13 @@ func TestCommentMadeResolvedSurvivesRestart(t *testing.T) {
 	if len(orgs) != 1 || orgs[0].ID != org.ID || orgs[0].How != "answered" {
 		t.Fatalf("the organization's: %+v", orgs)
 	}
+	index, err := vault.Open(l2.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer index.Close()
 	for _, id := range []string{c.ID, reply.ID, org.ID} {
-		if e, ok, _ := l2.V.Lookup(id); !ok || e.Type != "comment" {
+		if e, ok, _ := index.Lookup(id); !ok || e.Type != "comment" {
 			t.Errorf("comment %s is not in the index: %+v", id, e)
 		}
 	}

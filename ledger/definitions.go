@@ -71,26 +71,26 @@ func init() {
 				return nil, refusal.Invalid("/name", "a project's name needs at least one letter or digit")
 			}
 			p := &Project{UID: newID(), Name: name, Path: path.Join("projects", slug+".md")}
-			err := l.V.Locked(func() error {
-				if l.V.Exists(p.Path) {
+			err := l.write(writeArgs{}, func(t *tx) error {
+				if l.v.Exists(p.Path) {
 					return refusal.At(refusal.Conflict, "/name", "a project with the slug %q already exists at %s", slug, p.Path)
 				}
 				doc, _ := yaml.Marshal(map[string]string{"uid": p.UID, "name": name, "type": "project"})
-				if err := writeNew(l.V, p.Path, []byte("---\n"+string(doc)+"---\n")); err != nil {
+				if err := writeNew(l.v, p.Path, []byte("---\n"+string(doc)+"---\n")); err != nil {
 					return err
 				}
-				if err := l.V.Register(vault.Entry{UID: p.UID, Type: "project", Path: p.Path, Name: name, Created: event.FormatTime(l.Now())}); err != nil {
+				if err := l.v.Register(vault.Entry{UID: p.UID, Type: "project", Path: p.Path, Name: name, Created: event.FormatTime(l.Now())}); err != nil {
 					return err
 				}
-				_, err := l.gitCommit([]string{p.Path, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: l.Now()}, "Make the project "+name)
-				return err
+				t.commit([]string{p.Path, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: l.Now()}, vault.Message{Subject: "Make the project " + name})
+				return nil
 			})
 			return p, err
 		})
 	register(Op{Name: "list_projects", Scope: "playbook:read", Method: "GET", Path: "/projects", ReadOnly: true, Idempotent: true,
 		Description: "List the projects, in the order they were made, with the uid that member_of names."},
 		func(ctx context.Context, l *Ledger, a *struct{}) ([]Project, error) {
-			es, err := l.V.FindType("project", func(*vault.Entry) bool { return true })
+			es, err := l.v.FindType("project", func(*vault.Entry) bool { return true })
 			out := []Project{}
 			for _, e := range es {
 				out = append(out, Project{UID: e.UID, Name: e.Name, Path: e.Path})
@@ -155,7 +155,7 @@ func (l *Ledger) readPlaybook(p string) (*playbookFront, error) {
 	if err := checkPlaybookID(p); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(l.V.Abs(path.Join(playbookDir(p), "playbook.md")))
+	data, err := os.ReadFile(l.v.Abs(path.Join(playbookDir(p), "playbook.md")))
 	if isNotExist(err) {
 		return nil, refusal.At(refusal.NotFound, "/playbook", "no playbook %q", p)
 	}
@@ -184,26 +184,25 @@ func init() {
 				return nil, refusal.Invalid("/name", "a playbook's name is 1 to 200 characters")
 			}
 			uid := newID()
-			err := l.V.Locked(func() error {
+			err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
 				dir := playbookDir(a.Playbook)
-				if l.V.Exists(dir) {
+				if l.v.Exists(dir) {
 					return refusal.At(refusal.Conflict, "/playbook", "the playbook %q already exists", a.Playbook)
 				}
 				fm, _ := yaml.Marshal(playbookFront{UID: uid, Name: a.Name, Description: a.Description})
-				if err := writeNew(l.V, path.Join(dir, "playbook.md"), []byte("---\n"+string(fm)+"---\n")); err != nil {
+				if err := writeNew(l.v, path.Join(dir, "playbook.md"), []byte("---\n"+string(fm)+"---\n")); err != nil {
 					return err
 				}
 				now := l.Now()
-				if err := l.recordPlaybookEvent(a.Playbook, &event.Line{Event: event.PlaybookCreated, Timestamp: event.FormatTime(now),
+				if err := t.recordPlaybookEvent(a.Playbook, &event.Line{Event: event.PlaybookCreated, Timestamp: event.FormatTime(now),
 					Detail: "Playbook created", Actor: actorOr(a.Actor), Data: mustJSON(map[string]string{"name": a.Name})}); err != nil {
 					return err
 				}
-				if err := l.V.Register(vault.Entry{UID: uid, Type: "playbook", Path: dir, Playbook: a.Playbook, Name: a.Name, Created: event.FormatTime(now)}); err != nil {
+				if err := l.v.Register(vault.Entry{UID: uid, Type: "playbook", Path: dir, Playbook: a.Playbook, Name: a.Name, Created: event.FormatTime(now)}); err != nil {
 					return err
 				}
-				_, err := l.gitCommit([]string{dir, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: now},
-					fmt.Sprintf("%s: make the playbook", a.Playbook))
-				return err
+				t.commit([]string{dir, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: now}, vault.Message{Subject: fmt.Sprintf("%s: make the playbook", a.Playbook)})
+				return nil
 			})
 			if err != nil {
 				return nil, err
@@ -218,7 +217,7 @@ func init() {
 	register(Op{Name: "list_playbooks", Scope: "playbook:read", Method: "GET", Path: "/playbooks", ReadOnly: true, Idempotent: true,
 		Description: "List the vault's playbooks in the order they were made."},
 		func(ctx context.Context, l *Ledger, a *struct{}) ([]*Playbook, error) {
-			es, err := l.V.FindType("playbook", func(*vault.Entry) bool { return true })
+			es, err := l.v.FindType("playbook", func(*vault.Entry) bool { return true })
 			if err != nil {
 				return nil, err
 			}
@@ -243,7 +242,7 @@ func (l *Ledger) getPlaybook(p string) (*Playbook, error) {
 	if err != nil {
 		return nil, err
 	}
-	runs, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == p })
+	runs, err := l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == p })
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +345,7 @@ func (d *defInfo) latest() defVersion { return d.Versions[len(d.Versions)-1] }
 // definitions reads every definition of a playbook from its events.jsonl.
 func (l *Ledger) definitions(p string) (map[string]*defInfo, error) {
 	out := map[string]*defInfo{}
-	f, err := os.Open(l.V.Abs(path.Join(playbookDir(p), "events.jsonl")))
+	f, err := os.Open(l.v.Abs(path.Join(playbookDir(p), "events.jsonl")))
 	if isNotExist(err) {
 		return out, nil
 	}
@@ -489,7 +488,7 @@ func init() {
 			if err := l.checkSave(ctx, a); err != nil {
 				return nil, err
 			}
-			err := l.V.Locked(func() error {
+			err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
 				if _, err := l.readPlaybook(a.Playbook); err != nil {
 					return err
 				}
@@ -521,26 +520,25 @@ func init() {
 					v.UID = d.UID
 				}
 				v.Blob = vault.BlobID([]byte(a.Source))
-				if err := writeNew(l.V, v.Path, []byte(a.Source)); err != nil {
+				if err := writeNew(l.v, v.Path, []byte(a.Source)); err != nil {
 					return err
 				}
 				now := l.Now()
-				if err := l.recordPlaybookEvent(a.Playbook, &event.Line{Event: event.DefinitionSaved, Timestamp: event.FormatTime(now),
+				if err := t.recordPlaybookEvent(a.Playbook, &event.Line{Event: event.DefinitionSaved, Timestamp: event.FormatTime(now),
 					Detail: fmt.Sprintf("Saved version %d", v.Version), Subject: a.Type + "/" + a.Name, Version: v.Version,
 					Actor: actorOr(a.Actor), Data: mustJSON(v)}); err != nil {
 					return err
 				}
 				paths := []string{v.Path, path.Join(playbookDir(a.Playbook), "events.jsonl")}
 				if d == nil {
-					if err := l.V.Register(vault.Entry{UID: v.UID, Type: "definition", Path: v.Path, Playbook: a.Playbook,
+					if err := l.v.Register(vault.Entry{UID: v.UID, Type: "definition", Path: v.Path, Playbook: a.Playbook,
 						Name: a.Name, DefType: a.Type, Created: event.FormatTime(now)}); err != nil {
 						return err
 					}
 					paths = append(paths, vault.IndexFile)
 				}
-				_, err = l.gitCommit(paths, vault.Signature{Name: actorOr(a.Actor), When: now},
-					fmt.Sprintf("%s: save %s/%s version %d", a.Playbook, a.Type, a.Name, v.Version))
-				return err
+				t.commit(paths, vault.Signature{Name: actorOr(a.Actor), When: now}, vault.Message{Subject: fmt.Sprintf("%s: save %s/%s version %d", a.Playbook, a.Type, a.Name, v.Version)})
+				return nil
 			})
 			if err != nil {
 				return nil, err
@@ -600,7 +598,7 @@ func init() {
 			if _, err := l.readPlaybook(a.Playbook); err != nil {
 				return nil, err
 			}
-			es, err := l.V.FindType("definition", func(e *vault.Entry) bool { return e.Playbook == a.Playbook })
+			es, err := l.v.FindType("definition", func(e *vault.Entry) bool { return e.Playbook == a.Playbook })
 			if err != nil {
 				return nil, err
 			}
@@ -621,19 +619,18 @@ func init() {
 	register(Op{Name: "retire_definition", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/retire", Idempotent: true,
 		Description: "Retire a definition: it refuses new runs (conflict) and new versions; its runs and versions stay readable. Records definition_retired and commits."},
 		func(ctx context.Context, l *Ledger, a *RetireDefinitionArgs) (*Definition, error) {
-			err := l.V.Locked(func() error {
+			err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
 				d, err := l.definition(a.Playbook, a.Type, a.Name)
 				if err != nil || d.Retired {
 					return err
 				}
 				now := l.Now()
-				if err := l.recordPlaybookEvent(a.Playbook, &event.Line{Event: event.DefinitionRetired, Timestamp: event.FormatTime(now),
+				if err := t.recordPlaybookEvent(a.Playbook, &event.Line{Event: event.DefinitionRetired, Timestamp: event.FormatTime(now),
 					Detail: "Retired", Subject: a.Type + "/" + a.Name, Version: d.latest().Version, Actor: actorOr(a.Actor)}); err != nil {
 					return err
 				}
-				_, err = l.gitCommit([]string{path.Join(playbookDir(a.Playbook), "events.jsonl")}, vault.Signature{Name: actorOr(a.Actor), When: now},
-					fmt.Sprintf("%s: retire %s/%s", a.Playbook, a.Type, a.Name))
-				return err
+				t.commit([]string{path.Join(playbookDir(a.Playbook), "events.jsonl")}, vault.Signature{Name: actorOr(a.Actor), When: now}, vault.Message{Subject: fmt.Sprintf("%s: retire %s/%s", a.Playbook, a.Type, a.Name)})
+				return nil
 			})
 			if err != nil {
 				return nil, err
@@ -663,13 +660,13 @@ func (l *Ledger) getDefinition(playbook, typ, name string, version int, withSour
 	}
 	out := definitionOf(playbook, d, v)
 	if withSource {
-		src, err := l.V.ReadBlob(v.Blob)
+		src, err := l.v.ReadBlob(v.Blob)
 		if err != nil {
 			// The current version is also on disk.
 			if v.Version != d.latest().Version {
 				return nil, fmt.Errorf("reading version %d of %s/%s: %w", v.Version, typ, name, err)
 			}
-			if src, err = os.ReadFile(l.V.Abs(v.Path)); err != nil {
+			if src, err = os.ReadFile(l.v.Abs(v.Path)); err != nil {
 				return nil, err
 			}
 		}

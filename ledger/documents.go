@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"quire/vault"
 	"sort"
 	"strings"
 	"sync"
@@ -160,7 +161,7 @@ func (l *Ledger) inspect(ctx context.Context, typ, source string, check bool) (*
 // pageOptions is how a save checks a page: the module type-checked unless
 // the vault's settings say typecheck: syntax-only, the templates by render.
 func (l *Ledger) pageOptions() (page.Options, error) {
-	cfg, err := l.V.Config()
+	cfg, err := l.v.Config()
 	if err != nil {
 		return page.Options{}, err
 	}
@@ -170,7 +171,7 @@ func (l *Ledger) pageOptions() (page.Options, error) {
 	}
 	setting := cfg.TSC
 	if setting != "" && !filepath.IsAbs(setting) {
-		setting = filepath.Join(l.V.Root(), setting)
+		setting = filepath.Join(l.v.Root(), setting)
 	}
 	return page.Options{Module: module.Options{Mode: mode, Setting: setting}, Templates: render.CheckTemplate}, nil
 }
@@ -362,7 +363,7 @@ func init() {
 			if a.Name == "" && a.Description == nil && !pageSet {
 				return nil, refusal.Invalid("", "update_playbook changes name, description or page; none was given")
 			}
-			err = l.V.Locked(func() error {
+			err = l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
 				f, err := l.readPlaybook(a.Playbook)
 				if err != nil {
 					return err
@@ -379,7 +380,7 @@ func init() {
 					return err
 				}
 				rel := playbookDir(a.Playbook) + "/playbook.md"
-				if err := writeNew(l.V, rel, []byte("---\n"+string(fm)+"---\n")); err != nil {
+				if err := writeNew(l.v, rel, []byte("---\n"+string(fm)+"---\n")); err != nil {
 					return err
 				}
 				now := l.Now()
@@ -390,11 +391,11 @@ func init() {
 						detail = "Page removed"
 					}
 				}
-				if err := l.recordPlaybookEvent(a.Playbook, &eventLine{Event: typ, Timestamp: formatTime(now), Detail: detail, Actor: actorOr(a.Actor)}); err != nil {
+				if err := t.recordPlaybookEvent(a.Playbook, &eventLine{Event: typ, Timestamp: formatTime(now), Detail: detail, Actor: actorOr(a.Actor)}); err != nil {
 					return err
 				}
-				_, err = l.gitCommit([]string{playbookDir(a.Playbook)}, sig(actorOr(a.Actor), now), fmt.Sprintf("%s: %s", a.Playbook, strings.ToLower(detail)))
-				return err
+				t.commit([]string{playbookDir(a.Playbook)}, sig(actorOr(a.Actor), now), vault.Message{Subject: fmt.Sprintf("%s: %s", a.Playbook, strings.ToLower(detail))})
+				return nil
 			})
 			if err != nil {
 				return nil, err

@@ -44,7 +44,7 @@ func (l *Ledger) History(playbook string, after int64, limit int) ([]Record, err
 	if err != nil {
 		return nil, err
 	}
-	return h.page(l.V, after, limit)
+	return h.page(l.v, after, limit)
 }
 
 // HistoryLen is how many events the playbook's history holds.
@@ -83,7 +83,7 @@ func init() {
 				if err := l.adoptLinesOf(a.Playbook, file); err != nil {
 					return nil, err
 				}
-				filler := newLineFiller(l.V)
+				filler := newLineFiller(l.v)
 				var seqs map[int64]int64
 				err = f.ReadLines(func(off int64, raw []byte) error {
 					ln, err := event.Parse(raw)
@@ -165,7 +165,7 @@ func init() {
 			if _, err := l.readPlaybook(a.Playbook); err != nil {
 				return nil, err
 			}
-			fh, err := os.Open(l.V.Abs(path.Join(playbookDir(a.Playbook), "events.jsonl")))
+			fh, err := os.Open(l.v.Abs(path.Join(playbookDir(a.Playbook), "events.jsonl")))
 			if err == nil {
 				defer fh.Close()
 				sc := bufio.NewScanner(fh)

@@ -62,7 +62,7 @@ func (l *Ledger) historyOf(playbook string) (*history, error) {
 	if h, ok := l.hist[playbook]; ok {
 		return h, h.refresh()
 	}
-	h := &history{playbook: playbook, dir: l.V.Abs(path.Join(vault.QuireDir, "history"))}
+	h := &history{playbook: playbook, dir: l.v.Abs(path.Join(vault.QuireDir, "history"))}
 	if err := h.refresh(); err != nil {
 		return nil, err
 	}
@@ -379,7 +379,7 @@ func (l *Ledger) rebuildHistory(h *history) error {
 	}
 	var files [][]*line
 	names := []string{path.Join(playbookDir(h.playbook), "events.jsonl")}
-	runs, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == h.playbook })
+	runs, err := l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == h.playbook })
 	if err != nil {
 		return err
 	}
@@ -388,7 +388,7 @@ func (l *Ledger) rebuildHistory(h *history) error {
 	}
 	total := int64(0)
 	for _, file := range names {
-		fh, err := os.Open(l.V.Abs(file))
+		fh, err := os.Open(l.v.Abs(file))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -17,7 +17,7 @@ import (
 
 // Ledger is the runtime over one open vault.
 type Ledger struct {
-	V *vault.Vault
+	v *vault.Vault
 	// Now is the clock; tests set it.
 	Now func() time.Time
 
@@ -69,10 +69,11 @@ func Open(dir string) (*Ledger, error) {
 
 // New wraps an open vault.
 func New(v *vault.Vault) *Ledger {
-	l := &Ledger{V: v, Now: time.Now, hist: map[string]*history{}}
+	l := &Ledger{v: v, Now: time.Now, hist: map[string]*history{}}
 	l.views.keepers = map[string]*keeperOf{}
 	l.views.programs = map[string]*fold.Program{}
 	v.OnRecover = l.recoverVault
+	v.SetGuard(keepOf)
 	return l
 }
 
@@ -88,7 +89,7 @@ func (l *Ledger) Close() error {
 	if tryPool != nil {
 		tryPool.Close()
 	}
-	return l.V.Close()
+	return l.v.Close()
 }
 
 func playbookDir(p string) string { return path.Join("playbooks", p) }
@@ -164,7 +165,8 @@ func stamp(t time.Time) string {
 // repairs the history, then runs write, which must call reserve exactly once
 // with the line's offset and length before writing the line. The caller
 // holds the lock.
-func (l *Ledger) appendEvent(playbook string, write func(reserve func(file string, off int64, n int) error) error) (int64, error) {
+func (t *tx) appendEvent(playbook string, write func(reserve func(file string, off int64, n int) error) error) (int64, error) {
+	l := t.l
 	if err := l.checkDerived(); err != nil {
 		return 0, err
 	}
@@ -172,7 +174,7 @@ func (l *Ledger) appendEvent(playbook string, write func(reserve func(file strin
 	if err != nil {
 		return 0, err
 	}
-	if err := h.repair(l.V); err != nil {
+	if err := h.repair(l.v); err != nil {
 		return 0, err
 	}
 	var seq int64
@@ -186,7 +188,8 @@ func (l *Ledger) appendEvent(playbook string, write func(reserve func(file strin
 
 // nextSeq is the seq the next event of the playbook will take. The caller
 // holds the lock and has repaired the history.
-func (l *Ledger) nextSeq(playbook string) (int64, error) {
+func (t *tx) nextSeq(playbook string) (int64, error) {
+	l := t.l
 	if err := l.checkDerived(); err != nil {
 		return 0, err
 	}
@@ -194,7 +197,7 @@ func (l *Ledger) nextSeq(playbook string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := h.repair(l.V); err != nil {
+	if err := h.repair(l.v); err != nil {
 		return 0, err
 	}
 	return h.len() + 1, nil
@@ -202,12 +205,13 @@ func (l *Ledger) nextSeq(playbook string) (int64, error) {
 
 // recordPlaybookEvent appends an event to playbooks/<p>/events.jsonl. The
 // caller holds the lock and commits.
-func (l *Ledger) recordPlaybookEvent(playbook string, ln *event.Line) error {
+func (t *tx) recordPlaybookEvent(playbook string, ln *event.Line) error {
+	l := t.l
 	// Lines written by hand at the end of events.jsonl are numbered first.
-	if err := l.adoptLines(playbook, path.Join(playbookDir(playbook), "events.jsonl")); err != nil {
+	if err := t.adoptLines(playbook, path.Join(playbookDir(playbook), "events.jsonl")); err != nil {
 		return err
 	}
-	seq, err := l.nextSeq(playbook)
+	seq, err := t.nextSeq(playbook)
 	if err != nil {
 		return err
 	}
@@ -220,7 +224,7 @@ func (l *Ledger) recordPlaybookEvent(playbook string, ln *event.Line) error {
 		return err
 	}
 	file := path.Join(playbookDir(playbook), "events.jsonl")
-	abs, err := l.V.WritePath(file)
+	abs, err := l.v.WritePath(file)
 	if err != nil {
 		return err
 	}
@@ -228,7 +232,7 @@ func (l *Ledger) recordPlaybookEvent(playbook string, ln *event.Line) error {
 		return err
 	}
 	off := fileSize(abs)
-	if _, err := l.appendEvent(playbook, func(reserve func(string, int64, int) error) error {
+	if _, err := t.appendEvent(playbook, func(reserve func(string, int64, int) error) error {
 		if err := reserve(file, off, len(raw)); err != nil {
 			return err
 		}

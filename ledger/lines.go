@@ -133,8 +133,9 @@ func (l *Ledger) seqsOf(playbook, file string) (map[int64]int64, error) {
 
 // adoptLines numbers, in the playbook's history, the lines written by hand
 // at the end of file that it lacks. The caller holds the lock.
-func (l *Ledger) adoptLines(playbook, file string) error {
-	lines, err := trailingLines(l.V.Abs(file))
+func (t *tx) adoptLines(playbook, file string) error {
+	l := t.l
+	lines, err := trailingLines(l.v.Abs(file))
 	if err != nil || len(lines) == 0 {
 		return err
 	}
@@ -142,7 +143,7 @@ func (l *Ledger) adoptLines(playbook, file string) error {
 	if err != nil {
 		return err
 	}
-	if err := h.repair(l.V); err != nil {
+	if err := h.repair(l.v); err != nil {
 		return err
 	}
 	have, err := h.recordsOf(file)
@@ -164,7 +165,7 @@ func (l *Ledger) adoptLines(playbook, file string) error {
 // file ends with a line written by hand that the history may lack, and
 // only once for a file of the same size.
 func (l *Ledger) adoptLinesOf(playbook, file string) error {
-	abs := l.V.Abs(file)
+	abs := l.v.Abs(file)
 	fi, err := os.Stat(abs)
 	if err != nil {
 		return nil
@@ -177,7 +178,7 @@ func (l *Ledger) adoptLinesOf(playbook, file string) error {
 		return err
 	}
 	if len(lines) > 0 {
-		if err := l.V.Locked(func() error { return l.adoptLines(playbook, file) }); err != nil {
+		if err := l.write(writeArgs{}, func(t *tx) error { return t.adoptLines(playbook, file) }); err != nil {
 			return err
 		}
 	}
@@ -191,7 +192,7 @@ func (l *Ledger) adoptAllOf(playbook string) error {
 	if err := l.adoptLinesOf(playbook, path.Join(playbookDir(playbook), "events.jsonl")); err != nil {
 		return err
 	}
-	runs, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == playbook })
+	runs, err := l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == playbook })
 	if err != nil {
 		return err
 	}
@@ -333,7 +334,7 @@ func (l *Ledger) nthEvent(playbook, file string, want int) (*Event, error) {
 	}
 	var found *Event
 	i := 0
-	err := eachLine(l.V.Abs(file), func(off int64, raw []byte) error {
+	err := eachLine(l.v.Abs(file), func(off int64, raw []byte) error {
 		ln, err := event.Parse(raw)
 		if err != nil {
 			return nil // not an event, and not counted
@@ -348,7 +349,7 @@ func (l *Ledger) nthEvent(playbook, file string, want int) (*Event, error) {
 				return err
 			}
 			ln.Seq = seqs[off]
-			if err := newLineFiller(l.V).fill(file, off, &ln); err != nil {
+			if err := newLineFiller(l.v).fill(file, off, &ln); err != nil {
 				return err
 			}
 		}

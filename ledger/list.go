@@ -52,7 +52,7 @@ func init() {
 			default:
 				return nil, refusal.Invalid("/state", "%q is not active, paused, complete, failed or archived", a.State)
 			}
-			runs, err := l.V.Find(func(e *vault.Entry) bool {
+			runs, err := l.v.Find(func(e *vault.Entry) bool {
 				return e.Type == "playbook-run" && e.Playbook == a.Playbook &&
 					(a.Type == "" || e.DefType == a.Type) && (a.Name == "" || e.Name == a.Name)
 			})
@@ -74,7 +74,7 @@ func init() {
 					out.Remaining = i + 1
 					break
 				}
-				r, err := l.readRun(runs[i], runfolder.Folder{V: l.V, Rel: runs[i].Path})
+				r, err := l.readRun(runs[i], runfolder.Folder{V: l.v, Rel: runs[i].Path})
 				if err != nil {
 					return nil, err
 				}

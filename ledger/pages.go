@@ -45,9 +45,9 @@ func (l *Ledger) document(typ string, v defVersion) (*docInfo, error) {
 	if c, ok := docCache.Load(key); ok {
 		return c.(*docInfo), nil
 	}
-	src, err := os.ReadFile(l.V.Abs(v.Path))
+	src, err := os.ReadFile(l.v.Abs(v.Path))
 	if err != nil || vault.BlobID(src) != v.Blob {
-		if src, err = l.V.ReadBlob(v.Blob); err != nil {
+		if src, err = l.v.ReadBlob(v.Blob); err != nil {
 			return nil, err
 		}
 	}
@@ -91,7 +91,7 @@ func (l *Ledger) pagedSubjects(playbook string) ([]*subject, error) {
 	if err != nil {
 		return nil, err
 	}
-	es, err := l.V.FindType("definition", func(e *vault.Entry) bool { return e.Playbook == playbook })
+	es, err := l.v.FindType("definition", func(e *vault.Entry) bool { return e.Playbook == playbook })
 	if err != nil {
 		return nil, err
 	}
@@ -280,21 +280,21 @@ func (l *Ledger) runPage(e vault.Entry, st *runfolder.State, blocks bool, format
 
 // latestRun is a subject's latest run, nil before its first.
 func (l *Ledger) latestRun(s *subject) (*runfolder.State, error) {
-	runs, err := l.V.Find(func(e *vault.Entry) bool {
+	runs, err := l.v.Find(func(e *vault.Entry) bool {
 		return e.Type == "playbook-run" && e.Playbook == s.Playbook && e.DefType == s.Type && e.Name == s.Name
 	})
 	if err != nil || len(runs) == 0 {
 		return nil, err
 	}
 	last := runs[len(runs)-1]
-	return runfolder.Folder{V: l.V, Rel: last.Path}.LoadState()
+	return runfolder.Folder{V: l.v, Rel: last.Path}.LoadState()
 }
 
 // latestEndedRun is the subject's run that ended last (of two that ended
 // at the same time, the one started later), nil before one has ended. A
 // run still going is not one: glance renders over the latest ended run.
 func (l *Ledger) latestEndedRun(s *subject) (*runfolder.State, error) {
-	runs, err := l.V.Find(func(e *vault.Entry) bool {
+	runs, err := l.v.Find(func(e *vault.Entry) bool {
 		return e.Type == "playbook-run" && e.Playbook == s.Playbook && e.DefType == s.Type && e.Name == s.Name
 	})
 	if err != nil {
@@ -303,7 +303,7 @@ func (l *Ledger) latestEndedRun(s *subject) (*runfolder.State, error) {
 	var latest *runfolder.State
 	var at time.Time
 	for i := len(runs) - 1; i >= 0; i-- {
-		st, err := runfolder.Folder{V: l.V, Rel: runs[i].Path}.LoadState()
+		st, err := runfolder.Folder{V: l.v, Rel: runs[i].Path}.LoadState()
 		if err != nil {
 			return nil, err
 		}

@@ -21,7 +21,8 @@ const pendingFile = vault.QuireDir + "/uncommitted"
 // .quire/uncommitted for the next commit; the write's answer says
 // committed: false instead of failing, because the write happened and a
 // retry would make it twice. The caller holds the lock.
-func (l *Ledger) commit(paths []string, sig vault.Signature, m vault.Message) bool {
+func (t *tx) commit(paths []string, sig vault.Signature, m vault.Message) bool {
+	l := t.l
 	pend := l.pending()
 	all := append(append([]string(nil), paths...), pend...)
 	if len(pend) > 0 {
@@ -32,14 +33,14 @@ func (l *Ledger) commit(paths []string, sig vault.Signature, m vault.Message) bo
 		return false
 	}
 	if len(pend) > 0 {
-		os.Remove(l.V.Abs(pendingFile))
+		os.Remove(l.v.Abs(pendingFile))
 	}
 	return true
 }
 
 // pending reads .quire/uncommitted.
 func (l *Ledger) pending() []string {
-	data, err := os.ReadFile(l.V.Abs(pendingFile))
+	data, err := os.ReadFile(l.v.Abs(pendingFile))
 	if err != nil {
 		return nil
 	}
@@ -63,7 +64,7 @@ func (l *Ledger) addPending(paths []string) {
 	for _, p := range paths {
 		// .quire/ is derived state; should this fail too, the change is
 		// still in the work tree for the run's next boundary.
-		if _, err := vault.AppendLine(l.V.Abs(pendingFile), []byte(p+"\n")); err != nil {
+		if _, err := vault.AppendLine(l.v.Abs(pendingFile), []byte(p+"\n")); err != nil {
 			return
 		}
 	}
@@ -71,7 +72,8 @@ func (l *Ledger) addPending(paths []string) {
 
 // finishPending commits what earlier writes left uncommitted, for quire
 // janitor. It returns the paths it committed. The caller holds the lock.
-func (l *Ledger) finishPending(sig vault.Signature) ([]string, error) {
+func (t *tx) finishPending(sig vault.Signature) ([]string, error) {
+	l := t.l
 	pend := l.pending()
 	if len(pend) == 0 {
 		return nil, nil
@@ -79,6 +81,6 @@ func (l *Ledger) finishPending(sig vault.Signature) ([]string, error) {
 	if _, err := l.gitCommit(pend, sig, "Commit what earlier writes left uncommitted\n\n"+strings.Join(pend, "\n")); err != nil {
 		return nil, err
 	}
-	os.Remove(l.V.Abs(pendingFile))
+	os.Remove(l.v.Abs(pendingFile))
 	return pend, nil
 }

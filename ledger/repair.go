@@ -60,11 +60,11 @@ func (l *Ledger) inspectVault(fix bool) (*vaultScan, error) {
 	add := func(p, format string, args ...any) {
 		s.problems = append(s.problems, Problem{Path: p, Message: fmt.Sprintf(format, args...)})
 	}
-	changes, err := l.V.Status()
+	changes, err := l.v.Status()
 	if err != nil {
 		return nil, err
 	}
-	entries, err := l.V.Entries()
+	entries, err := l.v.Entries()
 	if _, refused := refusal.As(err); err != nil && refused {
 		// The index of things cannot be read (a link in its place, which
 		// quire check reports): nothing here can be judged against it.
@@ -90,7 +90,7 @@ func (l *Ledger) inspectVault(fix bool) (*vaultScan, error) {
 				continue
 			}
 			crashHit()
-			if err := os.RemoveAll(l.V.Abs(c.Path)); err != nil {
+			if err := os.RemoveAll(l.v.Abs(c.Path)); err != nil {
 				return nil, err
 			}
 			s.done = append(s.done, "removed the staging folder "+c.Path+" of a run_definition that stopped before its folder was complete")
@@ -101,7 +101,7 @@ func (l *Ledger) inspectVault(fix bool) (*vaultScan, error) {
 				continue
 			}
 			crashHit()
-			if err := os.Remove(l.V.Abs(c.Path)); err != nil {
+			if err := os.Remove(l.v.Abs(c.Path)); err != nil {
 				return nil, err
 			}
 			s.done = append(s.done, "removed the temporary file "+c.Path+" of a write that stopped before its rename")
@@ -146,7 +146,7 @@ func (l *Ledger) inspectVault(fix bool) (*vaultScan, error) {
 				// committed; one that disagrees with its log is a hand
 				// edit instead, which quire check reports on its own and
 				// the run's next boundary writes over.
-				if msg, err := (runfolder.Folder{V: l.V, Rel: dir}).StateDisagrees(); err == nil && msg == "" {
+				if msg, err := (runfolder.Folder{V: l.v, Rel: dir}).StateDisagrees(); err == nil && msg == "" {
 					uncommitted = true
 				}
 			case c.Kind == "untracked" && name == runfolder.DefinitionFile:
@@ -162,7 +162,7 @@ func (l *Ledger) inspectVault(fix bool) (*vaultScan, error) {
 			}
 			// The state as the log says, in case the writer stopped before
 			// it rewrote run.state.json.
-			f := runfolder.Folder{V: l.V, Rel: dir}
+			f := runfolder.Folder{V: l.v, Rel: dir}
 			st, err := f.LoadState()
 			if err != nil {
 				return nil, err
@@ -176,7 +176,7 @@ func (l *Ledger) inspectVault(fix bool) (*vaultScan, error) {
 	if fix && len(commit) > 0 {
 		commit = dedupe(commit)
 		msg := "vault-janitor: commit what a stopped writer left uncommitted\n\n" + strings.Join(commit, "\n")
-		id, err := l.V.Commit(commit, vault.Signature{Name: janitor, When: l.Now()}, msg)
+		id, err := l.v.Commit(commit, vault.Signature{Name: janitor, When: l.Now()}, msg)
 		if r, ok := refusal.As(err); ok && r.Code == refusal.Unavailable {
 			// Another program holds git's lock: what is left stays for a
 			// later writer (the journal is kept), and the write that found
@@ -198,7 +198,7 @@ func (l *Ledger) inspectVault(fix bool) (*vaultScan, error) {
 // the bytes its run.state.json reflects: a boundary whose state write and
 // commit did not happen.
 func (l *Ledger) boundaryPending(dir string) bool {
-	data, err := os.ReadFile(l.V.Abs(path.Join(dir, runfolder.StateFile)))
+	data, err := os.ReadFile(l.v.Abs(path.Join(dir, runfolder.StateFile)))
 	if err != nil {
 		return false
 	}
@@ -208,7 +208,7 @@ func (l *Ledger) boundaryPending(dir string) bool {
 	if json.Unmarshal(data, &st) != nil {
 		return false
 	}
-	log, err := os.ReadFile(l.V.Abs(path.Join(dir, runfolder.LogFile)))
+	log, err := os.ReadFile(l.v.Abs(path.Join(dir, runfolder.LogFile)))
 	if err != nil || int64(len(log)) <= st.LogBytes {
 		return false
 	}
@@ -236,11 +236,11 @@ func dedupe(xs []string) []string {
 // could). The caller holds the lock.
 func (l *Ledger) registerFolder(dir string, write bool) (vault.Entry, error) {
 	for _, name := range runfolder.Entries {
-		if !l.V.Exists(path.Join(dir, name)) {
+		if !l.v.Exists(path.Join(dir, name)) {
 			return vault.Entry{}, fmt.Errorf("it lacks %s", name)
 		}
 	}
-	f := runfolder.Folder{V: l.V, Rel: dir}
+	f := runfolder.Folder{V: l.v, Rel: dir}
 	fr, err := f.ReadFront()
 	if err != nil {
 		return vault.Entry{}, err
@@ -251,7 +251,7 @@ func (l *Ledger) registerFolder(dir string, write bool) (vault.Entry, error) {
 	if want := path.Base(dir); !strings.Contains(want, fr.UID) {
 		return vault.Entry{}, fmt.Errorf("its name does not hold its uid %s", fr.UID)
 	}
-	if _, dup, err := l.V.Lookup(fr.UID); err != nil || dup {
+	if _, dup, err := l.v.Lookup(fr.UID); err != nil || dup {
 		if err == nil {
 			err = fmt.Errorf("its uid %s is already in the index", fr.UID)
 		}
@@ -260,7 +260,7 @@ func (l *Ledger) registerFolder(dir string, write bool) (vault.Entry, error) {
 	e := vault.Entry{UID: fr.UID, Type: "playbook-run", Path: dir, Playbook: fr.QuirePlaybook, Name: fr.DefinitionName,
 		DefType: fr.DefinitionType, Created: fr.Created}
 	if write {
-		return e, l.V.Register(e)
+		return e, l.v.Register(e)
 	}
 	return e, nil
 }
@@ -280,9 +280,16 @@ func (l *Ledger) recoverVault() ([]string, error) {
 // uncommitted changes, symbolic links and the history's derived state.
 func (l *Ledger) vaultProblems() ([]Problem, error) {
 	var out []Problem
-	err := l.V.LockedRead(func() error {
-		for _, f := range l.V.InspectGit() {
+	err := l.readLocked(func() error {
+		for _, f := range l.v.InspectGit() {
 			out = append(out, Problem{Path: f.Path, Message: f.Message})
+		}
+		edits, err := l.v.HandEdits()
+		if err != nil {
+			return err
+		}
+		for _, he := range edits {
+			out = append(out, Problem{Path: he.Path, Line: he.Line, Message: handEditProblem(he)})
 		}
 		s, err := l.inspectVault(false)
 		if err != nil {
@@ -304,7 +311,7 @@ func (l *Ledger) vaultProblems() ([]Problem, error) {
 // or a count of records other than the count of event lines. A history
 // that points past its files is reported by checkDerivedState already.
 func (l *Ledger) historyProblems() ([]Problem, error) {
-	pbs, err := l.V.FindType("playbook", func(*vault.Entry) bool { return true })
+	pbs, err := l.v.FindType("playbook", func(*vault.Entry) bool { return true })
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +339,7 @@ func (l *Ledger) historyProblems() ([]Problem, error) {
 // historyStale says how a playbook's history disagrees with its files, or
 // "" when it agrees (or is not built yet).
 func (l *Ledger) historyStale(playbook string) string {
-	h := &history{playbook: playbook, dir: l.V.Abs(path.Join(vault.QuireDir, "history"))}
+	h := &history{playbook: playbook, dir: l.v.Abs(path.Join(vault.QuireDir, "history"))}
 	if !h.exists() {
 		return ""
 	}
@@ -341,7 +348,7 @@ func (l *Ledger) historyStale(playbook string) string {
 	}
 	lines := 0
 	files := []string{path.Join(playbookDir(playbook), "events.jsonl")}
-	runs, err := l.V.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == playbook })
+	runs, err := l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == playbook })
 	if err != nil {
 		return err.Error()
 	}
@@ -349,7 +356,7 @@ func (l *Ledger) historyStale(playbook string) string {
 		files = append(files, path.Join(r.Path, runfolder.LogFile))
 	}
 	for _, file := range files {
-		data, err := os.ReadFile(l.V.Abs(file))
+		data, err := os.ReadFile(l.v.Abs(file))
 		if err != nil {
 			continue
 		}
@@ -366,7 +373,7 @@ func (l *Ledger) historyStale(playbook string) string {
 		if err != nil {
 			return fmt.Sprintf("record %d cannot be read: %v", seq, err)
 		}
-		if ok, _ := lineAt(l.V.Abs(r.file), r.off, r.n); !ok {
+		if ok, _ := lineAt(l.v.Abs(r.file), r.off, r.n); !ok {
 			return fmt.Sprintf("record %d points at %s byte %d, where no whole line is", seq, r.file, r.off)
 		}
 	}
@@ -393,23 +400,36 @@ func init() {
 func (l *Ledger) Repair() (*RepairReport, error) {
 	rep := &RepairReport{Repaired: []string{}, Left: []Problem{}}
 	var stale []string
-	err := l.V.Locked(func() error {
-		rep.Repaired = append(rep.Repaired, l.V.Recovered()...)
-		fixed, err := l.V.RepairGit()
+	err := l.write(writeArgs{}, func(*tx) error {
+		rep.Repaired = append(rep.Repaired, l.v.Recovered()...)
+		fixed, err := l.v.RepairGit()
 		if err != nil {
 			return err
 		}
 		rep.Repaired = append(rep.Repaired, fixed...)
+		// Hand edits of what was committed, before the derived state is
+		// checked against the files they leave.
+		edits, err := l.v.HandEdits()
+		if err != nil {
+			return err
+		}
+		for _, he := range edits {
+			kept, err := l.v.RestoreCommitted(he)
+			if err != nil {
+				return err
+			}
+			rep.Repaired = append(rep.Repaired, fmt.Sprintf("%s: restored the committed part from HEAD (line %d had been changed by hand); the edited copy is %s", he.Path, he.Line, kept))
+		}
 		s, err := l.inspectVault(true)
 		if err != nil {
 			return err
 		}
 		rep.Repaired = append(rep.Repaired, s.done...)
 		rep.Left = append(rep.Left, s.problems...)
-		for _, f := range l.V.InspectGit() {
+		for _, f := range l.v.InspectGit() {
 			rep.Left = append(rep.Left, Problem{Path: f.Path, Message: f.Message})
 		}
-		pbs, err := l.V.FindType("playbook", func(*vault.Entry) bool { return true })
+		pbs, err := l.v.FindType("playbook", func(*vault.Entry) bool { return true })
 		if err != nil {
 			return err
 		}

@@ -147,7 +147,7 @@ func argsDigest(name string, v reflect.Value, field int) string {
 func (l *Ledger) requestPath(scope, id string) string {
 	sum := sha256.Sum256([]byte(scope + "\x00" + id))
 	h := hex.EncodeToString(sum[:])
-	return l.V.Abs(path.Join(requestsDir, h[:2], h[2:]+".json"))
+	return l.v.Abs(path.Join(requestsDir, h[:2], h[2:]+".json"))
 }
 
 func (l *Ledger) lookupRequest(scope, id string) (stored, bool) {
@@ -188,7 +188,7 @@ func (l *Ledger) fileRequests(playbook string) {
 	if err != nil {
 		return
 	}
-	mark := l.V.Abs(path.Join(requestsDir, playbook+".filed"))
+	mark := l.v.Abs(path.Join(requestsDir, playbook+".filed"))
 	var from int64
 	if data, err := os.ReadFile(mark); err == nil && len(data) == 8 {
 		from = int64(binary.BigEndian.Uint64(data))
@@ -200,7 +200,7 @@ func (l *Ledger) fileRequests(playbook string) {
 		return
 	}
 	for from < count {
-		recs, err := h.page(l.V, from, 1000)
+		recs, err := h.page(l.v, from, 1000)
 		if err != nil || len(recs) == 0 {
 			break
 		}

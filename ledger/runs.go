@@ -185,17 +185,17 @@ func (l *Ledger) runFolder(playbook, runID string) (vault.Entry, runfolder.Folde
 	if !address.ValidLowerUUID(runID) {
 		return vault.Entry{}, runfolder.Folder{}, refusal.Invalid("/run_id", "%q is not a run id: a UUID in lowercase", runID)
 	}
-	e, ok, err := l.V.Lookup(runID)
+	e, ok, err := l.v.Lookup(runID)
 	if err != nil {
 		return e, runfolder.Folder{}, err
 	}
 	if !ok || e.Type != "playbook-run" || e.Playbook != playbook {
 		return e, runfolder.Folder{}, refusal.At(refusal.NotFound, "/run_id", "playbook %s has no run %s", playbook, runID)
 	}
-	if _, err := l.V.Join(e.Path); err != nil {
+	if _, err := l.v.Join(e.Path); err != nil {
 		return e, runfolder.Folder{}, fmt.Errorf("the index's path for run %s: %v", runID, err)
 	}
-	return e, runfolder.Folder{V: l.V, Rel: e.Path}, nil
+	return e, runfolder.Folder{V: l.v, Rel: e.Path}, nil
 }
 
 // runWrite checks what every write to a run takes: the acting principal,
@@ -221,8 +221,8 @@ func (l *Ledger) appendRun(e vault.Entry, f runfolder.Folder, ln *event.Line) (*
 
 // commitRun commits a run's folder and the index after the event ln, and
 // says whether it could (see commit).
-func (l *Ledger) commitRun(e vault.Entry, f runfolder.Folder, ln *event.Line) bool {
-	t, _ := event.ParseTime(ln.Timestamp)
+func (t *tx) commitRun(e vault.Entry, f runfolder.Folder, ln *event.Line) bool {
+	when, _ := event.ParseTime(ln.Timestamp)
 	m := vault.Message{Subject: runSubject(ln.Subject, eventWords(ln.Event, ln.Step))}
 	if ln.Detail != "" {
 		m.Body = append(m.Body, ln.Detail)
@@ -237,7 +237,7 @@ func (l *Ledger) commitRun(e vault.Entry, f runfolder.Folder, ln *event.Line) bo
 	m.Trailers = append(runTrailers(e.Playbook, ln.Subject, ln.Run, f.Rel),
 		vault.Trailer{Key: "Event", Value: ln.Event}, vault.Trailer{Key: "Step", Value: step},
 		vault.Trailer{Key: "Event-Id", Value: ln.ID}, vault.Trailer{Key: "Event-Seq", Value: strconv.FormatInt(ln.Seq, 10)})
-	return l.commit([]string{f.Rel, vault.IndexFile}, vault.Signature{Name: ln.Actor, When: t}, m)
+	return t.commit([]string{f.Rel, vault.IndexFile}, vault.Signature{Name: ln.Actor, When: when}, m)
 }
 
 // runSubject is the subject of a commit of a run: the definition's name
@@ -273,7 +273,7 @@ func runTrailers(playbook, definition, runID, folder string) []vault.Trailer {
 // days off, so the write is its own boundary and is committed before the
 // call returns. A write to a run still going waits for the run's next
 // boundary. The caller holds the lock.
-func (l *Ledger) commitIfEnded(e vault.Entry, f runfolder.Folder, actor string, at time.Time, what string) error {
+func (t *tx) commitIfEnded(e vault.Entry, f runfolder.Folder, actor string, at time.Time, what string) error {
 	st, err := f.LoadState()
 	if err != nil {
 		return err
@@ -287,7 +287,7 @@ func (l *Ledger) commitIfEnded(e vault.Entry, f runfolder.Folder, actor string, 
 	m := vault.Message{Subject: runSubject(st.Name, what+" after the end"),
 		Body:     []string{fmt.Sprintf("The run is %s; this write is its own boundary.", st.State)},
 		Trailers: runTrailers(e.Playbook, st.Type+"/"+st.Name, st.RunID, f.Rel)}
-	l.commit([]string{f.Rel}, vault.Signature{Name: actor, When: at}, m) // durable either way; a commit not made is finished by the next writer
+	t.commit([]string{f.Rel}, vault.Signature{Name: actor, When: at}, m) // durable either way; a commit not made is finished by the next writer
 	return nil
 }
 
@@ -306,7 +306,7 @@ func init() {
 				return nil, refusal.Invalid("/member_of", "rule 1: every run has at least one parent project; member_of is empty")
 			}
 			for i, uid := range a.MemberOf {
-				e, ok, err := l.V.Lookup(uid)
+				e, ok, err := l.v.Lookup(uid)
 				if err != nil {
 					return nil, err
 				}
@@ -334,11 +334,7 @@ func init() {
 			}
 			runID := newID()
 			var out *Run
-			var seq int64
-			err = l.V.Locked(func() error {
-				if err := l.repeatUnderLock(a.Playbook, a.RequestID); err != nil {
-					return err
-				}
+			err = l.write(writeArgs{Playbook: a.Playbook, RequestID: a.RequestID}, func(t *tx) error {
 				d, err := l.definition(a.Playbook, a.Type, a.Name)
 				if err != nil {
 					return err
@@ -364,7 +360,7 @@ func init() {
 				ln := &event.Line{Event: event.RunCreated, Timestamp: event.FormatTime(started), Playbook: d.UID,
 					AuthorizedBy: a.AuthorizedBy, Detail: "Run initialized", ID: runID + "_1", Subject: a.Type + "/" + a.Name,
 					Version: v.Version, Actor: a.AuthorizedBy, Run: runID, RequestID: a.RequestID, Data: mustJSON(data)}
-				if ln.Seq, err = l.nextSeq(a.Playbook); err != nil {
+				if ln.Seq, err = t.nextSeq(a.Playbook); err != nil {
 					return err
 				}
 				raw, err := ln.Marshal()
@@ -379,35 +375,35 @@ func init() {
 					ctxText = fmt.Sprintf("# Context\n\nRun of %s/%s, authorized by %s.\n", a.Type, a.Name, a.AuthorizedBy)
 				}
 				var st *runfolder.State
-				seq, err = l.appendEvent(a.Playbook, func(reserve func(string, int64, int) error) error {
+				seq, err := t.appendEvent(a.Playbook, func(reserve func(string, int64, int) error) error {
 					if err := reserve(path.Join(rel, runfolder.LogFile), 0, len(raw)); err != nil {
 						return err
 					}
-					st, err = runfolder.Create(l.V, rel, front, ctxText, ln)
+					st, err = runfolder.Create(l.v, rel, front, ctxText, ln)
 					return err
 				})
 				if err != nil {
 					return err
 				}
 				e := vault.Entry{UID: runID, Type: "playbook-run", Path: rel, Playbook: a.Playbook, Name: a.Name, DefType: a.Type, Created: event.FormatTime(started)}
-				if err := l.V.Register(e); err != nil {
+				if err := l.v.Register(e); err != nil {
 					// Without its index line the run is not made: take the
 					// folder back, so the refusal is true and a retry makes
 					// one run. (The history drops the reservation whose
 					// line is gone.)
-					os.RemoveAll(l.V.Abs(rel))
+					os.RemoveAll(l.v.Abs(rel))
 					return err
 				}
 				// The run is made: from here the answer is a success, and a
 				// commit that fails is finished by the next writer.
 				out = runOf(e, st)
-				out.Committed = boolPtr(l.commitRun(e, runfolder.Folder{V: l.V, Rel: rel}, ln))
+				out.Committed = boolPtr(t.commitRun(e, runfolder.Folder{V: l.v, Rel: rel}, ln))
+				t.notify(a.Playbook, seq)
 				return nil
 			})
 			if err != nil {
 				return nil, err
 			}
-			l.notify(a.Playbook, seq)
 			return out, nil
 		})
 
@@ -464,16 +460,16 @@ func init() {
 			if len(a.Text) > maxThreadAppend {
 				return nil, refusal.Invalid("/text", "the text is %d bytes; append_thread takes at most 64 KiB a call", len(a.Text))
 			}
-			err = l.V.Locked(func() error {
+			err = l.write(writeArgs{Keeps: []string{e.Path}}, func(t *tx) error {
 				now := l.Now()
 				entry := fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(now), a.Text)
-				if fi, err := os.Stat(l.V.Abs(path.Join(e.Path, runfolder.ThreadFile))); err == nil && fi.Size()+int64(len(entry))+2 > maxThread {
+				if fi, err := os.Stat(l.v.Abs(path.Join(e.Path, runfolder.ThreadFile))); err == nil && fi.Size()+int64(len(entry))+2 > maxThread {
 					return refusal.Invalid("/text", "thread.md holds %d bytes and may hold at most 16 MiB; this text would pass it", fi.Size())
 				}
 				if err := f.AppendThread(entry); err != nil {
 					return err
 				}
-				return l.commitIfEnded(e, f, a.Actor, now, "thread appended")
+				return t.commitIfEnded(e, f, a.Actor, now, "thread appended")
 			})
 			if err != nil {
 				return nil, err
@@ -500,11 +496,11 @@ func init() {
 				return nil, err
 			}
 			var rel string
-			err = l.V.Locked(func() error {
+			err = l.write(writeArgs{Keeps: []string{e.Path}}, func(t *tx) error {
 				if rel, err = f.PutArtifact(a.Name, content); err != nil {
 					return err
 				}
-				return l.commitIfEnded(e, f, a.Actor, l.Now(), "artifact "+strings.TrimPrefix(rel, f.Rel+"/artifacts/")+" written")
+				return t.commitIfEnded(e, f, a.Actor, l.Now(), "artifact "+strings.TrimPrefix(rel, f.Rel+"/artifacts/")+" written")
 			})
 			if err != nil {
 				return nil, err
@@ -582,7 +578,7 @@ func init() {
 			}
 			var st *runfolder.State
 			if big {
-				err = l.V.Locked(func() error {
+				err = l.write(writeArgs{Keeps: []string{e.Path}}, func(*tx) error {
 					cur, err := f.LoadState()
 					if err != nil {
 						return err
@@ -681,18 +677,14 @@ func init() {
 // whether the commit was made; an error means the event was not recorded.
 func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line, after func(*runfolder.State) error) (*runfolder.State, *bool, error) {
 	var st *runfolder.State
-	var seq int64
 	var committed *bool
-	err := l.V.Locked(func() error {
-		if err := l.repeatUnderLock(e.Playbook, ln.RequestID); err != nil {
-			return err
-		}
+	err := l.write(writeArgs{Playbook: e.Playbook, RequestID: ln.RequestID, Keeps: []string{f.Rel}}, func(t *tx) error {
 		// Lines written by hand at the end of the log are numbered first.
-		if err := l.adoptLines(e.Playbook, path.Join(f.Rel, runfolder.LogFile)); err != nil {
+		if err := t.adoptLines(e.Playbook, path.Join(f.Rel, runfolder.LogFile)); err != nil {
 			return err
 		}
 		var err error
-		if ln.Seq, err = l.nextSeq(e.Playbook); err != nil {
+		if ln.Seq, err = t.nextSeq(e.Playbook); err != nil {
 			return err
 		}
 		cur, err := f.LoadState()
@@ -712,7 +704,7 @@ func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line
 		ln.ID = fmt.Sprintf("%s_%d", cur.RunID, cur.Events+1)
 		ln.Run, ln.Subject, ln.Version = cur.RunID, cur.Type+"/"+cur.Name, cur.Version
 		file := path.Join(f.Rel, runfolder.LogFile)
-		seq, err = l.appendEvent(e.Playbook, func(reserve func(string, int64, int) error) error {
+		seq, err := t.appendEvent(e.Playbook, func(reserve func(string, int64, int) error) error {
 			var err error
 			st, err = f.Append(ln, func(off int64, n int) error { return reserve(file, off, n) })
 			return err
@@ -723,18 +715,22 @@ func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line
 		// The line is durable: the event happened, and the answer says so
 		// whatever follows (run.state.json is derived from run.jsonl and a
 		// commit that fails is finished by the next writer).
+		t.notify(e.Playbook, seq)
 		if after != nil {
-			_ = after(st)
+			if err := after(st); err != nil {
+				// The event is recorded all the same; what after wrote is
+				// derived (run.state.json), made again at the next boundary.
+				l.v.Logf("%s: after %s: %v", f.Rel, ln.ID, err)
+			}
 		}
 		if event.IsBoundary(ln.Event) {
-			committed = boolPtr(l.commitRun(e, f, ln))
+			committed = boolPtr(t.commitRun(e, f, ln))
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	l.notify(e.Playbook, seq)
 	return st, committed, nil
 }
 

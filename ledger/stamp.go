@@ -32,7 +32,7 @@ const gitStampFile = vault.QuireDir + "/history/git.stamp"
 func (l *Ledger) gitStamp() string {
 	var b strings.Builder
 	for _, name := range []string{"HEAD", "index", "packed-refs", "refs/heads"} {
-		fi, err := os.Stat(filepath.Join(l.V.GitDir(), filepath.FromSlash(name)))
+		fi, err := os.Stat(filepath.Join(l.v.GitDir(), filepath.FromSlash(name)))
 		if err != nil {
 			fmt.Fprintf(&b, "%s -\n", name)
 			continue
@@ -45,12 +45,12 @@ func (l *Ledger) gitStamp() string {
 // restamp records that the histories are true to git as it is now. The
 // caller holds the lock.
 func (l *Ledger) restamp() {
-	p := l.V.Abs(gitStampFile)
+	p := l.v.Abs(gitStampFile)
 	if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
 		writeStamp(p, []byte(l.gitStamp()))
 	}
 	var err error
-	if l.mark, err = l.V.MarkIndex(); err != nil {
+	if l.mark, err = l.v.MarkIndex(); err != nil {
 		l.mark = vault.IndexMark{} // every file is checked next time
 	}
 }
@@ -75,10 +75,10 @@ func writeStamp(p string, stamp []byte) {
 // checkDerived rebuilds the histories that git took files back under. The
 // caller holds the lock.
 func (l *Ledger) checkDerived() error {
-	if data, err := os.ReadFile(l.V.Abs(gitStampFile)); err == nil && string(data) == l.gitStamp() {
+	if data, err := os.ReadFile(l.v.Abs(gitStampFile)); err == nil && string(data) == l.gitStamp() {
 		return nil
 	}
-	written, ok, err := l.V.WrittenSince(l.mark)
+	written, ok, err := l.v.WrittenSince(l.mark)
 	if err != nil || !ok {
 		written = nil // every file
 	}
@@ -100,7 +100,7 @@ func (l *Ledger) staleHistories() ([]string, error) { return l.staleHistoriesOf(
 // staleHistoriesOf is staleHistories looking only at the files for which
 // written answers true (every file when it is nil).
 func (l *Ledger) staleHistoriesOf(written func(path string) bool) ([]string, error) {
-	seqs, err := filepath.Glob(filepath.Join(l.V.Abs(path.Join(vault.QuireDir, "history")), "*.seq"))
+	seqs, err := filepath.Glob(filepath.Join(l.v.Abs(path.Join(vault.QuireDir, "history")), "*.seq"))
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (l *Ledger) historyPointsPast(seqPath, filesPath string, written func(path 
 		if end[i] == 0 || written != nil && !written(f) {
 			continue
 		}
-		fi, err := os.Stat(l.V.Abs(f))
+		fi, err := os.Stat(l.v.Abs(f))
 		if err != nil || fi.Size() < end[i] {
 			return true
 		}
@@ -152,10 +152,10 @@ func (l *Ledger) forgetHistory(playbook string) {
 	l.histMu.Lock()
 	delete(l.hist, playbook)
 	l.histMu.Unlock()
-	h := &history{playbook: playbook, dir: l.V.Abs(path.Join(vault.QuireDir, "history"))}
+	h := &history{playbook: playbook, dir: l.v.Abs(path.Join(vault.QuireDir, "history"))}
 	os.Remove(h.seqPath())
 	os.Remove(h.filesPath())
-	os.Remove(l.V.Abs(path.Join(requestsDir, playbook+".filed")))
+	os.Remove(l.v.Abs(path.Join(requestsDir, playbook+".filed")))
 	l.views.mu.Lock()
 	if l.views.stale == nil {
 		l.views.stale = map[string]bool{}
@@ -185,7 +185,7 @@ func (l *Ledger) forgetViews(playbook string) {
 		ko.ids, ko.stamp = map[string]bool{}, -1
 		v.mu.Unlock()
 	}
-	os.RemoveAll(l.V.Abs(path.Join(vault.QuireDir, "views", playbook)))
+	os.RemoveAll(l.v.Abs(path.Join(vault.QuireDir, "views", playbook)))
 }
 
 // gitCommit is V.Commit keeping the histories' git stamp: it checks the
@@ -195,7 +195,7 @@ func (l *Ledger) gitCommit(paths []string, sig vault.Signature, msg string) (str
 	if err := l.checkDerived(); err != nil {
 		return "", err
 	}
-	id, err := l.V.Commit(paths, sig, msg)
+	id, err := l.v.Commit(paths, sig, msg)
 	if err == nil {
 		l.restamp()
 	}

@@ -89,7 +89,7 @@ func TestRequestIDMakesRetriesSafe(t *testing.T) {
 	f.refuse("record_event", strings.Replace(rec, "do/1", "do/2", 1), "conflict", "", "request_id \"ev-1\" was used before")
 	f.refuse("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"failed","actor":"agent-7","request_id":"ev-1"}`, r.RunID), "conflict", "", "the operation record_event")
 	f.refuse("record_event", strings.Replace(rec, `"ev-1"`, `" ev"`, 1), "invalid_input", "/request_id", "request id")
-	for i, l := range []*Ledger{f.l, New(f.l.V)} { // the same process, and a new one
+	for i, l := range []*Ledger{f.l, New(f.l.v)} { // the same process, and a new one
 		if i == 1 {
 			os.RemoveAll(filepath.Join(f.dir, ".quire", "requests")) // killed before the answer was kept
 		}
@@ -148,7 +148,7 @@ func TestHandEditedStateIsNotTrusted(t *testing.T) {
 		if len(rep.Problems) != 1 || !strings.HasSuffix(rep.Problems[0].Path, "run.state.json") {
 			t.Fatalf("check after %s: %v", edit[1], rep.Problems)
 		}
-		for _, l := range []*Ledger{f.l, New(f.l.V)} {
+		for _, l := range []*Ledger{f.l, New(f.l.v)} {
 			st, err := l.Call(t.Context(), "get_run", []byte(fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, r.RunID)))
 			if err != nil || st.(*Run).Events != 3 || st.(*Run).Executor != "agent-7" {
 				t.Fatalf("after %s get_run says %+v (%v)", edit[1], st, err)

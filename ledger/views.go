@@ -129,7 +129,7 @@ func (l *Ledger) Keep(ctx context.Context) error {
 	l.views.mu.Lock()
 	l.views.serving, l.views.ctx = true, ctx
 	l.views.mu.Unlock()
-	es, err := l.V.FindType("playbook", func(*vault.Entry) bool { return true })
+	es, err := l.v.FindType("playbook", func(*vault.Entry) bool { return true })
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func (l *Ledger) foldPool() (*fold.Pool, error) {
 		v.pool = poolForTests
 	}
 	if v.pool == nil {
-		p, err := fold.NewPool(fold.PoolOptions{CacheDir: l.V.Abs(path.Join(vault.QuireDir, "qjs-cache"))})
+		p, err := fold.NewPool(fold.PoolOptions{CacheDir: l.v.Abs(path.Join(vault.QuireDir, "qjs-cache"))})
 		if err != nil {
 			return nil, err
 		}
@@ -186,21 +186,21 @@ func (l *Ledger) keeper(playbook string) (*keeperOf, error) {
 	if err != nil {
 		return nil, err
 	}
-	stamp := fileSize(l.V.Abs(path.Join(playbookDir(playbook), "events.jsonl")))
-	if fi, err := os.Stat(l.V.Abs(path.Join(playbookDir(playbook), "playbook.md"))); err == nil {
+	stamp := fileSize(l.v.Abs(path.Join(playbookDir(playbook), "events.jsonl")))
+	if fi, err := os.Stat(l.v.Abs(path.Join(playbookDir(playbook), "playbook.md"))); err == nil {
 		stamp = stamp*31 + fi.ModTime().UnixNano()
 	}
 	v := &l.views
 	v.mu.Lock()
 	ko := v.keepers[playbook]
 	if ko == nil {
-		cfg, err := l.V.Config()
+		cfg, err := l.v.Config()
 		if err != nil {
 			v.mu.Unlock()
 			return nil, err
 		}
 		k, err := fold.NewKeeper(fold.KeeperOptions{
-			Dir: l.V.Abs(path.Join(vault.QuireDir, "views", playbook)), History: playbookHistory{l, playbook},
+			Dir: l.v.Abs(path.Join(vault.QuireDir, "views", playbook)), History: playbookHistory{l, playbook},
 			Pool: pool, MaxRebuilds: cfg.PageMaxRebuilds, PageSize: v.pageSize,
 			Moved: func(string) { l.tell(playbook, WatchViews) },
 			Progress: func(p fold.Progress) {

@@ -51,7 +51,7 @@ func warmAgainstFresh(t *testing.T, seed int64, steps int) {
 		b, _ := json.Marshal(res)
 		return string(b), nil
 	}
-	index := f.l.V.Abs(vault.IndexFile)
+	index := f.l.v.Abs(vault.IndexFile)
 	start := func(l *Ledger) {
 		res, err := call(l, "run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close-the-month","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, f.project))
 		if err != nil {

@@ -49,7 +49,7 @@ func newServer(l *ledger.Ledger, open bool, log *slog.Logger) *server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &server{l: l, keys: &keyring{v: l.V, now: l.Now}, open: open, log: log, invoke: l.Invoke}
+	return &server{l: l, keys: &keyring{l: l, now: l.Now}, open: open, log: log, invoke: l.Invoke}
 }
 
 // statusError carries the HTTP status of a refusal whose code alone does

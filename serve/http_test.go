@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -277,7 +278,7 @@ func TestCrossOriginWritesRefused(t *testing.T) {
 	if resp.StatusCode != 403 {
 		t.Fatalf("a cross-site POST: %d", resp.StatusCode)
 	}
-	if _, err := os.Stat(l.V.Abs("projects/evil.md")); err == nil {
+	if _, err := os.Stat(filepath.Join(l.Root(), "projects/evil.md")); err == nil {
 		t.Fatal("the cross-site POST made a project")
 	}
 }
@@ -307,7 +308,7 @@ func TestNestedArtifactPath(t *testing.T) {
 			t.Fatalf("PUT %s: %d %v", path, st, out)
 		}
 		run := mustCall(t, l, "get_run", map[string]any{"playbook": "finance", "run_id": runID})
-		if _, err := os.Stat(l.V.Abs(run["path"].(string) + "/artifacts/" + name)); err != nil {
+		if _, err := os.Stat(filepath.Join(l.Root(), run["path"].(string)+"/artifacts/"+name)); err != nil {
 			t.Fatalf("PUT %s: %v", path, err)
 		}
 	}

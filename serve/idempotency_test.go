@@ -42,7 +42,7 @@ func TestIdempotencyKeyHeader(t *testing.T) {
 	if s, out := post("key-2", `{"event":"step_completed","step":"do/2","actor":"agent-7","request_id":"other"}`); s != http.StatusBadRequest || !strings.Contains(message(out), "Idempotency-Key") {
 		t.Fatalf("a header and a request_id that differ: %d %v", s, out)
 	}
-	runs, _ := filepath.Glob(filepath.Join(l.V.Root(), "playbook-runs", "close-the-month-*", "run.jsonl"))
+	runs, _ := filepath.Glob(filepath.Join(l.Root(), "playbook-runs", "close-the-month-*", "run.jsonl"))
 	data, _ := os.ReadFile(runs[0])
 	if n := strings.Count(string(data), "step_completed"); n != 1 {
 		t.Fatalf("run.jsonl holds %d step_completed lines, want 1:\n%s", n, data)

@@ -240,7 +240,7 @@ func TestAReadTokenWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkTools(t, cs)
-	before := treeHash(t, l.V.Root())
+	before := treeHash(t, l.Root())
 	for _, op := range ledger.Ops() {
 		a, ok := args[op.Name]
 		if !ok {
@@ -291,7 +291,7 @@ func TestAReadTokenWritesNothing(t *testing.T) {
 			t.Errorf("%s needs only %s but is not read-only", op.Name, op.Scope)
 		}
 	}
-	if changed := diffTrees(before, treeHash(t, l.V.Root())); len(changed) > 0 {
+	if changed := diffTrees(before, treeHash(t, l.Root())); len(changed) > 0 {
 		t.Fatalf("a read token changed %v", changed)
 	}
 }

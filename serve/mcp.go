@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path"
 	"reflect"
 	"slices"
 	"strings"
@@ -178,12 +176,8 @@ func (s *server) runFile(viaHTTP bool) mcp.ResourceHandler {
 		if err := json.Unmarshal(b, &run); err != nil || run.Path == "" {
 			return nil, fmt.Errorf("get_run answered no path for %s/runs/%s", playbook, runID)
 		}
-		abs, err := s.l.V.Join(path.Join(run.Path, file))
-		if err != nil {
-			return nil, err
-		}
-		data, err := os.ReadFile(abs)
-		if os.IsNotExist(err) {
+		data, err := s.l.ReadRunFile(run.Path, file)
+		if r, ok := refusal.As(err); ok && r.Code == refusal.NotFound {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
 		if err != nil {

@@ -107,7 +107,7 @@ func TestSDKStoryOverStdio(t *testing.T) {
 	long := os.Getenv("QUIRE_TEST_LONG") != ""
 	dir := sdkClient(t)
 	l := newLedger(t)
-	env := map[string]string{"QUIRE_TEST_STDIO": l.V.Root(), "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")}
+	env := map[string]string{"QUIRE_TEST_STDIO": l.Root(), "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")}
 	if v := os.Getenv("QUIRE_TSC"); v != "" {
 		env["QUIRE_TSC"] = v
 	}

@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 func TestStdio(t *testing.T) {
 	l := newLedger(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "QUIRE_TEST_STDIO="+l.V.Root())
+	cmd.Env = append(os.Environ(), "QUIRE_TEST_STDIO="+l.Root())
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "quire-test", Version: "1"}, nil).
 		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -114,7 +114,7 @@ func TestRunServesAndStops(t *testing.T) {
 func TestStdioSurvivesAnOversizedMessage(t *testing.T) {
 	l := newLedger(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "QUIRE_TEST_STDIO="+l.V.Root())
+	cmd.Env = append(os.Environ(), "QUIRE_TEST_STDIO="+l.Root())
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "quire-test", Version: "1"}, nil).
 		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -134,7 +134,7 @@ func TestStdioSurvivesAnOversizedMessage(t *testing.T) {
 	// Raw lines: the id of an oversized request is found wherever it is at
 	// its top level; a line that is not JSON answers a parse error.
 	raw := exec.Command(os.Args[0], "-test.run=^$")
-	raw.Env = append(os.Environ(), "QUIRE_TEST_STDIO="+l.V.Root())
+	raw.Env = append(os.Environ(), "QUIRE_TEST_STDIO="+l.Root())
 	stdin, _ := raw.StdinPipe()
 	stdout, _ := raw.StdoutPipe()
 	if err := raw.Start(); err != nil {
@@ -185,7 +185,7 @@ func TestStdioAnswersEveryRequestBeforeTheEndOfInput(t *testing.T) {
 	l := newLedger(t)
 	mustCall(t, l, "create_playbook", map[string]any{"playbook": "finance", "name": "Finance"})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "QUIRE_TEST_STDIO="+l.V.Root())
+	cmd.Env = append(os.Environ(), "QUIRE_TEST_STDIO="+l.Root())
 	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"script","version":"1"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}
 {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_playbooks","arguments":{}}}

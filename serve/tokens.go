@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -140,18 +141,9 @@ func NewToken(l *ledger.Ledger, principal string, scopes []string, expires time.
 	if expires > 0 {
 		t.Expires = now.Add(expires).UTC().Format(time.RFC3339)
 	}
-	err := l.V.Locked(func() error {
-		c, err := l.V.Config()
-		if err != nil {
-			return err
-		}
+	err := l.UpdateConfig(func(c *vault.Config) (string, error) {
 		c.Tokens = append(c.Tokens, t)
-		if err := l.V.WriteConfig(c); err != nil {
-			return err
-		}
-		_, err = l.V.Commit([]string{vault.ConfigFile}, vault.Signature{Name: "quire", When: now},
-			fmt.Sprintf("Make the token %s for %s (%s)", t.ID, principal, strings.Join(scopes, " ")))
-		return err
+		return fmt.Sprintf("Make the token %s for %s (%s)", t.ID, principal, strings.Join(scopes, " ")), nil
 	})
 	if err != nil {
 		return "", TokenInfo{}, err
@@ -194,11 +186,11 @@ func infoOf(t vault.Token, used map[string]string) TokenInfo {
 // ListTokens lists the tokens of quire.yaml, without their hashes, with
 // when each was last used (kept in .quire/, never committed).
 func ListTokens(l *ledger.Ledger) ([]TokenInfo, error) {
-	c, err := l.V.Config()
+	c, err := l.Config()
 	if err != nil {
 		return nil, err
 	}
-	used := readUsed(l.V)
+	used := readUsed(l.Root())
 	out := []TokenInfo{}
 	for _, t := range c.Tokens {
 		out = append(out, infoOf(t, used))
@@ -209,23 +201,14 @@ func ListTokens(l *ledger.Ledger) ([]TokenInfo, error) {
 // RevokeToken removes the token with the given id from quire.yaml and
 // commits; a running server refuses it from its next request.
 func RevokeToken(l *ledger.Ledger, id string) error {
-	return l.V.Locked(func() error {
-		c, err := l.V.Config()
-		if err != nil {
-			return err
-		}
+	return l.UpdateConfig(func(c *vault.Config) (string, error) {
 		i := slices.IndexFunc(c.Tokens, func(t vault.Token) bool { return t.ID == id })
 		if i < 0 {
-			return refusal.At(refusal.NotFound, "/id", "no token %q; quire token list shows them", id)
+			return "", refusal.At(refusal.NotFound, "/id", "no token %q; quire token list shows them", id)
 		}
 		who := c.Tokens[i].Principal
 		c.Tokens = slices.Delete(c.Tokens, i, i+1)
-		if err := l.V.WriteConfig(c); err != nil {
-			return err
-		}
-		_, err = l.V.Commit([]string{vault.ConfigFile}, vault.Signature{Name: "quire", When: l.Now()},
-			fmt.Sprintf("Revoke the token %s of %s", id, who))
-		return err
+		return fmt.Sprintf("Revoke the token %s of %s", id, who), nil
 	})
 }
 
@@ -233,9 +216,9 @@ func RevokeToken(l *ledger.Ledger, id string) error {
 // history (a read would otherwise make a commit), so under .quire/.
 var usedFile = path.Join(vault.QuireDir, "tokens-used.json")
 
-func readUsed(v *vault.Vault) map[string]string {
+func readUsed(root string) map[string]string {
 	used := map[string]string{}
-	if b, err := os.ReadFile(v.Abs(usedFile)); err == nil {
+	if b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(usedFile))); err == nil {
 		json.Unmarshal(b, &used)
 	}
 	return used
@@ -272,7 +255,7 @@ func (p *principal) mayDelegate(playbook string) bool {
 
 // keyring reads the tokens of quire.yaml, again whenever the file changes.
 type keyring struct {
-	v   *vault.Vault
+	l   *ledger.Ledger
 	now func() time.Time
 
 	mu     sync.Mutex
@@ -284,7 +267,7 @@ type keyring struct {
 }
 
 func (k *keyring) load() (org string, tokens []vault.Token, err error) {
-	fi, err := os.Stat(k.v.Abs(vault.ConfigFile))
+	fi, err := os.Stat(filepath.Join(k.l.Root(), vault.ConfigFile))
 	if err != nil {
 		return "", nil, err
 	}
@@ -292,7 +275,7 @@ func (k *keyring) load() (org string, tokens []vault.Token, err error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if stamp != k.stamp {
-		c, err := k.v.Config()
+		c, err := k.l.Config()
 		if err != nil {
 			return "", nil, err
 		}
@@ -333,15 +316,15 @@ func (k *keyring) markUsed(id string, now time.Time) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.used == nil {
-		k.used = readUsed(k.v)
+		k.used = readUsed(k.l.Root())
 	}
 	if k.used[id] == at {
 		return
 	}
-	used := readUsed(k.v) // another process may have written since
+	used := readUsed(k.l.Root()) // another process may have written since
 	used[id] = at
 	k.used = used
 	if b, err := json.Marshal(used); err == nil {
-		vault.WriteAtomic(k.v.Abs(usedFile), b)
+		vault.WriteAtomic(filepath.Join(k.l.Root(), filepath.FromSlash(usedFile)), b)
 	}
 }

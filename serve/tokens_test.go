@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,18 +22,18 @@ func TestCreateTokenStoresOnlyItsHash(t *testing.T) {
 	if !strings.HasPrefix(tok, tokenPrefix) || len(tok) != len(tokenPrefix)+43 {
 		t.Fatalf("token %q", tok)
 	}
-	yaml, _ := os.ReadFile(l.V.Abs("quire.yaml"))
+	yaml, _ := os.ReadFile(filepath.Join(l.Root(), "quire.yaml"))
 	if strings.Contains(string(yaml), tok) || strings.Contains(string(yaml), tok[len(tokenPrefix):]) {
 		t.Fatal("quire.yaml holds the token itself")
 	}
 	if !strings.Contains(string(yaml), hashToken(tok)) || !strings.Contains(string(yaml), "principal: ana") {
 		t.Fatalf("quire.yaml:\n%s", yaml)
 	}
-	out, err := exec.Command("git", "-C", l.V.Root(), "log", "-1", "--format=%s", "--", "quire.yaml").Output()
+	out, err := exec.Command("git", "-C", l.Root(), "log", "-1", "--format=%s", "--", "quire.yaml").Output()
 	if err != nil || !strings.Contains(string(out), "for ana") {
 		t.Fatalf("git log: %s %v", out, err)
 	}
-	if st, _ := exec.Command("git", "-C", l.V.Root(), "status", "--porcelain").Output(); len(st) != 0 {
+	if st, _ := exec.Command("git", "-C", l.Root(), "status", "--porcelain").Output(); len(st) != 0 {
 		t.Fatalf("git status after CreateToken:\n%s", st)
 	}
 	toks, _ := ListTokens(l)
@@ -184,7 +185,7 @@ func TestTokenExpiryAndLastUse(t *testing.T) {
 			t.Fatalf("ListTokens: %+v", toks)
 		}
 	}
-	if st, _ := exec.Command("git", "-C", l.V.Root(), "status", "--porcelain").Output(); len(st) != 0 {
+	if st, _ := exec.Command("git", "-C", l.Root(), "status", "--porcelain").Output(); len(st) != 0 {
 		t.Fatalf("git status after a use:\n%s", st)
 	}
 	for _, bad := range []string{"0d", "-3d", "soon", "90", "1.5d"} {

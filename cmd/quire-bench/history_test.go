@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"quire/ledger"
+	"quire/vault"
 )
 
 // The bench's vault, written at object level, is a repository git finds
@@ -30,8 +31,13 @@ func TestBenchHistoryVault(t *testing.T) {
 	if err != nil || len(problems) > 0 || rep.Commits != 300 {
 		t.Fatalf("full walk: %+v %v %v", rep, problems, err)
 	}
+	bv, err := vault.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bv.Close()
 	for i := 0; i < 3; i++ {
-		b.boundaryOnDisk(l.V, names[i])
+		b.boundaryOnDisk(bv, names[i])
 	}
 	if rep, problems, err = l.CheckHistory(); err != nil || len(problems) > 0 || rep.Commits != 3 {
 		t.Fatalf("incremental walk: %+v %v %v", rep, problems, err)

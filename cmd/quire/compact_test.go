@@ -197,7 +197,7 @@ func TestServeStopsDuringCompaction(t *testing.T) {
 		}
 	}
 	// The next compaction packs what the abandoned one left.
-	if err := l.V.Compact(context.Background()); err != nil {
+	if err := l.Compact(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if n := looseCount(dir); n != 0 {

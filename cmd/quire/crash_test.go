@@ -129,7 +129,7 @@ func (cv *crashVault) crashAt(t *testing.T, op crashOp, n int) bool {
 	}
 	defer l.Close()
 	var logBuf bytes.Buffer
-	l.V.SetLogger(slog.New(slog.NewTextHandler(&logBuf, nil)))
+	l.SetLogger(slog.New(slog.NewTextHandler(&logBuf, nil)))
 	call := func(op, args string) (any, error) { return l.Call(context.Background(), op, json.RawMessage(args)) }
 
 	// The next write: a boundary of the run the acknowledged events are in

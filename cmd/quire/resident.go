@@ -36,7 +36,7 @@ func init() {
 			Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
-				l.V.SetCompactContext(ctx)
+				l.SetCompactContext(ctx)
 				self, err := resident.Self()
 				if err != nil {
 					return err
@@ -46,10 +46,10 @@ func init() {
 				// process that has not read it scans the whole file at each
 				// (measured at 20,000 runs: a warm get_run 29 ms, 0.7 ms
 				// after this).
-				if _, err := l.V.Entries(); err != nil {
+				if err := l.Warm(); err != nil {
 					return err
 				}
-				root := l.V.Root()
+				root := l.Root()
 				wd, _ := os.Getwd()
 				s := &server.Server{
 					Root: root, Env: resident.Fingerprint(os.Getenv, wd), Engine: self, Idle: c.Duration("idle"),

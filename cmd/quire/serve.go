@@ -29,16 +29,16 @@ func init() {
 					defer stop()
 					// A signal abandons a compaction under way, so that the
 					// server stops within seconds (calls under way finish).
-					l.V.SetCompactContext(ctx)
+					l.SetCompactContext(ctx)
 					log := slog.New(slog.NewTextHandler(e.err, nil))
 					// What the vault repairs on its own goes to the server's log.
-					l.V.SetLogger(log)
+					l.SetLogger(log)
 					return serve.Run(ctx, l, serve.Options{
 						Addr:    c.String("addr"),
 						OnStart: func(ctx context.Context) { go l.Keep(ctx) },
 						Logger:  log,
 						Ready: func(a net.Addr) {
-							fmt.Fprintf(e.out, "quire serves %s on http://%s/v1/ (OpenAPI at /v1/openapi.json, MCP at /mcp)\n", l.V.Root(), a)
+							fmt.Fprintf(e.out, "quire serves %s on http://%s/v1/ (OpenAPI at /v1/openapi.json, MCP at /mcp)\n", l.Root(), a)
 							fmt.Fprintf(e.out, "Open http://%s/ in a browser to read the vault's pages.\n", a)
 						},
 					})
@@ -51,7 +51,7 @@ func init() {
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 					defer stop()
-					l.V.SetCompactContext(ctx)
+					l.SetCompactContext(ctx)
 					return serve.ServeStdio(ctx, l)
 				}),
 			}

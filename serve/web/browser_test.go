@@ -81,7 +81,7 @@ func TestBrowserCommentSurvivesRestart(t *testing.T) {
 		t.Fatalf("list_comments: %+v", cs)
 	}
 	// A restart: the server and the ledger go, a new ledger opens the vault.
-	root := d.l.V.Root()
+	root := d.l.Root()
 	d.close()
 	d.l.Close()
 	l2, err := ledger.Open(root)

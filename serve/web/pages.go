@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -496,11 +495,11 @@ func (w *Web) run(r *http.Request, c *reqCtx) (*view, error) {
 	}
 	// The run's files, read where get_run (which the token may read) says
 	// the folder is.
-	dir := w.l.V.Abs(run.Path)
-	if b, err := os.ReadFile(filepath.Join(dir, "thread.md")); err == nil && len(bytes.TrimSpace(b)) > 0 {
+	dir := filepath.Join(w.l.Root(), filepath.FromSlash(run.Path))
+	if b, err := w.l.ReadRunFile(run.Path, "thread.md"); err == nil && len(bytes.TrimSpace(b)) > 0 {
 		rp.Thread = (&mdState{}).toHTML(string(b))
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "run.state.json")); err == nil {
+	if b, err := w.l.ReadRunFile(run.Path, "run.state.json"); err == nil {
 		var out bytes.Buffer
 		if json.Indent(&out, b, "", "  ") == nil {
 			rp.State = out.String()
@@ -557,7 +556,7 @@ func contentType(name string) string {
 // first (at most 100).
 func (w *Web) commits(rel string) []commit {
 	cmd := exec.Command("git", "log", "-n", "100", "--format=%H%x1f%an%x1f%aI%x1f%s", "--", rel)
-	cmd.Dir = w.l.V.Root()
+	cmd.Dir = w.l.Root()
 	out, err := cmd.Output()
 	if err != nil {
 		return nil
@@ -595,13 +594,11 @@ func (w *Web) artifact(rw http.ResponseWriter, r *http.Request) {
 		fail(refusal.Invalid("/name", "%q is not an artifact's name", name))
 		return
 	}
-	p := filepath.Join(w.l.V.Abs(run.Path), "artifacts", filepath.FromSlash(clean))
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() {
+	f, fi, err := w.l.OpenRunFile(run.Path, "artifacts/"+clean)
+	if r, ok := refusal.As(err); ok && r.Code == refusal.NotFound {
 		fail(refusal.At(refusal.NotFound, "/name", "the run has no artifact %q", name))
 		return
 	}
-	f, err := os.Open(p)
 	if err != nil {
 		fail(err)
 		return

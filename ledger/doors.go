@@ -1,0 +1,100 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"strings"
+
+	"quire/vault"
+	"quire/words/refusal"
+)
+
+// What the doors (cmd/quire, serve, serve/web) ask of the vault under the
+// ledger, which alone holds it.
+
+// Root is the vault's folder.
+func (l *Ledger) Root() string { return l.v.Root() }
+
+// SetLogger sets where the vault says what it repaired on its own.
+func (l *Ledger) SetLogger(log *slog.Logger) { l.v.SetLogger(log) }
+
+// SetCompactContext ends the vault's background compaction when ctx ends.
+func (l *Ledger) SetCompactContext(ctx context.Context) { l.v.SetCompactContext(ctx) }
+
+// Compact packs the vault's loose objects now.
+func (l *Ledger) Compact(ctx context.Context) error { return l.v.Compact(ctx) }
+
+// Warm reads the index of things whole once, for a process that serves
+// many calls: a lookup then reads only the lines appended since.
+func (l *Ledger) Warm() error {
+	_, err := l.v.Entries()
+	return err
+}
+
+// Config reads quire.yaml.
+func (l *Ledger) Config() (vault.Config, error) { return l.v.Config() }
+
+// UpdateConfig changes quire.yaml as one write: fn changes the
+// configuration and answers the subject of the commit (or refuses, and
+// nothing is written). The commit is quire's; one that cannot be made is
+// finished by the next writer.
+func (l *Ledger) UpdateConfig(fn func(c *vault.Config) (subject string, err error)) error {
+	return l.write(writeArgs{}, func(t *tx) error {
+		c, err := l.v.Config()
+		if err != nil {
+			return err
+		}
+		subject, err := fn(&c)
+		if err != nil {
+			return err
+		}
+		if err := l.v.WriteConfig(c); err != nil {
+			return err
+		}
+		t.commit([]string{vault.ConfigFile}, vault.Signature{Name: "quire", When: l.Now()}, vault.Message{Subject: subject})
+		return nil
+	})
+}
+
+// OpenRunFile opens a file of a run's folder (as get_run answers its
+// path) for reading: name is relative to the folder, such as thread.md or
+// artifacts/report.csv. Nothing outside the folder, and no symbolic link,
+// is opened: a name that leaves it is refused at /name, a file that is not
+// there is not_found.
+func (l *Ledger) OpenRunFile(folder, name string) (*os.File, fs.FileInfo, error) {
+	if !strings.HasPrefix(folder, vault.RunsDir+"/") || strings.Count(folder, "/") != 1 {
+		return nil, nil, fmt.Errorf("ledger: %q is not a run folder", folder)
+	}
+	clean := path.Clean("/" + name)[1:]
+	if clean == "" || clean != name || strings.Contains(name, "\\") {
+		return nil, nil, refusal.Invalid("/name", "%q is not a file of a run folder", name)
+	}
+	abs, err := l.v.Join(path.Join(folder, clean))
+	if err != nil {
+		return nil, nil, refusal.Invalid("/name", "%q is not a file of a run folder", name)
+	}
+	fi, err := os.Lstat(abs)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, nil, refusal.At(refusal.NotFound, "/name", "the run has no file %q", name)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// ReadRunFile reads a file of a run's folder whole (see OpenRunFile).
+func (l *Ledger) ReadRunFile(folder, name string) ([]byte, error) {
+	f, _, err := l.OpenRunFile(folder, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}

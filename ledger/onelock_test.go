@@ -1,0 +1,69 @@
+package ledger
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every write goes through the one write transaction: outside package
+// vault, which owns the lock, only ledger/tx.go takes it (Locked,
+// LockedRead). cmd/quire-bench builds the histories it measures at object
+// level, as other quire processes would write them, and may take it too.
+func TestOnlyTheWriteTransactionTakesTheLock(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{"ledger/tx.go": true}
+	fset := token.NewFileSet()
+	var found int
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			switch {
+			case rel == "vault", strings.HasPrefix(rel, "vault/"), rel == "cmd/quire-bench",
+				strings.HasPrefix(d.Name(), "."), d.Name() == "node_modules", d.Name() == "testdata":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if ok && (sel.Sel.Name == "Locked" || sel.Sel.Name == "LockedRead") {
+				if allowed[rel] {
+					found++
+				} else {
+					t.Errorf("%s: %s takes the vault's lock outside the write transaction (ledger/tx.go)", fset.Position(call.Pos()), sel.Sel.Name)
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found == 0 {
+		t.Fatal("ledger/tx.go takes no lock: the check looks in the wrong place")
+	}
+}

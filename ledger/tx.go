@@ -1,0 +1,155 @@
+package ledger
+
+import (
+	"errors"
+	"path"
+	"strconv"
+	"strings"
+
+	"quire/runfolder"
+	"quire/vault"
+	"quire/words/refusal"
+)
+
+// A tx is one write of the ledger, whatever door it came through (an
+// operation, a token, a comment, a definition's save, the janitor). It is
+// the only code that takes the vault's lock, and it does, in this order:
+//
+//  1. takes the lock (vault.Locked: what a writer that died holding it left
+//     half done is finished or rolled back first);
+//  2. looks the request id up again under the lock: a call repeating an id
+//     that another process wrote while this one waited answers the first
+//     answer and writes nothing (requests.go);
+//  3. checks that every file the write names in keeps still holds what
+//     HEAD holds of it (keepOf: HEAD's complete lines a prefix of an
+//     append-only file, a file written once unchanged) and refuses, with
+//     conflict naming the file and the line, before anything is written;
+//  4. runs the write, which numbers (nextSeq, appendEvent) and appends
+//     through the tx, and commits through it: the vault holds the same
+//     guard on the exact bytes committed, and a commit that cannot be made
+//     is recorded in .quire/uncommitted for the next writer (pending.go);
+//  5. after the lock: notifies the keeper and the watchers of the events it
+//     recorded, and wakes the keepers it was asked to.
+//
+// Everything that needs the lock takes a *tx, so it cannot be called
+// without one.
+type tx struct {
+	l *Ledger
+	// notified: playbook → the last seq recorded, told after the lock.
+	notified map[string]int64
+	woken    []string
+}
+
+// writeArgs say what a write is about before it starts.
+type writeArgs struct {
+	// Playbook scopes the request id ("" for the organization's).
+	Playbook string
+	// RequestID, when set, is looked up again under the lock.
+	RequestID string
+	// Keeps are the files or folders the write appends to or commits,
+	// checked against HEAD before it writes.
+	Keeps []string
+}
+
+// write runs fn as one write transaction (see tx).
+func (l *Ledger) write(w writeArgs, fn func(t *tx) error) error {
+	t := &tx{l: l}
+	err := l.v.Locked(func() error {
+		if w.RequestID != "" {
+			if err := l.repeatUnderLock(w.Playbook, w.RequestID); err != nil {
+				return err
+			}
+		}
+		if err := l.v.Kept(w.Keeps); err != nil {
+			return handEdit(err)
+		}
+		return fn(t)
+	})
+	if err != nil {
+		return err
+	}
+	for p, seq := range t.notified {
+		l.notify(p, seq)
+	}
+	for _, p := range t.woken {
+		l.wake(p)
+	}
+	return nil
+}
+
+// readLocked runs fn holding the lock as a reader that must see the vault
+// between writes (quire check): fn changes nothing.
+func (l *Ledger) readLocked(fn func() error) error { return l.v.LockedRead(fn) }
+
+// notify tells the playbook's keeper and the watchers of the event of seq
+// once the write is over.
+func (t *tx) notify(playbook string, seq int64) {
+	if seq <= 0 {
+		return
+	}
+	if t.notified == nil {
+		t.notified = map[string]int64{}
+	}
+	if seq > t.notified[playbook] {
+		t.notified[playbook] = seq
+	}
+}
+
+// wake wakes the playbook's keeper once the write is over (its pages
+// changed).
+func (t *tx) wake(playbook string) { t.woken = append(t.woken, playbook) }
+
+// handEdit words a file whose committed part a person changed as the
+// refusal every door shows.
+func handEdit(err error) error {
+	var he *vault.HandEdit
+	if !errors.As(err, &he) {
+		return err
+	}
+	return refusal.New(refusal.Conflict, "%s: line %d differs from the commit (HEAD), and quire commits no change to what was committed: %s. "+
+		"Run quire janitor to restore the committed part from HEAD (it keeps the edited copy in %s/ and the lines appended after it)",
+		he.Path, he.Line, keepWords(he.Keep), vault.QuarantineDir)
+}
+
+// handEditProblem is what quire check says of a hand edit.
+func handEditProblem(he *vault.HandEdit) string {
+	return "line " + strconv.Itoa(he.Line) + " differs from the commit (HEAD): " + keepWords(he.Keep) + "; quire's next write to it is refused until quire janitor restores the committed part from HEAD"
+}
+
+func keepWords(k vault.Keep) string {
+	if k == vault.Whole {
+		return "it is written once and never changed"
+	}
+	return "its committed lines never change (append a correction instead)"
+}
+
+// playbookKeeps are the files a write to a playbook's history keeps: its
+// events.jsonl (none for the organization's own writes, playbook "").
+func playbookKeeps(playbook string) []string {
+	if playbook == "" {
+		return nil
+	}
+	return []string{path.Join(playbookDir(playbook), "events.jsonl")}
+}
+
+// keepOf says what a file of the vault keeps of what HEAD holds of it
+// (the vault's guard): a run's run.jsonl and thread.md and a playbook's
+// events.jsonl are append-only (rule 3 of the capsule), a run's
+// definition.md is written once (rule 2). The rest quire rewrites or
+// replaces.
+func keepOf(rel string) vault.Keep {
+	dir, name := path.Split(rel)
+	dir = strings.TrimSuffix(dir, "/")
+	switch top, _, _ := strings.Cut(dir, "/"); {
+	case top == vault.RunsDir && strings.Count(rel, "/") == 2:
+		switch name {
+		case runfolder.LogFile, runfolder.ThreadFile:
+			return vault.Prefix
+		case runfolder.DefinitionFile:
+			return vault.Whole
+		}
+	case top == "playbooks" && strings.Count(rel, "/") == 2 && name == "events.jsonl":
+		return vault.Prefix
+	}
+	return vault.Free
+}
