@@ -30,8 +30,9 @@ type Ledger struct {
 	// numbered the lines written by hand at its end (lines.go).
 	adopted sync.Map
 
-	views views
-	watch watchers
+	views    views
+	watch    watchers
+	requests requestLocks // requests.go
 
 	// OnEvent, when set before the ledger is used, is called after every
 	// event the ledger records, outside the lock, with the playbook and its

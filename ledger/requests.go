@@ -58,7 +58,42 @@ type stored struct {
 	Answer json.RawMessage `json:"answer"`
 }
 
-var requestMu sync.Map // scope\x00id → *sync.Mutex
+// requestLocks let calls with one request id wait for each other in one
+// ledger: an id's lock lives while a call holds or waits for it, so the
+// map holds the ids of the calls in flight, not every id ever seen.
+type requestLocks struct {
+	mu sync.Mutex
+	m  map[string]*requestLock
+}
+
+type requestLock struct {
+	sync.Mutex
+	refs int
+}
+
+// lock takes the lock of key and answers its unlock.
+func (r *requestLocks) lock(key string) (unlock func()) {
+	r.mu.Lock()
+	if r.m == nil {
+		r.m = map[string]*requestLock{}
+	}
+	k := r.m[key]
+	if k == nil {
+		k = &requestLock{}
+		r.m[key] = k
+	}
+	k.refs++
+	r.mu.Unlock()
+	k.Lock()
+	return func() {
+		k.Unlock()
+		r.mu.Lock()
+		if k.refs--; k.refs == 0 {
+			delete(r.m, key)
+		}
+		r.mu.Unlock()
+	}
+}
 
 // requestIDField is the index of the RequestID field of an operation's
 // arguments, or -1.
@@ -91,9 +126,7 @@ func withRequestID[A any, R any](name string, h func(ctx context.Context, l *Led
 			scope = f.String()
 		}
 		digest := argsDigest(name, v, field)
-		mu, _ := requestMu.LoadOrStore(scope+"\x00"+id, &sync.Mutex{})
-		mu.(*sync.Mutex).Lock()
-		defer mu.(*sync.Mutex).Unlock()
+		defer l.requests.lock(scope + "\x00" + id)()
 		if scope != "" {
 			l.fileRequests(scope)
 		}
