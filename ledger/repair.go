@@ -40,10 +40,14 @@ import (
 //     A run's run.jsonl, thread.md and artifacts changed since its last
 //     boundary are not such changes: they wait for the run's next boundary
 //     by design.
+//   - a committed part changed by hand (a committed line of run.jsonl,
+//     thread.md or events.jsonl, a run's definition.md): HEAD's part put
+//     back, the lines appended after it kept, the edited copy kept in
+//     .quire/quarantine/ (vault.RestoreCommitted). Restored.
 //
 // What needs a person is reported and left: another program's git lock, a
 // HEAD whose objects are missing, a symbolic link, a file deleted or a run's
-// definition.md or context.md edited by hand.
+// context.md edited by hand.
 
 // vaultScan is what inspectVault found and did.
 type vaultScan struct {
