@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sort"
 	"strconv"
@@ -109,6 +110,10 @@ type KeeperOptions struct {
 	// the fold cannot read (not JSON, or nesting deeper than 512 levels);
 	// the views go on without it. nil: nobody is told.
 	PassedOver func(pageID string, ev Event, why string)
+	// Log is told when Run cannot advance a page's views (the history
+	// cannot be read, a fold worker fails): once for each error, not at
+	// each pass that meets it again. nil: standard error.
+	Log *slog.Logger
 }
 
 // Keeper keeps the views of registered pages in Dir, advancing them page
@@ -136,6 +141,7 @@ type pageState struct {
 	gen     int64 // bumped when the data changes: a fold of an older gen is dropped
 	st      kept
 	running bool
+	failed  string // the error Run last logged for this page, "" once it advanced
 }
 
 // NewKeeper makes a keeper; Dir is made if it is not there.
@@ -154,6 +160,9 @@ func NewKeeper(opts KeeperOptions) (*Keeper, error) {
 	}
 	if opts.Pass <= 0 {
 		opts.Pass = time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("fold: the views' folder: %w", err)
@@ -261,14 +270,29 @@ func (k *Keeper) Run(ctx context.Context) error {
 				before := ps.st.Seq
 				wasLive := ps.st.Live
 				k.mu.Unlock()
-				_ = k.advance(ctx, ps, nil)
+				err := k.advance(ctx, ps, nil)
 				k.mu.Lock()
 				ps.running = false
+				// The next pass tries again; an error is logged once,
+				// not at every pass that meets it.
+				tell := ""
+				switch {
+				case err == nil:
+					ps.failed = ""
+				case ctx.Err() != nil:
+				case err.Error() != ps.failed:
+					ps.failed = err.Error()
+					tell = ps.failed
+				}
+				id := ps.page.ID
 				// Wake the loop only when this page moved (a page that
 				// finished building frees a turn for one that waits);
 				// waking after a pass that found nothing would spin.
 				moved := ps.st.Seq != before || ps.st.Live != wasLive || ps.st.Stalled != nil
 				k.mu.Unlock()
+				if tell != "" {
+					k.opts.Log.Error("fold: a page's views cannot advance; the keeper tries again at each pass", "page", id, "err", tell)
+				}
 				if moved {
 					k.Wake()
 				}
