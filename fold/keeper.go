@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	// Named so: the package's tests have a helper called event.
+	runline "quire/words/event"
 )
 
 // History is the playbook's history as the keeper reads it; the caller
@@ -506,7 +509,7 @@ func (k *Keeper) foldRecords(ctx context.Context, page Page, st *kept, hp Histor
 		if !page.Filters.MatchJSON(r.JSON) {
 			continue
 		}
-		if d := jsonDepth(r.JSON); d > 513 { // the event's own object, then its data's 512 levels
+		if d := jsonDepth(r.JSON); d > runline.MaxDepth+1 { // the event's own object, then its data's MaxDepth levels
 			k.passOver(page.ID, r, fmt.Sprintf("it nests %d levels deep", d))
 			continue
 		}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	runline "quire/words/event"
 )
 
 // memHistory is a history in memory. A record without JSON stands for
@@ -438,5 +440,32 @@ func TestKeeperLogsBackgroundErrorsOnce(t *testing.T) {
 	want := []string{`"fold: reading the history: the disk is gone"`, `"fold: reading the history: permission denied"`, `"fold: reading the history: the disk is gone"`}
 	if strings.Join(errs, "|") != strings.Join(want, "|") {
 		t.Fatalf("logged %q\nwant %q", errs, want)
+	}
+}
+
+// An event whose data nests event.MaxDepth levels is folded; one level
+// more and it is passed over.
+func TestKeeperPassesOverEventsPastMaxDepth(t *testing.T) {
+	t.Parallel()
+	nest := func(n int) string { return strings.Repeat(`[`, n) + strings.Repeat(`]`, n) }
+	for _, c := range []struct {
+		levels int // of the event's data
+		told   string
+	}{
+		{runline.MaxDepth, ""},
+		{runline.MaxDepth + 1, "nests 514 levels"},
+	} {
+		h := &memHistory{}
+		runs := specRuns()
+		deep := event(2, runs[1].Time, `{"output":`+nest(c.levels-1)+`}`)
+		h.add(runs[0], deep, runs[2])
+		var told []string
+		k := newTestKeeper(t, h, KeeperOptions{PassedOver: func(id string, ev Event, why string) { told = append(told, why) }})
+		registerMorning(t, k, tsProgram(t, morningTS, 1, morningViews), 1, "h1")
+		s, err := k.CatchUp(context.Background(), "morning")
+		if err != nil || s.State != StateLive || c.told == "" && (s.Folded != 3 || len(told) != 0) ||
+			c.told != "" && (s.Folded != 2 || len(told) != 1 || !strings.Contains(told[0], c.told)) {
+			t.Fatalf("data of %d levels: %v %+v %v", c.levels, err, s, told)
+		}
 	}
 }
