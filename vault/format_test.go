@@ -112,8 +112,16 @@ func TestOpenWithoutTheFormatKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	if c, err := v.Config(); err != nil || c.Format != 1 || c.Org != "acme" {
+	c, err := v.Config()
+	if err != nil || c.Format != 1 || c.Org != "acme" {
 		t.Fatalf("%+v %v", c, err)
+	}
+	// quire.yaml rewritten (a token made) says the format it lacked.
+	if err := v.WriteConfig(c); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); !strings.HasPrefix(string(data), "format: 1\norg: acme\n") {
+		t.Fatalf("quire.yaml:\n%s", data)
 	}
 }
 
