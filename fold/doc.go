@@ -25,7 +25,9 @@
 // module's first line. An Event is one record: its seq, its CloudEvents
 // form as JSON and its time. History's Page answers a HistoryPage of
 // records; KeeperOptions.Progress is told a Progress after every page a
-// CatchUp reads.
+// CatchUp reads. What Run cannot do in the background (a history that
+// cannot be read, a worker that fails) goes to KeeperOptions.Log, once for
+// each error; the next pass tries again.
 //
 // # The sandbox (sandbox.js, sandbox.go)
 //

@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sort"
 	"strconv"
 	"sync"
 	"time"
+
+	// Named so: the package's tests have a helper called event.
+	runline "quire/words/event"
 )
 
 // History is the playbook's history as the keeper reads it; the caller
@@ -109,6 +113,10 @@ type KeeperOptions struct {
 	// the fold cannot read (not JSON, or nesting deeper than 512 levels);
 	// the views go on without it. nil: nobody is told.
 	PassedOver func(pageID string, ev Event, why string)
+	// Log is told when Run cannot advance a page's views (the history
+	// cannot be read, a fold worker fails): once for each error, not at
+	// each pass that meets it again. nil: standard error.
+	Log *slog.Logger
 }
 
 // Keeper keeps the views of registered pages in Dir, advancing them page
@@ -136,6 +144,7 @@ type pageState struct {
 	gen     int64 // bumped when the data changes: a fold of an older gen is dropped
 	st      kept
 	running bool
+	failed  string // the error Run last logged for this page, "" once it advanced
 }
 
 // NewKeeper makes a keeper; Dir is made if it is not there.
@@ -154,6 +163,9 @@ func NewKeeper(opts KeeperOptions) (*Keeper, error) {
 	}
 	if opts.Pass <= 0 {
 		opts.Pass = time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("fold: the views' folder: %w", err)
@@ -261,14 +273,29 @@ func (k *Keeper) Run(ctx context.Context) error {
 				before := ps.st.Seq
 				wasLive := ps.st.Live
 				k.mu.Unlock()
-				_ = k.advance(ctx, ps, nil)
+				err := k.advance(ctx, ps, nil)
 				k.mu.Lock()
 				ps.running = false
+				// The next pass tries again; an error is logged once,
+				// not at every pass that meets it.
+				tell := ""
+				switch {
+				case err == nil:
+					ps.failed = ""
+				case ctx.Err() != nil:
+				case err.Error() != ps.failed:
+					ps.failed = err.Error()
+					tell = ps.failed
+				}
+				id := ps.page.ID
 				// Wake the loop only when this page moved (a page that
 				// finished building frees a turn for one that waits);
 				// waking after a pass that found nothing would spin.
 				moved := ps.st.Seq != before || ps.st.Live != wasLive || ps.st.Stalled != nil
 				k.mu.Unlock()
+				if tell != "" {
+					k.opts.Log.Error("fold: a page's views cannot advance; the keeper tries again at each pass", "page", id, "err", tell)
+				}
 				if moved {
 					k.Wake()
 				}
@@ -482,7 +509,7 @@ func (k *Keeper) foldRecords(ctx context.Context, page Page, st *kept, hp Histor
 		if !page.Filters.MatchJSON(r.JSON) {
 			continue
 		}
-		if d := jsonDepth(r.JSON); d > 513 { // the event's own object, then its data's 512 levels
+		if d := jsonDepth(r.JSON); d > runline.MaxDepth+1 { // the event's own object, then its data's MaxDepth levels
 			k.passOver(page.ID, r, fmt.Sprintf("it nests %d levels deep", d))
 			continue
 		}

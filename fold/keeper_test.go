@@ -3,6 +3,8 @@ package fold
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"os"
 	"sort"
 	"strconv"
@@ -10,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	runline "quire/words/event"
 )
 
 // memHistory is a history in memory. A record without JSON stands for
@@ -344,5 +348,124 @@ func TestKeeperAsOfStalled(t *testing.T) {
 	views, s, _ = k.AsOf(context.Background(), "morning", 1)
 	if s.State != StateLive || string(views) != `{"out":{"text":"ev-1"}}` || s.LagMs != 2*24*3600*1000 {
 		t.Fatalf("%s %+v", views, s)
+	}
+}
+
+// scriptedHistory answers, at each call of Page, the error its script
+// gives for that call (1, 2, ...), or its records when the script gives
+// none.
+type scriptedHistory struct {
+	memHistory
+	fail func(call int) error
+}
+
+func (h *scriptedHistory) Page(ctx context.Context, after int64, limit int) (HistoryPage, error) {
+	h.mu.Lock()
+	h.calls++
+	n := h.calls
+	h.mu.Unlock()
+	if err := h.fail(n); err != nil {
+		return HistoryPage{}, err
+	}
+	h.mu.Lock()
+	h.calls-- // memHistory counts it again
+	h.mu.Unlock()
+	return h.memHistory.Page(ctx, after, limit)
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// An error Run meets when it advances a page in the background is logged,
+// once for each error rather than at every pass that meets it again, and
+// again when it comes back after the page advanced.
+func TestKeeperLogsBackgroundErrorsOnce(t *testing.T) {
+	t.Parallel()
+	gone, denied := errors.New("the disk is gone"), errors.New("permission denied")
+	h := &scriptedHistory{fail: func(n int) error {
+		switch {
+		case n <= 5:
+			return gone
+		case n <= 10:
+			return denied
+		case n <= 12:
+			return nil
+		case n <= 16:
+			return gone
+		}
+		return nil
+	}}
+	var log lockedBuffer
+	k := newTestKeeper(t, h, KeeperOptions{Pass: 5 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&log, nil))})
+	registerMorning(t, k, tsProgram(t, morningTS, 1, morningViews), 1, "h1")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { k.Run(ctx); close(done) }()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		h.mu.Lock()
+		calls := h.calls
+		h.mu.Unlock()
+		if calls >= 20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the keeper read the history %d times in 30 s", calls)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	var errs []string
+	for _, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		if !strings.Contains(l, `level=ERROR msg="fold: a page's views cannot advance; the keeper tries again at each pass" page=morning`) {
+			t.Fatalf("log line %q", l)
+		}
+		_, e, _ := strings.Cut(l, " err=")
+		errs = append(errs, e)
+	}
+	want := []string{`"fold: reading the history: the disk is gone"`, `"fold: reading the history: permission denied"`, `"fold: reading the history: the disk is gone"`}
+	if strings.Join(errs, "|") != strings.Join(want, "|") {
+		t.Fatalf("logged %q\nwant %q", errs, want)
+	}
+}
+
+// An event whose data nests event.MaxDepth levels is folded; one level
+// more and it is passed over.
+func TestKeeperPassesOverEventsPastMaxDepth(t *testing.T) {
+	t.Parallel()
+	nest := func(n int) string { return strings.Repeat(`[`, n) + strings.Repeat(`]`, n) }
+	for _, c := range []struct {
+		levels int // of the event's data
+		told   string
+	}{
+		{runline.MaxDepth, ""},
+		{runline.MaxDepth + 1, "nests 514 levels"},
+	} {
+		h := &memHistory{}
+		runs := specRuns()
+		deep := event(2, runs[1].Time, `{"output":`+nest(c.levels-1)+`}`)
+		h.add(runs[0], deep, runs[2])
+		var told []string
+		k := newTestKeeper(t, h, KeeperOptions{PassedOver: func(id string, ev Event, why string) { told = append(told, why) }})
+		registerMorning(t, k, tsProgram(t, morningTS, 1, morningViews), 1, "h1")
+		s, err := k.CatchUp(context.Background(), "morning")
+		if err != nil || s.State != StateLive || c.told == "" && (s.Folded != 3 || len(told) != 0) ||
+			c.told != "" && (s.Folded != 2 || len(told) != 1 || !strings.Contains(told[0], c.told)) {
+			t.Fatalf("data of %d levels: %v %+v %v", c.levels, err, s, told)
+		}
 	}
 }

@@ -413,8 +413,8 @@ func (l *Ledger) checkSample(s *subject, sample json.RawMessage) error {
 			depth--
 		}
 	}
-	if max > 512 {
-		return refusal.Invalid("/sample_output", "the sample output nests %d levels; it may nest at most 512", max)
+	if max > event.MaxDepth {
+		return refusal.Invalid("/sample_output", "the sample output nests %d levels; it may nest at most %d", max, event.MaxDepth)
 	}
 	defs, err := l.definitions(s.Playbook)
 	if err != nil {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -9,14 +10,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/osteele/liquid/values"
+
+	"quire/words/event"
 )
 
 // writeJSON writes a value as JavaScript's JSON.stringify does, without
 // spaces: an object's keys in the order they were written, numbers as
 // JavaScript writes them, text escaped as JSON.stringify escapes it.
 func writeJSON(b *strings.Builder, x any, depth int) error {
-	if depth > 512 {
-		return errors.New("json: the value nests deeper than 512 levels")
+	if depth > event.MaxDepth {
+		return fmt.Errorf("json: the value nests deeper than %d levels", event.MaxDepth)
 	}
 	switch v := x.(type) {
 	case nil, null:

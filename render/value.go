@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/osteele/liquid/values"
+
+	"quire/words/event"
 )
 
 // The values a template reads. JSON is decoded into these types, each a
@@ -325,7 +327,7 @@ func toValue(x any) values.Value {
 	return values.ValueOf(x)
 }
 
-var errTooDeep = errors.New("the JSON nests deeper than 512 levels")
+var errTooDeep = fmt.Errorf("the JSON nests deeper than %d levels", event.MaxDepth)
 
 // decodeJSON decodes one JSON value into the package's types, keeping the
 // order of every object's keys. path names the value in messages.
@@ -346,7 +348,7 @@ func decodeJSON(data []byte, path string) (values.Value, error) {
 }
 
 func decodeValue(dec *json.Decoder, path string, depth int) (values.Value, error) {
-	if depth > 512 {
+	if depth > event.MaxDepth {
 		return nil, errTooDeep
 	}
 	tok, err := dec.Token()
@@ -494,14 +496,14 @@ func writeDisplay(b *strings.Builder, x any, depth int) {
 	case boolean:
 		b.WriteString(strconv.FormatBool(bool(v)))
 	case *list:
-		if depth > 512 {
+		if depth > event.MaxDepth {
 			return
 		}
 		for _, it := range v.items {
 			writeDisplay(b, it, depth+1)
 		}
 	case []any:
-		if depth > 512 {
+		if depth > event.MaxDepth {
 			return
 		}
 		for _, it := range v {

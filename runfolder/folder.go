@@ -10,7 +10,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -222,8 +221,9 @@ func (f Folder) LoadState() (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := stateCache.Load(logPath); ok && c.(*cached).stamp == stamp && c.(*cached).st.LogBytes <= fi.Size() {
-		st = c.(*cached).st.clone()
+	cache := cacheOf(f.V)
+	if cs, c, ok := cache.load(logPath); ok && cs == stamp && c.LogBytes <= fi.Size() {
+		st = c
 	} else {
 		// run.state.json is derived state, written by quire or by another
 		// process, or edited by hand: it is checked against definition.md
@@ -259,7 +259,7 @@ func (f Folder) LoadState() (*State, error) {
 			tail = tail[i+1:]
 		}
 	}
-	stateCache.Store(logPath, &cached{stamp: stamp, st: st.clone()})
+	cache.store(logPath, stamp, st)
 	return st, nil
 }
 
@@ -387,14 +387,6 @@ func (f Folder) StateDisagrees() (string, error) {
 	return "", nil
 }
 
-// stateCache holds each run's state as LoadState last saw it.
-var stateCache sync.Map // abs path of run.jsonl → *cached
-
-type cached struct {
-	stamp int64
-	st    *State
-}
-
 func (s *State) clone() *State {
 	c := *s
 	c.StepsSeen = append([]string(nil), s.StepsSeen...)
@@ -411,17 +403,18 @@ func (f Folder) WriteState(st *State) error {
 	if err != nil {
 		return err
 	}
+	cache := cacheOf(f.V)
 	abs, err := f.write(StateFile)
 	if err != nil {
-		stateCache.Delete(f.abs(LogFile))
+		cache.drop(f.abs(LogFile))
 		return err
 	}
 	if err := vault.WriteAtomic(abs, data); err != nil {
-		stateCache.Delete(f.abs(LogFile))
+		cache.drop(f.abs(LogFile))
 		return err
 	}
 	if fi, err := os.Stat(f.abs(StateFile)); err == nil {
-		stateCache.Store(f.abs(LogFile), &cached{stamp: fi.ModTime().UnixNano() ^ fi.Size()<<1, st: st.clone()})
+		cache.store(f.abs(LogFile), fi.ModTime().UnixNano()^fi.Size()<<1, st)
 	}
 	return nil
 }
@@ -477,8 +470,8 @@ func (f Folder) Append(l *event.Line, reserve func(off int64, n int) error) (*St
 		// cannot be written now is derived again from run.jsonl by the next
 		// LoadState (WriteState drops the cached state when it fails).
 		_ = f.WriteState(st)
-	} else if c, ok := stateCache.Load(logPath); ok {
-		stateCache.Store(logPath, &cached{stamp: c.(*cached).stamp, st: st.clone()})
+	} else {
+		cacheOf(f.V).update(logPath, st)
 	}
 	return st, nil
 }

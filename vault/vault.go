@@ -24,7 +24,11 @@ import (
 
 // Config is quire.yaml, committed with the vault.
 type Config struct {
-	Org string `yaml:"org"`
+	// Format is the version of the vault's format (FormatVersion, format.go):
+	// written by Init; a quire.yaml without it is format 1, and Config
+	// answers 1 for it, so WriteConfig writes the key it lacked.
+	Format int    `yaml:"format"`
+	Org    string `yaml:"org"`
 	// PageMaxRebuilds is PAGE_MAX_REBUILDS: how many pages' views are built
 	// at once (default 4).
 	PageMaxRebuilds int `yaml:"page_max_rebuilds,omitempty"`
@@ -106,7 +110,9 @@ const (
 )
 
 // Open opens the vault at dir, which must hold quire.yaml and a git
-// repository.
+// repository, and be of a format this quire reads (FormatVersion at
+// most): a newer one is refused as conflict, saying to install a newer
+// quire.
 func Open(dir string) (*Vault, error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
@@ -114,6 +120,9 @@ func Open(dir string) (*Vault, error) {
 	}
 	if _, err := os.Stat(filepath.Join(root, ConfigFile)); err != nil {
 		return nil, refusal.New(refusal.NotFound, "%s is not a quire vault: it has no %s (make one with quire init)", root, ConfigFile)
+	}
+	if err := checkFormat(root); err != nil {
+		return nil, err
 	}
 	gitDir := filepath.Join(root, ".git")
 	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
@@ -169,6 +178,9 @@ func (v *Vault) Config() (Config, error) {
 	}
 	if err := yaml.Unmarshal(data, &c); err != nil {
 		return c, fmt.Errorf("%s: %w", ConfigFile, err)
+	}
+	if c.Format == 0 {
+		c.Format = 1
 	}
 	if c.PageMaxRebuilds <= 0 {
 		c.PageMaxRebuilds = 4
@@ -304,7 +316,7 @@ func Init(dir, org string, now time.Time) (*Vault, error) {
 	}
 	files := map[string][]byte{
 		".gitignore": []byte(".quire/\n"),
-		ConfigFile:   mustYAML(Config{Org: org}),
+		ConfigFile:   mustYAML(Config{Format: FormatVersion, Org: org}),
 		IndexFile:    nil,
 		AgentsFile:   []byte(agentsMD),
 	}
