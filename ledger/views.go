@@ -203,6 +203,7 @@ func (l *Ledger) keeper(playbook string) (*keeperOf, error) {
 			Dir: l.v.Abs(path.Join(vault.QuireDir, "views", playbook)), History: playbookHistory{l, playbook},
 			Pool: pool, MaxRebuilds: cfg.PageMaxRebuilds, PageSize: v.pageSize,
 			Moved: func(string) { l.tell(playbook, WatchViews) },
+			Log:   l.v.Logger(),
 			Progress: func(p fold.Progress) {
 				if l.OnCatchUp != nil {
 					l.OnCatchUp(playbook, p)

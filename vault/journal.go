@@ -274,11 +274,16 @@ func (v *Vault) takeGitLock(abs string) (*os.File, error) {
 // logf says what quire did on its own: in the log of quire serve, on
 // standard error for a command.
 func (v *Vault) logf(format string, args ...any) {
-	l := v.log
-	if l == nil {
-		l = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	v.Logger().Warn("quire: " + fmt.Sprintf(format, args...))
+}
+
+// Logger is where the vault and its owner say what they did on their own:
+// the logger SetLogger set, else standard error.
+func (v *Vault) Logger() *slog.Logger {
+	if v.log == nil {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	l.Warn("quire: " + fmt.Sprintf(format, args...))
+	return v.log
 }
 
 // Logf is logf for the vault's owner: what it did on its own, in the same
