@@ -16,6 +16,7 @@ import (
 	"quire/internal/front"
 	"quire/ledger/page"
 	"quire/render"
+	"quire/words/jsonptr"
 	"quire/words/refusal"
 	"quire/words/shape"
 )
@@ -254,7 +255,7 @@ func outsideRef(v any, at string) (string, string) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			p := at + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+			p := jsonptr.Append(at, k)
 			switch k {
 			case "$ref", "$dynamicRef":
 				if ref, ok := x[k].(string); ok && !strings.HasPrefix(ref, "#") {
