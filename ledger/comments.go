@@ -226,7 +226,7 @@ func checkCommentText(text string) error {
 }
 
 func checkPrincipal(field, who string) error {
-	if strings.TrimSpace(who) == "" || len(who) > 200 || strings.ContainsAny(who, "\n\r") {
+	if !event.IsPrincipal(who) {
 		return refusal.Invalid(field, "a principal is 1 to 200 characters on one line")
 	}
 	return nil

@@ -315,7 +315,7 @@ func init() {
 				}
 			}
 			for field, v := range map[string]string{"/executor": a.Executor, "/authorized_by": a.AuthorizedBy} {
-				if strings.TrimSpace(v) == "" || len(v) > 200 || strings.ContainsAny(v, "\n\r") {
+				if !event.IsPrincipal(v) {
 					return nil, refusal.Invalid(field, "a principal is 1 to 200 characters on one line")
 				}
 			}
@@ -881,7 +881,7 @@ func (l *Ledger) pinnedDocument(e vault.Entry, f runfolder.Folder) (*docInfo, er
 const janitor = runfolder.Janitor
 
 func checkActor(a string) error {
-	if strings.TrimSpace(a) == "" || len(a) > 200 || strings.ContainsAny(a, "\n\r") {
+	if !event.IsPrincipal(a) {
 		return refusal.Invalid("/actor", "the acting principal is 1 to 200 characters on one line")
 	}
 	return nil

@@ -18,6 +18,7 @@ import (
 	"quire/ledger"
 	"quire/vault"
 	"quire/words/address"
+	"quire/words/event"
 	"quire/words/refusal"
 )
 
@@ -111,7 +112,7 @@ func CreateToken(l *ledger.Ledger, principal string, scopes []string) (string, e
 // running server takes the new token at its next request.
 func NewToken(l *ledger.Ledger, principal string, scopes []string, expires time.Duration) (string, TokenInfo, error) {
 	principal = strings.TrimSpace(principal)
-	if principal == "" || len(principal) > 200 || strings.ContainsAny(principal, "\n\r<>") {
+	if !event.IsPrincipal(principal) || strings.ContainsAny(principal, "<>") {
 		return "", TokenInfo{}, refusal.Invalid("/principal", "a token's principal is 1 to 200 characters on one line, without < or >")
 	}
 	if len(scopes) == 0 {

@@ -89,3 +89,22 @@ func TestDepth(t *testing.T) {
 		}
 	}
 }
+
+func TestIsPrincipal(t *testing.T) {
+	for s, want := range map[string]bool{
+		"agent-7":                     true,
+		"Ana María <ana@example.org>": true,
+		strings.Repeat("a", 200):      true,
+		strings.Repeat("a", 201):      false,
+		strings.Repeat("é", 100):      true, // 200 bytes
+		strings.Repeat("é", 101):      false,
+		"":                            false,
+		" \t ":                        false,
+		"ana\nbo":                     false,
+		"ana\r":                       false,
+	} {
+		if got := IsPrincipal(s); got != want {
+			t.Errorf("IsPrincipal(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
