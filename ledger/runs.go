@@ -423,7 +423,7 @@ func init() {
 				return nil, refusal.Invalid("/event", "a run's end goes through end_run")
 			}
 			if !event.IsRunType(a.Event) {
-				return nil, refusal.Invalid("/event", "%q is not an event type of the capsule; the types are %s", a.Event, strings.Join(event.RunTypes[:17], ", "))
+				return nil, refusal.Invalid("/event", "%q is not an event type of the capsule; the types are %s", a.Event, strings.Join(event.Recordable(), ", "))
 			}
 			if strings.HasPrefix(a.Event, "step_") && a.Step == "" {
 				return nil, refusal.Invalid("/step", "a %s event names its step", a.Event)

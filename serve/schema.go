@@ -290,17 +290,7 @@ func closedSet(op, arg string) []string {
 		}
 		return []string{"active", "paused", "complete", "failed", "archived"}
 	case "event":
-		// What record_event takes: the capsule's types but the ones that
-		// create, archive or end a run, which have their own operations.
-		var out []string
-		for _, t := range event.RunTypes {
-			switch t {
-			case event.RunCreated, event.Archived, event.RunSucceeded, event.RunRejected, event.RunFailed:
-			default:
-				out = append(out, t)
-			}
-		}
-		return out
+		return event.Recordable()
 	}
 	return nil
 }

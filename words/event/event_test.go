@@ -108,3 +108,14 @@ func TestIsPrincipal(t *testing.T) {
 		}
 	}
 }
+
+// Recordable is every type of a run but those that create, archive and
+// end it, in the capsule's order.
+func TestRecordable(t *testing.T) {
+	got := strings.Join(Recordable(), " ")
+	want := "step_started step_completed step_failed step_retrying step_dead_letter step_in_doubt step_skipped pause_started pause_resumed " +
+		"milestone_fired call_record verification_receipt compensation_started compensation_step_completed compensation_step_failed"
+	if got != want {
+		t.Errorf("Recordable() = %s\nwant           %s", got, want)
+	}
+}
