@@ -329,7 +329,7 @@ type UpdatePlaybookArgs struct {
 }
 
 func init() {
-	register(Op{Name: "update_playbook", Scope: "admin", Method: "PUT", Path: "/playbooks/{playbook}",
+	register(Op{Name: "update_playbook", Scope: ScopeAdmin, Method: "PUT", Path: "/playbooks/{playbook}",
 		Description: "Change a playbook's name, description or page: YAML text (data and runs, no result) checked as a definition's page, issues under /page with lines; null removes it. A page save records playbook_page_saved. Commits."},
 		func(ctx context.Context, l *Ledger, a *UpdatePlaybookArgs) (*Playbook, error) {
 			f, err := l.readPlaybook(a.Playbook)

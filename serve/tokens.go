@@ -25,18 +25,19 @@ import (
 // Scopes. A token holds one or more; admin implies playbook:write, which
 // implies playbook:read. A scope may name one playbook,
 // playbook:read:finance or playbook:write:finance, and then grants only
-// calls whose playbook argument is that playbook.
+// calls whose playbook argument is that playbook. The ledger declares
+// them, with the operations that need them.
 const (
-	ScopeRead  = "playbook:read"
-	ScopeWrite = "playbook:write"
-	ScopeAdmin = "admin"
+	ScopeRead  = ledger.ScopeRead
+	ScopeWrite = ledger.ScopeWrite
+	ScopeAdmin = ledger.ScopeAdmin
 	// ScopeDelegate lets run_definition name another executor or
 	// authorized_by than the token's own principal (a person's token
 	// starting a run for an agent, a scheduler's for the person who
 	// authorized it). It grants no call by itself: run_definition still
 	// needs playbook:write. playbook:delegate:<playbook> grants it on one
 	// playbook; admin implies it.
-	ScopeDelegate = "playbook:delegate"
+	ScopeDelegate = ledger.ScopeDelegate
 )
 
 // tokenPrefix marks quire's bearer tokens, so a leaked one is recognised.
