@@ -407,12 +407,12 @@ func (l *Ledger) markActivitySeen(a *MarkSeenArgs) (*SeenMarks, error) {
 }
 
 func init() {
-	register(Op{Name: "list_activity", Scope: "playbook:read", Method: "GET", Path: "/activity", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "list_activity", Scope: ScopeRead, Method: "GET", Path: "/activity", ReadOnly: true, Idempotent: true,
 		Description: "List the organization's activity, newest first, each row by its address: runs started and ended, definitions saved or broken, playbooks created or updated, comments made or resolved; each with kind, playbook, at, actor and summary. playbook, since and limit filter; member marks each row seen or not for that member."},
 		func(ctx context.Context, l *Ledger, a *ListActivityArgs) (*ActivityPage, error) {
 			return l.listActivity(a)
 		})
-	register(Op{Name: "mark_activity_seen", Scope: "playbook:write", Method: "POST", Path: "/activity/seen",
+	register(Op{Name: "mark_activity_seen", Scope: ScopeWrite, Method: "POST", Path: "/activity/seen",
 		Description: "Mark activity rows seen by a member, by their addresses: appends a line to org/members/<member>/seen.jsonl and commits. A row is seen when marked at or after its time. With a token, member is its principal (another is forbidden). Refuses an address the activity does not name (/items/<i>) and a bad member id (/member)."},
 		func(ctx context.Context, l *Ledger, a *MarkSeenArgs) (*SeenMarks, error) {
 			return l.markActivitySeen(a)

@@ -13,7 +13,7 @@ type ExplainAddressArgs struct {
 func init() {
 	// The route is GET /explain?address=…: an address holds slashes, so it
 	// is a query argument rather than a path segment.
-	register(Op{Name: "explain_address", Scope: "playbook:read", Method: "GET", Path: "/explain", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "explain_address", Scope: ScopeRead, Method: "GET", Path: "/explain", ReadOnly: true, Idempotent: true,
 		Description: "Explain an address: what it names, its segments, the tool calls that read and act on it with arguments filled in (not_served where this server has none), and the resolve_comment for a comment on it. Checks the form only. Refuses a non-address at /address, naming the segment and rule it breaks."},
 		func(ctx context.Context, l *Ledger, a *ExplainAddressArgs) (*address.Explanation, error) {
 			ad, err := address.Parse(a.Address)

@@ -12,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"quire/words/event"
+	"quire/words/jsonptr"
 	"quire/words/refusal"
 )
 
@@ -223,7 +224,7 @@ func (d *arDoc) mapLines(src string) *refusal.Issue {
 	return walk("")
 }
 
-func escapePointer(s string) string { return strings.NewReplacer("~", "~0", "/", "~1").Replace(s) }
+var escapePointer = jsonptr.Escape
 
 // line is the document line of a pointer, or of its nearest ancestor.
 func (d *arDoc) line(ptr string) int {

@@ -82,7 +82,7 @@ func (l *Ledger) workflowSource(a *WorkflowSourceArgs) (string, error) {
 }
 
 func init() {
-	register(Op{Name: "inspect_workflow", Scope: "playbook:read", Method: "POST", Path: "/workflows/inspect", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "inspect_workflow", Scope: ScopeRead, Method: "POST", Path: "/workflows/inspect", ReadOnly: true, Idempotent: true,
 		Description: "Inspect an AgentRun workflow (saved, or source) as its save does, running nothing: issues at JSON pointers, nodes' state keys, the final selection, what stays unknown."},
 		func(ctx context.Context, l *Ledger, a *WorkflowSourceArgs) (*WorkflowReport, error) {
 			src, err := l.workflowSource(a)
@@ -91,7 +91,7 @@ func init() {
 			}
 			return InspectAgentRun(src), nil
 		})
-	register(Op{Name: "try_code", Scope: "playbook:read", Method: "POST", Path: "/workflows/try-code", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "try_code", Scope: ScopeRead, Method: "POST", Path: "/workflows/try-code", ReadOnly: true, Idempotent: true,
 		Description: "Run an AgentRun workflow's code node over a state in the fold's sandbox (no Date, Promise, timers, Function, host globals): its value and the state after, or its error and line."},
 		func(ctx context.Context, l *Ledger, a *TryCodeArgs) (*TryCode, error) {
 			src, err := l.workflowSource(&WorkflowSourceArgs{Playbook: a.Playbook, Name: a.Name, Version: a.Version, Source: a.Source})

@@ -393,10 +393,10 @@ type JanitorReport struct {
 }
 
 func init() {
-	register(Op{Name: "check_vault", Scope: "admin", Method: "GET", Path: "/check", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "check_vault", Scope: ScopeAdmin, Method: "GET", Path: "/check", ReadOnly: true, Idempotent: true,
 		Description: "Validate the vault against the playbook-run capsule, each problem with its path and line. With history: true, also prove the append-only rules from the git history not proved before (run.jsonl only grew, definition.md and archived runs never changed, lines in seq order), each problem naming its commit."},
 		func(ctx context.Context, l *Ledger, a *CheckArgs) (*CheckReport, error) { return l.CheckWith(*a) })
-	register(Op{Name: "archive_idle_runs", Scope: "admin", Method: "POST", Path: "/janitor",
+	register(Op{Name: "archive_idle_runs", Scope: ScopeAdmin, Method: "POST", Path: "/janitor",
 		Description: "The janitor: commit what earlier writes could not (committed: false), then archive every complete or failed run idle 90 days or more, its archived event with the reason first."},
 		func(ctx context.Context, l *Ledger, a *JanitorArgs) (*JanitorReport, error) {
 			now, err := l.when(a.Now, "/now")

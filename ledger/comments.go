@@ -71,7 +71,7 @@ type ListCommentsArgs struct {
 type ResolveCommentArgs struct {
 	Playbook  string `json:"playbook,omitempty" jsonschema:"the playbook whose comment it is; left out, the organization's own"`
 	ID        string `json:"id" jsonschema:"the comment's id"`
-	How       string `json:"how" jsonschema:"acted, declined, answered or obsolete"`
+	How       string `json:"how" enum:"@comment_hows" jsonschema:"acted, declined, answered or obsolete"`
 	Actor     string `json:"actor,omitempty" jsonschema:"who resolves it; quire when left out"`
 	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
@@ -226,7 +226,7 @@ func checkCommentText(text string) error {
 }
 
 func checkPrincipal(field, who string) error {
-	if strings.TrimSpace(who) == "" || len(who) > 200 || strings.ContainsAny(who, "\n\r") {
+	if !event.IsPrincipal(who) {
 		return refusal.Invalid(field, "a principal is 1 to 200 characters on one line")
 	}
 	return nil
@@ -434,15 +434,15 @@ func (l *Ledger) resolveComment(a *ResolveCommentArgs) (*Comment, error) {
 }
 
 func init() {
-	register(Op{Name: "make_comment", Scope: "playbook:write", Method: "POST", Path: "/comments",
+	register(Op{Name: "make_comment", Scope: ScopeWrite, Method: "POST", Path: "/comments",
 		Description: "Comment on an address: with playbook, on one of its things (the playbook, a definition version, step, run, event, result block, request, or a part); without, the organization's own (org, org/connections/<id>, org/members/<id>, org/settings/<page>). A reply is a comment on the same address. Writes comments/<id>.md, records comment_made, commits as the author. Checks the address's form only. Refuses an address no comment takes (/address), a text empty or over 10,000 characters (/text), an unknown playbook."},
 		func(ctx context.Context, l *Ledger, a *MakeCommentArgs) (*Comment, error) { return l.makeComment(a) })
-	register(Op{Name: "list_comments", Scope: "playbook:read", Method: "GET", Path: "/comments", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "list_comments", Scope: ScopeRead, Method: "GET", Path: "/comments", ReadOnly: true, Idempotent: true,
 		Description: "List a playbook's comments (without playbook, the organization's), oldest first, with text and resolution. under keeps those on an address and what it holds (parts; a run's events and result blocks; a version's steps; every version); address keeps that address alone; resolved keeps resolved or open ones."},
 		func(ctx context.Context, l *Ledger, a *ListCommentsArgs) ([]*Comment, error) {
 			return l.listComments(a)
 		})
-	register(Op{Name: "resolve_comment", Scope: "playbook:write", Method: "POST", Path: "/comments/{id}/resolve",
+	register(Op{Name: "resolve_comment", Scope: ScopeWrite, Method: "POST", Path: "/comments/{id}/resolve",
 		Description: "Resolve a comment, saying how: acted, declined, answered or obsolete. Rewrites its front matter (resolved, how, resolved_at, resolved_by), records comment_resolved and commits as the actor; without playbook, one of the organization's. Refuses an unknown id (not_found), a resolved comment (conflict), another how (/how)."},
 		func(ctx context.Context, l *Ledger, a *ResolveCommentArgs) (*Comment, error) {
 			return l.resolveComment(a)

@@ -59,7 +59,7 @@ func actorOr(a string) string {
 }
 
 func init() {
-	register(Op{Name: "create_project", Scope: "playbook:write", Method: "POST", Path: "/projects",
+	register(Op{Name: "create_project", Scope: ScopeWrite, Method: "POST", Path: "/projects",
 		Description: "Make a project, the parent every run must belong to (member_of). Writes projects/<slug>.md, appends its line to the index and commits. Refuses an empty name or one whose slug is taken (conflict)."},
 		func(ctx context.Context, l *Ledger, a *CreateProjectArgs) (*Project, error) {
 			name := strings.TrimSpace(a.Name)
@@ -87,7 +87,7 @@ func init() {
 			})
 			return p, err
 		})
-	register(Op{Name: "list_projects", Scope: "playbook:read", Method: "GET", Path: "/projects", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "list_projects", Scope: ScopeRead, Method: "GET", Path: "/projects", ReadOnly: true, Idempotent: true,
 		Description: "List the projects, in the order they were made, with the uid that member_of names."},
 		func(ctx context.Context, l *Ledger, a *struct{}) ([]Project, error) {
 			es, err := l.v.FindType("project", func(*vault.Entry) bool { return true })
@@ -174,7 +174,7 @@ func (l *Ledger) readPlaybook(p string) (*playbookFront, error) {
 }
 
 func init() {
-	register(Op{Name: "create_playbook", Scope: "admin", Method: "POST", Path: "/playbooks",
+	register(Op{Name: "create_playbook", Scope: ScopeAdmin, Method: "POST", Path: "/playbooks",
 		Description: "Make a playbook: playbooks/<playbook>/playbook.md, events.jsonl with playbook_created, its index line; commits. Refuses an id breaking the segment rule (/playbook) or one that exists (conflict)."},
 		func(ctx context.Context, l *Ledger, a *CreatePlaybookArgs) (*Playbook, error) {
 			if err := checkPlaybookID(a.Playbook); err != nil {
@@ -209,12 +209,12 @@ func init() {
 			}
 			return l.getPlaybook(a.Playbook)
 		})
-	register(Op{Name: "get_playbook", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "get_playbook", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}", ReadOnly: true, Idempotent: true,
 		Description: "Read a playbook: its name, description, the source of its page, and how many definitions and runs it holds. Refuses an unknown playbook (not_found)."},
 		func(ctx context.Context, l *Ledger, a *PlaybookArgs) (*Playbook, error) {
 			return l.getPlaybook(a.Playbook)
 		})
-	register(Op{Name: "list_playbooks", Scope: "playbook:read", Method: "GET", Path: "/playbooks", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "list_playbooks", Scope: ScopeRead, Method: "GET", Path: "/playbooks", ReadOnly: true, Idempotent: true,
 		Description: "List the vault's playbooks in the order they were made."},
 		func(ctx context.Context, l *Ledger, a *struct{}) ([]*Playbook, error) {
 			es, err := l.v.FindType("playbook", func(*vault.Entry) bool { return true })
@@ -264,7 +264,7 @@ type DefinitionArgs struct {
 
 type SaveDefinitionArgs struct {
 	Playbook  string `json:"playbook"`
-	Type      string `json:"type"`
+	Type      string `json:"type" enum:"@definition_types"`
 	Name      string `json:"name"`
 	Source    string `json:"source" jsonschema:"the document: YAML (or JSON) for a workflow, Markdown with YAML front matter for a function"`
 	Actor     string `json:"actor,omitempty"`
@@ -273,17 +273,17 @@ type SaveDefinitionArgs struct {
 
 type GetDefinitionArgs struct {
 	Playbook     string          `json:"playbook"`
-	Type         string          `json:"type"`
+	Type         string          `json:"type" enum:"@definition_types"`
 	Name         string          `json:"name"`
 	Version      int             `json:"version,omitempty" jsonschema:"an earlier version to read back; the current one when left out"`
 	Render       bool            `json:"render,omitempty" jsonschema:"the preview: also render page.result, over sample_output or the latest run"`
 	SampleOutput json.RawMessage `json:"sample_output,omitempty" jsonschema:"an output to render result over, as a run that succeeded; needs render"`
-	Format       string          `json:"format,omitempty" jsonschema:"markdown (default), or text: every chart block printed as its data's table"`
+	Format       string          `json:"format,omitempty" enum:"markdown,text" jsonschema:"markdown (default), or text: every chart block printed as its data's table"`
 }
 
 type RetireDefinitionArgs struct {
 	Playbook  string `json:"playbook"`
-	Type      string `json:"type"`
+	Type      string `json:"type" enum:"@definition_types"`
 	Name      string `json:"name"`
 	Actor     string `json:"actor,omitempty"`
 	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
@@ -547,13 +547,13 @@ func init() {
 			return l.getDefinition(a.Playbook, a.Type, a.Name, 0, true)
 		}
 	}
-	register(Op{Name: "create_definition", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/definitions",
+	register(Op{Name: "create_definition", Scope: ScopeWrite, Method: "POST", Path: "/playbooks/{playbook}/definitions",
 		Description: "Save a new definition (a workflow or a function) as version 1: writes its document under playbooks/<playbook>/definitions/, records definition_saved and commits. Refuses a bad name or type, a document that does not parse or check (with its line or pointer), and one that exists (conflict)."},
 		save(false))
-	register(Op{Name: "update_definition", Scope: "playbook:write", Method: "PUT", Path: "/playbooks/{playbook}/definitions/{type}/{name}",
+	register(Op{Name: "update_definition", Scope: ScopeWrite, Method: "PUT", Path: "/playbooks/{playbook}/definitions/{type}/{name}",
 		Description: "Save a new version of a definition (version n+1); runs already started keep the version they pinned. Refuses an unknown definition (not_found), a retired one (conflict) and a document that does not parse."},
 		save(true))
-	register(Op{Name: "get_definition", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/definitions/{type}/{name}", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "get_definition", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/definitions/{type}/{name}", ReadOnly: true, Idempotent: true,
 		Description: "Read a definition at its current version, or at an earlier one with version: its document (source), version, whether it is retired. Refuses an unknown definition or version (not_found)."},
 		func(ctx context.Context, l *Ledger, a *GetDefinitionArgs) (*Definition, error) {
 			if err := checkFormat(a.Format); err != nil {
@@ -592,7 +592,7 @@ func init() {
 			}
 			return d, nil
 		})
-	register(Op{Name: "list_definitions", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/definitions", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "list_definitions", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/definitions", ReadOnly: true, Idempotent: true,
 		Description: "List a playbook's definitions with their current versions, without their documents."},
 		func(ctx context.Context, l *Ledger, a *PlaybookArgs) ([]*Definition, error) {
 			if _, err := l.readPlaybook(a.Playbook); err != nil {
@@ -616,7 +616,7 @@ func init() {
 			}
 			return out, nil
 		})
-	register(Op{Name: "retire_definition", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/retire", Idempotent: true,
+	register(Op{Name: "retire_definition", Scope: ScopeWrite, Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/retire", Idempotent: true,
 		Description: "Retire a definition: it refuses new runs (conflict) and new versions; its runs and versions stay readable. Records definition_retired and commits."},
 		func(ctx context.Context, l *Ledger, a *RetireDefinitionArgs) (*Definition, error) {
 			err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {

@@ -17,6 +17,7 @@ import (
 	"quire/internal/front"
 	"quire/ledger/page"
 	"quire/render"
+	"quire/words/jsonptr"
 	"quire/words/refusal"
 	"quire/words/shape"
 )
@@ -255,7 +256,7 @@ func outsideRef(v any, at string) (string, string) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			p := at + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+			p := jsonptr.Append(at, k)
 			switch k {
 			case "$ref", "$dynamicRef":
 				if ref, ok := x[k].(string); ok && !strings.HasPrefix(ref, "#") {
@@ -329,7 +330,7 @@ type UpdatePlaybookArgs struct {
 }
 
 func init() {
-	register(Op{Name: "update_playbook", Scope: "admin", Method: "PUT", Path: "/playbooks/{playbook}",
+	register(Op{Name: "update_playbook", Scope: ScopeAdmin, Method: "PUT", Path: "/playbooks/{playbook}",
 		Description: "Change a playbook's name, description or page: YAML text (data and runs, no result) checked as a definition's page, issues under /page with lines; null removes it. A page save records playbook_page_saved. Commits."},
 		func(ctx context.Context, l *Ledger, a *UpdatePlaybookArgs) (*Playbook, error) {
 			f, err := l.readPlaybook(a.Playbook)

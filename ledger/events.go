@@ -57,7 +57,7 @@ func (l *Ledger) HistoryLen(playbook string) (int64, error) {
 }
 
 func init() {
-	register(Op{Name: "list_playbook_events", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/events", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "list_playbook_events", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/events", ReadOnly: true, Idempotent: true,
 		Description: "Read a playbook's history in CloudEvents form, in the order the playbook recorded it (by seq), a page at a time from after; with run_id, that run's events alone."},
 		func(ctx context.Context, l *Ledger, a *ListEventsArgs) (*EventPage, error) {
 			if _, err := l.readPlaybook(a.Playbook); err != nil {
@@ -135,7 +135,7 @@ func init() {
 			}
 			return out, nil
 		})
-	register(Op{Name: "get_event", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/events/{event_id}", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "get_event", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/events/{event_id}", ReadOnly: true, Idempotent: true,
 		Description: "Read one event by its id, in CloudEvents form: <run_id>_<n> for a run's nth event, <playbook uid>_<n> for a hand-written line of events.jsonl."},
 		func(ctx context.Context, l *Ledger, a *GetEventArgs) (*Event, error) {
 			if !address.ValidEventID(a.EventID) {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"quire/words/event"
+	"quire/words/jsonptr"
 	"quire/words/refusal"
 )
 
@@ -72,7 +73,7 @@ func (c *dataChecker) value(path string, depth int) error {
 				if err != nil {
 					return err
 				}
-				at = path + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+				at = jsonptr.Append(path, key)
 				c.space()
 				c.i++ // ':'
 				c.space()

@@ -148,7 +148,15 @@ func TestEveryStandardEventAndUnknownOnes(t *testing.T) {
 	}
 	f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"pause_started","actor":"agent-7"}`, r.RunID))
 	f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"pause_resumed","actor":"ana"}`, r.RunID))
-	f.refuse("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_danced","actor":"agent-7"}`, r.RunID), refusal.InvalidInput, "/event", "not an event type")
+	danced := f.refuse("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_danced","actor":"agent-7"}`, r.RunID), refusal.InvalidInput, "/event",
+		"not an event type of the capsule; the types are step_started, step_completed, step_failed, step_retrying, step_dead_letter, step_in_doubt, step_skipped, "+
+			"pause_started, pause_resumed, milestone_fired, call_record, verification_receipt, compensation_started, compensation_step_completed, compensation_step_failed")
+	// It lists what it takes, not the types it then refuses.
+	for _, not := range []string{"run_created", "archived", "run_succeeded"} {
+		if strings.Contains(danced.Message, not) {
+			t.Errorf("the refusal of an unknown type lists %s, which record_event refuses: %s", not, danced.Message)
+		}
+	}
 	f.refuse("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_started","actor":"agent-7"}`, r.RunID), refusal.InvalidInput, "/step", "names its step")
 	f.refuse("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"run_succeeded","actor":"agent-7"}`, r.RunID), refusal.InvalidInput, "/event", "end_run")
 	f.refuse("record_event", `{"playbook":"finance","run_id":"019a4012-7c3e-7d10-9b2a-4e6f8a1c2d3e","event":"step_started","step":"x","actor":"a"}`, refusal.NotFound, "", "has no run")

@@ -11,10 +11,10 @@ import (
 
 type ListRunsArgs struct {
 	Playbook string `json:"playbook"`
-	Type     string `json:"type,omitempty"`
+	Type     string `json:"type,omitempty" enum:"@run_types"`
 	Name     string `json:"name,omitempty"`
-	Status   string `json:"status,omitempty" jsonschema:"the runs' status"`
-	State    string `json:"state,omitempty" jsonschema:"the runs' state"`
+	Status   string `json:"status,omitempty" enum:"started,succeeded,failed,rejected" jsonschema:"the runs' status"`
+	State    string `json:"state,omitempty" enum:"active,paused,complete,failed,archived" jsonschema:"the runs' state"`
 	Limit    int    `json:"limit,omitempty" range:"1,1000" jsonschema:"1 to 1000 (default 50)"`
 	Cursor   string `json:"cursor,omitempty" jsonschema:"the next of the page before"`
 }
@@ -29,7 +29,7 @@ type RunPage struct {
 }
 
 func init() {
-	register(Op{Name: "list_runs", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/runs", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "list_runs", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs", ReadOnly: true, Idempotent: true,
 		Description: "List a playbook's runs, newest first, filtered by definition type and name, status or state, a page at a time (cursor). Renders nothing."},
 		func(ctx context.Context, l *Ledger, a *ListRunsArgs) (*RunPage, error) {
 			if _, err := l.readPlaybook(a.Playbook); err != nil {

@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
+	"quire/words/address"
+	"quire/words/event"
 	"quire/words/refusal"
 )
 
@@ -23,8 +26,8 @@ type Op struct {
 	Description string
 	ReadOnly    bool
 	Idempotent  bool
-	// Scope is the token scope a caller needs: playbook:read,
-	// playbook:write or admin.
+	// Scope is the token scope a caller needs: ScopeRead, ScopeWrite or
+	// ScopeAdmin.
 	Scope string
 	// Method and Path are the HTTP route, relative to /v1/orgs/{org}.
 	// Path segments in braces are filled from the arguments of those names;
@@ -38,11 +41,62 @@ type Op struct {
 	// Args is the type of the arguments (a struct); Result of the answer.
 	Args   reflect.Type
 	Result reflect.Type
+	// Enums are the closed sets of values the arguments that take one
+	// take, by the argument's JSON name, in the order the schemas list
+	// them: read at register from the enum tags of Args' fields (see
+	// enumOf). Every door's schema and completion reads them here.
+	Enums map[string][]string
 
 	call func(ctx context.Context, l *Ledger, args any) (any, error)
 }
 
+// The token scopes (serve/tokens.go says what each grants).
+const (
+	ScopeRead  = "playbook:read"
+	ScopeWrite = "playbook:write"
+	ScopeAdmin = "admin"
+	// ScopeDelegate is no operation's scope: it lets run_definition name
+	// another executor or authorized_by than the caller's principal.
+	ScopeDelegate = "playbook:delegate"
+)
+
+// Scopes are the token scopes, in the order a help lists them.
+var Scopes = []string{ScopeRead, ScopeWrite, ScopeAdmin, ScopeDelegate}
+
 var table = map[string]*Op{}
+
+// enumSets are the closed sets an enum tag names as @name rather than
+// listing them, for the sets the code keeps as a list of its own.
+var enumSets = map[string]func() []string{
+	// A definition's types, and a page (a definition of its own).
+	"definition_types": func() []string { return append(address.Types(), TypePage) },
+	// The types a run is of: a page is never run.
+	"run_types":         address.Types,
+	"comment_hows":      func() []string { return slices.Clone(CommentHows) },
+	"recordable_events": event.Recordable,
+}
+
+// enumOf reads an argument's enum tag: `enum:"succeeded,rejected,failed"`
+// lists its values, `enum:"@name"` names a set of enumSets. No tag is no
+// closed set (nil).
+func enumOf(op string, f reflect.StructField) []string {
+	tag, ok := f.Tag.Lookup("enum")
+	if !ok {
+		return nil
+	}
+	if name, ok := strings.CutPrefix(tag, "@"); ok {
+		set, known := enumSets[name]
+		if !known {
+			panic("ledger: " + op + "." + f.Name + " names the enum set " + name + ", which enumSets does not have")
+		}
+		return set()
+	}
+	values := strings.Split(tag, ",")
+	if slices.Contains(values, "") {
+		panic("ledger: " + op + "." + f.Name + " has an empty value in its enum tag " + tag)
+	}
+	return values
+}
 
 // register adds an operation with typed arguments and answer.
 func register[A any, R any](op Op, h func(ctx context.Context, l *Ledger, a *A) (R, error)) {
@@ -51,6 +105,16 @@ func register[A any, R any](op Op, h func(ctx context.Context, l *Ledger, a *A) 
 	}
 	op.Args = reflect.TypeFor[A]()
 	op.Result = reflect.TypeFor[R]()
+	for i := 0; i < op.Args.NumField(); i++ {
+		f := op.Args.Field(i)
+		if values := enumOf(op.Name, f); values != nil {
+			if op.Enums == nil {
+				op.Enums = map[string][]string{}
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			op.Enums[name] = values
+		}
+	}
 	h = withRequestID(op.Name, h)
 	op.call = func(ctx context.Context, l *Ledger, args any) (any, error) {
 		return h(ctx, l, args.(*A))

@@ -445,16 +445,16 @@ func maxInt(a, b int) int {
 
 type RenderPageArgs struct {
 	Playbook     string          `json:"playbook"`
-	Type         string          `json:"type"`
+	Type         string          `json:"type" enum:"@definition_types"`
 	Name         string          `json:"name"`
 	SampleOutput json.RawMessage `json:"sample_output,omitempty" jsonschema:"an output to render result over, as a run that succeeded"`
 	RunID        string          `json:"run_id,omitempty" jsonschema:"render as of this run: its result, and runs as they stood when it ended"`
-	Format       string          `json:"format,omitempty"`
+	Format       string          `json:"format,omitempty" enum:"markdown,text"`
 }
 
 type RenderPlaybookPageArgs struct {
 	Playbook string `json:"playbook"`
-	Format   string `json:"format,omitempty"`
+	Format   string `json:"format,omitempty" enum:"markdown,text"`
 }
 
 type RenderedPlaybook struct {
@@ -462,7 +462,7 @@ type RenderedPlaybook struct {
 }
 
 func init() {
-	register(Op{Name: "render_page", Scope: "playbook:read", Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/render", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "render_page", Scope: ScopeRead, Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/render", ReadOnly: true, Idempotent: true,
 		Description: "Preview a definition's page: the definition as get_definition answers it, with page.result (over sample_output or the latest run) and page.runs. With run_id, the page as it stood when that run ended, folded again (out_of_reach past 10 pages of 1,000 records). Refuses a definition without a page (not_found), a retired one (conflict), a run of another definition or run_id with sample_output."},
 		func(ctx context.Context, l *Ledger, a *RenderPageArgs) (*Definition, error) {
 			if err := checkFormat(a.Format); err != nil {
@@ -535,7 +535,7 @@ func init() {
 			d.Page = p
 			return d, nil
 		})
-	register(Op{Name: "render_playbook_page", Scope: "playbook:read", Method: "POST", Path: "/playbooks/{playbook}/render", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "render_playbook_page", Scope: ScopeRead, Method: "POST", Path: "/playbooks/{playbook}/render", ReadOnly: true, Idempotent: true,
 		Description: "Render the playbook's own page: {page: {runs, standing}}. Refuses a playbook without a page (not_found)."},
 		func(ctx context.Context, l *Ledger, a *RenderPlaybookPageArgs) (*RenderedPlaybook, error) {
 			if err := checkFormat(a.Format); err != nil {

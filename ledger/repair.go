@@ -395,7 +395,7 @@ type RepairReport struct {
 }
 
 func init() {
-	register(Op{Name: "repair_vault", Scope: "admin", Method: "POST", Path: "/repair",
+	register(Op{Name: "repair_vault", Scope: ScopeAdmin, Method: "POST", Path: "/repair",
 		Description: "Finish or roll back what a stopped writer left (its git locks, .git/index out of step, staging folders, temp files, a run outside the index, uncommitted changes), rebuild a stale history; says what it did and what needs a person."},
 		func(ctx context.Context, l *Ledger, a *struct{}) (*RepairReport, error) { return l.Repair() })
 }

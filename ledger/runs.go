@@ -21,7 +21,7 @@ import (
 
 type RunDefinitionArgs struct {
 	Playbook     string          `json:"playbook"`
-	Type         string          `json:"type"`
+	Type         string          `json:"type" enum:"@run_types"`
 	Name         string          `json:"name"`
 	Input        json.RawMessage `json:"input,omitempty" jsonschema:"the run's input, any JSON value"`
 	MemberOf     []string        `json:"member_of" jsonschema:"uids of the projects the run belongs to (list_projects); at least one"`
@@ -41,7 +41,7 @@ type GetRunArgs struct {
 	Playbook string `json:"playbook"`
 	RunID    string `json:"run_id"`
 	Blocks   bool   `json:"blocks,omitempty" jsonschema:"list the blocks of page.result, each with its address"`
-	Format   string `json:"format,omitempty" jsonschema:"markdown (default), or text: every chart block printed as its data's table"`
+	Format   string `json:"format,omitempty" enum:"markdown,text" jsonschema:"markdown (default), or text: every chart block printed as its data's table"`
 }
 
 func checkFormat(f string) error {
@@ -54,7 +54,7 @@ func checkFormat(f string) error {
 type RecordEventArgs struct {
 	Playbook  string          `json:"playbook"`
 	RunID     string          `json:"run_id"`
-	Event     string          `json:"event" jsonschema:"one of the capsule's event types, such as step_started or step_completed"`
+	Event     string          `json:"event" enum:"@recordable_events" jsonschema:"one of the capsule's event types, such as step_started or step_completed"`
 	Step      string          `json:"step,omitempty" jsonschema:"the step's reference, such as do/1/review"`
 	Detail    string          `json:"detail,omitempty"`
 	Data      json.RawMessage `json:"data,omitempty" jsonschema:"a JSON object"`
@@ -83,7 +83,7 @@ type PutArtifactArgs struct {
 	RunID     string `json:"run_id"`
 	Name      string `json:"name" jsonschema:"path under artifacts/: letters, digits, '.', '_', '-' and '/'"`
 	Content   string `json:"content"`
-	Encoding  string `json:"encoding,omitempty" jsonschema:"utf-8 (default) or base64"`
+	Encoding  string `json:"encoding,omitempty" enum:"utf-8,base64" jsonschema:"utf-8 (default) or base64"`
 	Actor     string `json:"actor,omitempty"`
 	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
@@ -91,7 +91,7 @@ type PutArtifactArgs struct {
 type EndRunArgs struct {
 	Playbook  string          `json:"playbook"`
 	RunID     string          `json:"run_id"`
-	Status    string          `json:"status" jsonschema:"succeeded, rejected or failed"`
+	Status    string          `json:"status" enum:"succeeded,rejected,failed" jsonschema:"succeeded, rejected or failed"`
 	Output    json.RawMessage `json:"output,omitempty" jsonschema:"the run's output, for succeeded"`
 	Reason    string          `json:"reason,omitempty" jsonschema:"why it was rejected"`
 	Kind      string          `json:"kind,omitempty"`
@@ -113,7 +113,7 @@ type CancelRunArgs struct {
 type TransitionRunArgs struct {
 	Playbook  string `json:"playbook"`
 	RunID     string `json:"run_id"`
-	To        string `json:"to" jsonschema:"paused, active (resume) or archived"`
+	To        string `json:"to" enum:"paused,active,archived" jsonschema:"paused, active (resume) or archived"`
 	Reason    string `json:"reason,omitempty" jsonschema:"required to archive"`
 	Actor     string `json:"actor"`
 	Time      string `json:"time,omitempty"`
@@ -299,7 +299,7 @@ func strPtr(s string) *string {
 }
 
 func init() {
-	register(Op{Name: "run_definition", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/runs",
+	register(Op{Name: "run_definition", Scope: ScopeWrite, Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/runs",
 		Description: "Start a run of a definition at its current version: makes playbook-runs/<name>-<run_id>-<date>/ (definition.md pinning the version, context.md, thread.md, run.jsonl with run_created, run.state.json, artifacts/), indexes and commits it. Refuses a member_of naming no project (/member_of), an input nested over 512 levels (/input), an unknown (not_found) or retired (conflict) definition."},
 		func(ctx context.Context, l *Ledger, a *RunDefinitionArgs) (*Run, error) {
 			if len(a.MemberOf) == 0 {
@@ -315,7 +315,7 @@ func init() {
 				}
 			}
 			for field, v := range map[string]string{"/executor": a.Executor, "/authorized_by": a.AuthorizedBy} {
-				if strings.TrimSpace(v) == "" || len(v) > 200 || strings.ContainsAny(v, "\n\r") {
+				if !event.IsPrincipal(v) {
 					return nil, refusal.Invalid(field, "a principal is 1 to 200 characters on one line")
 				}
 			}
@@ -407,7 +407,7 @@ func init() {
 			return out, nil
 		})
 
-	register(Op{Name: "record_event", Scope: "playbook:write", StatePath: "/event", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/events",
+	register(Op{Name: "record_event", Scope: ScopeWrite, StatePath: "/event", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/events",
 		Description: "Append an event to a run's run.jsonl (fsynced), numbered in the playbook's history; a boundary (step end, pause, resume, milestone, receipt, compensation) rewrites run.state.json and commits. Refuses unknown types, run_created/archived/run ends (their own ops), an archived run, a pause or resume by anyone but executor or authorized_by (rule 4), a time before the previous event or over 5 minutes ahead."},
 		func(ctx context.Context, l *Ledger, a *RecordEventArgs) (*Event, error) {
 			switch a.Event {
@@ -419,7 +419,7 @@ func init() {
 				return nil, refusal.Invalid("/event", "a run's end goes through end_run")
 			}
 			if !event.IsRunType(a.Event) {
-				return nil, refusal.Invalid("/event", "%q is not an event type of the capsule; the types are %s", a.Event, strings.Join(event.RunTypes[:17], ", "))
+				return nil, refusal.Invalid("/event", "%q is not an event type of the capsule; the types are %s", a.Event, strings.Join(event.Recordable(), ", "))
 			}
 			if strings.HasPrefix(a.Event, "step_") && a.Step == "" {
 				return nil, refusal.Invalid("/step", "a %s event names its step", a.Event)
@@ -444,7 +444,7 @@ func init() {
 			return &ev, nil
 		})
 
-	register(Op{Name: "append_thread", Scope: "playbook:write", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/thread",
+	register(Op{Name: "append_thread", Scope: ScopeWrite, Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/thread",
 		Description: "Append text to a run's thread.md (append-only working memory for whoever continues it), committed at the next boundary, or at once for an ended run. Refuses an archived run."},
 		func(ctx context.Context, l *Ledger, a *AppendThreadArgs) (*Run, error) {
 			if err := checkActor(a.Actor); err != nil {
@@ -477,7 +477,7 @@ func init() {
 			return l.readRun(e, f)
 		})
 
-	register(Op{Name: "put_artifact", Scope: "playbook:write", Method: "PUT", Path: "/playbooks/{playbook}/runs/{run_id}/artifacts/{name...}",
+	register(Op{Name: "put_artifact", Scope: ScopeWrite, Method: "PUT", Path: "/playbooks/{playbook}/runs/{run_id}/artifacts/{name...}",
 		Description: "Write a file into a run's artifacts/ (replacing one of that name), committed at the next boundary, or at once for an ended run. Refuses a name leaving artifacts/ (.., absolute, symbolic links) and an archived run."},
 		func(ctx context.Context, l *Ledger, a *PutArtifactArgs) (map[string]any, error) {
 			content := []byte(a.Content)
@@ -508,7 +508,7 @@ func init() {
 			return map[string]any{"path": rel, "bytes": len(content)}, nil
 		})
 
-	register(Op{Name: "end_run", Scope: "playbook:write", StatePath: "/status", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/end",
+	register(Op{Name: "end_run", Scope: ScopeWrite, StatePath: "/status", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/end",
 		Description: "End a run: succeeded (with output) makes it complete; rejected (reason, optional kind, detail) or failed makes it failed. An output not matching its shape or schema ends it rejected (conflict, unworkable; a reasoning function's output_invalid) with its issues. An output over 256 KiB is kept in artifacts/output.json. Commits. Refuses anyone but the executor or authorized_by (rule 4), an ended or archived run."},
 		func(ctx context.Context, l *Ledger, a *EndRunArgs) (*Run, error) {
 			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
@@ -603,7 +603,7 @@ func init() {
 			return answerRun(e, st, committed, err)
 		})
 
-	register(Op{Name: "cancel_run", Scope: "playbook:write", StatePath: "/run_id", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/cancel",
+	register(Op{Name: "cancel_run", Scope: ScopeWrite, StatePath: "/run_id", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/cancel",
 		Description: "Cancel an active run: run_failed of the kind cancelled makes it failed. Commits. Refuses anyone but the executor or authorized_by (rule 4), a paused run (resume it first), an ended or archived run."},
 		func(ctx context.Context, l *Ledger, a *CancelRunArgs) (*Run, error) {
 			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
@@ -619,7 +619,7 @@ func init() {
 			return answerRun(e, st, committed, err)
 		})
 
-	register(Op{Name: "transition_run", Scope: "playbook:write", StatePath: "/to", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/transition",
+	register(Op{Name: "transition_run", Scope: ScopeWrite, StatePath: "/to", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/transition",
 		Description: "Move a run to paused (pause_started), active (pause_resumed) or archived (its archived event with the reason first; then read-only). Only the executor or authorized_by may (rule 4). Runs end through end_run."},
 		func(ctx context.Context, l *Ledger, a *TransitionRunArgs) (*Run, error) {
 			if a.Actor == janitor {
@@ -652,7 +652,7 @@ func init() {
 			return answerRun(e, st, committed, err)
 		})
 
-	register(Op{Name: "get_run", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}", ReadOnly: true, Idempotent: true,
+	register(Op{Name: "get_run", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}", ReadOnly: true, Idempotent: true,
 		Description: "Read a run: status, state, pinned version, started and ended, output, current step, what a paused run waits for, its folder; and page.result, the run rendered through its definition's page (first line the headline). With blocks, page.blocks lists the result's blocks with their addresses."},
 		func(ctx context.Context, l *Ledger, a *GetRunArgs) (*Run, error) {
 			if err := checkFormat(a.Format); err != nil {
@@ -877,7 +877,7 @@ func (l *Ledger) pinnedDocument(e vault.Entry, f runfolder.Folder) (*docInfo, er
 const janitor = runfolder.Janitor
 
 func checkActor(a string) error {
-	if strings.TrimSpace(a) == "" || len(a) > 200 || strings.ContainsAny(a, "\n\r") {
+	if !event.IsPrincipal(a) {
 		return refusal.Invalid("/actor", "the acting principal is 1 to 200 characters on one line")
 	}
 	return nil

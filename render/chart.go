@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,6 +52,30 @@ var kindByName = func() map[string]*kind {
 	}
 	return m
 }()
+
+// ChartKind is one kind of chart of the table "Kinds" (page-format.md) as
+// a client that draws reads it: the shapes it reads and, for a kind that
+// reads a table, the roles it needs, in order, and those it may take (both
+// empty for another kind). Example is a block of the kind that draws.
+type ChartKind struct {
+	Name     string   `json:"-"`
+	Reads    []string `json:"reads"`
+	Needs    []string `json:"needs"`
+	Optional []string `json:"optional"`
+	Example  string   `json:"-"`
+}
+
+// ChartKinds is the table of chart kinds, in the page format's order, for
+// the clients that draw them: serve/web gives it to charts.js in each page
+// (keyed by name), so the script and Layout's check read the one table.
+func ChartKinds() []ChartKind {
+	out := make([]ChartKind, len(kinds))
+	for i, k := range kinds {
+		out[i] = ChartKind{Name: k.Name, Reads: slices.Clone(k.Reads), Needs: append([]string{}, k.Needs...),
+			Optional: append([]string{}, k.Optional...), Example: k.Example}
+	}
+	return out
+}
 
 // roleCell says, for each role, which cells fit it (page-format.md, "Roles").
 var roleCell = map[string]string{

@@ -11,6 +11,8 @@
 //	Runs(tmpl, views, subject, now, opts) string           get_definition's page.runs, or the line in its place
 //	Glance(tmpl, views, run, subject, output, now, opts)   one string of a workflow's glance
 //	Layout(markdown, format) string                        chart blocks and rows of rendered Markdown
+//	ReadChart(info, body) (Chart, bool)                    a chart block that draws, as a client reads it
+//	ChartKinds() []ChartKind                               the table of chart kinds, for a client that draws
 //	Headline(result) string                                a result's first line, cut at 200 characters with …
 //	Rejected(reason, kind, detail) string                  a rejected run's result
 //	Blocks(markdown) []Block                               the top-level blocks: result/<n>, cells result-<n>-<m>

@@ -13,8 +13,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"quire/ledger"
-	"quire/words/address"
-	"quire/words/event"
 )
 
 // The JSON Schemas of an operation's arguments and answer are inferred from
@@ -184,10 +182,11 @@ func collectCustom(t reflect.Type, out map[reflect.Type]*jsonschema.Schema, self
 // inputSchema is the schema of an operation's arguments: always an object,
 // for an agent to call from it alone. Every property is described (the
 // field's own words, or argWords for the arguments many operations share),
-// a closed set is an enum (closedSet), a range tag is minimum and maximum,
-// and no argument is typed nullable: an argument left out is omitted, and
-// the operations take null for none of them but update_playbook's page,
-// whose schema allows any value.
+// a closed set is an enum (the field's enum tag, as the ledger read it
+// into Op.Enums), a range tag is minimum and maximum, and no argument is
+// typed nullable: an argument left out is omitted, and the operations
+// take null for none of them but update_playbook's page, whose schema
+// allows any value.
 func inputSchema(op *ledger.Op) *jsonschema.Schema {
 	s := schemaOf(op.Args).CloneSchemas()
 	if s.Type == "" && len(s.Types) == 0 {
@@ -217,7 +216,7 @@ func inputSchema(op *ledger.Op) *jsonschema.Schema {
 		} else if p.Description == "" {
 			p.Description = argWords[f.Name]
 		}
-		if set := closedSet(op.Name, f.Name); set != nil {
+		if set := op.Enums[f.Name]; set != nil {
 			p.Enum = nil
 			for _, v := range set {
 				p.Enum = append(p.Enum, v)
@@ -255,54 +254,6 @@ var argWords = map[string]string{
 	"content":     "the artifact's content, as encoding says",
 	"description": "the playbook's description",
 	"format":      "markdown (default), or text: every chart block printed as its data's table",
-}
-
-// closedSet is the closed set of values an argument takes, where it is
-// one: the values the operation checks, from the lists the ledger keeps
-// where it keeps one.
-func closedSet(op, arg string) []string {
-	switch arg {
-	case "type":
-		if op == "list_activity" {
-			return nil
-		}
-		types := address.Types()
-		if op != "run_definition" && op != "list_runs" {
-			types = append(types, ledger.TypePage)
-		}
-		return types
-	case "format":
-		return []string{"markdown", "text"}
-	case "encoding":
-		return []string{"utf-8", "base64"}
-	case "how":
-		return ledger.CommentHows
-	case "to":
-		return []string{"paused", "active", "archived"}
-	case "status":
-		if op == "end_run" {
-			return []string{"succeeded", "rejected", "failed"}
-		}
-		return []string{"started", "succeeded", "failed", "rejected"}
-	case "state":
-		if op == "try_code" {
-			return nil // the workflow's state, not a run's
-		}
-		return []string{"active", "paused", "complete", "failed", "archived"}
-	case "event":
-		// What record_event takes: the capsule's types but the ones that
-		// create, archive or end a run, which have their own operations.
-		var out []string
-		for _, t := range event.RunTypes {
-			switch t {
-			case event.RunCreated, event.Archived, event.RunSucceeded, event.RunRejected, event.RunFailed:
-			default:
-				out = append(out, t)
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 // answerIsObject says whether the operation answers a JSON object (a struct

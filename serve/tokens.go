@@ -19,24 +19,26 @@ import (
 	"quire/ledger"
 	"quire/vault"
 	"quire/words/address"
+	"quire/words/event"
 	"quire/words/refusal"
 )
 
 // Scopes. A token holds one or more; admin implies playbook:write, which
 // implies playbook:read. A scope may name one playbook,
 // playbook:read:finance or playbook:write:finance, and then grants only
-// calls whose playbook argument is that playbook.
+// calls whose playbook argument is that playbook. The ledger declares
+// them, with the operations that need them.
 const (
-	ScopeRead  = "playbook:read"
-	ScopeWrite = "playbook:write"
-	ScopeAdmin = "admin"
+	ScopeRead  = ledger.ScopeRead
+	ScopeWrite = ledger.ScopeWrite
+	ScopeAdmin = ledger.ScopeAdmin
 	// ScopeDelegate lets run_definition name another executor or
 	// authorized_by than the token's own principal (a person's token
 	// starting a run for an agent, a scheduler's for the person who
 	// authorized it). It grants no call by itself: run_definition still
 	// needs playbook:write. playbook:delegate:<playbook> grants it on one
 	// playbook; admin implies it.
-	ScopeDelegate = "playbook:delegate"
+	ScopeDelegate = ledger.ScopeDelegate
 )
 
 // tokenPrefix marks quire's bearer tokens, so a leaked one is recognised.
@@ -112,7 +114,7 @@ func CreateToken(l *ledger.Ledger, principal string, scopes []string) (string, e
 // running server takes the new token at its next request.
 func NewToken(l *ledger.Ledger, principal string, scopes []string, expires time.Duration) (string, TokenInfo, error) {
 	principal = strings.TrimSpace(principal)
-	if principal == "" || len(principal) > 200 || strings.ContainsAny(principal, "\n\r<>") {
+	if !event.IsPrincipal(principal) || strings.ContainsAny(principal, "<>") {
 		return "", TokenInfo{}, refusal.Invalid("/principal", "a token's principal is 1 to 200 characters on one line, without < or >")
 	}
 	if len(scopes) == 0 {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"quire/words/address"
+	"quire/ledger"
 	"quire/words/shape"
 )
 
@@ -23,23 +23,33 @@ func init() {
 }
 
 // closedValues are the values a flag or a command's argument takes, where
-// they are a closed set.
+// they are a closed set: the enum of the operation's argument the command
+// calls, as the ledger declares it.
 func closedValues() (flags map[string][]string, args map[string][]string) {
 	flags = map[string][]string{
-		"type":   append(address.Types(), "page"),
-		"status": {"started", "succeeded", "failed", "rejected"},
-		"state":  {"active", "paused", "complete", "failed", "archived"},
-		"how":    {"acted", "declined", "answered", "obsolete"},
-		"scope":  {"playbook:read", "playbook:write", "admin", "playbook:delegate"},
+		"type":   enumOf("get_definition", "type"),
+		"status": enumOf("list_runs", "status"),
+		"state":  enumOf("list_runs", "state"),
+		"how":    enumOf("resolve_comment", "how"),
+		"scope":  ledger.Scopes,
 	}
 	args = map[string][]string{
-		"/run/end":        {"succeeded", "rejected", "failed"},
-		"/run/transition": {"paused", "active", "archived"},
+		"/run/end":        enumOf("end_run", "status"),
+		"/run/transition": enumOf("transition_run", "to"),
 		"/shape/check":    shape.Names(),
 		"/completion":     {"bash", "zsh", "fish"},
 		"/run/event":      {"step_started", "step_completed", "step_failed"},
 	}
 	return flags, args
+}
+
+// enumOf is the closed set of an operation's argument.
+func enumOf(op, arg string) []string {
+	o, ok := ledger.Lookup(op)
+	if !ok || o.Enums[arg] == nil {
+		panic("quire: " + op + " has no closed set " + arg)
+	}
+	return o.Enums[arg]
 }
 
 type complNode struct {

@@ -58,7 +58,10 @@
 // body cannot close the element), and its data as the page format's table
 // (render's own, the one a client that does not draw prints) folded in
 // <details>. A block that fails is already its line and table in the
-// Markdown the ledger rendered.
+// Markdown the ledger rendered. Each page's head carries render's table of
+// chart kinds (render.ChartKinds, by name) as package assets' doc says, so
+// charts.js reads the roles of a kind from the table the server checks
+// blocks against.
 //
 // Every page has Content-Security-Policy: default-src 'none'; script-src
 // 'self'; style-src 'self'; img-src 'self'; connect-src 'self';

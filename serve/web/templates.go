@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"quire/fold"
+	"quire/render"
 	"quire/serve/web/assets"
 )
 
@@ -18,6 +19,7 @@ var templateFiles embed.FS
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"include":    func(name string, data any) (template.HTML, error) { return includeFn(name, data) },
 	"hasAsset":   hasAsset,
+	"chartKinds": func() map[string]render.ChartKind { return chartKinds },
 	"scripts":    scripts,
 	"when":       when,
 	"clip":       clipHeadline,
@@ -47,6 +49,18 @@ func hasAsset(name string) bool {
 	_, err := fs.Stat(assets.FS(), name)
 	return err == nil
 }
+
+// chartKinds is render's table of chart kinds by name, which the layout
+// writes into each page as JSON (script#q-chart-kinds) for charts.js: the
+// roles a kind needs, in order, and those it may take are those the
+// server checks a block against, not a copy of them.
+var chartKinds = func() map[string]render.ChartKind {
+	m := map[string]render.ChartKind{}
+	for _, k := range render.ChartKinds() {
+		m[k.Name] = k
+	}
+	return m
+}()
 
 // pageScripts are the scripts a page loads, deferred, in order: live.js
 // first (it keeps the parts as the server sent them, before any chart is

@@ -9,12 +9,14 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"quire/ledger"
+	"quire/render"
 	"quire/serve"
 	"quire/vault"
 )
@@ -299,6 +301,23 @@ func TestEveryDemoPage(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page of fulfill-order lacks %s", want)
 		}
+	}
+	// The page gives charts.js render's table of chart kinds, the one the
+	// server checked its blocks against.
+	const open = `<script type="application/json" id="q-chart-kinds">`
+	_, after, ok := strings.Cut(body, open)
+	table, _, closed := strings.Cut(after, "</script>")
+	var got map[string]render.ChartKind
+	if !ok || !closed || json.Unmarshal([]byte(table), &got) != nil {
+		t.Errorf("the page of fulfill-order gives no table of chart kinds:\n%s", body)
+	}
+	for _, k := range render.ChartKinds() {
+		if g := got[k.Name]; !slices.Equal(g.Reads, k.Reads) || !slices.Equal(g.Needs, k.Needs) || !slices.Equal(g.Optional, k.Optional) {
+			t.Errorf("the page's table gives %s as %+v, render has %+v", k.Name, g, k)
+		}
+	}
+	if len(got) != len(render.ChartKinds()) {
+		t.Errorf("the page's table has %d kinds, render %d", len(got), len(render.ChartKinds()))
 	}
 	resp, _ := d.get("/assets/quire.css")
 	if resp.StatusCode != 200 || resp.Header.Get("X-Content-Type-Options") != "nosniff" {

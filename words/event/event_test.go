@@ -89,3 +89,33 @@ func TestDepth(t *testing.T) {
 		}
 	}
 }
+
+func TestIsPrincipal(t *testing.T) {
+	for s, want := range map[string]bool{
+		"agent-7":                     true,
+		"Ana María <ana@example.org>": true,
+		strings.Repeat("a", 200):      true,
+		strings.Repeat("a", 201):      false,
+		strings.Repeat("é", 100):      true, // 200 bytes
+		strings.Repeat("é", 101):      false,
+		"":                            false,
+		" \t ":                        false,
+		"ana\nbo":                     false,
+		"ana\r":                       false,
+	} {
+		if got := IsPrincipal(s); got != want {
+			t.Errorf("IsPrincipal(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// Recordable is every type of a run but those that create, archive and
+// end it, in the capsule's order.
+func TestRecordable(t *testing.T) {
+	got := strings.Join(Recordable(), " ")
+	want := "step_started step_completed step_failed step_retrying step_dead_letter step_in_doubt step_skipped pause_started pause_resumed " +
+		"milestone_fired call_record verification_receipt compensation_started compensation_step_completed compensation_step_failed"
+	if got != want {
+		t.Errorf("Recordable() = %s\nwant           %s", got, want)
+	}
+}

@@ -41,6 +41,22 @@ var RunTypes = []string{
 	CompensationStepFailed, Archived, RunSucceeded, RunRejected, RunFailed,
 }
 
+// Recordable are the types record_event takes, in the capsule's order: a
+// run's types but those that create, archive or end a run, which go
+// through operations of their own (run_definition, transition_run,
+// end_run). Its refusal and the schemas of its event argument list these.
+func Recordable() []string {
+	var out []string
+	for _, t := range RunTypes {
+		switch t {
+		case RunCreated, Archived, RunSucceeded, RunRejected, RunFailed:
+		default:
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 var boundary = map[string]bool{
 	RunCreated: true, StepCompleted: true, StepFailed: true, StepSkipped: true,
 	StepDeadLetter: true, PauseStarted: true, PauseResumed: true, MilestoneFired: true,

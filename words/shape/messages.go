@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"quire/words/jsonptr"
 	"quire/words/refusal"
 )
 
@@ -176,20 +177,12 @@ func (c *collector) done() []refusal.Issue {
 	return out
 }
 
-// escape writes one reference token of a JSON pointer (RFC 6901).
-func escape(tok string) string {
-	if !strings.ContainsAny(tok, "~/") {
-		return tok
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
-}
-
 // pointer writes the JSON pointer of a list of tokens.
 func pointer(toks []string) string {
 	var b strings.Builder
 	for _, t := range toks {
 		b.WriteByte('/')
-		b.WriteString(escape(t))
+		b.WriteString(jsonptr.Escape(t))
 	}
 	return b.String()
 }

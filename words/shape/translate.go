@@ -7,6 +7,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"quire/words/jsonptr"
 )
 
 // translate turns the validator's errors into issues in the shapes' own
@@ -43,7 +45,7 @@ func (c *collector) translate(shape string, e *jsonschema.ValidationError) {
 	case *kind.AdditionalProperties:
 		what := fields[shape][place(loc)]
 		for _, p := range k.Properties {
-			member := path + "/" + escape(p)
+			member := jsonptr.Append(path, p)
 			if what == "" {
 				c.add(member, "Expected no such field.")
 			} else {
@@ -105,7 +107,7 @@ func place(loc []string) string {
 		if isIndex(t) {
 			b.WriteByte('*')
 		} else {
-			b.WriteString(escape(t))
+			b.WriteString(jsonptr.Escape(t))
 		}
 	}
 	return b.String()

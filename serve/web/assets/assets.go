@@ -6,7 +6,15 @@
 // licenses beside them).
 //
 // The markup a page gives a chart block, which charts.js reads (the
-// contract between the server's HTML and the script):
+// contract between the server's HTML and the script): once in the page,
+// before the scripts, the table of chart kinds (render.ChartKinds, keyed
+// by name), which charts.js reads a kind's roles from and keeps no copy of,
+//
+//	<script type="application/json" id="q-chart-kinds">
+//	  {"bars":{"reads":["categories","table"],"needs":["x","y"],"optional":["color"]},…}
+//	</script>
+//
+// and for each block
 //
 //	<figure class="q-chart" data-kind="scatter" data-roles='{"x":"Spend"}'
 //	        data-address="close-the-month/runs/…/result/3" id="…">
@@ -18,7 +26,7 @@
 //	</figure>
 //
 // data-kind is the kind of the info string (`chart scatter x=Spend …`),
-// data-roles its roles as a JSON object; the JSON in the script element is
+// data-roles its roles as a JSON object; the JSON in the script elements is
 // not executed (its type is not JavaScript), so the page's strict
 // Content-Security-Policy (no inline script) allows it. A block that fails
 // its check is not a figure: it is the page format's line and table, as the

@@ -22,16 +22,32 @@
   const Plot = window.Plot;
   const d3 = window.d3;
 
-  // The kinds that read a table's columns through roles: the roles each
-  // needs, in order, and those it may take (page-format.md, "Kinds").
-  const ROLES = {
-    bars: { needs: ["x", "y"], optional: ["color"] },
-    scatter: { needs: ["x", "y"], optional: ["color", "mark"] },
-    bubble: { needs: ["x", "y", "size"], optional: ["color", "mark"] },
-    heatmap: { needs: ["x", "y", "value"], optional: [] },
-    range: { needs: ["x", "low", "high"], optional: ["value"] },
-    timeline: { needs: ["y", "start", "end"], optional: ["color", "mark"] },
-  };
+  // The table of chart kinds (page-format.md, "Kinds"), as the server
+  // checks a block against it: for each kind, the shapes it reads, the
+  // roles it needs, in order, and those it may take. The page writes it,
+  // from the server's own table, in <script type="application/json"
+  // id="q-chart-kinds">; charts.js keeps no copy of it.
+  function readKinds() {
+    const el = document.getElementById("q-chart-kinds");
+    if (!el) return null;
+    try {
+      return JSON.parse(el.textContent);
+    } catch (err) {
+      console.error("quire: the page's table of chart kinds is not JSON:", err);
+      return null;
+    }
+  }
+  let kindTable;
+
+  // rolesOf is what a kind reads of a table's columns: the roles it needs
+  // and those it may take.
+  function rolesOf(kind) {
+    if (kindTable === undefined) kindTable = readKinds();
+    if (!kindTable) throw new Error("the page gives no table of chart kinds");
+    const k = kindTable[kind];
+    if (!k) throw new Error(`there is no chart of the kind ${kind}`);
+    return { needs: k.needs || [], optional: k.optional || [] };
+  }
 
   const PLOT_CLASS = "q-plot";
   const ROW_HEIGHT = 26; // a band's height in the charts drawn across (range, funnel, timeline)
@@ -176,7 +192,7 @@
   // format says: a written role names its column; a needed role left out
   // takes the next column no written role names, in order.
   function columnsOf(kind, table, written) {
-    const spec = ROLES[kind];
+    const spec = rolesOf(kind);
     const names = table.columns.map((c) => c.name);
     const at = {};
     const taken = new Set();
@@ -200,7 +216,7 @@
   // rowsOf reads a table's rows as records of their roles, passing over the
   // rows whose cell is null in a role the kind needs.
   function rowsOf(kind, table, written) {
-    const spec = ROLES[kind];
+    const spec = rolesOf(kind);
     const at = columnsOf(kind, table, written);
     const rows = [];
     table.rows.forEach((cells, i) => {
