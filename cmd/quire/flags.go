@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -45,7 +46,7 @@ func flagsFirst(app *cli.App, args []string) []string {
 			break
 		}
 		out = append(out, a)
-		flags, cmds = next.Flags, next.Subcommands
+		flags, cmds = ownFlags(next), next.Subcommands
 		i++
 		if len(cmds) == 0 {
 			break
@@ -77,6 +78,22 @@ func flagsFirst(app *cli.App, args []string) []string {
 	}
 	head := append([]string{out[0]}, global...)
 	return append(append(append(head, out[1:]...), moved...), positional...)
+}
+
+// ownFlags are the flags a command reads: its own and --help, which
+// urfave/cli gives every command only once it runs it, after flagsFirst.
+// Without it here, the --help of `quire run start --help` read as the
+// app's own flag and went before the command: `quire --help run start`,
+// which urfave/cli answers with the help of its first word, quire run.
+//
+// quire help is the one left without: urfave/cli answers the --help of a
+// command named help with the app's help, and `quire --help help` with
+// the help command's own.
+func ownFlags(cmd *cli.Command) []cli.Flag {
+	if cmd.HideHelp || cli.HelpFlag == nil || cmd.Name == "help" || slices.Contains(cmd.Flags, cli.HelpFlag) {
+		return cmd.Flags
+	}
+	return append(slices.Clip(cmd.Flags), cli.HelpFlag)
 }
 
 func takesValue(flags []cli.Flag, arg string) bool {

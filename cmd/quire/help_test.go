@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,5 +61,38 @@ func TestCompletion(t *testing.T) {
 	}
 	if code, _, errs := quire(t, "", "completion", "tcsh"); code != 2 || !strings.Contains(errs, "bash, zsh or fish") {
 		t.Errorf("tcsh: %d %s", code, errs)
+	}
+}
+
+// quire X Y --help (and -h) shows the help of X Y: its name and what it
+// does, and every flag of its own, whatever the depth of the command.
+func TestEveryCommandsHelpIsItsOwn(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var walk func(path []string, cmds []*cli.Command)
+	walk = func(path []string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			p := append(slices.Clip(path), c.Name)
+			walk(p, c.Subcommands)
+			for _, h := range []string{"--help", "-h"} {
+				code, out, errs := quire(t, "", append(p[1:], h)...)
+				name := strings.Join(p, " ")
+				if code != 0 || !strings.Contains(out, "   "+name+" - "+c.Usage+"\n") {
+					t.Errorf("%s %s: exit %d, not its help:\n%s%s", name, h, code, out, errs)
+					continue
+				}
+				for _, f := range visibleFlags(c.Flags) {
+					if !strings.Contains(out, "--"+f.Names()[0]+" ") {
+						t.Errorf("%s %s does not show --%s:\n%s", name, h, f.Names()[0], out)
+					}
+				}
+			}
+		}
+	}
+	app := newApp(&env{})
+	walk([]string{"quire"}, app.Commands)
+	// The help of the command the word names, not of the one before it.
+	if code, out, _ := quire(t, "", "run", "start", "--help"); code != 0 || !strings.Contains(out, "quire run start [command options]") ||
+		strings.Contains(out, "COMMANDS:") {
+		t.Errorf("quire run start --help: %d\n%s", code, out)
 	}
 }
