@@ -18,10 +18,6 @@ import (
 // `quire address explain ADDRESS` and `quire activity`: the commands of the
 // addresses, and of the activity whose rows are named by them.
 
-func init() {
-	extraCommands = append(extraCommands, addressCommand, activityCommand)
-}
-
 func addressCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "address",

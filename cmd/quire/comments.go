@@ -13,10 +13,6 @@ import (
 // `quire comment make|list|resolve`: the comment operations for people.
 // Without --playbook each works on the organization's own comments.
 
-func init() {
-	extraCommands = append(extraCommands, commentCommand)
-}
-
 func commentCommand(e *env) *cli.Command {
 	playbook := func() cli.Flag {
 		return &cli.StringFlag{Name: "playbook", Usage: "the playbook whose comments; the organization's own when left out"}

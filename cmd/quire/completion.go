@@ -18,10 +18,6 @@ import (
 // end status and transition, the shapes, the shells). The script is
 // static: completing runs no quire.
 
-func init() {
-	extraCommands = append(extraCommands, completionCommand)
-}
-
 // closedValues are the values a flag or a command's argument takes, where
 // they are a closed set: the enum of the operation's argument the command
 // calls, as the ledger declares it.

@@ -56,15 +56,11 @@ import (
 // The one line a command may print beside what the guide shows is the
 // progress of a fold that took over a second (a busy machine), which
 // quire writes on standard error; it is dropped before comparing.
-const guideRunAsQuire = "QUIRE_GUIDE_RUN_AS_QUIRE"
-
+//
 // When the guide's session runs `quire`, it runs this test binary with
-// guideRunAsQuire set: it is then the CLI, main without the tests.
-func init() {
-	if os.Getenv(guideRunAsQuire) == "1" {
-		os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
-	}
-}
+// guideRunAsQuire set: it is then the CLI, main without the tests
+// (TestMain).
+const guideRunAsQuire = "QUIRE_GUIDE_RUN_AS_QUIRE"
 
 // guideItem is one fenced block of the guide: a file to write, or a
 // command and what it prints.

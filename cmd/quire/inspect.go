@@ -13,38 +13,36 @@ import (
 
 // quire definition inspect FILE: the inspection a save of an AgentRun
 // workflow runs, on a file, without a vault.
-func init() {
-	extraSubcommands["definition"] = append(extraSubcommands["definition"], func(e *env) *cli.Command {
-		return &cli.Command{
-			Name: "inspect", Usage: "inspect an AgentRun workflow document without running it: its issues at their JSON pointers, each node's state keys, the final selection", ArgsUsage: "FILE",
-			Flags: []cli.Flag{jsonFlag},
-			Action: func(c *cli.Context) error {
-				file := c.Args().Get(0)
-				if file == "" || c.NArg() > 1 {
-					return refusal.Invalid("FILE", "quire definition inspect takes one file, the AgentRun document")
+func definitionInspectCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name: "inspect", Usage: "inspect an AgentRun workflow document without running it: its issues at their JSON pointers, each node's state keys, the final selection", ArgsUsage: "FILE",
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			file := c.Args().Get(0)
+			if file == "" || c.NArg() > 1 {
+				return refusal.Invalid("FILE", "quire definition inspect takes one file, the AgentRun document")
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return refusal.Invalid("FILE", "%v", err)
+			}
+			if !ledger.IsAgentRun(string(data)) {
+				return refusal.Invalid("FILE", "%s is not an AgentRun document: a JSON object with \"v\": 2", file)
+			}
+			rep := ledger.InspectAgentRun(string(data))
+			if c.Bool("json") {
+				if err := e.printJSON(rep); err != nil {
+					return err
 				}
-				data, err := os.ReadFile(file)
-				if err != nil {
-					return refusal.Invalid("FILE", "%v", err)
-				}
-				if !ledger.IsAgentRun(string(data)) {
-					return refusal.Invalid("FILE", "%s is not an AgentRun document: a JSON object with \"v\": 2", file)
-				}
-				rep := ledger.InspectAgentRun(string(data))
-				if c.Bool("json") {
-					if err := e.printJSON(rep); err != nil {
-						return err
-					}
-				} else {
-					printReport(e, file, rep)
-				}
-				if !rep.OK {
-					return &refusal.Error{Code: refusal.InvalidInput, Message: fmt.Sprintf("%s: %d issues", file, len(rep.Issues)), Issues: rep.Issues}
-				}
-				return nil
-			},
-		}
-	})
+			} else {
+				printReport(e, file, rep)
+			}
+			if !rep.OK {
+				return &refusal.Error{Code: refusal.InvalidInput, Message: fmt.Sprintf("%s: %d issues", file, len(rep.Issues)), Issues: rep.Issues}
+			}
+			return nil
+		},
+	}
 }
 
 func printReport(e *env, file string, rep *ledger.WorkflowReport) {

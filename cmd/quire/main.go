@@ -1,6 +1,7 @@
 // Command quire is the CLI of the quire ledger runtime. Every command is a
 // thin front over the ledger's table of operations; `quire call` runs any
-// of them by name with JSON arguments.
+// of them by name with JSON arguments. The commands are one list, in
+// commands.go, in the order a newcomer reads them.
 //
 // What every command shares, decided for people who know git, gh and
 // kubectl (README, "How the CLI behaves"):
@@ -24,14 +25,12 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
-	"sort"
 	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"quire/ledger"
-	"quire/vault"
 	"quire/words/refusal"
 )
 
@@ -182,124 +181,15 @@ func newApp(e *env) *cli.App {
 		// quire has its own (quire help COMMAND...), so it adds the flag.
 		Flags: []cli.Flag{vaultFlag,
 			&cli.BoolFlag{Name: "version", Usage: "print quire's version and the git revision it was built from"}, cli.HelpFlag},
-		Commands: []*cli.Command{
-			{
-				Name: "init", Usage: "make a vault: a git repository with quire.yaml and the index", ArgsUsage: "DIR",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "org", Value: "org", Usage: "the organization's id"}, jsonFlag},
-				Action: func(c *cli.Context) error {
-					if err := needArgs(c, 1, 1, "DIR, the folder to make the vault in"); err != nil {
-						return err
-					}
-					dir := c.Args().First()
-					v, err := vault.Init(dir, c.String("org"), time.Now())
-					if err != nil {
-						return err
-					}
-					v.Close()
-					if c.Bool("json") {
-						return e.printJSON(map[string]string{"org": c.String("org"), "vault": v.Root()})
-					}
-					fmt.Fprintf(e.out, "Made the vault of %s in %s\n", c.String("org"), v.Root())
-					return nil
-				},
-			},
-			callCommand(e),
-			runCommand(e),
-			runsCommand(e),
-			{
-				Name: "check", Usage: "validate the whole vault against the playbook-run capsule (with --history, its git history too)",
-				Flags: []cli.Flag{jsonFlag,
-					&cli.BoolFlag{Name: "history", Usage: "also prove the append-only rules from the git history (the commits an earlier check did not prove)"}},
-				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					rep, err := l.CheckWith(ledger.CheckArgs{History: c.Bool("history")})
-					if err != nil {
-						return err
-					}
-					if c.Bool("json") {
-						e.printJSON(rep)
-					} else {
-						for _, p := range rep.Problems {
-							fmt.Fprintln(e.out, p.String())
-						}
-						if h := rep.History; h != nil {
-							if h.Note != "" {
-								fmt.Fprintln(e.out, "history: "+h.Note)
-							}
-							fmt.Fprintf(e.out, "history: proved %d new commits (%d in all) up to %s, reading %d objects\n", h.Commits, h.Proved, h.Head, h.Reads)
-						}
-						fmt.Fprintf(e.out, "%d runs, %d events, %d problems\n", rep.Runs, rep.Events, len(rep.Problems))
-					}
-					if len(rep.Problems) > 0 {
-						return cli.Exit("", 1)
-					}
-					return nil
-				}),
-			},
-			{
-				Name: "reindex", Usage: "rebuild .quire/ from the files",
-				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					if err := l.Reindex(); err != nil {
-						return err
-					}
-					if c.Bool("json") {
-						return e.printJSON(map[string]bool{"rebuilt": true})
-					}
-					fmt.Fprintln(e.out, "Rebuilt .quire/ from the files")
-					return nil
-				}),
-			},
-			{
-				Name: "janitor", Usage: "repair what stopped writers left (git locks, .git/index, staging folders, temp files, a stale history), commit what earlier writes recorded but could not commit, and archive complete and failed runs idle for 90 days or more",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "now", Usage: "RFC 3339 time to judge idleness at; now when left out"}, jsonFlag},
-				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					rep, err := l.Call(c.Context, "repair_vault", json.RawMessage("{}"))
-					if err != nil {
-						return err
-					}
-					args, _ := json.Marshal(map[string]any{"now": c.String("now")})
-					res, err := l.Call(c.Context, "archive_idle_runs", args)
-					if err != nil {
-						return err
-					}
-					if c.Bool("json") {
-						return e.printJSON(map[string]any{"repair": rep, "janitor": res})
-					}
-					for _, r := range rep.(*ledger.RepairReport).Repaired {
-						fmt.Fprintln(e.out, "repaired:", r)
-					}
-					for _, p := range rep.(*ledger.RepairReport).Left {
-						fmt.Fprintln(e.out, "needs a person:", p.String())
-					}
-					for _, p := range res.(*ledger.JanitorReport).Committed {
-						fmt.Fprintln(e.out, "committed", p, "(left uncommitted by an earlier write)")
-					}
-					for _, a := range res.(*ledger.JanitorReport).Archived {
-						fmt.Fprintln(e.out, "archived", a)
-					}
-					return nil
-				}),
-			},
-		},
 	}
-	for _, more := range extraCommands {
-		app.Commands = append(app.Commands, more(e))
-	}
-	for _, parent := range sortedParents() {
-		cmd := app.Command(parent)
-		if cmd == nil {
-			cmd = &cli.Command{Name: parent, Usage: parent + " commands"}
-			app.Commands = append(app.Commands, cmd)
-		}
-		for _, more := range extraSubcommands[parent] {
-			cmd.Subcommands = append(cmd.Subcommands, more(e))
-		}
-	}
+	// root is quire as a command of commands, for the usage and the help
+	// command; it reads app.Commands when it is called, once they are made.
 	root := func() *cli.Command {
 		r := &cli.Command{Name: "quire", Subcommands: app.Commands, Flags: app.Flags}
 		paths.Store(r, "quire")
 		return r
 	}
-	app.Commands = append(app.Commands, versionCommand(e), helpCommand(e, root))
+	app.Commands = commands(e, root)
 	prepare(app.Commands, "quire")
 	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
 		return &usageError{msg: err.Error(), usage: usageOf(root()), path: "FLAGS"}
@@ -317,22 +207,4 @@ func newApp(e *env) *cli.App {
 		return cli.ShowAppHelp(c)
 	}
 	return app
-}
-
-// extraCommands are the commands of later capabilities, each added by an
-// init function in a file of its own.
-var extraCommands []func(e *env) *cli.Command
-
-// extraSubcommands are verbs added to a command by a file of their own
-// (quire definition inspect), by the command's name; the command is made
-// when no file makes it.
-var extraSubcommands = map[string][]func(e *env) *cli.Command{}
-
-func sortedParents() []string {
-	var ps []string
-	for p := range extraSubcommands {
-		ps = append(ps, p)
-	}
-	sort.Strings(ps)
-	return ps
 }

@@ -9,80 +9,80 @@ import (
 	"quire/ledger"
 )
 
-func init() {
-	extraCommands = append(extraCommands, func(e *env) *cli.Command {
-		defFlags := func() []cli.Flag {
-			return []cli.Flag{playbookFlag(), typeFlag(),
-				&cli.StringFlag{Name: "name", Required: true, Usage: "the definition's name"}}
-		}
-		return &cli.Command{
-			Name: "page", Usage: "read a definition's page: its standing and its renders",
-			Subcommands: []*cli.Command{
-				{
-					Name: "status", Usage: "the standing of a page's views", Flags: append(defFlags(), jsonFlag),
-					Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-						return callAndShow(e, c, l, "get_definition", map[string]any{
-							"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
-						}, func(res any) {
-							d := res.(*ledger.Definition)
-							if d.Page == nil || d.Page.Standing == nil {
-								fmt.Fprintf(e.out, "%s/%s has no page with data: it keeps no views.\n", d.Type, d.Name)
-								return
-							}
-							s := d.Page.Standing
-							fmt.Fprintf(e.out, "%s/%s, views of version %d: %s\n", d.Type, d.Name, s.Version, s.State)
-							fmt.Fprintf(e.out, "  folded %d events", s.Folded)
-							if s.LastEvent != nil {
-								fmt.Fprintf(e.out, ", the last %s at %s", s.LastEvent.ID, s.LastEvent.Time)
-							}
-							fmt.Fprintln(e.out)
-							if s.Checkpoint != nil {
-								fmt.Fprintf(e.out, "  checkpoint %s", *s.Checkpoint)
-								if s.CheckpointAt != nil {
-									fmt.Fprintf(e.out, " (recorded %s)", s.CheckpointAt.Format(time.RFC3339))
-								}
-								fmt.Fprintf(e.out, ", %s behind the newest record\n", time.Duration(s.LagMs)*time.Millisecond)
-							}
-							if st := s.Stalled; st != nil {
-								fmt.Fprintf(e.out, "  stalled at event %s (%s at %s), %s: %s\n", st.Event.ID, st.Event.Type, st.Event.Time, st.Kind, st.Error)
-								if st.Line > 0 {
-									fmt.Fprintf(e.out, "  at line %d of the definition's document\n", st.Line)
-								}
-							}
-						})
-					}),
-				},
-				{
-					Name: "render", Usage: "render a page: runs, and result over a sample output (--sample) or as of a run (--run)",
-					Flags: append(defFlags(), &cli.StringFlag{Name: "sample", Usage: jsonUsage("a sample output to render the result over")},
-						&cli.StringFlag{Name: "run", Usage: "render as of this run (its id)"}, &cli.BoolFlag{Name: "text", Usage: "print chart blocks as tables"}, jsonFlag),
-					Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-						sample, err := e.jsonValue(c, "sample")
-						if err != nil {
-							return err
+// quire page status|render: a definition's page, its standing and its
+// renders.
+func pageCommand(e *env) *cli.Command {
+	defFlags := func() []cli.Flag {
+		return []cli.Flag{playbookFlag(), typeFlag(),
+			&cli.StringFlag{Name: "name", Required: true, Usage: "the definition's name"}}
+	}
+	return &cli.Command{
+		Name: "page", Usage: "read a definition's page: its standing and its renders",
+		Subcommands: []*cli.Command{
+			{
+				Name: "status", Usage: "the standing of a page's views", Flags: append(defFlags(), jsonFlag),
+				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+					return callAndShow(e, c, l, "get_definition", map[string]any{
+						"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
+					}, func(res any) {
+						d := res.(*ledger.Definition)
+						if d.Page == nil || d.Page.Standing == nil {
+							fmt.Fprintf(e.out, "%s/%s has no page with data: it keeps no views.\n", d.Type, d.Name)
+							return
 						}
-						format := ""
-						if c.Bool("text") {
-							format = "text"
+						s := d.Page.Standing
+						fmt.Fprintf(e.out, "%s/%s, views of version %d: %s\n", d.Type, d.Name, s.Version, s.State)
+						fmt.Fprintf(e.out, "  folded %d events", s.Folded)
+						if s.LastEvent != nil {
+							fmt.Fprintf(e.out, ", the last %s at %s", s.LastEvent.ID, s.LastEvent.Time)
 						}
-						return callAndShow(e, c, l, "render_page", map[string]any{
-							"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
-							"sample_output": sample, "run_id": c.String("run"), "format": format,
-						}, func(res any) {
-							p := res.(*ledger.Definition).Page
-							if p == nil {
-								return
+						fmt.Fprintln(e.out)
+						if s.Checkpoint != nil {
+							fmt.Fprintf(e.out, "  checkpoint %s", *s.Checkpoint)
+							if s.CheckpointAt != nil {
+								fmt.Fprintf(e.out, " (recorded %s)", s.CheckpointAt.Format(time.RFC3339))
 							}
-							if p.Result != "" {
-								fmt.Fprintf(e.out, "# result\n\n%s\n\n", p.Result)
+							fmt.Fprintf(e.out, ", %s behind the newest record\n", time.Duration(s.LagMs)*time.Millisecond)
+						}
+						if st := s.Stalled; st != nil {
+							fmt.Fprintf(e.out, "  stalled at event %s (%s at %s), %s: %s\n", st.Event.ID, st.Event.Type, st.Event.Time, st.Kind, st.Error)
+							if st.Line > 0 {
+								fmt.Fprintf(e.out, "  at line %d of the definition's document\n", st.Line)
 							}
-							if p.Runs != "" {
-								fmt.Fprintf(e.out, "# runs\n\n%s\n", p.Runs)
-							}
-						})
-					}),
-				},
+						}
+					})
+				}),
 			},
-		}
-	})
+			{
+				Name: "render", Usage: "render a page: runs, and result over a sample output (--sample) or as of a run (--run)",
+				Flags: append(defFlags(), &cli.StringFlag{Name: "sample", Usage: jsonUsage("a sample output to render the result over")},
+					&cli.StringFlag{Name: "run", Usage: "render as of this run (its id)"}, &cli.BoolFlag{Name: "text", Usage: "print chart blocks as tables"}, jsonFlag),
+				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+					sample, err := e.jsonValue(c, "sample")
+					if err != nil {
+						return err
+					}
+					format := ""
+					if c.Bool("text") {
+						format = "text"
+					}
+					return callAndShow(e, c, l, "render_page", map[string]any{
+						"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
+						"sample_output": sample, "run_id": c.String("run"), "format": format,
+					}, func(res any) {
+						p := res.(*ledger.Definition).Page
+						if p == nil {
+							return
+						}
+						if p.Result != "" {
+							fmt.Fprintf(e.out, "# result\n\n%s\n\n", p.Result)
+						}
+						if p.Runs != "" {
+							fmt.Fprintf(e.out, "# runs\n\n%s\n", p.Runs)
+						}
+					})
+				}),
+			},
+		},
+	}
 }

@@ -26,49 +26,47 @@ import (
 // answers each call with exactly what `quire call` prints (callOp). It
 // leaves after --idle without a call, on SIGTERM or SIGINT, when the vault
 // is gone, or when a front names another engine (docs/resident.md).
-func init() {
-	extraCommands = append(extraCommands, func(e *env) *cli.Command {
-		return &cli.Command{
-			Name: "resident", Hidden: true,
-			Usage: "serve this vault's quire call requests from the quire front on a unix socket, warm, until idle (started by the front)",
-			Flags: []cli.Flag{&cli.DurationFlag{Name: "idle", Value: 10 * time.Minute, EnvVars: []string{"QUIRE_RESIDENT_IDLE"},
-				Usage: "leave after this long without a call"}},
-			Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-				defer stop()
-				l.SetCompactContext(ctx)
-				self, err := resident.Self()
-				if err != nil {
-					return err
-				}
-				// The index read whole once, here: a lookup then reads only
-				// the lines appended since (vault/registry.go), where a
-				// process that has not read it scans the whole file at each
-				// (measured at 20,000 runs: a warm get_run 29 ms, 0.7 ms
-				// after this).
-				if err := l.Warm(); err != nil {
-					return err
-				}
-				root := l.Root()
-				wd, _ := os.Getwd()
-				s := &server.Server{
-					Root: root, Env: resident.Fingerprint(os.Getenv, wd), Engine: self, Idle: c.Duration("idle"),
-					Alive: func() bool {
-						_, err := os.Stat(filepath.Join(root, vault.ConfigFile))
-						return err == nil
-					},
-					Call: func(ctx context.Context, r *resident.Request) resident.Answer {
-						return residentCall(ctx, l, r)
-					},
-				}
-				err = s.Serve(ctx)
-				if errors.Is(err, server.ErrRunning) {
-					return nil
-				}
+func residentCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name: "resident", Hidden: true,
+		Usage: "serve this vault's quire call requests from the quire front on a unix socket, warm, until idle (started by the front)",
+		Flags: []cli.Flag{&cli.DurationFlag{Name: "idle", Value: 10 * time.Minute, EnvVars: []string{"QUIRE_RESIDENT_IDLE"},
+			Usage: "leave after this long without a call"}},
+		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			l.SetCompactContext(ctx)
+			self, err := resident.Self()
+			if err != nil {
 				return err
-			}),
-		}
-	})
+			}
+			// The index read whole once, here: a lookup then reads only
+			// the lines appended since (vault/registry.go), where a
+			// process that has not read it scans the whole file at each
+			// (measured at 20,000 runs: a warm get_run 29 ms, 0.7 ms
+			// after this).
+			if err := l.Warm(); err != nil {
+				return err
+			}
+			root := l.Root()
+			wd, _ := os.Getwd()
+			s := &server.Server{
+				Root: root, Env: resident.Fingerprint(os.Getenv, wd), Engine: self, Idle: c.Duration("idle"),
+				Alive: func() bool {
+					_, err := os.Stat(filepath.Join(root, vault.ConfigFile))
+					return err == nil
+				},
+				Call: func(ctx context.Context, r *resident.Request) resident.Answer {
+					return residentCall(ctx, l, r)
+				},
+			}
+			err = s.Serve(ctx)
+			if errors.Is(err, server.ErrRunning) {
+				return nil
+			}
+			return err
+		}),
+	}
 }
 
 // residentCall makes one call of a front on the warm ledger and answers

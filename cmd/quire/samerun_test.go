@@ -14,12 +14,16 @@ import (
 )
 
 // TestMain lets the test binary stand in for quire: with QUIRE_TEST_AS_QUIRE
-// set it runs its arguments as quire would, so tests start real processes.
+// set it runs its arguments as quire would, so tests start real processes;
+// so it does with guideRunAsQuire set, for the guide's session.
 //
 // With QUIRE_TEST_AS_FRONT set, a copy of it named quire-engine is the
 // engine and one named quire the front (front_test.go), each process
 // noting its arguments in QUIRE_TEST_ENGINE_LOG when it runs as the engine.
 func TestMain(m *testing.M) {
+	if os.Getenv(guideRunAsQuire) == "1" {
+		os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	}
 	if os.Getenv("QUIRE_TEST_AS_FRONT") != "" {
 		if exe, _ := os.Executable(); filepath.Base(exe) != "quire-engine" {
 			os.Exit(resident.Front(os.Args))

@@ -19,10 +19,6 @@ import (
 // user's cache directory with npm, the last place the lookup looks
 // (fold/module.Find).
 
-func init() {
-	extraCommands = append(extraCommands, toolsCommand)
-}
-
 func toolsCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name: "tools", Usage: "the TypeScript compiler (tsc of typescript@7) that checks pages' modules at save",

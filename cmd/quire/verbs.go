@@ -24,10 +24,6 @@ import (
 // (create_project, create_playbook, create_definition and
 // update_definition, ...), so that no one has to write JSON to make them.
 
-func init() {
-	extraCommands = append(extraCommands, projectCommand, playbookCommand, definitionCommand)
-}
-
 func actorFlag() cli.Flag {
 	return &cli.StringFlag{Name: "actor", EnvVars: []string{"QUIRE_ACTOR"}, Usage: "who does it (the commit's author); quire when left out"}
 }
@@ -255,6 +251,7 @@ func definitionCommand(e *env) *cli.Command {
 						"actor": c.String("actor")}, showSaved("Retired"))
 				}),
 			},
+			definitionInspectCommand(e),
 		},
 	}
 }
