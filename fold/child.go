@@ -10,23 +10,53 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // The worker process. The pool runs its folds in processes of the
 // program's own executable (os.Executable), started with workerEnv set:
-// package fold's init sees it and serves folds on stdin and stdout
-// instead of running main. So any binary that imports quire/fold can be
-// its own worker, the test binaries included.
+// the program's main calls ServeIfWorker first, which sees it and serves
+// folds on stdin and stdout instead of going on with main. So any binary
+// that does can be its own worker, the test binaries included.
 const (
 	workerEnv = "QUIRE_FOLD_WORKER"
 	dirEnv    = "QUIRE_FOLD_DIR"
 	cacheEnv  = "QUIRE_FOLD_CACHE"
 )
 
-func init() {
+// ServeIfWorker makes this process a fold worker when a pool started it
+// as one: it then folds what the pool asks until its standard input ends,
+// and exits; it does not return. In any other process it returns at once.
+//
+// A program that folds (through a Pool, or a ledger that keeps views)
+// calls it first thing in main, and a test binary first thing in
+// TestMain, before anything reads flags, files or standard input: a
+// worker is that same program started again, and must not run main. A
+// pool in a program that has not called it starts no worker and refuses
+// the fold, rather than run the program again as one.
+func ServeIfWorker() {
 	if os.Getenv(workerEnv) == "1" {
 		os.Exit(serveWorker(os.Stdin, os.Stdout))
 	}
+	asked.Store(true)
+}
+
+// asked is whether ServeIfWorker ran in this process (and returned).
+var asked atomic.Bool
+
+var unaskedOnce sync.Once
+
+// workerExecutable is the program a pool starts as a worker: this one,
+// once its main has called ServeIfWorker. Otherwise the fold is refused,
+// and standard error says why once: a fold in the background (a Keeper)
+// would show it only as views that never come.
+func workerExecutable() (string, error) {
+	if !asked.Load() {
+		err := errors.New("this program's main does not call fold.ServeIfWorker first, so a worker would run main instead of folding")
+		unaskedOnce.Do(func() { fmt.Fprintln(os.Stderr, "fold:", err) })
+		return "", err
+	}
+	return os.Executable()
 }
 
 // A message is a count of parts, then each part's length and bytes, all

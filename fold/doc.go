@@ -90,9 +90,10 @@
 // closed context (qjs's CloseOnContextDone), and that build runs QuickJS
 // about 60 times slower (measured: 12.9 s for a loop of 10^6 additions
 // against 0.2 s). So folds run in worker processes, the executable itself
-// started with QUIRE_FOLD_WORKER=1: this package's init then serves folds
-// on stdin and stdout instead of running main (child.go). Any binary that
-// imports quire/fold is thereby its own worker, test binaries included.
+// started with QUIRE_FOLD_WORKER=1: ServeIfWorker, which the program
+// calls first thing in main (a test binary in TestMain), then serves folds
+// on stdin and stdout instead of going on with main (child.go). Any binary
+// that calls it is thereby its own worker, test binaries included.
 // A module that imports anything does not load (imports.go finds its
 // imports with esbuild's parser): every qjs runtime has the modules
 // qjs:std and qjs:os, with files, clocks and std.evalScript.

@@ -62,6 +62,13 @@ func foldAll(t testing.TB, p *Pool, prog *Program, events []Event) Result {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(unaskedEnv) == "" {
+		ServeIfWorker()
+	} else if os.Getenv(workerEnv) == "1" {
+		// A worker of the program that did not ask (child_test.go):
+		// it must never have been started.
+		os.Exit(7)
+	}
 	code := m.Run()
 	if sharedPool.pool != nil {
 		sharedPool.pool.Close()

@@ -29,7 +29,7 @@ type proc struct {
 }
 
 func startProc(dir, cacheDir string) (*proc, error) {
-	exe, err := os.Executable()
+	exe, err := workerExecutable()
 	if err != nil {
 		return nil, fmt.Errorf("fold: finding the executable for a worker: %w", err)
 	}

@@ -319,6 +319,7 @@ func TestReindexRebuildsTheSameHistory(t *testing.T) {
 // The helper process of the fault tests: it appends events to one run and
 // prints each seq once its call returned.
 func TestMain(m *testing.M) {
+	fold.ServeIfWorker()
 	if os.Getenv("QUIRE_TEST_APPENDER") != "" {
 		appender()
 		return

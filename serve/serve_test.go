@@ -15,12 +15,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"quire/fold"
 	"quire/ledger"
 )
 
 // TestMain doubles as `quire mcp` for TestStdio: with QUIRE_TEST_STDIO set
 // to a vault, the test binary serves MCP on stdin and stdout.
 func TestMain(m *testing.M) {
+	fold.ServeIfWorker()
 	if dir := os.Getenv("QUIRE_TEST_STDIO"); dir != "" {
 		l, err := ledger.Open(dir)
 		if err == nil {

@@ -21,10 +21,13 @@ import (
 	"strings"
 	"time"
 
+	"quire/fold"
 	"quire/vault"
 )
 
 func main() {
+	// A ledger it opens folds (a page's views) in workers of this program.
+	fold.ServeIfWorker()
 	sizes := flag.String("runs", "1000,5000,20000", "vault sizes, in runs")
 	rounds := flag.Int("rounds", 40, "boundaries measured per side and size")
 	hist := flag.String("history", "5000x50000", "runs x commits of the vault whose history quire check --history walks; empty to skip")

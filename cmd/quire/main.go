@@ -30,11 +30,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"quire/fold"
 	"quire/ledger"
 	"quire/words/refusal"
 )
 
 func main() {
+	// Started by a fold pool as its worker, quire folds and exits here.
+	fold.ServeIfWorker()
 	// QUIRE_CPUPROFILE=FILE writes a CPU profile of the command (go tool
 	// pprof reads it): how the bench finds where a `quire call` spends.
 	if p := os.Getenv("QUIRE_CPUPROFILE"); p != "" {

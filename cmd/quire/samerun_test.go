@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"quire/fold"
 	"quire/internal/resident"
 )
 
@@ -21,6 +22,7 @@ import (
 // engine and one named quire the front (front_test.go), each process
 // noting its arguments in QUIRE_TEST_ENGINE_LOG when it runs as the engine.
 func TestMain(m *testing.M) {
+	fold.ServeIfWorker()
 	if os.Getenv(guideRunAsQuire) == "1" {
 		os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 	}

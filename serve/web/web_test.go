@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"quire/fold"
 	"quire/ledger"
 	"quire/render"
 	"quire/serve"
@@ -185,6 +186,7 @@ func setCookie(resp *http.Response, name string) *http.Cookie {
 var atExit []func()
 
 func TestMain(m *testing.M) {
+	fold.ServeIfWorker()
 	code := m.Run()
 	for i := len(atExit) - 1; i >= 0; i-- {
 		atExit[i]()

@@ -12,12 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"quire/fold"
 	"quire/internal/browser"
 	"quire/render"
 	"quire/serve/web/assets"
 )
 
 func TestMain(m *testing.M) {
+	fold.ServeIfWorker()
 	code := m.Run()
 	browser.CloseShared()
 	os.Exit(code)
