@@ -174,15 +174,14 @@ func (v *Vault) keeps(rel string, keep Keep, data []byte, exists bool) error {
 	if err != nil || !ok {
 		return err // HEAD holds no such file: nothing committed to keep
 	}
-	if exists {
-		if k, hit := v.kept[rel]; hit && k.hash == id {
-			n := int(k.size)
-			switch {
-			case keep == Prefix && len(data) >= n && hashObject("blob", data[:n]) == id:
-				return nil
-			case keep == Whole && len(data) == n && hashObject("blob", data) == id:
-				return nil
-			}
+	if n, known := v.committedSize(rel, id); exists && known {
+		// HEAD's content is the file's first n bytes exactly when they
+		// hash, as a blob of n bytes, to HEAD's id: no blob read.
+		switch {
+		case keep == Prefix && int64(len(data)) >= n && hashObject("blob", data[:n]) == id:
+			return nil
+		case keep == Whole && int64(len(data)) == n && hashObject("blob", data) == id:
+			return nil
 		}
 	}
 	head, err := v.objs.readBlob(id)
@@ -203,6 +202,23 @@ func (v *Vault) keeps(rel string, keep Keep, data []byte, exists bool) error {
 		line = FirstDifferentLine(committed, data)
 	}
 	return &HandEdit{Path: rel, Keep: keep, Line: line, Head: head}
+}
+
+// committedSize is the size of the blob id committed at rel, when it is
+// known without reading it: from the last check or commit of the file, or
+// from .git/index when its entry records that blob (a regular file's
+// entry records the size of the blob it was staged as).
+func (v *Vault) committedSize(rel string, id plumbing.Hash) (int64, bool) {
+	if k, hit := v.kept[rel]; hit && k.hash == id {
+		return k.size, true
+	}
+	if v.gitIdx.load() != nil {
+		return 0, false
+	}
+	if i, ok := v.gitIdx.find(rel); ok && v.gitIdx.entries[i].Hash == id {
+		return int64(v.gitIdx.entries[i].Size), true
+	}
+	return 0, false
 }
 
 type keptBlob struct {
