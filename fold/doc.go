@@ -10,8 +10,6 @@
 //	NewPool(PoolOptions) (*Pool, error)
 //	(*Pool).Fold(ctx, *Program, views json.RawMessage, []Event) (Result, error)
 //	(*Pool).Close() error
-//	ParseFilters(v any) ([]Filter, []refusal.Issue)
-//	(Filter).Match(event map[string]any) bool; (Filters).Match, (Filters).MatchJSON(raw []byte) bool
 //	NewKeeper(KeeperOptions) (*Keeper, error)
 //	(*Keeper).Register(Page) error; Unregister(id) error; Wake(); Run(ctx) error
 //	(*Keeper).CatchUp(ctx, id) (Standing, error)
@@ -192,13 +190,6 @@
 //
 // # Filters
 //
-// ParseFilters refuses what is not a list of 1 to 8 mappings, a filter
-// without a type or with an empty value, an attribute the page format's
-// Event type does not name, a value other than data that is not written
-// out as a scalar (a number or a boolean is matched as its text, so
-// depth: 1 matches the event's 1 and "1"), and data that is not a
-// mapping. data matches as a subset: each key given must be in the
-// event's data and equal, objects compared the same way, lists and
-// scalars exactly (numbers by value). Its issues' paths are relative to
-// data.source.events; the caller prefixes them and adds the lines.
+// A Page's Filters (quire/words/filter, the page format's
+// data.source.events) say which records of the history its fold takes.
 package fold

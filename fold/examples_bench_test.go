@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"quire/words/filter"
 )
 
 // examplePages are the spec's three example pages, each with the output
@@ -118,7 +120,7 @@ func BenchmarkFoldExamples(b *testing.B) {
 
 // keptViews folds events through a keeper of their own, from the start,
 // and answers the views it keeps.
-func keptViews(b testing.TB, pool *Pool, prog *Program, filters Filters, events []Event) string {
+func keptViews(b testing.TB, pool *Pool, prog *Program, filters filter.Filters, events []Event) string {
 	b.Helper()
 	h := &memHistory{}
 	h.add(events...)
@@ -183,12 +185,12 @@ func BenchmarkFoldRatio(b *testing.B) {
 
 // exampleProgram is the example page name's module, compiled, and the
 // filter of its workflow's run_succeeded events.
-func exampleProgram(b testing.TB, name string, views map[string]string) (*Program, Filters) {
+func exampleProgram(b testing.TB, name string, views map[string]string) (*Program, filter.Filters) {
 	ts, err := os.ReadFile(filepath.Join("module", "testdata", name+".ts"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	filters, issues := ParseFilters([]any{map[string]any{"type": "run_succeeded", "subject": "workflow/" + name}})
+	filters, issues := filter.Parse([]any{map[string]any{"type": "run_succeeded", "subject": "workflow/" + name}})
 	if issues != nil {
 		b.Fatal(issues)
 	}

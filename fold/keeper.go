@@ -14,6 +14,7 @@ import (
 
 	// Named so: the package's tests have a helper called event.
 	runline "quire/words/event"
+	"quire/words/filter"
 )
 
 // History is the playbook's history as the keeper reads it; the caller
@@ -55,7 +56,7 @@ type Page struct {
 	// keeps its views.
 	DataHash string
 	Program  *Program
-	Filters  Filters
+	Filters  filter.Filters
 }
 
 // States of the standing.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	runline "quire/words/event"
+	"quire/words/filter"
 )
 
 // memHistory is a history in memory. A record without JSON stands for
@@ -68,9 +69,9 @@ func newTestKeeper(t testing.TB, h History, o KeeperOptions) *Keeper {
 	return k
 }
 
-func morningFilters(t testing.TB) Filters {
+func morningFilters(t testing.TB) filter.Filters {
 	t.Helper()
-	fs, issues := ParseFilters([]any{map[string]any{"type": "run_succeeded", "subject": "workflow/morning-social-content"}})
+	fs, issues := filter.Parse([]any{map[string]any{"type": "run_succeeded", "subject": "workflow/morning-social-content"}})
 	if issues != nil {
 		t.Fatal(issues)
 	}

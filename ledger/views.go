@@ -14,6 +14,7 @@ import (
 	"quire/ledger/page"
 	"quire/vault"
 	"quire/words/event"
+	"quire/words/filter"
 )
 
 // The views of every page with data are kept by one fold.Keeper per
@@ -259,7 +260,7 @@ func (l *Ledger) registerPages(playbook string, ko *keeperOf) error {
 		if err != nil {
 			continue // a page saved before its checks: it keeps no views
 		}
-		filters := make(fold.Filters, len(s.Page.Data.Filters))
+		filters := make(filter.Filters, len(s.Page.Data.Filters))
 		for i, f := range s.Page.Data.Filters {
 			filters[i] = f.Match
 		}

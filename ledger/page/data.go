@@ -6,8 +6,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"quire/fold"
 	"quire/fold/module"
+	"quire/words/filter"
 	"quire/words/shape"
 )
 
@@ -94,7 +94,7 @@ func (ps *parser) source(d *Data, key, n *yaml.Node) {
 		ps.add(ps.line(events), "data.source.events cannot be read: %s.", strings.TrimPrefix(err.Error(), "yaml: "))
 		return
 	}
-	parsed, issues := fold.ParseFilters(raw)
+	parsed, issues := filter.Parse(raw)
 	for _, is := range issues {
 		ps.add(ps.pointerLine(events, is.Path), "data.source.events%s: %s.", is.Path, strings.TrimSuffix(is.Message, "."))
 	}
@@ -112,7 +112,7 @@ func (ps *parser) source(d *Data, key, n *yaml.Node) {
 }
 
 // pointerLine is the line of what a JSON pointer relative to the list of
-// filters names (fold.ParseFilters answers such pointers): a filter, an
+// filters names (filter.Parse answers such pointers): a filter, an
 // attribute's value, or, for a filter without the attribute named, the
 // filter itself. The pointer "" names the list, or its ninth filter when
 // it holds too many.

@@ -21,8 +21,8 @@
 // key that is not text or is twice in one mapping, nesting deeper than 16
 // levels or holding more than 1,000 values; data that is not a
 // mapping, lacks language, source.events, views or module, or has another
-// key; a language other than typescript; filters that quire/fold's
-// ParseFilters refuses (0 or more than 8, not mappings, without a type,
+// key; a language other than typescript; filters that
+// quire/words/filter's Parse refuses (0 or more than 8, not mappings, without a type,
 // an attribute Event does not name, a value other than data not written
 // out, data not a mapping), each at the line of the filter or its value; 0 or more than 8 views, a view's name not
 // of the form [a-z][a-z0-9_]{0,31}, a name twice, a shape other than series,

@@ -7,8 +7,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"quire/fold"
 	"quire/fold/module"
+	"quire/words/filter"
 )
 
 // Form is where a page is written.
@@ -133,7 +133,7 @@ type Data struct {
 type Filter struct {
 	Line  int
 	Value map[string]any // as yaml.v3 decodes it
-	Match fold.Filter    // as fold reads it, to match events
+	Match filter.Filter  // as fold reads it, to match events
 }
 
 // View is one declared view.

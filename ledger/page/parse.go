@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"quire/internal/front"
+	"quire/words/filter"
 	"quire/words/refusal"
 )
 
@@ -20,7 +21,7 @@ const (
 	MaxDocument  = 65536 // bytes of the whole document, the page included
 	MaxTemplates = 32768 // bytes of the templates together
 	MaxViews     = 8
-	MaxFilters   = 8
+	MaxFilters   = filter.Max
 	// glance's bounds: levels of mappings and lists, and values in all.
 	MaxGlanceDepth  = 16
 	MaxGlanceValues = 1000

@@ -1,4 +1,4 @@
-package fold
+package filter
 
 import (
 	"bytes"
@@ -21,8 +21,8 @@ var filterAttributes = map[string]bool{
 	"triggerkind": true, "triggerreference": true,
 }
 
-// MaxFilters is the most filters data.source.events holds.
-const MaxFilters = 8
+// Max is the most filters data.source.events holds.
+const Max = 8
 
 // Filter names the events a fold takes: each attribute given must equal
 // the event's, written out (no patterns), and Data, when given, must be a
@@ -37,20 +37,20 @@ type Filter struct {
 	Data map[string]any
 }
 
-// ParseFilters reads data.source.events as a YAML or JSON decoder gives
+// Parse reads data.source.events as a YAML or JSON decoder gives
 // it (a list of mappings). It refuses, each at its JSON pointer relative
 // to data.source.events (the caller prefixes it and adds the line): a
 // value that is not a list of 1 to 8 mappings; a filter without type, or
 // with an empty one; an attribute the Event type does not name; a value
 // other than data that is not written out as text, a number or a boolean,
 // or is empty; data that is not a mapping.
-func ParseFilters(v any) ([]Filter, []refusal.Issue) {
+func Parse(v any) ([]Filter, []refusal.Issue) {
 	list, ok := v.([]any)
 	if !ok {
 		return nil, []refusal.Issue{{Path: "", Message: "Expected a list of 1 to 8 filters, each with a type"}}
 	}
 	var issues []refusal.Issue
-	if len(list) == 0 || len(list) > MaxFilters {
+	if len(list) == 0 || len(list) > Max {
 		issues = append(issues, refusal.Issue{Path: "", Message: fmt.Sprintf("Expected 1 to 8 filters, not %d", len(list))})
 	}
 	out := make([]Filter, 0, len(list))
@@ -317,33 +317,4 @@ func (fs Filters) MatchJSON(raw []byte) bool {
 		}
 	}
 	return false
-}
-
-// jsonDepth is how deeply a JSON text nests (0 for a scalar), read
-// without decoding it.
-func jsonDepth(raw []byte) int {
-	depth, most := 0, 0
-	in := false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if in {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				in = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			in = true
-		case '{', '[':
-			depth++
-			most = max(most, depth)
-		case '}', ']':
-			depth--
-		}
-	}
-	return most
 }

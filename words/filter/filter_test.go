@@ -1,4 +1,4 @@
-package fold
+package filter
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ func parseYAMLFilters(t *testing.T, src string) ([]Filter, string) {
 	if err := yaml.Unmarshal([]byte(src), &v); err != nil {
 		t.Fatal(err)
 	}
-	fs, issues := ParseFilters(v)
+	fs, issues := Parse(v)
 	var msgs []string
 	for _, is := range issues {
 		msgs = append(msgs, is.Path+": "+is.Message)
@@ -22,7 +22,7 @@ func parseYAMLFilters(t *testing.T, src string) ([]Filter, string) {
 	return fs, strings.Join(msgs, "; ")
 }
 
-func TestParseFiltersRefuses(t *testing.T) {
+func TestParseRefuses(t *testing.T) {
 	t.Parallel()
 	for src, want := range map[string]string{
 		`type: run_succeeded`: "Expected a list",
