@@ -130,7 +130,7 @@ BENCH_COUNT ?= 5
 bench: tools build
 	$(GO) run ./cmd/quire-bench
 	( $(GO) test -run '^$$' -bench 'CheckFulfillOrderWithTemplates|CheckSeries2000$$|GetDefinitionFulfillOrder|GetRunFulfillOrder|BoundaryCommit|Open20000|Parse$$|RenderFulfill' -count $(BENCH_COUNT) \
-	    ./ledger/page/ ./words/shape/ ./ledger/ ./vault/ ./words/address/ ./render/ ; \
+	    ./ledger/pagecheck/ ./words/shape/ ./ledger/ ./vault/ ./words/address/ ./render/ ; \
 	  $(GO) test -run '^$$' -bench 'FoldExamples|FoldRatio|FoldMorning$$|ShapeCheckCost' -benchtime 1x -count 3 -timeout 90m ./fold/ ; \
 	  $(GO) test -run '^$$' -bench 'HTTPAppend' -benchtime 1x -count 1 ./serve/ ; \
 	  $(GO) test -run '^$$' -bench 'DefinitionPageFulfillOrder' -benchtime 50x -count 1 ./serve/web/ ; \
@@ -147,7 +147,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseFront -fuzztime 30s ./runfolder/
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./internal/front/
 	$(GO) test -run '^$$' -fuzz FuzzScan -fuzztime 30s ./internal/jsscan/
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./ledger/page/
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./words/page/
 	$(GO) test -run '^$$' -fuzz FuzzCheckTemplate -fuzztime 30s ./render/
 	$(GO) test -run '^$$' -fuzz FuzzLayout -fuzztime 30s ./render/
 	$(GO) test -run '^$$' -fuzz FuzzInspectAgentRun -fuzztime 30s ./ledger/

@@ -15,9 +15,10 @@ import (
 
 	"quire/fold/module"
 	"quire/internal/front"
-	"quire/ledger/page"
+	"quire/ledger/pagecheck"
 	"quire/render"
 	"quire/words/jsonptr"
+	"quire/words/page"
 	"quire/words/refusal"
 	"quire/words/shape"
 )
@@ -140,7 +141,7 @@ func (l *Ledger) inspect(ctx context.Context, typ, source string, check bool) (*
 		if err != nil {
 			return nil, err
 		}
-		p, checked, pageIssues, err := page.CheckDocument(ctx, []byte(source), pageWhere(typ), opts)
+		p, checked, pageIssues, err := pagecheck.CheckDocument(ctx, []byte(source), pageWhere(typ), opts)
 		if err != nil {
 			return nil, err
 		}
@@ -161,10 +162,10 @@ func (l *Ledger) inspect(ctx context.Context, typ, source string, check bool) (*
 
 // pageOptions is how a save checks a page: the module type-checked unless
 // the vault's settings say typecheck: syntax-only, the templates by render.
-func (l *Ledger) pageOptions() (page.Options, error) {
+func (l *Ledger) pageOptions() (pagecheck.Options, error) {
 	cfg, err := l.v.Config()
 	if err != nil {
-		return page.Options{}, err
+		return pagecheck.Options{}, err
 	}
 	mode := module.Full
 	if cfg.Typecheck == "syntax-only" {
@@ -174,7 +175,7 @@ func (l *Ledger) pageOptions() (page.Options, error) {
 	if setting != "" && !filepath.IsAbs(setting) {
 		setting = filepath.Join(l.v.Root(), setting)
 	}
-	return page.Options{Module: module.Options{Mode: mode, Setting: setting}, Templates: render.CheckTemplate}, nil
+	return pagecheck.Options{Module: module.Options{Mode: mode, Setting: setting}, Templates: render.CheckTemplate}, nil
 }
 
 // normalizeYAML turns YAML's maps into JSON's.
@@ -351,7 +352,7 @@ func init() {
 					if err != nil {
 						return nil, err
 					}
-					_, _, issues, err := page.CheckDocument(ctx, []byte(text), page.Where{Form: page.ForPlaybook}, opts)
+					_, _, issues, err := pagecheck.CheckDocument(ctx, []byte(text), page.Where{Form: page.ForPlaybook}, opts)
 					if err != nil {
 						return nil, err
 					}

@@ -13,11 +13,11 @@ import (
 
 	"quire/fold"
 	"quire/internal/front"
-	"quire/ledger/page"
 	"quire/render"
 	"quire/runfolder"
 	"quire/vault"
 	"quire/words/event"
+	"quire/words/page"
 	"quire/words/refusal"
 )
 

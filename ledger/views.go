@@ -11,10 +11,10 @@ import (
 
 	"quire/fold"
 	"quire/fold/module"
-	"quire/ledger/page"
 	"quire/vault"
 	"quire/words/event"
 	"quire/words/filter"
+	"quire/words/page"
 )
 
 // The views of every page with data are kept by one fold.Keeper per

@@ -13,8 +13,8 @@ import (
 
 	"quire/internal/front"
 	"quire/ledger"
-	"quire/ledger/page"
 	"quire/words/address"
+	"quire/words/page"
 	"quire/words/refusal"
 )
 

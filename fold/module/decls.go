@@ -2,16 +2,10 @@ package module
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"quire/words/page"
 )
-
-// viewName is the form of a view's name: 1 to 32 lowercase letters, digits
-// and underscores, beginning with a letter.
-var viewName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
-
-// ValidViewName says whether name has the form of a view's name.
-func ValidViewName(name string) bool { return viewName.MatchString(name) }
 
 // Shapes are the four output shapes a view may take.
 var Shapes = []string{"series", "categories", "table", "text"}
@@ -79,7 +73,7 @@ func declarations(views []View) (string, error) {
 	b.WriteString(baseDecls)
 	b.WriteString("type View = {")
 	for i, v := range views {
-		if !viewName.MatchString(v.Name) {
+		if !page.ValidViewName(v.Name) {
 			return "", fmt.Errorf("module: %q is not a view's name", v.Name)
 		}
 		t, ok := shapeType[v.Shape]

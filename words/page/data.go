@@ -1,12 +1,12 @@
 package page
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
-	"quire/fold/module"
 	"quire/words/filter"
 	"quire/words/shape"
 )
@@ -139,6 +139,13 @@ func (ps *parser) pointerLine(events *yaml.Node, pointer string) int {
 	return ps.line(item)
 }
 
+// viewName is the form of a view's name: 1 to 32 lowercase letters, digits
+// and underscores, beginning with a letter.
+var viewName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+
+// ValidViewName says whether name has the form of a view's name.
+func ValidViewName(name string) bool { return viewName.MatchString(name) }
+
 func (ps *parser) views(d *Data, key, n *yaml.Node) {
 	before := len(ps.issues)
 	defer func() { d.viewsOK = len(ps.issues) == before }()
@@ -157,7 +164,7 @@ func (ps *parser) views(d *Data, key, n *yaml.Node) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], deref(n.Content[i+1])
 		name := k.Value
-		if !module.ValidViewName(name) || k.Tag != "!!str" {
+		if !ValidViewName(name) || k.Tag != "!!str" {
 			ps.add(ps.line(k), "The view's name %s is not 1 to 32 lowercase letters, digits and underscores beginning with a letter.", strconv.Quote(name))
 			continue
 		}

@@ -1,5 +1,5 @@
 // Package page reads a page, the page format's mapping of data, result,
-// runs and glance, from where it goes, and checks it at save.
+// runs and glance, from where it goes, with the line of each of its parts.
 //
 // Where the page goes (Where.Form):
 //
@@ -32,12 +32,10 @@
 // no line (Line 0) since they concern the whole document: a document over
 // 65,536 bytes, and YAML so broken that its parser names no line.
 //
-// Check does the rest: the module through quire/fold/module (its rules,
-// esbuild's syntax check and tsc's type check, each problem at its line of
-// the document, counted from the line after `module: |`), and each template
-// through the caller's TemplateChecker, whose contract is on its type.
-// render provides the checker; ledger passes it in, so page does not
-// import render. CheckDocument is Parse then Check.
+// The module and the templates are checked at save by
+// quire/ledger/pagecheck, which needs fold/module and is handed render's
+// template checker: this package imports nothing above the words, so
+// fold, render, the ledger and the CLI may all read a page.
 //
 // DataHash hashes the data key so that the keeper rebuilds the views only
 // when data changed.

@@ -7,7 +7,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"quire/fold/module"
 	"quire/words/filter"
 )
 
@@ -168,13 +167,9 @@ func (p *Page) ViewMap() map[string]string {
 	return m
 }
 
-func (d *Data) moduleViews() []module.View {
-	vs := make([]module.View, 0, len(d.Views))
-	for _, v := range d.Views {
-		vs = append(vs, module.View{Name: v.Name, Shape: v.Shape})
-	}
-	return vs
-}
+// ViewsRead says whether the views were read without a problem: the
+// module's types are made from them, so its check waits for them.
+func (d *Data) ViewsRead() bool { return d.viewsOK }
 
 func (p *Page) String() string {
 	return fmt.Sprintf("page of %s at line %d", p.Subject, p.Line)

@@ -1,16 +1,12 @@
-package page
+package pagecheck
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"quire/fold/module"
+	"quire/words/page"
 	"quire/words/refusal"
 )
 
@@ -57,7 +53,7 @@ type Options struct {
 type Checked struct {
 	// JS is the module transpiled for the sandbox; empty without data.
 	JS string
-	// DataHash is DataHash of the page.
+	// DataHash is page.DataHash of the page.
 	DataHash string
 }
 
@@ -68,7 +64,7 @@ type Checked struct {
 // unavailable when the compiler is not installed (outside syntax-only), or
 // another error for a fault of the runtime. A check past its budget is an
 // issue at the page's line.
-func Check(ctx context.Context, p *Page, opts Options) (Checked, []refusal.Issue, error) {
+func Check(ctx context.Context, p *page.Page, opts Options) (Checked, []refusal.Issue, error) {
 	var out Checked
 	if p == nil {
 		return out, nil, nil
@@ -98,12 +94,12 @@ func Check(ctx context.Context, p *Page, opts Options) (Checked, []refusal.Issue
 			}
 		}
 	}
-	if d := p.Data; d != nil && d.viewsOK && d.ModuleLine > 0 {
+	if d := p.Data; d != nil && d.ViewsRead() && d.ModuleLine > 0 {
 		mopts := opts.Module
 		if mopts.Timeout <= 0 {
 			mopts.Timeout = budget
 		}
-		js, mis, err := module.Check(ctx, module.Source{TS: d.Module, FirstLine: d.ModuleLine, Path: p.Path, Views: d.moduleViews()}, mopts)
+		js, mis, err := module.Check(ctx, module.Source{TS: d.Module, FirstLine: d.ModuleLine, Path: p.Path, Views: moduleViews(d)}, mopts)
 		if err != nil {
 			return out, nil, err
 		}
@@ -115,7 +111,7 @@ func Check(ctx context.Context, p *Page, opts Options) (Checked, []refusal.Issue
 		// refused (invalid_input), as the page format's limits say.
 		issues = append(issues, refusal.Issue{Path: p.Path, Line: p.Line, Message: fmt.Sprintf("The page's check took longer than the %s a check at save may take.", budget)})
 	}
-	out.DataHash = DataHash(p)
+	out.DataHash = page.DataHash(p)
 	if len(issues) > 0 {
 		return out, issues, nil
 	}
@@ -127,8 +123,8 @@ func Check(ctx context.Context, p *Page, opts Options) (Checked, []refusal.Issue
 // the page (nil for none) and every issue of both steps; the module is
 // checked only when its views were read without a problem, since its types
 // are made from them.
-func CheckDocument(ctx context.Context, doc []byte, where Where, opts Options) (*Page, Checked, []refusal.Issue, error) {
-	p, issues := Parse(doc, where)
+func CheckDocument(ctx context.Context, doc []byte, where page.Where, opts Options) (*page.Page, Checked, []refusal.Issue, error) {
+	p, issues := page.Parse(doc, where)
 	if p == nil {
 		return nil, Checked{}, issues, nil
 	}
@@ -141,59 +137,19 @@ func CheckDocument(ctx context.Context, doc []byte, where Where, opts Options) (
 	return p, c, issues, nil
 }
 
-// DataHash is a stable hash of the page's data key: the SHA-256 of its
-// value as JSON with sorted keys, as "sha256:<hex>". Two versions whose
-// data decode to the same value (whatever their layout, comments or key
-// order) have the same hash, and the keeper rebuilds the views only when
-// it changes. A page without data hashes to "".
-func DataHash(p *Page) string {
-	if p == nil || p.Data == nil || p.Data.node == nil {
-		return ""
-	}
-	var v any
-	var b []byte
-	err := p.Data.node.Decode(&v)
-	if err == nil {
-		b, err = json.Marshal(normalize(v))
-	}
-	if err != nil {
-		// A value JSON cannot carry (such as .nan): hash the YAML instead.
-		b, _ = yaml.Marshal(p.Data.node)
-	}
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// normalize turns yaml.v3's maps with keys of any type into maps JSON can
-// encode, with sorted keys.
-func normalize(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = normalize(e)
-		}
-		return m
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[fmt.Sprint(k)] = normalize(e)
-		}
-		return m
-	case []any:
-		s := make([]any, len(x))
-		for i, e := range x {
-			s[i] = normalize(e)
-		}
-		return s
-	}
-	return v
-}
-
 func sortIssues(is []refusal.Issue) {
 	for i := 1; i < len(is); i++ {
 		for j := i; j > 0 && is[j].Line < is[j-1].Line; j-- {
 			is[j], is[j-1] = is[j-1], is[j]
 		}
 	}
+}
+
+// moduleViews are the page's views as fold/module types them.
+func moduleViews(d *page.Data) []module.View {
+	vs := make([]module.View, 0, len(d.Views))
+	for _, v := range d.Views {
+		vs = append(vs, module.View{Name: v.Name, Shape: v.Shape})
+	}
+	return vs
 }
