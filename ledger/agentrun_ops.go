@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"strings"
 	"time"
 
 	"quire/fold"
 	"quire/internal/jsscan"
+	"quire/words/agentrun"
 	"quire/words/refusal"
 )
 
@@ -63,7 +63,7 @@ func (l *Ledger) workflowSource(a *WorkflowSourceArgs) (string, error) {
 		if a.Playbook != "" || a.Name != "" || a.Version != 0 {
 			return "", refusal.Invalid("/source", "give source, or playbook and name (and version), not both")
 		}
-		if !IsAgentRun(a.Source) {
+		if !agentrun.Is(a.Source) {
 			return "", refusal.Invalid("/source", "not an AgentRun document: a JSON object with \"v\": 2")
 		}
 		return a.Source, nil
@@ -75,7 +75,7 @@ func (l *Ledger) workflowSource(a *WorkflowSourceArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !IsAgentRun(d.Source) {
+	if !agentrun.Is(d.Source) {
 		return "", refusal.Invalid("/name", "the workflow %q is a YAML workflow, not an AgentRun document", a.Name)
 	}
 	return d.Source, nil
@@ -84,12 +84,12 @@ func (l *Ledger) workflowSource(a *WorkflowSourceArgs) (string, error) {
 func init() {
 	register(Op{Name: "inspect_workflow", Scope: ScopeRead, Method: "POST", Path: "/workflows/inspect", ReadOnly: true, Idempotent: true,
 		Description: "Inspect an AgentRun workflow (saved, or source) as its save does, running nothing: issues at JSON pointers, nodes' state keys, the final selection, what stays unknown."},
-		func(ctx context.Context, l *Ledger, a *WorkflowSourceArgs) (*WorkflowReport, error) {
+		func(ctx context.Context, l *Ledger, a *WorkflowSourceArgs) (*agentrun.Report, error) {
 			src, err := l.workflowSource(a)
 			if err != nil {
 				return nil, err
 			}
-			return InspectAgentRun(src), nil
+			return agentrun.Inspect(src), nil
 		})
 	register(Op{Name: "try_code", Scope: ScopeRead, Method: "POST", Path: "/workflows/try-code", ReadOnly: true, Idempotent: true,
 		Description: "Run an AgentRun workflow's code node over a state in the fold's sandbox (no Date, Promise, timers, Function, host globals): its value and the state after, or its error and line."},
@@ -102,11 +102,11 @@ func init() {
 			if err := decodeNumbers(a.State, &state); err != nil || state == nil {
 				return nil, refusal.Invalid("/state", "state is the workflow state the function receives: a JSON object")
 			}
-			doc, issues := parseAgentRun(src)
+			doc, issues := agentrun.Parse(src)
 			if doc == nil {
 				return nil, refusal.WithIssues(refusal.InvalidInput, issues)
 			}
-			ptr, node := findLabel(doc.v["root"], "/root", a.Label)
+			ptr, node := doc.Node(a.Label)
 			if node == nil {
 				return nil, refusal.At(refusal.NotFound, "/label", "the workflow has no node labelled %q", a.Label)
 			}
@@ -114,7 +114,7 @@ func init() {
 				return nil, refusal.Invalid("/label", "the node %q is a %v node; try_code runs a code node", a.Label, node["node"])
 			}
 			var bad []refusal.Issue
-			for _, is := range InspectAgentRun(src).Issues {
+			for _, is := range agentrun.Inspect(src).Issues {
 				if is.Path == "/source"+ptr || strings.HasPrefix(is.Path, "/source"+ptr+"/") {
 					bad = append(bad, is)
 				}
@@ -128,28 +128,6 @@ func init() {
 		})
 }
 
-// findLabel finds the node labelled label under v, and its pointer.
-func findLabel(v any, ptr, label string) (string, map[string]any) {
-	switch x := v.(type) {
-	case map[string]any:
-		if _, isNode := x["node"]; isNode && x["label"] == label {
-			return ptr, x
-		}
-		for _, k := range sortedKeys(x) {
-			if p, n := findLabel(x[k], ptr+"/"+escapePointer(k), label); n != nil {
-				return p, n
-			}
-		}
-	case []any:
-		for i, e := range x {
-			if p, n := findLabel(e, fmt.Sprintf("%s/%d", ptr, i), label); n != nil {
-				return p, n
-			}
-		}
-	}
-	return "", nil
-}
-
 // tryModule is the module a code node's function runs in: the shadowed
 // globals bound to undefined (eval cannot be, and the sandbox has none),
 // the state frozen (a function that mutates it fails), and the code from
@@ -157,7 +135,7 @@ func findLabel(v any, ptr, label string) (string, map[string]any) {
 // code plus one.
 func tryModule(code string) (string, []int) {
 	var names []string
-	for _, g := range shadowedGlobals {
+	for _, g := range agentrun.Shadowed() {
 		if g != "eval" {
 			names = append(names, g+" = undefined")
 		}

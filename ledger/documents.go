@@ -17,6 +17,7 @@ import (
 	"quire/internal/front"
 	"quire/ledger/pagecheck"
 	"quire/render"
+	"quire/words/agentrun"
 	"quire/words/jsonptr"
 	"quire/words/page"
 	"quire/words/refusal"
@@ -85,7 +86,7 @@ func pageWhere(typ string) page.Where {
 func (l *Ledger) inspect(ctx context.Context, typ, source string, check bool) (*docInfo, error) {
 	info := &docInfo{}
 	var issues []refusal.Issue
-	if typ == "workflow" && IsAgentRun(source) {
+	if typ == "workflow" && agentrun.Is(source) {
 		issues = append(issues, agentRunInfo(info, source, check)...)
 	}
 	if out := outputOf(typ, source); out != nil && out.Kind == yaml.MappingNode {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"quire/ledger"
+	"quire/words/agentrun"
 	"quire/words/refusal"
 )
 
@@ -26,10 +26,10 @@ func definitionInspectCommand(e *env) *cli.Command {
 			if err != nil {
 				return refusal.Invalid("FILE", "%v", err)
 			}
-			if !ledger.IsAgentRun(string(data)) {
+			if !agentrun.Is(string(data)) {
 				return refusal.Invalid("FILE", "%s is not an AgentRun document: a JSON object with \"v\": 2", file)
 			}
-			rep := ledger.InspectAgentRun(string(data))
+			rep := agentrun.Inspect(string(data))
 			if c.Bool("json") {
 				if err := e.printJSON(rep); err != nil {
 					return err
@@ -45,7 +45,7 @@ func definitionInspectCommand(e *env) *cli.Command {
 	}
 }
 
-func printReport(e *env, file string, rep *ledger.WorkflowReport) {
+func printReport(e *env, file string, rep *agentrun.Report) {
 	for _, is := range rep.Issues {
 		fmt.Fprintf(e.out, "%s:%d: %s: %s\n", file, is.Line, strings.TrimPrefix(is.Path, "/source"), is.Message)
 	}

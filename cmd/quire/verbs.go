@@ -14,6 +14,7 @@ import (
 	"quire/internal/front"
 	"quire/ledger"
 	"quire/words/address"
+	"quire/words/agentrun"
 	"quire/words/page"
 	"quire/words/refusal"
 )
@@ -293,7 +294,7 @@ func definitionOfFile(file, source, typ, name string) (string, string, error) {
 			typ = "workflow"
 		}
 	}
-	if name == "" && typ == "workflow" && ledger.IsAgentRun(source) {
+	if name == "" && typ == "workflow" && agentrun.Is(source) {
 		// An AgentRun document names itself at the top level.
 		if n, ok := doc["name"].(string); ok && address.ValidName(n) {
 			name = n

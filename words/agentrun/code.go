@@ -1,8 +1,9 @@
-package ledger
+package agentrun
 
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,9 +44,18 @@ var shadowDefine = func() map[string]string {
 
 var shadowRE = regexp.MustCompile(shadowPrefix + `([A-Za-z]+)`)
 
-// checkCode answers what is wrong with a code node's code, each message
-// naming its line and column in the code.
-func checkCode(code string) []string {
+// Shadowed are the globals the executor shadows, which a code node may not
+// reach: Date, Promise, timers, Function, eval and the host's and
+// network's globals. A sandbox that runs a code node binds each to
+// undefined, but for eval, which cannot be bound (quire's sandbox has
+// none).
+func Shadowed() []string { return slices.Clone(shadowedGlobals) }
+
+// CheckCode answers what is wrong with a code node's code, without running
+// it: each message names its line and column in the code. It answers
+// nothing for one synchronous function expression that reaches no
+// shadowed global and imports nothing.
+func CheckCode(code string) []string {
 	if strings.TrimSpace(code) == "" {
 		return []string{"code is a single synchronous function expression, such as (s) => ({ count: s.items.length }); it is empty."}
 	}
