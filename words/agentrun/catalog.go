@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -150,9 +151,18 @@ func compileCatalog(catalog map[string]any) []refusal.Issue {
 		}
 		if sve, ok := err.(*jsonschema.SchemaValidationError); ok {
 			if ve, ok := sve.Err.(*jsonschema.ValidationError); ok {
+				// The compiler meets the catalog's schemas in no fixed
+				// order: their problems are put in the order of their
+				// pointers, so an inspection answers the same twice.
+				ls := leaves(ve)
+				locs := make(map[*jsonschema.ValidationError]string, len(ls))
+				for _, leaf := range ls {
+					locs[leaf] = "/" + strings.Join(mapStrings(leaf.InstanceLocation, escapePointer), "/")
+				}
+				sort.SliceStable(ls, func(i, j int) bool { return locs[ls[i]] < locs[ls[j]] })
 				seen := map[string]bool{}
-				for _, leaf := range leaves(ve) {
-					loc := "/" + strings.Join(mapStrings(leaf.InstanceLocation, escapePointer), "/")
+				for _, leaf := range ls {
+					loc := locs[leaf]
 					if !strings.HasPrefix(loc, "/$defs/") || seen[loc] {
 						continue
 					}

@@ -247,3 +247,28 @@ func TestRulesRefusedAtPointer(t *testing.T) {
 		t.Errorf("a deep document: %+v", r.Issues)
 	}
 }
+
+// The problems of several schemas of the catalog come back in the order
+// of their pointers, however the compiler meets them: an inspection
+// answers the same twice.
+func TestCatalogProblemsInOrder(t *testing.T) {
+	src := "{\"A\":2,\n  \"schemas\": {\"8\": \"\", \"X8\": \"2\", \"B\": {\"type\": 3}, \"a\": []} }"
+	var first string
+	for i := 0; i < 50; i++ {
+		var paths []string
+		for _, is := range Inspect(src).Issues {
+			if strings.HasPrefix(is.Path, "/source/schemas/") {
+				paths = append(paths, is.Path)
+			}
+		}
+		got := strings.Join(paths, " ")
+		if i == 0 {
+			first = got
+			if got != "/source/schemas/8 /source/schemas/B/type /source/schemas/X8 /source/schemas/a" {
+				t.Fatalf("schema problems at %s", got)
+			}
+		} else if got != first {
+			t.Fatalf("inspection %d: %s, the first: %s", i, got, first)
+		}
+	}
+}
