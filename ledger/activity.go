@@ -275,7 +275,7 @@ func checkMember(member string) error {
 	return nil
 }
 
-func (l *Ledger) listActivity(a *ListActivityArgs) (*ActivityPage, error) {
+func (l *Ledger) listActivity(_ context.Context, a *ListActivityArgs) (*ActivityPage, error) {
 	limit := a.Limit
 	if limit == 0 {
 		limit = 50
@@ -360,7 +360,7 @@ func (l *Ledger) listActivity(a *ListActivityArgs) (*ActivityPage, error) {
 	return out, nil
 }
 
-func (l *Ledger) markActivitySeen(a *MarkSeenArgs) (*SeenMarks, error) {
+func (l *Ledger) markActivitySeen(_ context.Context, a *MarkSeenArgs) (*SeenMarks, error) {
 	if err := checkMember(a.Member); err != nil {
 		return nil, err
 	}
@@ -404,17 +404,4 @@ func (l *Ledger) markActivitySeen(a *MarkSeenArgs) (*SeenMarks, error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-func init() {
-	register(Op{Name: "list_activity", Scope: ScopeRead, Method: "GET", Path: "/activity", ReadOnly: true, Idempotent: true,
-		Description: "List the organization's activity, newest first, each row by its address: runs started and ended, definitions saved or broken, playbooks created or updated, comments made or resolved; each with kind, playbook, at, actor and summary. playbook, since and limit filter; member marks each row seen or not for that member."},
-		func(ctx context.Context, l *Ledger, a *ListActivityArgs) (*ActivityPage, error) {
-			return l.listActivity(a)
-		})
-	register(Op{Name: "mark_activity_seen", Scope: ScopeWrite, Method: "POST", Path: "/activity/seen",
-		Description: "Mark activity rows seen by a member, by their addresses: appends a line to org/members/<member>/seen.jsonl and commits. A row is seen when marked at or after its time. With a token, member is its principal (another is forbidden). Refuses an address the activity does not name (/items/<i>) and a bad member id (/member)."},
-		func(ctx context.Context, l *Ledger, a *MarkSeenArgs) (*SeenMarks, error) {
-			return l.markActivitySeen(a)
-		})
 }

@@ -10,23 +10,18 @@ type ExplainAddressArgs struct {
 	Address string `json:"address" jsonschema:"an address, such as finance/definitions/workflow/close-the-week/4/steps/do/1/review or org/connections/<id>"`
 }
 
-func init() {
-	// The route is GET /explain?address=…: an address holds slashes, so it
-	// is a query argument rather than a path segment.
-	register(Op{Name: "explain_address", Scope: ScopeRead, Method: "GET", Path: "/explain", ReadOnly: true, Idempotent: true,
-		Description: "Explain an address: what it names, its segments, the tool calls that read and act on it with arguments filled in (not_served where this server has none), and the resolve_comment for a comment on it. Checks the form only. Refuses a non-address at /address, naming the segment and rule it breaks."},
-		func(ctx context.Context, l *Ledger, a *ExplainAddressArgs) (*address.Explanation, error) {
-			ad, err := address.Parse(a.Address)
-			if err != nil {
-				return nil, err
-			}
-			ex := ad.Explain()
-			ex.Read, ex.Act = servedCalls(ex.Read), servedCalls(ex.Act)
-			if ex.Resolve != nil {
-				ex.Resolve = &servedCalls([]address.Call{*ex.Resolve})[0]
-			}
-			return &ex, nil
-		})
+// explainAddress is the operation explain_address (ops.go).
+func (l *Ledger) explainAddress(ctx context.Context, a *ExplainAddressArgs) (*address.Explanation, error) {
+	ad, err := address.Parse(a.Address)
+	if err != nil {
+		return nil, err
+	}
+	ex := ad.Explain()
+	ex.Read, ex.Act = servedCalls(ex.Read), servedCalls(ex.Act)
+	if ex.Resolve != nil {
+		ex.Resolve = &servedCalls([]address.Call{*ex.Resolve})[0]
+	}
+	return &ex, nil
 }
 
 // servedCalls keeps the calls of the spec's table that name a tool this
@@ -38,7 +33,7 @@ func servedCalls(calls []address.Call) []address.Call {
 		if c.Tool == "" {
 			continue
 		}
-		if _, ok := table[c.Tool]; ok {
+		if _, ok := table()[c.Tool]; ok {
 			continue
 		}
 		words := c.Tool + " is not served here: this quire keeps the vault, and the spec's table names it for a runtime that has it, such as hosted Auto"

@@ -12,10 +12,6 @@ import (
 // check) is quire/words/agentrun. The ledger saves them as workflows and
 // serves inspect_workflow and try_code (agentrun_ops.go).
 
-// IsAgentRun is agentrun.Is, under the name the write of
-// create_definition and update_definition calls it by.
-func IsAgentRun(source string) bool { return agentrun.Is(source) }
-
 // agentRunInfo reads what ledger needs of an AgentRun document: the
 // output schema a run's end_run is checked against (output.schemaId's
 // schema, with the catalog beside it); with check, the inspection's

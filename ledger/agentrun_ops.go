@@ -71,7 +71,7 @@ func (l *Ledger) workflowSource(a *WorkflowSourceArgs) (string, error) {
 	if a.Playbook == "" || a.Name == "" {
 		return "", refusal.Invalid("", "name a saved workflow (playbook and name) or give its source")
 	}
-	d, err := l.getDefinition(a.Playbook, "workflow", a.Name, a.Version, true)
+	d, err := l.definitionAt(a.Playbook, "workflow", a.Name, a.Version, true)
 	if err != nil {
 		return "", err
 	}
@@ -81,51 +81,48 @@ func (l *Ledger) workflowSource(a *WorkflowSourceArgs) (string, error) {
 	return d.Source, nil
 }
 
-func init() {
-	register(Op{Name: "inspect_workflow", Scope: ScopeRead, Method: "POST", Path: "/workflows/inspect", ReadOnly: true, Idempotent: true,
-		Description: "Inspect an AgentRun workflow (saved, or source) as its save does, running nothing: issues at JSON pointers, nodes' state keys, the final selection, what stays unknown."},
-		func(ctx context.Context, l *Ledger, a *WorkflowSourceArgs) (*agentrun.Report, error) {
-			src, err := l.workflowSource(a)
-			if err != nil {
-				return nil, err
-			}
-			return agentrun.Inspect(src), nil
-		})
-	register(Op{Name: "try_code", Scope: ScopeRead, Method: "POST", Path: "/workflows/try-code", ReadOnly: true, Idempotent: true,
-		Description: "Run an AgentRun workflow's code node over a state in the fold's sandbox (no Date, Promise, timers, Function, host globals): its value and the state after, or its error and line."},
-		func(ctx context.Context, l *Ledger, a *TryCodeArgs) (*TryCode, error) {
-			src, err := l.workflowSource(&WorkflowSourceArgs{Playbook: a.Playbook, Name: a.Name, Version: a.Version, Source: a.Source})
-			if err != nil {
-				return nil, err
-			}
-			var state map[string]any
-			if err := decodeNumbers(a.State, &state); err != nil || state == nil {
-				return nil, refusal.Invalid("/state", "state is the workflow state the function receives: a JSON object")
-			}
-			doc, issues := agentrun.Parse(src)
-			if doc == nil {
-				return nil, refusal.WithIssues(refusal.InvalidInput, issues)
-			}
-			ptr, node := doc.Node(a.Label)
-			if node == nil {
-				return nil, refusal.At(refusal.NotFound, "/label", "the workflow has no node labelled %q", a.Label)
-			}
-			if node["node"] != "code" {
-				return nil, refusal.Invalid("/label", "the node %q is a %v node; try_code runs a code node", a.Label, node["node"])
-			}
-			var bad []refusal.Issue
-			for _, is := range agentrun.Inspect(src).Issues {
-				if is.Path == "/source"+ptr || strings.HasPrefix(is.Path, "/source"+ptr+"/") {
-					bad = append(bad, is)
-				}
-			}
-			if len(bad) > 0 {
-				return nil, refusal.WithIssues(refusal.InvalidInput, bad)
-			}
-			code, _ := node["code"].(string)
-			as, _ := node["as"].(string)
-			return l.tryCode(ctx, a.Label, code, as, a.State, state)
-		})
+// inspectWorkflow is the operation inspect_workflow (ops.go).
+func (l *Ledger) inspectWorkflow(ctx context.Context, a *WorkflowSourceArgs) (*agentrun.Report, error) {
+	src, err := l.workflowSource(a)
+	if err != nil {
+		return nil, err
+	}
+	return agentrun.Inspect(src), nil
+}
+
+// tryCode is the operation try_code (ops.go).
+func (l *Ledger) tryCode(ctx context.Context, a *TryCodeArgs) (*TryCode, error) {
+	src, err := l.workflowSource(&WorkflowSourceArgs{Playbook: a.Playbook, Name: a.Name, Version: a.Version, Source: a.Source})
+	if err != nil {
+		return nil, err
+	}
+	var state map[string]any
+	if err := decodeNumbers(a.State, &state); err != nil || state == nil {
+		return nil, refusal.Invalid("/state", "state is the workflow state the function receives: a JSON object")
+	}
+	doc, issues := agentrun.Parse(src)
+	if doc == nil {
+		return nil, refusal.WithIssues(refusal.InvalidInput, issues)
+	}
+	ptr, node := doc.Node(a.Label)
+	if node == nil {
+		return nil, refusal.At(refusal.NotFound, "/label", "the workflow has no node labelled %q", a.Label)
+	}
+	if node["node"] != "code" {
+		return nil, refusal.Invalid("/label", "the node %q is a %v node; try_code runs a code node", a.Label, node["node"])
+	}
+	var bad []refusal.Issue
+	for _, is := range agentrun.Inspect(src).Issues {
+		if is.Path == "/source"+ptr || strings.HasPrefix(is.Path, "/source"+ptr+"/") {
+			bad = append(bad, is)
+		}
+	}
+	if len(bad) > 0 {
+		return nil, refusal.WithIssues(refusal.InvalidInput, bad)
+	}
+	code, _ := node["code"].(string)
+	as, _ := node["as"].(string)
+	return l.runCode(ctx, a.Label, code, as, a.State, state)
 }
 
 // tryModule is the module a code node's function runs in: the shadowed
@@ -170,7 +167,7 @@ func (l *Ledger) tryPool() (*fold.Pool, error) {
 	return v.tryPool, nil
 }
 
-func (l *Ledger) tryCode(ctx context.Context, label, code, as string, stateRaw json.RawMessage, state map[string]any) (*TryCode, error) {
+func (l *Ledger) runCode(ctx context.Context, label, code, as string, stateRaw json.RawMessage, state map[string]any) (*TryCode, error) {
 	pool, err := l.tryPool()
 	if err != nil {
 		return nil, err

@@ -392,53 +392,52 @@ type JanitorReport struct {
 	Committed []string `json:"committed,omitempty"`
 }
 
-func init() {
-	register(Op{Name: "check_vault", Scope: ScopeAdmin, Method: "GET", Path: "/check", ReadOnly: true, Idempotent: true,
-		Description: "Validate the vault against the playbook-run capsule, each problem with its path and line. With history: true, also prove the append-only rules from the git history not proved before (run.jsonl only grew, definition.md and archived runs never changed, lines in seq order), each problem naming its commit."},
-		func(ctx context.Context, l *Ledger, a *CheckArgs) (*CheckReport, error) { return l.CheckWith(*a) })
-	register(Op{Name: "archive_idle_runs", Scope: ScopeAdmin, Method: "POST", Path: "/janitor",
-		Description: "The janitor: commit what earlier writes could not (committed: false), then archive every complete or failed run idle 90 days or more, its archived event with the reason first."},
-		func(ctx context.Context, l *Ledger, a *JanitorArgs) (*JanitorReport, error) {
-			now, err := l.when(a.Now, "/now")
-			if err != nil {
-				return nil, err
-			}
-			days := a.Days
-			if days == 0 {
-				days = 90
-			}
-			if days < 1 {
-				return nil, refusal.Invalid("/days", "days is 1 or more")
-			}
-			rep := &JanitorReport{Archived: []string{}}
-			if err := l.write(writeArgs{}, func(t *tx) error {
-				rep.Committed, err = t.finishPending(vault.Signature{Name: janitor, When: now})
-				return err
-			}); err != nil {
-				return nil, err
-			}
-			runs, err := l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" })
-			if err != nil {
-				return nil, err
-			}
-			for i, e := range runs {
-				l.progress("janitor: reading the runs for idle ones", "runs", i+1, len(runs))
-				f := runfolder.Folder{V: l.v, Rel: e.Path}
-				st, err := f.LoadState()
-				if err != nil || (st.State != runfolder.Complete && st.State != runfolder.Failed) {
-					continue
-				}
-				last, err := event.ParseTime(st.LastEventAt)
-				if err != nil || now.Sub(last) < time.Duration(days)*24*time.Hour {
-					continue
-				}
-				reason := fmt.Sprintf("idle for %d days since %s (vault-janitor)", int(now.Sub(last).Hours()/24), st.LastEventAt)
-				ln := &event.Line{Event: event.Archived, Timestamp: event.FormatTime(now), Actor: janitor, Reason: reason, Detail: "Archived: " + reason}
-				if _, _, err := l.appendRun(e, f, ln); err != nil {
-					return nil, err
-				}
-				rep.Archived = append(rep.Archived, e.Playbook+"/runs/"+e.UID)
-			}
-			return rep, nil
-		})
+// checkVault is the operation check_vault (ops.go).
+func (l *Ledger) checkVault(ctx context.Context, a *CheckArgs) (*CheckReport, error) {
+	return l.CheckWith(*a)
+}
+
+// archiveIdleRuns is the operation archive_idle_runs (ops.go).
+func (l *Ledger) archiveIdleRuns(ctx context.Context, a *JanitorArgs) (*JanitorReport, error) {
+	now, err := l.when(a.Now, "/now")
+	if err != nil {
+		return nil, err
+	}
+	days := a.Days
+	if days == 0 {
+		days = 90
+	}
+	if days < 1 {
+		return nil, refusal.Invalid("/days", "days is 1 or more")
+	}
+	rep := &JanitorReport{Archived: []string{}}
+	if err := l.write(writeArgs{}, func(t *tx) error {
+		rep.Committed, err = t.finishPending(vault.Signature{Name: janitor, When: now})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	runs, err := l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" })
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range runs {
+		l.progress("janitor: reading the runs for idle ones", "runs", i+1, len(runs))
+		f := runfolder.Folder{V: l.v, Rel: e.Path}
+		st, err := f.LoadState()
+		if err != nil || (st.State != runfolder.Complete && st.State != runfolder.Failed) {
+			continue
+		}
+		last, err := event.ParseTime(st.LastEventAt)
+		if err != nil || now.Sub(last) < time.Duration(days)*24*time.Hour {
+			continue
+		}
+		reason := fmt.Sprintf("idle for %d days since %s (vault-janitor)", int(now.Sub(last).Hours()/24), st.LastEventAt)
+		ln := &event.Line{Event: event.Archived, Timestamp: event.FormatTime(now), Actor: janitor, Reason: reason, Detail: "Archived: " + reason}
+		if _, _, err := l.appendRun(e, f, ln); err != nil {
+			return nil, err
+		}
+		rep.Archived = append(rep.Archived, e.Playbook+"/runs/"+e.UID)
+	}
+	return rep, nil
 }

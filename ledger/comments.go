@@ -239,7 +239,7 @@ func ownerName(playbook string) string {
 	return playbook
 }
 
-func (l *Ledger) makeComment(a *MakeCommentArgs) (*Comment, error) {
+func (l *Ledger) makeComment(_ context.Context, a *MakeCommentArgs) (*Comment, error) {
 	if a.Playbook != "" {
 		if err := checkPlaybookID(a.Playbook); err != nil {
 			return nil, err
@@ -296,7 +296,7 @@ func (l *Ledger) makeComment(a *MakeCommentArgs) (*Comment, error) {
 	return c, nil
 }
 
-func (l *Ledger) listComments(a *ListCommentsArgs) ([]*Comment, error) {
+func (l *Ledger) listComments(_ context.Context, a *ListCommentsArgs) ([]*Comment, error) {
 	if a.Playbook != "" {
 		if err := checkPlaybookID(a.Playbook); err != nil {
 			return nil, err
@@ -356,7 +356,7 @@ func validHow(how string) bool {
 	return false
 }
 
-func (l *Ledger) resolveComment(a *ResolveCommentArgs) (*Comment, error) {
+func (l *Ledger) resolveComment(_ context.Context, a *ResolveCommentArgs) (*Comment, error) {
 	if a.Playbook != "" {
 		if err := checkPlaybookID(a.Playbook); err != nil {
 			return nil, err
@@ -431,20 +431,4 @@ func (l *Ledger) resolveComment(a *ResolveCommentArgs) (*Comment, error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-func init() {
-	register(Op{Name: "make_comment", Scope: ScopeWrite, Method: "POST", Path: "/comments",
-		Description: "Comment on an address: with playbook, on one of its things (the playbook, a definition version, step, run, event, result block, request, or a part); without, the organization's own (org, org/connections/<id>, org/members/<id>, org/settings/<page>). A reply is a comment on the same address. Writes comments/<id>.md, records comment_made, commits as the author. Checks the address's form only. Refuses an address no comment takes (/address), a text empty or over 10,000 characters (/text), an unknown playbook."},
-		func(ctx context.Context, l *Ledger, a *MakeCommentArgs) (*Comment, error) { return l.makeComment(a) })
-	register(Op{Name: "list_comments", Scope: ScopeRead, Method: "GET", Path: "/comments", ReadOnly: true, Idempotent: true,
-		Description: "List a playbook's comments (without playbook, the organization's), oldest first, with text and resolution. under keeps those on an address and what it holds (parts; a run's events and result blocks; a version's steps; every version); address keeps that address alone; resolved keeps resolved or open ones."},
-		func(ctx context.Context, l *Ledger, a *ListCommentsArgs) ([]*Comment, error) {
-			return l.listComments(a)
-		})
-	register(Op{Name: "resolve_comment", Scope: ScopeWrite, Method: "POST", Path: "/comments/{id}/resolve",
-		Description: "Resolve a comment, saying how: acted, declined, answered or obsolete. Rewrites its front matter (resolved, how, resolved_at, resolved_by), records comment_resolved and commits as the actor; without playbook, one of the organization's. Refuses an unknown id (not_found), a resolved comment (conflict), another how (/how)."},
-		func(ctx context.Context, l *Ledger, a *ResolveCommentArgs) (*Comment, error) {
-			return l.resolveComment(a)
-		})
 }

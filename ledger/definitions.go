@@ -18,6 +18,7 @@ import (
 	"quire/internal/front"
 	"quire/vault"
 	"quire/words/address"
+	"quire/words/agentrun"
 	"quire/words/event"
 	"quire/words/refusal"
 	"quire/words/shape"
@@ -58,45 +59,42 @@ func actorOr(a string) string {
 	return a
 }
 
-func init() {
-	register(Op{Name: "create_project", Scope: ScopeWrite, Method: "POST", Path: "/projects",
-		Description: "Make a project, the parent every run must belong to (member_of). Writes projects/<slug>.md, appends its line to the index and commits. Refuses an empty name or one whose slug is taken (conflict)."},
-		func(ctx context.Context, l *Ledger, a *CreateProjectArgs) (*Project, error) {
-			name := strings.TrimSpace(a.Name)
-			if name == "" || len(name) > 200 || strings.ContainsAny(name, "\n\r") {
-				return nil, refusal.Invalid("/name", "a project's name is 1 to 200 characters on one line")
-			}
-			slug := slugOf(name)
-			if slug == "" {
-				return nil, refusal.Invalid("/name", "a project's name needs at least one letter or digit")
-			}
-			p := &Project{UID: newID(), Name: name, Path: path.Join("projects", slug+".md")}
-			err := l.write(writeArgs{}, func(t *tx) error {
-				if l.v.Exists(p.Path) {
-					return refusal.At(refusal.Conflict, "/name", "a project with the slug %q already exists at %s", slug, p.Path)
-				}
-				doc, _ := yaml.Marshal(map[string]string{"uid": p.UID, "name": name, "type": "project"})
-				if err := writeNew(l.v, p.Path, []byte("---\n"+string(doc)+"---\n")); err != nil {
-					return err
-				}
-				if err := l.v.Register(vault.Entry{UID: p.UID, Type: "project", Path: p.Path, Name: name, Created: event.FormatTime(l.Now())}); err != nil {
-					return err
-				}
-				t.commit([]string{p.Path, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: l.Now()}, vault.Message{Subject: "Make the project " + name})
-				return nil
-			})
-			return p, err
-		})
-	register(Op{Name: "list_projects", Scope: ScopeRead, Method: "GET", Path: "/projects", ReadOnly: true, Idempotent: true,
-		Description: "List the projects, in the order they were made, with the uid that member_of names."},
-		func(ctx context.Context, l *Ledger, a *struct{}) ([]Project, error) {
-			es, err := l.v.FindType("project", func(*vault.Entry) bool { return true })
-			out := []Project{}
-			for _, e := range es {
-				out = append(out, Project{UID: e.UID, Name: e.Name, Path: e.Path})
-			}
-			return out, err
-		})
+// createProject is the operation create_project (ops.go).
+func (l *Ledger) createProject(ctx context.Context, a *CreateProjectArgs) (*Project, error) {
+	name := strings.TrimSpace(a.Name)
+	if name == "" || len(name) > 200 || strings.ContainsAny(name, "\n\r") {
+		return nil, refusal.Invalid("/name", "a project's name is 1 to 200 characters on one line")
+	}
+	slug := slugOf(name)
+	if slug == "" {
+		return nil, refusal.Invalid("/name", "a project's name needs at least one letter or digit")
+	}
+	p := &Project{UID: newID(), Name: name, Path: path.Join("projects", slug+".md")}
+	err := l.write(writeArgs{}, func(t *tx) error {
+		if l.v.Exists(p.Path) {
+			return refusal.At(refusal.Conflict, "/name", "a project with the slug %q already exists at %s", slug, p.Path)
+		}
+		doc, _ := yaml.Marshal(map[string]string{"uid": p.UID, "name": name, "type": "project"})
+		if err := writeNew(l.v, p.Path, []byte("---\n"+string(doc)+"---\n")); err != nil {
+			return err
+		}
+		if err := l.v.Register(vault.Entry{UID: p.UID, Type: "project", Path: p.Path, Name: name, Created: event.FormatTime(l.Now())}); err != nil {
+			return err
+		}
+		t.commit([]string{p.Path, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: l.Now()}, vault.Message{Subject: "Make the project " + name})
+		return nil
+	})
+	return p, err
+}
+
+// listProjects is the operation list_projects (ops.go).
+func (l *Ledger) listProjects(ctx context.Context, a *struct{}) ([]Project, error) {
+	es, err := l.v.FindType("project", func(*vault.Entry) bool { return true })
+	out := []Project{}
+	for _, e := range es {
+		out = append(out, Project{UID: e.UID, Name: e.Name, Path: e.Path})
+	}
+	return out, err
 }
 
 // writeNew makes a file (and its folders) atomically.
@@ -173,67 +171,64 @@ func (l *Ledger) readPlaybook(p string) (*playbookFront, error) {
 	return &f, nil
 }
 
-func init() {
-	register(Op{Name: "create_playbook", Scope: ScopeAdmin, Method: "POST", Path: "/playbooks",
-		Description: "Make a playbook: playbooks/<playbook>/playbook.md, events.jsonl with playbook_created, its index line; commits. Refuses an id breaking the segment rule (/playbook) or one that exists (conflict)."},
-		func(ctx context.Context, l *Ledger, a *CreatePlaybookArgs) (*Playbook, error) {
-			if err := checkPlaybookID(a.Playbook); err != nil {
-				return nil, err
-			}
-			if strings.TrimSpace(a.Name) == "" || len(a.Name) > 200 {
-				return nil, refusal.Invalid("/name", "a playbook's name is 1 to 200 characters")
-			}
-			uid := newID()
-			err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
-				dir := playbookDir(a.Playbook)
-				if l.v.Exists(dir) {
-					return refusal.At(refusal.Conflict, "/playbook", "the playbook %q already exists", a.Playbook)
-				}
-				fm, _ := yaml.Marshal(playbookFront{UID: uid, Name: a.Name, Description: a.Description})
-				if err := writeNew(l.v, path.Join(dir, "playbook.md"), []byte("---\n"+string(fm)+"---\n")); err != nil {
-					return err
-				}
-				now := l.Now()
-				if err := t.recordPlaybookEvent(a.Playbook, &event.Line{Event: event.PlaybookCreated, Timestamp: event.FormatTime(now),
-					Detail: "Playbook created", Actor: actorOr(a.Actor), Data: mustJSON(map[string]string{"name": a.Name})}); err != nil {
-					return err
-				}
-				if err := l.v.Register(vault.Entry{UID: uid, Type: "playbook", Path: dir, Playbook: a.Playbook, Name: a.Name, Created: event.FormatTime(now)}); err != nil {
-					return err
-				}
-				t.commit([]string{dir, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: now}, vault.Message{Subject: fmt.Sprintf("%s: make the playbook", a.Playbook)})
-				return nil
-			})
-			if err != nil {
-				return nil, err
-			}
-			return l.getPlaybook(a.Playbook)
-		})
-	register(Op{Name: "get_playbook", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}", ReadOnly: true, Idempotent: true,
-		Description: "Read a playbook: its name, description, the source of its page, and how many definitions and runs it holds. Refuses an unknown playbook (not_found)."},
-		func(ctx context.Context, l *Ledger, a *PlaybookArgs) (*Playbook, error) {
-			return l.getPlaybook(a.Playbook)
-		})
-	register(Op{Name: "list_playbooks", Scope: ScopeRead, Method: "GET", Path: "/playbooks", ReadOnly: true, Idempotent: true,
-		Description: "List the vault's playbooks in the order they were made."},
-		func(ctx context.Context, l *Ledger, a *struct{}) ([]*Playbook, error) {
-			es, err := l.v.FindType("playbook", func(*vault.Entry) bool { return true })
-			if err != nil {
-				return nil, err
-			}
-			out := []*Playbook{}
-			for _, e := range es {
-				p, err := l.getPlaybook(e.Playbook)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, p)
-			}
-			return out, nil
-		})
+// createPlaybook is the operation create_playbook (ops.go).
+func (l *Ledger) createPlaybook(ctx context.Context, a *CreatePlaybookArgs) (*Playbook, error) {
+	if err := checkPlaybookID(a.Playbook); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(a.Name) == "" || len(a.Name) > 200 {
+		return nil, refusal.Invalid("/name", "a playbook's name is 1 to 200 characters")
+	}
+	uid := newID()
+	err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
+		dir := playbookDir(a.Playbook)
+		if l.v.Exists(dir) {
+			return refusal.At(refusal.Conflict, "/playbook", "the playbook %q already exists", a.Playbook)
+		}
+		fm, _ := yaml.Marshal(playbookFront{UID: uid, Name: a.Name, Description: a.Description})
+		if err := writeNew(l.v, path.Join(dir, "playbook.md"), []byte("---\n"+string(fm)+"---\n")); err != nil {
+			return err
+		}
+		now := l.Now()
+		if err := t.recordPlaybookEvent(a.Playbook, &event.Line{Event: event.PlaybookCreated, Timestamp: event.FormatTime(now),
+			Detail: "Playbook created", Actor: actorOr(a.Actor), Data: mustJSON(map[string]string{"name": a.Name})}); err != nil {
+			return err
+		}
+		if err := l.v.Register(vault.Entry{UID: uid, Type: "playbook", Path: dir, Playbook: a.Playbook, Name: a.Name, Created: event.FormatTime(now)}); err != nil {
+			return err
+		}
+		t.commit([]string{dir, vault.IndexFile}, vault.Signature{Name: actorOr(a.Actor), When: now}, vault.Message{Subject: fmt.Sprintf("%s: make the playbook", a.Playbook)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return l.playbookOf(a.Playbook)
 }
 
-func (l *Ledger) getPlaybook(p string) (*Playbook, error) {
+// getPlaybook is the operation get_playbook (ops.go).
+func (l *Ledger) getPlaybook(ctx context.Context, a *PlaybookArgs) (*Playbook, error) {
+	return l.playbookOf(a.Playbook)
+}
+
+// listPlaybooks is the operation list_playbooks (ops.go).
+func (l *Ledger) listPlaybooks(ctx context.Context, a *struct{}) ([]*Playbook, error) {
+	es, err := l.v.FindType("playbook", func(*vault.Entry) bool { return true })
+	if err != nil {
+		return nil, err
+	}
+	out := []*Playbook{}
+	for _, e := range es {
+		p, err := l.playbookOf(e.Playbook)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (l *Ledger) playbookOf(p string) (*Playbook, error) {
 	f, err := l.readPlaybook(p)
 	if err != nil {
 		return nil, err
@@ -476,168 +471,170 @@ func yamlErrLine(err error) int {
 	return 1
 }
 
-func init() {
-	save := func(update bool) func(ctx context.Context, l *Ledger, a *SaveDefinitionArgs) (*Definition, error) {
-		return func(ctx context.Context, l *Ledger, a *SaveDefinitionArgs) (*Definition, error) {
-			if err := checkDefinitionArgs(a.Playbook, a.Type, a.Name); err != nil {
+// saveDefinition saves a definition: a new one, or with update a new
+// version of one that exists (create_definition, update_definition).
+func (l *Ledger) saveDefinition(ctx context.Context, a *SaveDefinitionArgs, update bool) (*Definition, error) {
+	if err := checkDefinitionArgs(a.Playbook, a.Type, a.Name); err != nil {
+		return nil, err
+	}
+	if err := parseDocument(a.Type, a.Source); err != nil {
+		return nil, err
+	}
+	if err := l.checkSave(ctx, a); err != nil {
+		return nil, err
+	}
+	err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
+		if _, err := l.readPlaybook(a.Playbook); err != nil {
+			return err
+		}
+		defs, err := l.definitions(a.Playbook)
+		if err != nil {
+			return err
+		}
+		d := defs[a.Type+"/"+a.Name]
+		switch {
+		case update && d == nil:
+			return refusal.At(refusal.NotFound, "/name", "playbook %s has no %s %q to update; create_definition makes it", a.Playbook, a.Type, a.Name)
+		case !update && d != nil:
+			return refusal.At(refusal.Conflict, "/name", "playbook %s already has the %s %q; update_definition saves a new version", a.Playbook, a.Type, a.Name)
+		case d != nil && d.Retired:
+			return refusal.At(refusal.Conflict, "/name", "the %s %q is retired", a.Type, a.Name)
+		}
+		v := defVersion{Version: 1, Type: a.Type, Name: a.Name, Path: definitionPath(a.Playbook, a.Type, a.Name), UID: newID()}
+		if a.Type == "workflow" && agentrun.Is(a.Source) {
+			v.Path = strings.TrimSuffix(v.Path, ".yaml") + ".json"
+		}
+		if d != nil && path.Ext(d.latest().Path) != path.Ext(v.Path) {
+			// Its file keeps one name: an AgentRun document
+			// (.json) and a YAML workflow are different
+			// definitions.
+			return refusal.At(refusal.Conflict, "/source", "the workflow %q is %s; a new version is one too (save the other form under a new name)", a.Name, formOf(d.latest().Path))
+		}
+		if d != nil {
+			v.Version = d.latest().Version + 1
+			v.UID = d.UID
+		}
+		v.Blob = vault.BlobID([]byte(a.Source))
+		if err := writeNew(l.v, v.Path, []byte(a.Source)); err != nil {
+			return err
+		}
+		now := l.Now()
+		if err := t.recordPlaybookEvent(a.Playbook, &event.Line{Event: event.DefinitionSaved, Timestamp: event.FormatTime(now),
+			Detail: fmt.Sprintf("Saved version %d", v.Version), Subject: a.Type + "/" + a.Name, Version: v.Version,
+			Actor: actorOr(a.Actor), Data: mustJSON(v)}); err != nil {
+			return err
+		}
+		paths := []string{v.Path, path.Join(playbookDir(a.Playbook), "events.jsonl")}
+		if d == nil {
+			if err := l.v.Register(vault.Entry{UID: v.UID, Type: "definition", Path: v.Path, Playbook: a.Playbook,
+				Name: a.Name, DefType: a.Type, Created: event.FormatTime(now)}); err != nil {
+				return err
+			}
+			paths = append(paths, vault.IndexFile)
+		}
+		t.commit(paths, vault.Signature{Name: actorOr(a.Actor), When: now}, vault.Message{Subject: fmt.Sprintf("%s: save %s/%s version %d", a.Playbook, a.Type, a.Name, v.Version)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.wake(a.Playbook) // its page may have changed
+	return l.definitionAt(a.Playbook, a.Type, a.Name, 0, true)
+}
+
+// createDefinition is the operation create_definition (ops.go).
+func (l *Ledger) createDefinition(ctx context.Context, a *SaveDefinitionArgs) (*Definition, error) {
+	return l.saveDefinition(ctx, a, false)
+}
+
+// updateDefinition is the operation update_definition (ops.go).
+func (l *Ledger) updateDefinition(ctx context.Context, a *SaveDefinitionArgs) (*Definition, error) {
+	return l.saveDefinition(ctx, a, true)
+}
+
+// getDefinition is the operation get_definition (ops.go).
+func (l *Ledger) getDefinition(ctx context.Context, a *GetDefinitionArgs) (*Definition, error) {
+	if err := checkFormat(a.Format); err != nil {
+		return nil, err
+	}
+	if len(a.SampleOutput) > 0 && !a.Render {
+		return nil, refusal.Invalid("/sample_output", "sample_output is for the preview: it needs render: true")
+	}
+	d, err := l.definitionAt(a.Playbook, a.Type, a.Name, a.Version, true)
+	if err != nil {
+		return nil, err
+	}
+	s, err := l.subjectOf(a.Playbook, a.Type, a.Name)
+	if err != nil {
+		return nil, err
+	}
+	if a.Render {
+		if s.Page == nil {
+			return nil, refusal.Invalid("/render", "the %s %q has no page to render", a.Type, a.Name)
+		}
+		if s.Retired {
+			return nil, refusal.At(refusal.Conflict, "/name", "the %s %q is retired: its page renders nowhere", a.Type, a.Name)
+		}
+		if len(a.SampleOutput) > 0 {
+			if err := l.checkSample(s, a.SampleOutput); err != nil {
 				return nil, err
 			}
-			if err := parseDocument(a.Type, a.Source); err != nil {
-				return nil, err
-			}
-			if err := l.checkSave(ctx, a); err != nil {
-				return nil, err
-			}
-			err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
-				if _, err := l.readPlaybook(a.Playbook); err != nil {
-					return err
-				}
-				defs, err := l.definitions(a.Playbook)
-				if err != nil {
-					return err
-				}
-				d := defs[a.Type+"/"+a.Name]
-				switch {
-				case update && d == nil:
-					return refusal.At(refusal.NotFound, "/name", "playbook %s has no %s %q to update; create_definition makes it", a.Playbook, a.Type, a.Name)
-				case !update && d != nil:
-					return refusal.At(refusal.Conflict, "/name", "playbook %s already has the %s %q; update_definition saves a new version", a.Playbook, a.Type, a.Name)
-				case d != nil && d.Retired:
-					return refusal.At(refusal.Conflict, "/name", "the %s %q is retired", a.Type, a.Name)
-				}
-				v := defVersion{Version: 1, Type: a.Type, Name: a.Name, Path: definitionPath(a.Playbook, a.Type, a.Name), UID: newID()}
-				if a.Type == "workflow" && IsAgentRun(a.Source) {
-					v.Path = strings.TrimSuffix(v.Path, ".yaml") + ".json"
-				}
-				if d != nil && path.Ext(d.latest().Path) != path.Ext(v.Path) {
-					// Its file keeps one name: an AgentRun document
-					// (.json) and a YAML workflow are different
-					// definitions.
-					return refusal.At(refusal.Conflict, "/source", "the workflow %q is %s; a new version is one too (save the other form under a new name)", a.Name, formOf(d.latest().Path))
-				}
-				if d != nil {
-					v.Version = d.latest().Version + 1
-					v.UID = d.UID
-				}
-				v.Blob = vault.BlobID([]byte(a.Source))
-				if err := writeNew(l.v, v.Path, []byte(a.Source)); err != nil {
-					return err
-				}
-				now := l.Now()
-				if err := t.recordPlaybookEvent(a.Playbook, &event.Line{Event: event.DefinitionSaved, Timestamp: event.FormatTime(now),
-					Detail: fmt.Sprintf("Saved version %d", v.Version), Subject: a.Type + "/" + a.Name, Version: v.Version,
-					Actor: actorOr(a.Actor), Data: mustJSON(v)}); err != nil {
-					return err
-				}
-				paths := []string{v.Path, path.Join(playbookDir(a.Playbook), "events.jsonl")}
-				if d == nil {
-					if err := l.v.Register(vault.Entry{UID: v.UID, Type: "definition", Path: v.Path, Playbook: a.Playbook,
-						Name: a.Name, DefType: a.Type, Created: event.FormatTime(now)}); err != nil {
-						return err
-					}
-					paths = append(paths, vault.IndexFile)
-				}
-				t.commit(paths, vault.Signature{Name: actorOr(a.Actor), When: now}, vault.Message{Subject: fmt.Sprintf("%s: save %s/%s version %d", a.Playbook, a.Type, a.Name, v.Version)})
-				return nil
-			})
-			if err != nil {
-				return nil, err
-			}
-			l.wake(a.Playbook) // its page may have changed
-			return l.getDefinition(a.Playbook, a.Type, a.Name, 0, true)
 		}
 	}
-	register(Op{Name: "create_definition", Scope: ScopeWrite, Method: "POST", Path: "/playbooks/{playbook}/definitions",
-		Description: "Save a new definition (a workflow or a function) as version 1: writes its document under playbooks/<playbook>/definitions/, records definition_saved and commits. Refuses a bad name or type, a document that does not parse or check (with its line or pointer), and one that exists (conflict)."},
-		save(false))
-	register(Op{Name: "update_definition", Scope: ScopeWrite, Method: "PUT", Path: "/playbooks/{playbook}/definitions/{type}/{name}",
-		Description: "Save a new version of a definition (version n+1); runs already started keep the version they pinned. Refuses an unknown definition (not_found), a retired one (conflict) and a document that does not parse."},
-		save(true))
-	register(Op{Name: "get_definition", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/definitions/{type}/{name}", ReadOnly: true, Idempotent: true,
-		Description: "Read a definition at its current version, or at an earlier one with version: its document (source), version, whether it is retired. Refuses an unknown definition or version (not_found)."},
-		func(ctx context.Context, l *Ledger, a *GetDefinitionArgs) (*Definition, error) {
-			if err := checkFormat(a.Format); err != nil {
-				return nil, err
-			}
-			if len(a.SampleOutput) > 0 && !a.Render {
-				return nil, refusal.Invalid("/sample_output", "sample_output is for the preview: it needs render: true")
-			}
-			d, err := l.getDefinition(a.Playbook, a.Type, a.Name, a.Version, true)
-			if err != nil {
-				return nil, err
-			}
-			s, err := l.subjectOf(a.Playbook, a.Type, a.Name)
-			if err != nil {
-				return nil, err
-			}
-			if a.Render {
-				if s.Page == nil {
-					return nil, refusal.Invalid("/render", "the %s %q has no page to render", a.Type, a.Name)
-				}
-				if s.Retired {
-					return nil, refusal.At(refusal.Conflict, "/name", "the %s %q is retired: its page renders nowhere", a.Type, a.Name)
-				}
-				if len(a.SampleOutput) > 0 {
-					if err := l.checkSample(s, a.SampleOutput); err != nil {
-						return nil, err
-					}
-				}
-			}
-			var sample json.RawMessage
-			if len(a.SampleOutput) > 0 {
-				sample = compact(a.SampleOutput)
-			}
-			if d.Page, err = l.definitionPage(ctx, s, a.Render, sample, a.Format); err != nil {
-				return nil, err
-			}
-			return d, nil
-		})
-	register(Op{Name: "list_definitions", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/definitions", ReadOnly: true, Idempotent: true,
-		Description: "List a playbook's definitions with their current versions, without their documents."},
-		func(ctx context.Context, l *Ledger, a *PlaybookArgs) ([]*Definition, error) {
-			if _, err := l.readPlaybook(a.Playbook); err != nil {
-				return nil, err
-			}
-			es, err := l.v.FindType("definition", func(e *vault.Entry) bool { return e.Playbook == a.Playbook })
-			if err != nil {
-				return nil, err
-			}
-			defs, err := l.definitions(a.Playbook)
-			if err != nil {
-				return nil, err
-			}
-			out := []*Definition{}
-			for _, e := range es {
-				if d := defs[e.DefType+"/"+e.Name]; d != nil {
-					def := definitionOf(a.Playbook, d, d.latest())
-					l.withShape(def)
-					out = append(out, def)
-				}
-			}
-			return out, nil
-		})
-	register(Op{Name: "retire_definition", Scope: ScopeWrite, Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/retire", Idempotent: true,
-		Description: "Retire a definition: it refuses new runs (conflict) and new versions; its runs and versions stay readable. Records definition_retired and commits."},
-		func(ctx context.Context, l *Ledger, a *RetireDefinitionArgs) (*Definition, error) {
-			err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
-				d, err := l.definition(a.Playbook, a.Type, a.Name)
-				if err != nil || d.Retired {
-					return err
-				}
-				now := l.Now()
-				if err := t.recordPlaybookEvent(a.Playbook, &event.Line{Event: event.DefinitionRetired, Timestamp: event.FormatTime(now),
-					Detail: "Retired", Subject: a.Type + "/" + a.Name, Version: d.latest().Version, Actor: actorOr(a.Actor)}); err != nil {
-					return err
-				}
-				t.commit([]string{path.Join(playbookDir(a.Playbook), "events.jsonl")}, vault.Signature{Name: actorOr(a.Actor), When: now}, vault.Message{Subject: fmt.Sprintf("%s: retire %s/%s", a.Playbook, a.Type, a.Name)})
-				return nil
-			})
-			if err != nil {
-				return nil, err
-			}
-			l.wake(a.Playbook) // its page's views are no longer kept
-			return l.getDefinition(a.Playbook, a.Type, a.Name, 0, false)
-		})
+	var sample json.RawMessage
+	if len(a.SampleOutput) > 0 {
+		sample = compact(a.SampleOutput)
+	}
+	if d.Page, err = l.definitionPage(ctx, s, a.Render, sample, a.Format); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// listDefinitions is the operation list_definitions (ops.go).
+func (l *Ledger) listDefinitions(ctx context.Context, a *PlaybookArgs) ([]*Definition, error) {
+	if _, err := l.readPlaybook(a.Playbook); err != nil {
+		return nil, err
+	}
+	es, err := l.v.FindType("definition", func(e *vault.Entry) bool { return e.Playbook == a.Playbook })
+	if err != nil {
+		return nil, err
+	}
+	defs, err := l.definitions(a.Playbook)
+	if err != nil {
+		return nil, err
+	}
+	out := []*Definition{}
+	for _, e := range es {
+		if d := defs[e.DefType+"/"+e.Name]; d != nil {
+			def := definitionOf(a.Playbook, d, d.latest())
+			l.withShape(def)
+			out = append(out, def)
+		}
+	}
+	return out, nil
+}
+
+// retireDefinition is the operation retire_definition (ops.go).
+func (l *Ledger) retireDefinition(ctx context.Context, a *RetireDefinitionArgs) (*Definition, error) {
+	err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
+		d, err := l.definition(a.Playbook, a.Type, a.Name)
+		if err != nil || d.Retired {
+			return err
+		}
+		now := l.Now()
+		if err := t.recordPlaybookEvent(a.Playbook, &event.Line{Event: event.DefinitionRetired, Timestamp: event.FormatTime(now),
+			Detail: "Retired", Subject: a.Type + "/" + a.Name, Version: d.latest().Version, Actor: actorOr(a.Actor)}); err != nil {
+			return err
+		}
+		t.commit([]string{path.Join(playbookDir(a.Playbook), "events.jsonl")}, vault.Signature{Name: actorOr(a.Actor), When: now}, vault.Message{Subject: fmt.Sprintf("%s: retire %s/%s", a.Playbook, a.Type, a.Name)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.wake(a.Playbook) // its page's views are no longer kept
+	return l.definitionAt(a.Playbook, a.Type, a.Name, 0, false)
 }
 
 func definitionOf(playbook string, d *defInfo, v defVersion) *Definition {
@@ -646,7 +643,7 @@ func definitionOf(playbook string, d *defInfo, v defVersion) *Definition {
 		Address: fmt.Sprintf("%s/definitions/%s/%s/%d", playbook, d.Type, d.Name, v.Version)}
 }
 
-func (l *Ledger) getDefinition(playbook, typ, name string, version int, withSource bool) (*Definition, error) {
+func (l *Ledger) definitionAt(playbook, typ, name string, version int, withSource bool) (*Definition, error) {
 	d, err := l.definition(playbook, typ, name)
 	if err != nil {
 		return nil, err

@@ -331,79 +331,76 @@ type UpdatePlaybookArgs struct {
 	RequestID   string          `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
-func init() {
-	register(Op{Name: "update_playbook", Scope: ScopeAdmin, Method: "PUT", Path: "/playbooks/{playbook}",
-		Description: "Change a playbook's name, description or page: YAML text (data and runs, no result) checked as a definition's page, issues under /page with lines; null removes it. A page save records playbook_page_saved. Commits."},
-		func(ctx context.Context, l *Ledger, a *UpdatePlaybookArgs) (*Playbook, error) {
-			f, err := l.readPlaybook(a.Playbook)
+// updatePlaybook is the operation update_playbook (ops.go).
+func (l *Ledger) updatePlaybook(ctx context.Context, a *UpdatePlaybookArgs) (*Playbook, error) {
+	f, err := l.readPlaybook(a.Playbook)
+	if err != nil {
+		return nil, err
+	}
+	newPage, pageSet := f.Page, false
+	if len(a.Page) > 0 {
+		pageSet = true
+		if string(a.Page) == "null" {
+			newPage = ""
+		} else {
+			var text string
+			if err := json.Unmarshal(a.Page, &text); err != nil {
+				return nil, refusal.Invalid("/page", "the page is YAML text (a JSON string), or null to remove it")
+			}
+			opts, err := l.pageOptions()
 			if err != nil {
 				return nil, err
 			}
-			newPage, pageSet := f.Page, false
-			if len(a.Page) > 0 {
-				pageSet = true
-				if string(a.Page) == "null" {
-					newPage = ""
-				} else {
-					var text string
-					if err := json.Unmarshal(a.Page, &text); err != nil {
-						return nil, refusal.Invalid("/page", "the page is YAML text (a JSON string), or null to remove it")
-					}
-					opts, err := l.pageOptions()
-					if err != nil {
-						return nil, err
-					}
-					_, _, issues, err := pagecheck.CheckDocument(ctx, []byte(text), page.Where{Form: page.ForPlaybook}, opts)
-					if err != nil {
-						return nil, err
-					}
-					if len(issues) > 0 {
-						return nil, refusal.WithIssues(refusal.InvalidInput, issues)
-					}
-					newPage = text
-				}
-			}
-			if a.Name == "" && a.Description == nil && !pageSet {
-				return nil, refusal.Invalid("", "update_playbook changes name, description or page; none was given")
-			}
-			err = l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
-				f, err := l.readPlaybook(a.Playbook)
-				if err != nil {
-					return err
-				}
-				if a.Name != "" {
-					f.Name = a.Name
-				}
-				if a.Description != nil {
-					f.Description = *a.Description
-				}
-				f.Page = newPage
-				fm, err := yaml.Marshal(f)
-				if err != nil {
-					return err
-				}
-				rel := playbookDir(a.Playbook) + "/playbook.md"
-				if err := writeNew(l.v, rel, []byte("---\n"+string(fm)+"---\n")); err != nil {
-					return err
-				}
-				now := l.Now()
-				typ, detail := "playbook_updated", "Playbook updated"
-				if pageSet {
-					typ, detail = "playbook_page_saved", "Page saved"
-					if newPage == "" {
-						detail = "Page removed"
-					}
-				}
-				if err := t.recordPlaybookEvent(a.Playbook, &eventLine{Event: typ, Timestamp: formatTime(now), Detail: detail, Actor: actorOr(a.Actor)}); err != nil {
-					return err
-				}
-				t.commit([]string{playbookDir(a.Playbook)}, sig(actorOr(a.Actor), now), vault.Message{Subject: fmt.Sprintf("%s: %s", a.Playbook, strings.ToLower(detail))})
-				return nil
-			})
+			_, _, issues, err := pagecheck.CheckDocument(ctx, []byte(text), page.Where{Form: page.ForPlaybook}, opts)
 			if err != nil {
 				return nil, err
 			}
-			l.wake(a.Playbook)
-			return l.getPlaybook(a.Playbook)
-		})
+			if len(issues) > 0 {
+				return nil, refusal.WithIssues(refusal.InvalidInput, issues)
+			}
+			newPage = text
+		}
+	}
+	if a.Name == "" && a.Description == nil && !pageSet {
+		return nil, refusal.Invalid("", "update_playbook changes name, description or page; none was given")
+	}
+	err = l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
+		f, err := l.readPlaybook(a.Playbook)
+		if err != nil {
+			return err
+		}
+		if a.Name != "" {
+			f.Name = a.Name
+		}
+		if a.Description != nil {
+			f.Description = *a.Description
+		}
+		f.Page = newPage
+		fm, err := yaml.Marshal(f)
+		if err != nil {
+			return err
+		}
+		rel := playbookDir(a.Playbook) + "/playbook.md"
+		if err := writeNew(l.v, rel, []byte("---\n"+string(fm)+"---\n")); err != nil {
+			return err
+		}
+		now := l.Now()
+		typ, detail := "playbook_updated", "Playbook updated"
+		if pageSet {
+			typ, detail = "playbook_page_saved", "Page saved"
+			if newPage == "" {
+				detail = "Page removed"
+			}
+		}
+		if err := t.recordPlaybookEvent(a.Playbook, &eventLine{Event: typ, Timestamp: formatTime(now), Detail: detail, Actor: actorOr(a.Actor)}); err != nil {
+			return err
+		}
+		t.commit([]string{playbookDir(a.Playbook)}, sig(actorOr(a.Actor), now), vault.Message{Subject: fmt.Sprintf("%s: %s", a.Playbook, strings.ToLower(detail))})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.wake(a.Playbook)
+	return l.playbookOf(a.Playbook)
 }

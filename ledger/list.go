@@ -28,60 +28,57 @@ type RunPage struct {
 	Remaining int `json:"remaining,omitempty"`
 }
 
-func init() {
-	register(Op{Name: "list_runs", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs", ReadOnly: true, Idempotent: true,
-		Description: "List a playbook's runs, newest first, filtered by definition type and name, status or state, a page at a time (cursor). Renders nothing."},
-		func(ctx context.Context, l *Ledger, a *ListRunsArgs) (*RunPage, error) {
-			if _, err := l.readPlaybook(a.Playbook); err != nil {
-				return nil, err
-			}
-			limit := a.Limit
-			if limit == 0 {
-				limit = 50
-			}
-			if limit < 1 || limit > 1000 {
-				return nil, refusal.Invalid("/limit", "limit is 1 to 1000")
-			}
-			switch a.Status {
-			case "", "started", "succeeded", "failed", "rejected":
-			default:
-				return nil, refusal.Invalid("/status", "%q is not started, succeeded, failed or rejected", a.Status)
-			}
-			switch a.State {
-			case "", runfolder.Active, runfolder.Paused, runfolder.Complete, runfolder.Failed, runfolder.Archived:
-			default:
-				return nil, refusal.Invalid("/state", "%q is not active, paused, complete, failed or archived", a.State)
-			}
-			runs, err := l.v.Find(func(e *vault.Entry) bool {
-				return e.Type == "playbook-run" && e.Playbook == a.Playbook &&
-					(a.Type == "" || e.DefType == a.Type) && (a.Name == "" || e.Name == a.Name)
-			})
-			if err != nil {
-				return nil, err
-			}
-			start := len(runs) - 1
-			if a.Cursor != "" {
-				c, err := strconv.Atoi(a.Cursor)
-				if err != nil || c < 0 || c > len(runs) {
-					return nil, refusal.Invalid("/cursor", "%q is not a cursor this list gave", a.Cursor)
-				}
-				start = c - 1
-			}
-			out := &RunPage{Runs: []*Run{}}
-			for i := start; i >= 0; i-- {
-				if len(out.Runs) == limit {
-					out.Next = strconv.Itoa(i + 1)
-					out.Remaining = i + 1
-					break
-				}
-				r, err := l.readRun(runs[i], runfolder.Folder{V: l.v, Rel: runs[i].Path})
-				if err != nil {
-					return nil, err
-				}
-				if (a.Status == "" || r.Status == a.Status) && (a.State == "" || r.State == a.State) {
-					out.Runs = append(out.Runs, r)
-				}
-			}
-			return out, nil
-		})
+// listRuns is the operation list_runs (ops.go).
+func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error) {
+	if _, err := l.readPlaybook(a.Playbook); err != nil {
+		return nil, err
+	}
+	limit := a.Limit
+	if limit == 0 {
+		limit = 50
+	}
+	if limit < 1 || limit > 1000 {
+		return nil, refusal.Invalid("/limit", "limit is 1 to 1000")
+	}
+	switch a.Status {
+	case "", "started", "succeeded", "failed", "rejected":
+	default:
+		return nil, refusal.Invalid("/status", "%q is not started, succeeded, failed or rejected", a.Status)
+	}
+	switch a.State {
+	case "", runfolder.Active, runfolder.Paused, runfolder.Complete, runfolder.Failed, runfolder.Archived:
+	default:
+		return nil, refusal.Invalid("/state", "%q is not active, paused, complete, failed or archived", a.State)
+	}
+	runs, err := l.v.Find(func(e *vault.Entry) bool {
+		return e.Type == "playbook-run" && e.Playbook == a.Playbook &&
+			(a.Type == "" || e.DefType == a.Type) && (a.Name == "" || e.Name == a.Name)
+	})
+	if err != nil {
+		return nil, err
+	}
+	start := len(runs) - 1
+	if a.Cursor != "" {
+		c, err := strconv.Atoi(a.Cursor)
+		if err != nil || c < 0 || c > len(runs) {
+			return nil, refusal.Invalid("/cursor", "%q is not a cursor this list gave", a.Cursor)
+		}
+		start = c - 1
+	}
+	out := &RunPage{Runs: []*Run{}}
+	for i := start; i >= 0; i-- {
+		if len(out.Runs) == limit {
+			out.Next = strconv.Itoa(i + 1)
+			out.Remaining = i + 1
+			break
+		}
+		r, err := l.readRun(runs[i], runfolder.Folder{V: l.v, Rel: runs[i].Path})
+		if err != nil {
+			return nil, err
+		}
+		if (a.Status == "" || r.Status == a.Status) && (a.State == "" || r.State == a.State) {
+			out.Runs = append(out.Runs, r)
+		}
+	}
+	return out, nil
 }

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"quire/words/address"
 	"quire/words/event"
@@ -41,6 +43,9 @@ type Op struct {
 	// Args is the type of the arguments (a struct); Result of the answer.
 	Args   reflect.Type
 	Result reflect.Type
+	// Handler names the method that does it, as a profile names it:
+	// quire/ledger.(*Ledger).runDefinition.
+	Handler string
 	// Enums are the closed sets of values the arguments that take one
 	// take, by the argument's JSON name, in the order the schemas list
 	// them: read at register from the enum tags of Args' fields (see
@@ -63,7 +68,110 @@ const (
 // Scopes are the token scopes, in the order a help lists them.
 var Scopes = []string{ScopeRead, ScopeWrite, ScopeAdmin, ScopeDelegate}
 
-var table = map[string]*Op{}
+// operations is every operation, each pointing at its handler, a method
+// of Ledger named after it in the file of its noun (runs.go, comments.go,
+// ...). Nothing else adds to the table.
+func operations() []*Op {
+	return []*Op{
+		// definitions.go
+		op(Op{Name: "create_project", Scope: ScopeWrite, Method: "POST", Path: "/projects",
+			Description: "Make a project, the parent every run must belong to (member_of). Writes projects/<slug>.md, appends its line to the index and commits. Refuses an empty name or one whose slug is taken (conflict)."}, (*Ledger).createProject),
+		op(Op{Name: "list_projects", Scope: ScopeRead, Method: "GET", Path: "/projects", ReadOnly: true, Idempotent: true,
+			Description: "List the projects, in the order they were made, with the uid that member_of names."}, (*Ledger).listProjects),
+		op(Op{Name: "create_playbook", Scope: ScopeAdmin, Method: "POST", Path: "/playbooks",
+			Description: "Make a playbook: playbooks/<playbook>/playbook.md, events.jsonl with playbook_created, its index line; commits. Refuses an id breaking the segment rule (/playbook) or one that exists (conflict)."}, (*Ledger).createPlaybook),
+		op(Op{Name: "get_playbook", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}", ReadOnly: true, Idempotent: true,
+			Description: "Read a playbook: its name, description, the source of its page, and how many definitions and runs it holds. Refuses an unknown playbook (not_found)."}, (*Ledger).getPlaybook),
+		op(Op{Name: "list_playbooks", Scope: ScopeRead, Method: "GET", Path: "/playbooks", ReadOnly: true, Idempotent: true,
+			Description: "List the vault's playbooks in the order they were made."}, (*Ledger).listPlaybooks),
+		op(Op{Name: "create_definition", Scope: ScopeWrite, Method: "POST", Path: "/playbooks/{playbook}/definitions",
+			Description: "Save a new definition (a workflow or a function) as version 1: writes its document under playbooks/<playbook>/definitions/, records definition_saved and commits. Refuses a bad name or type, a document that does not parse or check (with its line or pointer), and one that exists (conflict)."}, (*Ledger).createDefinition),
+		op(Op{Name: "update_definition", Scope: ScopeWrite, Method: "PUT", Path: "/playbooks/{playbook}/definitions/{type}/{name}",
+			Description: "Save a new version of a definition (version n+1); runs already started keep the version they pinned. Refuses an unknown definition (not_found), a retired one (conflict) and a document that does not parse."}, (*Ledger).updateDefinition),
+		op(Op{Name: "get_definition", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/definitions/{type}/{name}", ReadOnly: true, Idempotent: true,
+			Description: "Read a definition at its current version, or at an earlier one with version: its document (source), version, whether it is retired. Refuses an unknown definition or version (not_found)."}, (*Ledger).getDefinition),
+		op(Op{Name: "list_definitions", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/definitions", ReadOnly: true, Idempotent: true,
+			Description: "List a playbook's definitions with their current versions, without their documents."}, (*Ledger).listDefinitions),
+		op(Op{Name: "retire_definition", Scope: ScopeWrite, Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/retire", Idempotent: true,
+			Description: "Retire a definition: it refuses new runs (conflict) and new versions; its runs and versions stay readable. Records definition_retired and commits."}, (*Ledger).retireDefinition),
+		// documents.go
+		op(Op{Name: "update_playbook", Scope: ScopeAdmin, Method: "PUT", Path: "/playbooks/{playbook}",
+			Description: "Change a playbook's name, description or page: YAML text (data and runs, no result) checked as a definition's page, issues under /page with lines; null removes it. A page save records playbook_page_saved. Commits."}, (*Ledger).updatePlaybook),
+		// runs.go
+		op(Op{Name: "run_definition", Scope: ScopeWrite, Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/runs",
+			Description: "Start a run of a definition at its current version: makes playbook-runs/<name>-<run_id>-<date>/ (definition.md pinning the version, context.md, thread.md, run.jsonl with run_created, run.state.json, artifacts/), indexes and commits it. Refuses a member_of naming no project (/member_of), an input nested over 512 levels (/input), an unknown (not_found) or retired (conflict) definition."}, (*Ledger).runDefinition),
+		op(Op{Name: "record_event", Scope: ScopeWrite, StatePath: "/event", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/events",
+			Description: "Append an event to a run's run.jsonl (fsynced), numbered in the playbook's history; a boundary (step end, pause, resume, milestone, receipt, compensation) rewrites run.state.json and commits. Refuses unknown types, run_created/archived/run ends (their own ops), an archived run, a pause or resume by anyone but executor or authorized_by (rule 4), a time before the previous event or over 5 minutes ahead."}, (*Ledger).recordEvent),
+		op(Op{Name: "append_thread", Scope: ScopeWrite, Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/thread",
+			Description: "Append text to a run's thread.md (append-only working memory for whoever continues it), committed at the next boundary, or at once for an ended run. Refuses an archived run."}, (*Ledger).appendThread),
+		op(Op{Name: "put_artifact", Scope: ScopeWrite, Method: "PUT", Path: "/playbooks/{playbook}/runs/{run_id}/artifacts/{name...}",
+			Description: "Write a file into a run's artifacts/ (replacing one of that name), committed at the next boundary, or at once for an ended run. Refuses a name leaving artifacts/ (.., absolute, symbolic links) and an archived run."}, (*Ledger).putArtifact),
+		op(Op{Name: "end_run", Scope: ScopeWrite, StatePath: "/status", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/end",
+			Description: "End a run: succeeded (with output) makes it complete; rejected (reason, optional kind, detail) or failed makes it failed. An output not matching its shape or schema ends it rejected (conflict, unworkable; a reasoning function's output_invalid) with its issues. An output over 256 KiB is kept in artifacts/output.json. Commits. Refuses anyone but the executor or authorized_by (rule 4), an ended or archived run."}, (*Ledger).endRun),
+		op(Op{Name: "cancel_run", Scope: ScopeWrite, StatePath: "/run_id", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/cancel",
+			Description: "Cancel an active run: run_failed of the kind cancelled makes it failed. Commits. Refuses anyone but the executor or authorized_by (rule 4), a paused run (resume it first), an ended or archived run."}, (*Ledger).cancelRun),
+		op(Op{Name: "transition_run", Scope: ScopeWrite, StatePath: "/to", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/transition",
+			Description: "Move a run to paused (pause_started), active (pause_resumed) or archived (its archived event with the reason first; then read-only). Only the executor or authorized_by may (rule 4). Runs end through end_run."}, (*Ledger).transitionRun),
+		op(Op{Name: "get_run", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}", ReadOnly: true, Idempotent: true,
+			Description: "Read a run: status, state, pinned version, started and ended, output, current step, what a paused run waits for, its folder; and page.result, the run rendered through its definition's page (first line the headline). With blocks, page.blocks lists the result's blocks with their addresses."}, (*Ledger).getRun),
+		// list.go
+		op(Op{Name: "list_runs", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs", ReadOnly: true, Idempotent: true,
+			Description: "List a playbook's runs, newest first, filtered by definition type and name, status or state, a page at a time (cursor). Renders nothing."}, (*Ledger).listRuns),
+		// events.go
+		op(Op{Name: "list_playbook_events", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/events", ReadOnly: true, Idempotent: true,
+			Description: "Read a playbook's history in CloudEvents form, in the order the playbook recorded it (by seq), a page at a time from after; with run_id, that run's events alone."}, (*Ledger).listPlaybookEvents),
+		op(Op{Name: "get_event", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/events/{event_id}", ReadOnly: true, Idempotent: true,
+			Description: "Read one event by its id, in CloudEvents form: <run_id>_<n> for a run's nth event, <playbook uid>_<n> for a hand-written line of events.jsonl."}, (*Ledger).getEvent),
+		// pages.go
+		op(Op{Name: "render_page", Scope: ScopeRead, Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/render", ReadOnly: true, Idempotent: true,
+			Description: "Preview a definition's page: the definition as get_definition answers it, with page.result (over sample_output or the latest run) and page.runs. With run_id, the page as it stood when that run ended, folded again (out_of_reach past 10 pages of 1,000 records). Refuses a definition without a page (not_found), a retired one (conflict), a run of another definition or run_id with sample_output."}, (*Ledger).renderPage),
+		op(Op{Name: "render_playbook_page", Scope: ScopeRead, Method: "POST", Path: "/playbooks/{playbook}/render", ReadOnly: true, Idempotent: true,
+			Description: "Render the playbook's own page: {page: {runs, standing}}. Refuses a playbook without a page (not_found)."}, (*Ledger).renderPlaybookPage),
+		// comments.go
+		op(Op{Name: "make_comment", Scope: ScopeWrite, Method: "POST", Path: "/comments",
+			Description: "Comment on an address: with playbook, on one of its things (the playbook, a definition version, step, run, event, result block, request, or a part); without, the organization's own (org, org/connections/<id>, org/members/<id>, org/settings/<page>). A reply is a comment on the same address. Writes comments/<id>.md, records comment_made, commits as the author. Checks the address's form only. Refuses an address no comment takes (/address), a text empty or over 10,000 characters (/text), an unknown playbook."}, (*Ledger).makeComment),
+		op(Op{Name: "list_comments", Scope: ScopeRead, Method: "GET", Path: "/comments", ReadOnly: true, Idempotent: true,
+			Description: "List a playbook's comments (without playbook, the organization's), oldest first, with text and resolution. under keeps those on an address and what it holds (parts; a run's events and result blocks; a version's steps; every version); address keeps that address alone; resolved keeps resolved or open ones."}, (*Ledger).listComments),
+		op(Op{Name: "resolve_comment", Scope: ScopeWrite, Method: "POST", Path: "/comments/{id}/resolve",
+			Description: "Resolve a comment, saying how: acted, declined, answered or obsolete. Rewrites its front matter (resolved, how, resolved_at, resolved_by), records comment_resolved and commits as the actor; without playbook, one of the organization's. Refuses an unknown id (not_found), a resolved comment (conflict), another how (/how)."}, (*Ledger).resolveComment),
+		// activity.go
+		op(Op{Name: "list_activity", Scope: ScopeRead, Method: "GET", Path: "/activity", ReadOnly: true, Idempotent: true,
+			Description: "List the organization's activity, newest first, each row by its address: runs started and ended, definitions saved or broken, playbooks created or updated, comments made or resolved; each with kind, playbook, at, actor and summary. playbook, since and limit filter; member marks each row seen or not for that member."}, (*Ledger).listActivity),
+		op(Op{Name: "mark_activity_seen", Scope: ScopeWrite, Method: "POST", Path: "/activity/seen",
+			Description: "Mark activity rows seen by a member, by their addresses: appends a line to org/members/<member>/seen.jsonl and commits. A row is seen when marked at or after its time. With a token, member is its principal (another is forbidden). Refuses an address the activity does not name (/items/<i>) and a bad member id (/member)."}, (*Ledger).markActivitySeen),
+		// address_ops.go
+		// The route is GET /explain?address=…: an address holds slashes, so it
+		// is a query argument rather than a path segment.
+		op(Op{Name: "explain_address", Scope: ScopeRead, Method: "GET", Path: "/explain", ReadOnly: true, Idempotent: true,
+			Description: "Explain an address: what it names, its segments, the tool calls that read and act on it with arguments filled in (not_served where this server has none), and the resolve_comment for a comment on it. Checks the form only. Refuses a non-address at /address, naming the segment and rule it breaks."}, (*Ledger).explainAddress),
+		// agentrun_ops.go
+		op(Op{Name: "inspect_workflow", Scope: ScopeRead, Method: "POST", Path: "/workflows/inspect", ReadOnly: true, Idempotent: true,
+			Description: "Inspect an AgentRun workflow (saved, or source) as its save does, running nothing: issues at JSON pointers, nodes' state keys, the final selection, what stays unknown."}, (*Ledger).inspectWorkflow),
+		op(Op{Name: "try_code", Scope: ScopeRead, Method: "POST", Path: "/workflows/try-code", ReadOnly: true, Idempotent: true,
+			Description: "Run an AgentRun workflow's code node over a state in the fold's sandbox (no Date, Promise, timers, Function, host globals): its value and the state after, or its error and line."}, (*Ledger).tryCode),
+		// check.go
+		op(Op{Name: "check_vault", Scope: ScopeAdmin, Method: "GET", Path: "/check", ReadOnly: true, Idempotent: true,
+			Description: "Validate the vault against the playbook-run capsule, each problem with its path and line. With history: true, also prove the append-only rules from the git history not proved before (run.jsonl only grew, definition.md and archived runs never changed, lines in seq order), each problem naming its commit."}, (*Ledger).checkVault),
+		op(Op{Name: "archive_idle_runs", Scope: ScopeAdmin, Method: "POST", Path: "/janitor",
+			Description: "The janitor: commit what earlier writes could not (committed: false), then archive every complete or failed run idle 90 days or more, its archived event with the reason first."}, (*Ledger).archiveIdleRuns),
+		// repair.go
+		op(Op{Name: "repair_vault", Scope: ScopeAdmin, Method: "POST", Path: "/repair",
+			Description: "Finish or roll back what a stopped writer left (its git locks, .git/index out of step, staging folders, temp files, a run outside the index, uncommitted changes), rebuild a stale history; says what it did and what needs a person."}, (*Ledger).repairVault),
+	}
+}
+
+// table is the operations by name, made at the first call (the handlers
+// that list the operations refer to it, so it is no package variable
+// made before them).
+func table() map[string]*Op {
+	tableOnce.Do(func() { tableByName = tableOf(operations()...) })
+	return tableByName
+}
+
+var (
+	tableOnce   sync.Once
+	tableByName map[string]*Op
+)
 
 // enumSets are the closed sets an enum tag names as @name rather than
 // listing them, for the sets the code keeps as a list of its own.
@@ -98,34 +206,46 @@ func enumOf(op string, f reflect.StructField) []string {
 	return values
 }
 
-// register adds an operation with typed arguments and answer.
-func register[A any, R any](op Op, h func(ctx context.Context, l *Ledger, a *A) (R, error)) {
-	if _, dup := table[op.Name]; dup {
-		panic("ledger: operation " + op.Name + " registered twice")
-	}
-	op.Args = reflect.TypeFor[A]()
-	op.Result = reflect.TypeFor[R]()
-	for i := 0; i < op.Args.NumField(); i++ {
-		f := op.Args.Field(i)
-		if values := enumOf(op.Name, f); values != nil {
-			if op.Enums == nil {
-				op.Enums = map[string][]string{}
+// op makes an operation of the table with typed arguments and answer: h
+// is its handler, a method of Ledger named after it.
+func op[A any, R any](o Op, h func(l *Ledger, ctx context.Context, a *A) (R, error)) *Op {
+	o.Args = reflect.TypeFor[A]()
+	o.Result = reflect.TypeFor[R]()
+	o.Handler = runtime.FuncForPC(reflect.ValueOf(h).Pointer()).Name()
+	for i := 0; i < o.Args.NumField(); i++ {
+		f := o.Args.Field(i)
+		if values := enumOf(o.Name, f); values != nil {
+			if o.Enums == nil {
+				o.Enums = map[string][]string{}
 			}
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			op.Enums[name] = values
+			o.Enums[name] = values
 		}
 	}
-	h = withRequestID(op.Name, h)
-	op.call = func(ctx context.Context, l *Ledger, args any) (any, error) {
-		return h(ctx, l, args.(*A))
+	call := withRequestID(o.Name, func(ctx context.Context, l *Ledger, a *A) (R, error) { return h(l, ctx, a) })
+	o.call = func(ctx context.Context, l *Ledger, args any) (any, error) {
+		return call(ctx, l, args.(*A))
 	}
-	table[op.Name] = &op
+	return &o
+}
+
+// tableOf indexes the operations by name; a name given twice stops the
+// program at its start.
+func tableOf(ops ...*Op) map[string]*Op {
+	t := make(map[string]*Op, len(ops))
+	for _, o := range ops {
+		if _, dup := t[o.Name]; dup {
+			panic("ledger: operation " + o.Name + " is in the table twice")
+		}
+		t[o.Name] = o
+	}
+	return t
 }
 
 // Ops lists the operations by name.
 func Ops() []*Op {
-	out := make([]*Op, 0, len(table))
-	for _, op := range table {
+	out := make([]*Op, 0, len(table()))
+	for _, op := range table() {
 		out = append(out, op)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -134,7 +254,7 @@ func Ops() []*Op {
 
 // Lookup finds an operation by name.
 func Lookup(name string) (*Op, bool) {
-	op, ok := table[name]
+	op, ok := table()[name]
 	return op, ok
 }
 

@@ -461,99 +461,96 @@ type RenderedPlaybook struct {
 	Page *PageView `json:"page"`
 }
 
-func init() {
-	register(Op{Name: "render_page", Scope: ScopeRead, Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/render", ReadOnly: true, Idempotent: true,
-		Description: "Preview a definition's page: the definition as get_definition answers it, with page.result (over sample_output or the latest run) and page.runs. With run_id, the page as it stood when that run ended, folded again (out_of_reach past 10 pages of 1,000 records). Refuses a definition without a page (not_found), a retired one (conflict), a run of another definition or run_id with sample_output."},
-		func(ctx context.Context, l *Ledger, a *RenderPageArgs) (*Definition, error) {
-			if err := checkFormat(a.Format); err != nil {
+// renderPage is the operation render_page (ops.go).
+func (l *Ledger) renderPage(ctx context.Context, a *RenderPageArgs) (*Definition, error) {
+	if err := checkFormat(a.Format); err != nil {
+		return nil, err
+	}
+	if a.RunID != "" && len(a.SampleOutput) > 0 {
+		return nil, refusal.Invalid("/run_id", "run_id and sample_output do not go together: a preview renders over one or the other")
+	}
+	d, err := l.definitionAt(a.Playbook, a.Type, a.Name, 0, true)
+	if err != nil {
+		return nil, err
+	}
+	s, err := l.subjectOf(a.Playbook, a.Type, a.Name)
+	if err != nil {
+		return nil, err
+	}
+	if s.Page == nil {
+		return nil, refusal.At(refusal.NotFound, "/name", "the %s %q has no page", a.Type, a.Name)
+	}
+	if s.Retired {
+		return nil, refusal.At(refusal.Conflict, "/name", "the %s %q is retired: its page renders nowhere", a.Type, a.Name)
+	}
+	if a.RunID == "" {
+		var sample json.RawMessage
+		if len(a.SampleOutput) > 0 {
+			if err := l.checkSample(s, a.SampleOutput); err != nil {
 				return nil, err
 			}
-			if a.RunID != "" && len(a.SampleOutput) > 0 {
-				return nil, refusal.Invalid("/run_id", "run_id and sample_output do not go together: a preview renders over one or the other")
-			}
-			d, err := l.getDefinition(a.Playbook, a.Type, a.Name, 0, true)
+			sample = compact(a.SampleOutput)
+		}
+		d.Page, err = l.definitionPage(ctx, s, true, sample, a.Format)
+		return d, err
+	}
+	_, st, err := l.runState(a.Playbook, a.RunID)
+	if err != nil {
+		return nil, err
+	}
+	if st.Type != a.Type || st.Name != a.Name {
+		return nil, refusal.Invalid("/run_id", "run %s is a run of %s/%s, not of %s/%s", a.RunID, st.Type, st.Name, a.Type, a.Name)
+	}
+	p := &PageView{}
+	if s.Page.Result != nil {
+		p.Result = l.resultOf(s, st, a.Format)
+		p.Headline = render.Headline(p.Result)
+	}
+	if s.Page.Data != nil {
+		if st.Ended == "" {
+			// A run still going renders over the views as they stand.
+			runs, std, err := l.runsPage(ctx, s, a.Format)
 			if err != nil {
 				return nil, err
 			}
-			s, err := l.subjectOf(a.Playbook, a.Type, a.Name)
+			p.Runs, p.Standing = runs, std
+		} else {
+			ko, err := l.keeper(a.Playbook)
 			if err != nil {
 				return nil, err
 			}
-			if s.Page == nil {
-				return nil, refusal.At(refusal.NotFound, "/name", "the %s %q has no page", a.Type, a.Name)
-			}
-			if s.Retired {
-				return nil, refusal.At(refusal.Conflict, "/name", "the %s %q is retired: its page renders nowhere", a.Type, a.Name)
-			}
-			if a.RunID == "" {
-				var sample json.RawMessage
-				if len(a.SampleOutput) > 0 {
-					if err := l.checkSample(s, a.SampleOutput); err != nil {
-						return nil, err
-					}
-					sample = compact(a.SampleOutput)
-				}
-				d.Page, err = l.definitionPage(ctx, s, true, sample, a.Format)
-				return d, err
-			}
-			_, st, err := l.runState(a.Playbook, a.RunID)
+			views, std, err := ko.k.AsOf(ctx, s.ID, st.LastSeq)
 			if err != nil {
 				return nil, err
 			}
-			if st.Type != a.Type || st.Name != a.Name {
-				return nil, refusal.Invalid("/run_id", "run %s is a run of %s/%s, not of %s/%s", a.RunID, st.Type, st.Name, a.Type, a.Name)
+			p.Standing = &std
+			if s.Page.Runs != nil {
+				ended, _ := event.ParseTime(st.Ended)
+				p.Runs = l.runsText(s, views, std, ended, a.Format)
 			}
-			p := &PageView{}
-			if s.Page.Result != nil {
-				p.Result = l.resultOf(s, st, a.Format)
-				p.Headline = render.Headline(p.Result)
-			}
-			if s.Page.Data != nil {
-				if st.Ended == "" {
-					// A run still going renders over the views as they stand.
-					runs, std, err := l.runsPage(ctx, s, a.Format)
-					if err != nil {
-						return nil, err
-					}
-					p.Runs, p.Standing = runs, std
-				} else {
-					ko, err := l.keeper(a.Playbook)
-					if err != nil {
-						return nil, err
-					}
-					views, std, err := ko.k.AsOf(ctx, s.ID, st.LastSeq)
-					if err != nil {
-						return nil, err
-					}
-					p.Standing = &std
-					if s.Page.Runs != nil {
-						ended, _ := event.ParseTime(st.Ended)
-						p.Runs = l.runsText(s, views, std, ended, a.Format)
-					}
-				}
-			}
-			d.Page = p
-			return d, nil
-		})
-	register(Op{Name: "render_playbook_page", Scope: ScopeRead, Method: "POST", Path: "/playbooks/{playbook}/render", ReadOnly: true, Idempotent: true,
-		Description: "Render the playbook's own page: {page: {runs, standing}}. Refuses a playbook without a page (not_found)."},
-		func(ctx context.Context, l *Ledger, a *RenderPlaybookPageArgs) (*RenderedPlaybook, error) {
-			if err := checkFormat(a.Format); err != nil {
-				return nil, err
-			}
-			s, err := l.playbookSubject(a.Playbook)
-			if err != nil {
-				return nil, err
-			}
-			if s.Page == nil {
-				return nil, refusal.At(refusal.NotFound, "/playbook", "the playbook %s has no page", a.Playbook)
-			}
-			runs, st, err := l.runsPage(ctx, s, a.Format)
-			if err != nil {
-				return nil, err
-			}
-			return &RenderedPlaybook{Page: &PageView{Runs: runs, Standing: st}}, nil
-		})
+		}
+	}
+	d.Page = p
+	return d, nil
+}
+
+// renderPlaybookPage is the operation render_playbook_page (ops.go).
+func (l *Ledger) renderPlaybookPage(ctx context.Context, a *RenderPlaybookPageArgs) (*RenderedPlaybook, error) {
+	if err := checkFormat(a.Format); err != nil {
+		return nil, err
+	}
+	s, err := l.playbookSubject(a.Playbook)
+	if err != nil {
+		return nil, err
+	}
+	if s.Page == nil {
+		return nil, refusal.At(refusal.NotFound, "/playbook", "the playbook %s has no page", a.Playbook)
+	}
+	runs, st, err := l.runsPage(ctx, s, a.Format)
+	if err != nil {
+		return nil, err
+	}
+	return &RenderedPlaybook{Page: &PageView{Runs: runs, Standing: st}}, nil
 }
 
 // Headlines answers each run's headline, the first line of its

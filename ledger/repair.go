@@ -394,10 +394,9 @@ type RepairReport struct {
 	Left []Problem `json:"left"`
 }
 
-func init() {
-	register(Op{Name: "repair_vault", Scope: ScopeAdmin, Method: "POST", Path: "/repair",
-		Description: "Finish or roll back what a stopped writer left (its git locks, .git/index out of step, staging folders, temp files, a run outside the index, uncommitted changes), rebuild a stale history; says what it did and what needs a person."},
-		func(ctx context.Context, l *Ledger, a *struct{}) (*RepairReport, error) { return l.Repair() })
+// repairVault is the operation repair_vault (ops.go).
+func (l *Ledger) repairVault(ctx context.Context, a *struct{}) (*RepairReport, error) {
+	return l.Repair()
 }
 
 // Repair is quire janitor's repair pass (repair_vault).

@@ -298,376 +298,366 @@ func strPtr(s string) *string {
 	return &s
 }
 
-func init() {
-	register(Op{Name: "run_definition", Scope: ScopeWrite, Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/runs",
-		Description: "Start a run of a definition at its current version: makes playbook-runs/<name>-<run_id>-<date>/ (definition.md pinning the version, context.md, thread.md, run.jsonl with run_created, run.state.json, artifacts/), indexes and commits it. Refuses a member_of naming no project (/member_of), an input nested over 512 levels (/input), an unknown (not_found) or retired (conflict) definition."},
-		func(ctx context.Context, l *Ledger, a *RunDefinitionArgs) (*Run, error) {
-			if len(a.MemberOf) == 0 {
-				return nil, refusal.Invalid("/member_of", "rule 1: every run has at least one parent project; member_of is empty")
+// runDefinition is the operation run_definition (ops.go).
+func (l *Ledger) runDefinition(ctx context.Context, a *RunDefinitionArgs) (*Run, error) {
+	if len(a.MemberOf) == 0 {
+		return nil, refusal.Invalid("/member_of", "rule 1: every run has at least one parent project; member_of is empty")
+	}
+	for i, uid := range a.MemberOf {
+		e, ok, err := l.v.Lookup(uid)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || e.Type != "project" {
+			return nil, refusal.Invalid(fmt.Sprintf("/member_of/%d", i), "rule 1: %q is not a project in vault/00-index.jsonl", uid)
+		}
+	}
+	for field, v := range map[string]string{"/executor": a.Executor, "/authorized_by": a.AuthorizedBy} {
+		if !event.IsPrincipal(v) {
+			return nil, refusal.Invalid(field, "a principal is 1 to 200 characters on one line")
+		}
+	}
+	if len(a.Input) > 0 && !json.Valid(a.Input) {
+		return nil, refusal.Invalid("/input", "not JSON")
+	}
+	if d := event.Depth(a.Input); d > event.MaxDepth {
+		return nil, refusal.Invalid("/input", "the input nests %d levels; a run's input may nest at most %d", d, event.MaxDepth)
+	}
+	started, err := l.eventTime(a.Time, "/time")
+	if err != nil {
+		return nil, err
+	}
+	if started.IsZero() {
+		started = l.Now().UTC()
+	}
+	runID := newID()
+	var out *Run
+	err = l.write(writeArgs{Playbook: a.Playbook, RequestID: a.RequestID}, func(t *tx) error {
+		d, err := l.definition(a.Playbook, a.Type, a.Name)
+		if err != nil {
+			return err
+		}
+		if d.Retired {
+			return refusal.At(refusal.Conflict, "/name", "the %s %q is retired and takes no new runs", a.Type, a.Name)
+		}
+		v := d.latest()
+		rel := runfolder.Dir(a.Name, runID, started)
+		front := runfolder.Front{UID: runID, Type: "playbook-run", Name: a.Name + " " + runID, Created: event.FormatTime(started),
+			Playbook: d.UID, PlaybookVersion: fmt.Sprint(v.Version), MemberOf: a.MemberOf, Binding: v.Path,
+			Started: event.FormatTime(started), Executor: a.Executor, AuthorizedBy: a.AuthorizedBy,
+			QuirePlaybook: a.Playbook, DefinitionType: a.Type, DefinitionName: a.Name}
+		if a.Type == "prediction" {
+			front.OutputShape = predictionShape(a.Input)
+		} else if info, err := l.document(a.Type, v); err == nil {
+			front.OutputShape = info.Shape
+		}
+		data := map[string]any{"run_id": runID}
+		if len(a.Input) > 0 {
+			data["input"] = a.Input
+		}
+		ln := &event.Line{Event: event.RunCreated, Timestamp: event.FormatTime(started), Playbook: d.UID,
+			AuthorizedBy: a.AuthorizedBy, Detail: "Run initialized", ID: runID + "_1", Subject: a.Type + "/" + a.Name,
+			Version: v.Version, Actor: a.AuthorizedBy, Run: runID, RequestID: a.RequestID, Data: mustJSON(data)}
+		if ln.Seq, err = t.nextSeq(a.Playbook); err != nil {
+			return err
+		}
+		raw, err := ln.Marshal()
+		if err != nil {
+			return err
+		}
+		if len(raw) > event.MaxLine {
+			return refusal.Invalid("/input", "the input makes the run_created line %d bytes; a line holds at most %d", len(raw), event.MaxLine)
+		}
+		ctxText := a.Context
+		if ctxText == "" {
+			ctxText = fmt.Sprintf("# Context\n\nRun of %s/%s, authorized by %s.\n", a.Type, a.Name, a.AuthorizedBy)
+		}
+		var st *runfolder.State
+		seq, err := t.appendEvent(a.Playbook, func(reserve func(string, int64, int) error) error {
+			if err := reserve(path.Join(rel, runfolder.LogFile), 0, len(raw)); err != nil {
+				return err
 			}
-			for i, uid := range a.MemberOf {
-				e, ok, err := l.v.Lookup(uid)
-				if err != nil {
-					return nil, err
-				}
-				if !ok || e.Type != "project" {
-					return nil, refusal.Invalid(fmt.Sprintf("/member_of/%d", i), "rule 1: %q is not a project in vault/00-index.jsonl", uid)
-				}
-			}
-			for field, v := range map[string]string{"/executor": a.Executor, "/authorized_by": a.AuthorizedBy} {
-				if !event.IsPrincipal(v) {
-					return nil, refusal.Invalid(field, "a principal is 1 to 200 characters on one line")
-				}
-			}
-			if len(a.Input) > 0 && !json.Valid(a.Input) {
-				return nil, refusal.Invalid("/input", "not JSON")
-			}
-			if d := event.Depth(a.Input); d > event.MaxDepth {
-				return nil, refusal.Invalid("/input", "the input nests %d levels; a run's input may nest at most %d", d, event.MaxDepth)
-			}
-			started, err := l.eventTime(a.Time, "/time")
-			if err != nil {
-				return nil, err
-			}
-			if started.IsZero() {
-				started = l.Now().UTC()
-			}
-			runID := newID()
-			var out *Run
-			err = l.write(writeArgs{Playbook: a.Playbook, RequestID: a.RequestID}, func(t *tx) error {
-				d, err := l.definition(a.Playbook, a.Type, a.Name)
-				if err != nil {
-					return err
-				}
-				if d.Retired {
-					return refusal.At(refusal.Conflict, "/name", "the %s %q is retired and takes no new runs", a.Type, a.Name)
-				}
-				v := d.latest()
-				rel := runfolder.Dir(a.Name, runID, started)
-				front := runfolder.Front{UID: runID, Type: "playbook-run", Name: a.Name + " " + runID, Created: event.FormatTime(started),
-					Playbook: d.UID, PlaybookVersion: fmt.Sprint(v.Version), MemberOf: a.MemberOf, Binding: v.Path,
-					Started: event.FormatTime(started), Executor: a.Executor, AuthorizedBy: a.AuthorizedBy,
-					QuirePlaybook: a.Playbook, DefinitionType: a.Type, DefinitionName: a.Name}
-				if a.Type == "prediction" {
-					front.OutputShape = predictionShape(a.Input)
-				} else if info, err := l.document(a.Type, v); err == nil {
-					front.OutputShape = info.Shape
-				}
-				data := map[string]any{"run_id": runID}
-				if len(a.Input) > 0 {
-					data["input"] = a.Input
-				}
-				ln := &event.Line{Event: event.RunCreated, Timestamp: event.FormatTime(started), Playbook: d.UID,
-					AuthorizedBy: a.AuthorizedBy, Detail: "Run initialized", ID: runID + "_1", Subject: a.Type + "/" + a.Name,
-					Version: v.Version, Actor: a.AuthorizedBy, Run: runID, RequestID: a.RequestID, Data: mustJSON(data)}
-				if ln.Seq, err = t.nextSeq(a.Playbook); err != nil {
-					return err
-				}
-				raw, err := ln.Marshal()
-				if err != nil {
-					return err
-				}
-				if len(raw) > event.MaxLine {
-					return refusal.Invalid("/input", "the input makes the run_created line %d bytes; a line holds at most %d", len(raw), event.MaxLine)
-				}
-				ctxText := a.Context
-				if ctxText == "" {
-					ctxText = fmt.Sprintf("# Context\n\nRun of %s/%s, authorized by %s.\n", a.Type, a.Name, a.AuthorizedBy)
-				}
-				var st *runfolder.State
-				seq, err := t.appendEvent(a.Playbook, func(reserve func(string, int64, int) error) error {
-					if err := reserve(path.Join(rel, runfolder.LogFile), 0, len(raw)); err != nil {
-						return err
-					}
-					st, err = runfolder.Create(l.v, rel, front, ctxText, ln)
-					return err
-				})
-				if err != nil {
-					return err
-				}
-				e := vault.Entry{UID: runID, Type: "playbook-run", Path: rel, Playbook: a.Playbook, Name: a.Name, DefType: a.Type, Created: event.FormatTime(started)}
-				if err := l.v.Register(e); err != nil {
-					// Without its index line the run is not made: take the
-					// folder back, so the refusal is true and a retry makes
-					// one run. (The history drops the reservation whose
-					// line is gone.)
-					os.RemoveAll(l.v.Abs(rel))
-					return err
-				}
-				// The run is made: from here the answer is a success, and a
-				// commit that fails is finished by the next writer.
-				out = runOf(e, st)
-				out.Committed = boolPtr(t.commitRun(e, runfolder.Folder{V: l.v, Rel: rel}, ln))
-				t.notify(a.Playbook, seq)
-				return nil
-			})
-			if err != nil {
-				return nil, err
-			}
-			return out, nil
+			st, err = runfolder.Create(l.v, rel, front, ctxText, ln)
+			return err
 		})
+		if err != nil {
+			return err
+		}
+		e := vault.Entry{UID: runID, Type: "playbook-run", Path: rel, Playbook: a.Playbook, Name: a.Name, DefType: a.Type, Created: event.FormatTime(started)}
+		if err := l.v.Register(e); err != nil {
+			// Without its index line the run is not made: take the
+			// folder back, so the refusal is true and a retry makes
+			// one run. (The history drops the reservation whose
+			// line is gone.)
+			os.RemoveAll(l.v.Abs(rel))
+			return err
+		}
+		// The run is made: from here the answer is a success, and a
+		// commit that fails is finished by the next writer.
+		out = runOf(e, st)
+		out.Committed = boolPtr(t.commitRun(e, runfolder.Folder{V: l.v, Rel: rel}, ln))
+		t.notify(a.Playbook, seq)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
-	register(Op{Name: "record_event", Scope: ScopeWrite, StatePath: "/event", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/events",
-		Description: "Append an event to a run's run.jsonl (fsynced), numbered in the playbook's history; a boundary (step end, pause, resume, milestone, receipt, compensation) rewrites run.state.json and commits. Refuses unknown types, run_created/archived/run ends (their own ops), an archived run, a pause or resume by anyone but executor or authorized_by (rule 4), a time before the previous event or over 5 minutes ahead."},
-		func(ctx context.Context, l *Ledger, a *RecordEventArgs) (*Event, error) {
-			switch a.Event {
-			case event.RunCreated:
-				return nil, refusal.Invalid("/event", "run_created is written by run_definition alone")
-			case event.Archived:
-				return nil, refusal.Invalid("/event", "an archive goes through transition_run with to: archived and its reason")
-			case event.RunSucceeded, event.RunRejected, event.RunFailed:
-				return nil, refusal.Invalid("/event", "a run's end goes through end_run")
-			}
-			if !event.IsRunType(a.Event) {
-				return nil, refusal.Invalid("/event", "%q is not an event type of the capsule; the types are %s", a.Event, strings.Join(event.Recordable(), ", "))
-			}
-			if strings.HasPrefix(a.Event, "step_") && a.Step == "" {
-				return nil, refusal.Invalid("/step", "a %s event names its step", a.Event)
-			}
-			if len(a.Step) > 256 {
-				return nil, refusal.Invalid("/step", "a step's reference is at most 256 bytes")
-			}
-			if len(a.Data) > 0 && (!json.Valid(a.Data) || strings.TrimSpace(string(a.Data))[0] != '{') {
-				return nil, refusal.Invalid("/data", "data is a JSON object")
-			}
-			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
-			if err != nil {
-				return nil, err
-			}
-			ln := &event.Line{Event: a.Event, Timestamp: stamp(t), Step: strPtr(a.Step), Detail: a.Detail, Actor: a.Actor, Data: compact(a.Data), RequestID: a.RequestID}
-			_, committed, err := l.appendRun(e, f, ln)
-			if err != nil {
-				return nil, err
-			}
-			ev := eventOf(a.Playbook, ln)
-			ev.Committed = committed
-			return &ev, nil
-		})
+// recordEvent is the operation record_event (ops.go).
+func (l *Ledger) recordEvent(ctx context.Context, a *RecordEventArgs) (*Event, error) {
+	switch a.Event {
+	case event.RunCreated:
+		return nil, refusal.Invalid("/event", "run_created is written by run_definition alone")
+	case event.Archived:
+		return nil, refusal.Invalid("/event", "an archive goes through transition_run with to: archived and its reason")
+	case event.RunSucceeded, event.RunRejected, event.RunFailed:
+		return nil, refusal.Invalid("/event", "a run's end goes through end_run")
+	}
+	if !event.IsRunType(a.Event) {
+		return nil, refusal.Invalid("/event", "%q is not an event type of the capsule; the types are %s", a.Event, strings.Join(event.Recordable(), ", "))
+	}
+	if strings.HasPrefix(a.Event, "step_") && a.Step == "" {
+		return nil, refusal.Invalid("/step", "a %s event names its step", a.Event)
+	}
+	if len(a.Step) > 256 {
+		return nil, refusal.Invalid("/step", "a step's reference is at most 256 bytes")
+	}
+	if len(a.Data) > 0 && (!json.Valid(a.Data) || strings.TrimSpace(string(a.Data))[0] != '{') {
+		return nil, refusal.Invalid("/data", "data is a JSON object")
+	}
+	e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
+	if err != nil {
+		return nil, err
+	}
+	ln := &event.Line{Event: a.Event, Timestamp: stamp(t), Step: strPtr(a.Step), Detail: a.Detail, Actor: a.Actor, Data: compact(a.Data), RequestID: a.RequestID}
+	_, committed, err := l.appendRun(e, f, ln)
+	if err != nil {
+		return nil, err
+	}
+	ev := eventOf(a.Playbook, ln)
+	ev.Committed = committed
+	return &ev, nil
+}
 
-	register(Op{Name: "append_thread", Scope: ScopeWrite, Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/thread",
-		Description: "Append text to a run's thread.md (append-only working memory for whoever continues it), committed at the next boundary, or at once for an ended run. Refuses an archived run."},
-		func(ctx context.Context, l *Ledger, a *AppendThreadArgs) (*Run, error) {
-			if err := checkActor(a.Actor); err != nil {
-				return nil, err
-			}
-			if strings.TrimSpace(a.Text) == "" {
-				return nil, refusal.Invalid("/text", "the text is empty")
-			}
-			e, f, err := l.runFolder(a.Playbook, a.RunID)
-			if err != nil {
-				return nil, err
-			}
-			if len(a.Text) > maxThreadAppend {
-				return nil, refusal.Invalid("/text", "the text is %d bytes; append_thread takes at most 64 KiB a call", len(a.Text))
-			}
-			err = l.write(writeArgs{Keeps: []string{e.Path}}, func(t *tx) error {
-				now := l.Now()
-				entry := fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(now), a.Text)
-				if fi, err := os.Stat(l.v.Abs(path.Join(e.Path, runfolder.ThreadFile))); err == nil && fi.Size()+int64(len(entry))+2 > maxThread {
-					return refusal.Invalid("/text", "thread.md holds %d bytes and may hold at most 16 MiB; this text would pass it", fi.Size())
-				}
-				if err := f.AppendThread(entry); err != nil {
-					return err
-				}
-				return t.commitIfEnded(e, f, a.Actor, now, "thread appended")
-			})
-			if err != nil {
-				return nil, err
-			}
-			return l.readRun(e, f)
-		})
+// appendThread is the operation append_thread (ops.go).
+func (l *Ledger) appendThread(ctx context.Context, a *AppendThreadArgs) (*Run, error) {
+	if err := checkActor(a.Actor); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(a.Text) == "" {
+		return nil, refusal.Invalid("/text", "the text is empty")
+	}
+	e, f, err := l.runFolder(a.Playbook, a.RunID)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.Text) > maxThreadAppend {
+		return nil, refusal.Invalid("/text", "the text is %d bytes; append_thread takes at most 64 KiB a call", len(a.Text))
+	}
+	err = l.write(writeArgs{Keeps: []string{e.Path}}, func(t *tx) error {
+		now := l.Now()
+		entry := fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(now), a.Text)
+		if fi, err := os.Stat(l.v.Abs(path.Join(e.Path, runfolder.ThreadFile))); err == nil && fi.Size()+int64(len(entry))+2 > maxThread {
+			return refusal.Invalid("/text", "thread.md holds %d bytes and may hold at most 16 MiB; this text would pass it", fi.Size())
+		}
+		if err := f.AppendThread(entry); err != nil {
+			return err
+		}
+		return t.commitIfEnded(e, f, a.Actor, now, "thread appended")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return l.readRun(e, f)
+}
 
-	register(Op{Name: "put_artifact", Scope: ScopeWrite, Method: "PUT", Path: "/playbooks/{playbook}/runs/{run_id}/artifacts/{name...}",
-		Description: "Write a file into a run's artifacts/ (replacing one of that name), committed at the next boundary, or at once for an ended run. Refuses a name leaving artifacts/ (.., absolute, symbolic links) and an archived run."},
-		func(ctx context.Context, l *Ledger, a *PutArtifactArgs) (map[string]any, error) {
-			content := []byte(a.Content)
-			switch a.Encoding {
-			case "", "utf-8":
-			case "base64":
-				var err error
-				if content, err = base64.StdEncoding.DecodeString(a.Content); err != nil {
-					return nil, refusal.Invalid("/content", "not base64: %v", err)
-				}
-			default:
-				return nil, refusal.Invalid("/encoding", "%q is not utf-8 or base64", a.Encoding)
-			}
-			e, f, err := l.runFolder(a.Playbook, a.RunID)
-			if err != nil {
-				return nil, err
-			}
-			var rel string
-			err = l.write(writeArgs{Keeps: []string{e.Path}}, func(t *tx) error {
-				if rel, err = f.PutArtifact(a.Name, content); err != nil {
-					return err
-				}
-				return t.commitIfEnded(e, f, a.Actor, l.Now(), "artifact "+strings.TrimPrefix(rel, f.Rel+"/artifacts/")+" written")
-			})
-			if err != nil {
-				return nil, err
-			}
-			return map[string]any{"path": rel, "bytes": len(content)}, nil
-		})
+// putArtifact is the operation put_artifact (ops.go).
+func (l *Ledger) putArtifact(ctx context.Context, a *PutArtifactArgs) (map[string]any, error) {
+	content := []byte(a.Content)
+	switch a.Encoding {
+	case "", "utf-8":
+	case "base64":
+		var err error
+		if content, err = base64.StdEncoding.DecodeString(a.Content); err != nil {
+			return nil, refusal.Invalid("/content", "not base64: %v", err)
+		}
+	default:
+		return nil, refusal.Invalid("/encoding", "%q is not utf-8 or base64", a.Encoding)
+	}
+	e, f, err := l.runFolder(a.Playbook, a.RunID)
+	if err != nil {
+		return nil, err
+	}
+	var rel string
+	err = l.write(writeArgs{Keeps: []string{e.Path}}, func(t *tx) error {
+		if rel, err = f.PutArtifact(a.Name, content); err != nil {
+			return err
+		}
+		return t.commitIfEnded(e, f, a.Actor, l.Now(), "artifact "+strings.TrimPrefix(rel, f.Rel+"/artifacts/")+" written")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"path": rel, "bytes": len(content)}, nil
+}
 
-	register(Op{Name: "end_run", Scope: ScopeWrite, StatePath: "/status", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/end",
-		Description: "End a run: succeeded (with output) makes it complete; rejected (reason, optional kind, detail) or failed makes it failed. An output not matching its shape or schema ends it rejected (conflict, unworkable; a reasoning function's output_invalid) with its issues. An output over 256 KiB is kept in artifacts/output.json. Commits. Refuses anyone but the executor or authorized_by (rule 4), an ended or archived run."},
-		func(ctx context.Context, l *Ledger, a *EndRunArgs) (*Run, error) {
-			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
+// endRun is the operation end_run (ops.go).
+func (l *Ledger) endRun(ctx context.Context, a *EndRunArgs) (*Run, error) {
+	e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
+	if err != nil {
+		return nil, err
+	}
+	ln := &event.Line{Timestamp: stamp(t), Actor: a.Actor, Detail: a.Detail, RequestID: a.RequestID}
+	var output json.RawMessage
+	switch a.Status {
+	case "succeeded":
+		if len(a.Output) > 0 && !json.Valid(a.Output) {
+			return nil, refusal.Invalid("/output", "not JSON")
+		}
+		if a.Reason != "" || a.Kind != "" {
+			return nil, refusal.Invalid("/reason", "reason and kind are for a rejected run")
+		}
+		output = compact(a.Output)
+		misfit, err := l.checkOutput(e, f, output)
+		if err != nil {
+			return nil, err
+		}
+		if misfit != nil {
+			// An output that does not match its shape (or the
+			// definition's output.schema) ends the run rejected.
+			output = nil
+			ln.Event, ln.Detail = event.RunRejected, "Run rejected: its output does not match the output schema"
+			if misfit["kind"] == "not_in_order" {
+				ln.Detail = "Run rejected: its answer is not in order"
+			}
+			ln.Data = mustJSON(misfit)
+			break
+		}
+		ln.Event = event.RunSucceeded
+		ln.Detail = "Run succeeded"
+		if len(output) > 0 {
+			ln.Data = mustJSON(map[string]json.RawMessage{"output": output})
+		}
+	case "rejected":
+		if strings.TrimSpace(a.Reason) == "" {
+			return nil, refusal.Invalid("/reason", "a rejected run says why: reason")
+		}
+		if len(a.Output) > 0 {
+			return nil, refusal.Invalid("/output", "only a run that succeeded has an output")
+		}
+		ln.Event = event.RunRejected
+		d := map[string]string{"reason": a.Reason}
+		if a.Kind != "" {
+			d["kind"] = a.Kind
+		}
+		if a.Detail != "" {
+			d["detail"] = a.Detail
+		}
+		ln.Data = mustJSON(d)
+	case "failed":
+		if len(a.Output) > 0 || a.Reason != "" || a.Kind != "" {
+			return nil, refusal.Invalid("/status", "a failed run takes no output, reason or kind; detail says what went wrong")
+		}
+		ln.Event = event.RunFailed
+	default:
+		return nil, refusal.Invalid("/status", "%q is not succeeded, rejected or failed", a.Status)
+	}
+	big := false
+	if raw, _ := ln.Marshal(); len(raw) > event.MaxLine-1024 {
+		// Too large for its event: keep it whole beside the log.
+		big = true
+		ln.Data = mustJSON(map[string]any{"output_size": len(output), "output_ref": runfolder.ArtifactsDir + "/" + runfolder.OutputArtifact})
+	}
+	var st *runfolder.State
+	if big {
+		err = l.write(writeArgs{Keeps: []string{e.Path}}, func(*tx) error {
+			cur, err := f.LoadState()
 			if err != nil {
-				return nil, err
+				return err
 			}
-			ln := &event.Line{Timestamp: stamp(t), Actor: a.Actor, Detail: a.Detail, RequestID: a.RequestID}
-			var output json.RawMessage
-			switch a.Status {
-			case "succeeded":
-				if len(a.Output) > 0 && !json.Valid(a.Output) {
-					return nil, refusal.Invalid("/output", "not JSON")
-				}
-				if a.Reason != "" || a.Kind != "" {
-					return nil, refusal.Invalid("/reason", "reason and kind are for a rejected run")
-				}
-				output = compact(a.Output)
-				misfit, err := l.checkOutput(e, f, output)
-				if err != nil {
-					return nil, err
-				}
-				if misfit != nil {
-					// An output that does not match its shape (or the
-					// definition's output.schema) ends the run rejected.
-					output = nil
-					ln.Event, ln.Detail = event.RunRejected, "Run rejected: its output does not match the output schema"
-					if misfit["kind"] == "not_in_order" {
-						ln.Detail = "Run rejected: its answer is not in order"
-					}
-					ln.Data = mustJSON(misfit)
-					break
-				}
-				ln.Event = event.RunSucceeded
-				ln.Detail = "Run succeeded"
-				if len(output) > 0 {
-					ln.Data = mustJSON(map[string]json.RawMessage{"output": output})
-				}
-			case "rejected":
-				if strings.TrimSpace(a.Reason) == "" {
-					return nil, refusal.Invalid("/reason", "a rejected run says why: reason")
-				}
-				if len(a.Output) > 0 {
-					return nil, refusal.Invalid("/output", "only a run that succeeded has an output")
-				}
-				ln.Event = event.RunRejected
-				d := map[string]string{"reason": a.Reason}
-				if a.Kind != "" {
-					d["kind"] = a.Kind
-				}
-				if a.Detail != "" {
-					d["detail"] = a.Detail
-				}
-				ln.Data = mustJSON(d)
-			case "failed":
-				if len(a.Output) > 0 || a.Reason != "" || a.Kind != "" {
-					return nil, refusal.Invalid("/status", "a failed run takes no output, reason or kind; detail says what went wrong")
-				}
-				ln.Event = event.RunFailed
-			default:
-				return nil, refusal.Invalid("/status", "%q is not succeeded, rejected or failed", a.Status)
+			if err := cur.Check(ln); err != nil {
+				return err
 			}
-			big := false
-			if raw, _ := ln.Marshal(); len(raw) > event.MaxLine-1024 {
-				// Too large for its event: keep it whole beside the log.
-				big = true
-				ln.Data = mustJSON(map[string]any{"output_size": len(output), "output_ref": runfolder.ArtifactsDir + "/" + runfolder.OutputArtifact})
-			}
-			var st *runfolder.State
-			if big {
-				err = l.write(writeArgs{Keeps: []string{e.Path}}, func(*tx) error {
-					cur, err := f.LoadState()
-					if err != nil {
-						return err
-					}
-					if err := cur.Check(ln); err != nil {
-						return err
-					}
-					_, err = f.PutArtifact(runfolder.OutputArtifact, output)
-					return err
-				})
-				if err != nil {
-					return nil, err
-				}
-			}
-			st, committed, err := l.appendRunWith(e, f, ln, func(st *runfolder.State) error {
-				if big {
-					st.Output = output
-					return f.WriteState(st)
-				}
-				return nil
-			})
-			return answerRun(e, st, committed, err)
+			_, err = f.PutArtifact(runfolder.OutputArtifact, output)
+			return err
 		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	st, committed, err := l.appendRunWith(e, f, ln, func(st *runfolder.State) error {
+		if big {
+			st.Output = output
+			return f.WriteState(st)
+		}
+		return nil
+	})
+	return answerRun(e, st, committed, err)
+}
 
-	register(Op{Name: "cancel_run", Scope: ScopeWrite, StatePath: "/run_id", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/cancel",
-		Description: "Cancel an active run: run_failed of the kind cancelled makes it failed. Commits. Refuses anyone but the executor or authorized_by (rule 4), a paused run (resume it first), an ended or archived run."},
-		func(ctx context.Context, l *Ledger, a *CancelRunArgs) (*Run, error) {
-			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
-			if err != nil {
-				return nil, err
-			}
-			d := map[string]string{"kind": "cancelled"}
-			if a.Detail != "" {
-				d["detail"] = a.Detail
-			}
-			ln := &event.Line{Event: event.RunFailed, Timestamp: stamp(t), Actor: a.Actor, Detail: "Run cancelled", Data: mustJSON(d)}
-			st, committed, err := l.appendRun(e, f, ln)
-			return answerRun(e, st, committed, err)
-		})
+// cancelRun is the operation cancel_run (ops.go).
+func (l *Ledger) cancelRun(ctx context.Context, a *CancelRunArgs) (*Run, error) {
+	e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
+	if err != nil {
+		return nil, err
+	}
+	d := map[string]string{"kind": "cancelled"}
+	if a.Detail != "" {
+		d["detail"] = a.Detail
+	}
+	ln := &event.Line{Event: event.RunFailed, Timestamp: stamp(t), Actor: a.Actor, Detail: "Run cancelled", Data: mustJSON(d)}
+	st, committed, err := l.appendRun(e, f, ln)
+	return answerRun(e, st, committed, err)
+}
 
-	register(Op{Name: "transition_run", Scope: ScopeWrite, StatePath: "/to", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/transition",
-		Description: "Move a run to paused (pause_started), active (pause_resumed) or archived (its archived event with the reason first; then read-only). Only the executor or authorized_by may (rule 4). Runs end through end_run."},
-		func(ctx context.Context, l *Ledger, a *TransitionRunArgs) (*Run, error) {
-			if a.Actor == janitor {
-				return nil, refusal.Invalid("/actor", "%s is reserved for quire janitor", janitor)
-			}
-			e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
-			if err != nil {
-				return nil, err
-			}
-			ln := &event.Line{Timestamp: stamp(t), Actor: a.Actor, RequestID: a.RequestID}
-			switch a.To {
-			case runfolder.Paused:
-				ln.Event, ln.Detail = event.PauseStarted, "Paused"
-			case runfolder.Active:
-				ln.Event, ln.Detail = event.PauseResumed, "Resumed"
-			case runfolder.Archived:
-				if strings.TrimSpace(a.Reason) == "" {
-					return nil, refusal.Invalid("/reason", "an archive needs its reason, written to run.jsonl first")
-				}
-				ln.Event, ln.Detail, ln.Reason = event.Archived, "Archived: "+a.Reason, a.Reason
-			case runfolder.Complete, runfolder.Failed:
-				return nil, refusal.Invalid("/to", "a run completes or fails through end_run, which records its output or reason")
-			default:
-				return nil, refusal.Invalid("/to", "%q is not paused, active or archived", a.To)
-			}
-			if a.Reason != "" && ln.Reason == "" {
-				ln.Detail += ": " + a.Reason
-			}
-			st, committed, err := l.appendRun(e, f, ln)
-			return answerRun(e, st, committed, err)
-		})
+// transitionRun is the operation transition_run (ops.go).
+func (l *Ledger) transitionRun(ctx context.Context, a *TransitionRunArgs) (*Run, error) {
+	if a.Actor == janitor {
+		return nil, refusal.Invalid("/actor", "%s is reserved for quire janitor", janitor)
+	}
+	e, f, t, err := l.runWrite(a.Playbook, a.RunID, a.Actor, a.Time)
+	if err != nil {
+		return nil, err
+	}
+	ln := &event.Line{Timestamp: stamp(t), Actor: a.Actor, RequestID: a.RequestID}
+	switch a.To {
+	case runfolder.Paused:
+		ln.Event, ln.Detail = event.PauseStarted, "Paused"
+	case runfolder.Active:
+		ln.Event, ln.Detail = event.PauseResumed, "Resumed"
+	case runfolder.Archived:
+		if strings.TrimSpace(a.Reason) == "" {
+			return nil, refusal.Invalid("/reason", "an archive needs its reason, written to run.jsonl first")
+		}
+		ln.Event, ln.Detail, ln.Reason = event.Archived, "Archived: "+a.Reason, a.Reason
+	case runfolder.Complete, runfolder.Failed:
+		return nil, refusal.Invalid("/to", "a run completes or fails through end_run, which records its output or reason")
+	default:
+		return nil, refusal.Invalid("/to", "%q is not paused, active or archived", a.To)
+	}
+	if a.Reason != "" && ln.Reason == "" {
+		ln.Detail += ": " + a.Reason
+	}
+	st, committed, err := l.appendRun(e, f, ln)
+	return answerRun(e, st, committed, err)
+}
 
-	register(Op{Name: "get_run", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}", ReadOnly: true, Idempotent: true,
-		Description: "Read a run: status, state, pinned version, started and ended, output, current step, what a paused run waits for, its folder; and page.result, the run rendered through its definition's page (first line the headline). With blocks, page.blocks lists the result's blocks with their addresses."},
-		func(ctx context.Context, l *Ledger, a *GetRunArgs) (*Run, error) {
-			if err := checkFormat(a.Format); err != nil {
-				return nil, err
-			}
-			e, st, err := l.runState(a.Playbook, a.RunID)
-			if err != nil {
-				return nil, err
-			}
-			r := runOf(e, st)
-			if r.Page, err = l.runPage(e, st, a.Blocks, a.Format); err != nil {
-				return nil, err
-			}
-			return r, nil
-		})
+// getRun is the operation get_run (ops.go).
+func (l *Ledger) getRun(ctx context.Context, a *GetRunArgs) (*Run, error) {
+	if err := checkFormat(a.Format); err != nil {
+		return nil, err
+	}
+	e, st, err := l.runState(a.Playbook, a.RunID)
+	if err != nil {
+		return nil, err
+	}
+	r := runOf(e, st)
+	if r.Page, err = l.runPage(e, st, a.Blocks, a.Format); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // appendRunWith is appendRun with a step, after, run under the same lock
