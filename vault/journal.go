@@ -13,7 +13,7 @@ import (
 
 	"quire/internal/crashpoint"
 	"quire/internal/fsys"
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // The journal: .quire/writing holds lines while a writer holds the vault's

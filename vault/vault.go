@@ -19,7 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"quire/internal/fsys"
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // Config is quire.yaml, committed with the vault.
