@@ -151,7 +151,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCheckTemplate -fuzztime 30s ./render/
 	$(GO) test -run '^$$' -fuzz FuzzLayout -fuzztime 30s ./render/
 	$(GO) test -run '^$$' -fuzz FuzzInspectAgentRun -fuzztime 30s ./ledger/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeIndex -fuzztime 30s ./vault/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./vault/git/index/
+	$(GO) test -run '^$$' -fuzz FuzzReadLoose -fuzztime 30s ./vault/git/object/
+	$(GO) test -run '^$$' -fuzz FuzzParseTree -fuzztime 30s ./vault/git/object/
+	$(GO) test -run '^$$' -fuzz FuzzParseCommit -fuzztime 30s ./vault/git/object/
 
 clean:
 	rm -rf bin demo-vault

@@ -24,6 +24,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 
 	"quire/internal/fsys"
+	"quire/vault/git/object"
 )
 
 // Compaction: every boundary writes the trees along its paths whole as loose
@@ -154,7 +155,7 @@ func (v *Vault) packCount() int {
 
 // looseObject is a loose object listed for packing.
 type looseObject struct {
-	id   plumbing.Hash
+	id   Hash
 	typ  byte // 1 commit, 2 tree, 3 blob, 4 tag
 	size int64
 	file string
@@ -230,7 +231,7 @@ func (v *Vault) compactOnce(ctx context.Context) error {
 	}
 	// An object in two rolled-up packs, or loose and in one, goes in once.
 	count := 0
-	in := func(id plumbing.Hash, before int) bool {
+	in := func(id Hash, before int) bool {
 		for _, q := range roll[:before] {
 			if q.idx.find(id) >= 0 {
 				return true
@@ -367,46 +368,22 @@ func listLoose(objDir string) ([]looseObject, error) {
 		}
 		for _, e := range ents {
 			h := d.Name() + e.Name()
-			if len(h) != 40 || !plumbing.IsHash(h) {
+			id, err := object.ParseHash(h)
+			if err != nil {
 				continue
 			}
 			file := filepath.Join(objDir, d.Name(), e.Name())
-			typ, size, err := looseHeader(file)
+			typ, size, err := object.LooseHeader(file)
 			if errors.Is(err, os.ErrNotExist) {
 				continue // packed and removed by another process meanwhile
 			}
 			if err != nil {
 				return nil, fmt.Errorf("vault: loose object %s: %w", h, err)
 			}
-			out = append(out, looseObject{id: plumbing.NewHash(h), typ: typ, size: size, file: file})
+			out = append(out, looseObject{id: id, typ: byte(typ), size: size, file: file})
 		}
 	}
 	return out, nil
-}
-
-func looseHeader(file string) (byte, int64, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	zr, err := zlib.NewReader(bufio.NewReaderSize(f, 512))
-	if err != nil {
-		return 0, 0, err
-	}
-	var hdr [32]byte
-	n, _ := io.ReadFull(zr, hdr[:])
-	nul := bytes.IndexByte(hdr[:n], 0)
-	if nul < 0 {
-		return 0, 0, errors.New("no header")
-	}
-	typ, size, _ := strings.Cut(string(hdr[:nul]), " ")
-	t, ok := looseTypes[typ]
-	s, err := strconv.ParseInt(size, 10, 64)
-	if !ok || err != nil {
-		return 0, 0, fmt.Errorf("a header %q", hdr[:nul])
-	}
-	return t, s, nil
 }
 
 // listPacks lists the packs that may be rolled up: those with an index and
@@ -575,7 +552,7 @@ func entryHeader(typ byte, size int64, rel int64) []byte {
 }
 
 // object writes one entry: data compressed under its header.
-func (w *packWriter) object(id plumbing.Hash, typ byte, size, rel int64, data []byte) error {
+func (w *packWriter) object(id Hash, typ byte, size, rel int64, data []byte) error {
 	if w.written == w.count {
 		return errors.New("vault: more objects than the pack was begun for")
 	}
@@ -591,7 +568,7 @@ func (w *packWriter) object(id plumbing.Hash, typ byte, size, rel int64, data []
 	if err := w.zw.Close(); err != nil {
 		return err
 	}
-	w.idx.Add(id, uint64(start), w.crc.Sum32())
+	w.idx.Add(plumbing.Hash(id), uint64(start), w.crc.Sum32())
 	w.written++
 	return nil
 }
@@ -695,7 +672,7 @@ func (w *packWriter) copyPack(ctx context.Context, v *Vault, earlier []*oldPack,
 		if want := binary.BigEndian.Uint32(crcs[int(e.i)*4:]); old.Sum32() != want {
 			return bad("object %s does not match its CRC", id)
 		}
-		w.idx.Add(id, uint64(e.newOff), w.crc.Sum32())
+		w.idx.Add(plumbing.Hash(id), uint64(e.newOff), w.crc.Sum32())
 		w.written++
 	}
 	return nil
@@ -753,7 +730,7 @@ type windowEntry struct {
 // each as a delta of one of the last compactWindow objects when that is
 // less than half its size. moved reads an object packed and removed since
 // it was listed.
-func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved func(plumbing.Hash) ([]byte, byte, error)) error {
+func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved func(Hash) ([]byte, byte, error)) error {
 	sort.Slice(loose, func(i, j int) bool {
 		a, b := loose[i], loose[j]
 		if a.typ != b.typ {
@@ -767,7 +744,8 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved f
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		typ, data, err := readLoose(o.file)
+		t, data, err := object.ReadLooseFile(o.file)
+		typ := byte(t)
 		if errors.Is(err, os.ErrNotExist) {
 			// Packed and removed since it was listed, by git (a git gc,
 			// often started by a git commit in the background) or another
@@ -777,7 +755,7 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved f
 		if err != nil {
 			return fmt.Errorf("vault: loose object %s: %w", o.id, err)
 		}
-		if typ != o.typ || hashObject(plumbing.ObjectType(typ).String(), data) != o.id {
+		if typ != o.typ || object.Sum(object.Type(typ), data) != o.id {
 			return fmt.Errorf("vault: loose object %s does not hold what its name says", o.id)
 		}
 		var best []byte
@@ -825,40 +803,6 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved f
 	return nil
 }
 
-// readLoose reads a loose object whole, into a buffer of the size its
-// header gives.
-func readLoose(file string) (byte, []byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer f.Close()
-	zr, err := zlib.NewReader(bufio.NewReaderSize(f, 32<<10))
-	if err != nil {
-		return 0, nil, err
-	}
-	defer zr.Close()
-	br := bufio.NewReaderSize(zr, 64)
-	hdr, err := br.ReadSlice(0)
-	if err != nil {
-		return 0, nil, errors.New("no header")
-	}
-	typ, size, _ := strings.Cut(string(hdr[:len(hdr)-1]), " ")
-	t, ok := looseTypes[typ]
-	n, err := strconv.ParseInt(size, 10, 64)
-	if !ok || err != nil || n < 0 {
-		return 0, nil, fmt.Errorf("a header %q", hdr)
-	}
-	data := make([]byte, n)
-	if _, err := io.ReadFull(br, data); err != nil {
-		return 0, nil, err
-	}
-	if k, _ := br.Read(make([]byte, 1)); k != 0 {
-		return 0, nil, errors.New("longer than its header says")
-	}
-	return t, data, nil
-}
-
 // finish writes the checksum, syncs the pack, writes its index, and renames
 // both into place: the pack first, then its index, as git does. It answers
 // the pack's path without extension.
@@ -872,7 +816,7 @@ func (w *packWriter) finish(ctx context.Context) (string, error) {
 	if err := w.bw.Flush(); err != nil {
 		return "", err
 	}
-	var sum plumbing.Hash
+	var sum Hash
 	copy(sum[:], w.sum.Sum(nil))
 	if _, err := w.f.Write(sum[:]); err != nil {
 		return "", err
@@ -883,7 +827,7 @@ func (w *packWriter) finish(ctx context.Context) (string, error) {
 	if err := w.f.Close(); err != nil {
 		return "", err
 	}
-	if err := w.idx.OnFooter(sum); err != nil {
+	if err := w.idx.OnFooter(plumbing.Hash(sum)); err != nil {
 		return "", err
 	}
 	mem, err := w.idx.Index()

@@ -42,6 +42,13 @@
 //     start and end, and a reader of packs mapped into memory that applies
 //     each delta to the base it keeps, with go-git for what it does not know.
 //
+// git's own formats are packages of their own under vault/git, each with
+// its decoder and encoder, a doc citing git's document of the format and a
+// fuzz test seeded with what the git CLI writes: object (object ids, loose
+// objects, trees, commits' headers) and index (.git/index in every form,
+// the split index). The vault's API names none of go-git's types: Hash is
+// vault/git/object's.
+//
 // The crash test's hook (internal/crashpoint) is hit before every
 // file-changing step of the vault, the run folder and the history: with
 // QUIRE_CRASH_AFTER=n the process SIGKILLs itself at its (n+1)th.

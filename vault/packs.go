@@ -13,9 +13,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"quire/internal/fsys"
+	"quire/vault/git/object"
 )
 
 // packReader reads objects for a walk over the whole history, faster than
@@ -160,7 +159,7 @@ func (r *packReader) close() {
 }
 
 // find is the offset of an object in the pack, -1 when it has none.
-func (p *pack) find(id plumbing.Hash) int64 {
+func (p *pack) find(id Hash) int64 {
 	fan := p.idx[8:]
 	lo := 0
 	if id[0] > 0 {
@@ -176,8 +175,8 @@ func (p *pack) find(id plumbing.Hash) int64 {
 }
 
 // id is the id of the ith object of the index.
-func (p *pack) id(i int) plumbing.Hash {
-	var id plumbing.Hash
+func (p *pack) id(i int) Hash {
+	var id Hash
 	copy(id[:], p.idx[8+256*4+i*20:])
 	return id
 }
@@ -262,7 +261,7 @@ func (r *packReader) at(p *pack, off int64) (byte, []byte, error) {
 			}
 			bt, base, err = r.at(p, off-rel)
 		} else {
-			var id plumbing.Hash
+			var id Hash
 			copy(id[:], d[i:i+20])
 			i += 20
 			bt, base, err = r.object(id)
@@ -372,7 +371,7 @@ var errNotHere = errors.New("vault: not in the packs or loose objects")
 
 // object reads an object by id from the packs (looking again for new ones
 // when it is in none), then the loose objects.
-func (r *packReader) object(id plumbing.Hash) (byte, []byte, error) {
+func (r *packReader) object(id Hash) (byte, []byte, error) {
 	for again := 0; again < 2; again++ {
 		for _, p := range r.packs {
 			if off := p.find(id); off >= 0 {
@@ -389,13 +388,11 @@ func (r *packReader) object(id plumbing.Hash) (byte, []byte, error) {
 	return 0, nil, errNotHere
 }
 
-var looseTypes = map[string]byte{"commit": 1, "tree": 2, "blob": 3, "tag": 4}
-
-func (r *packReader) loose(id plumbing.Hash) (byte, []byte, error) {
+func (r *packReader) loose(id Hash) (byte, []byte, error) {
 	hex := id.String()
-	t, data, err := readLoose(filepath.Join(r.objDir, hex[:2], hex[2:]))
+	t, data, err := object.ReadLooseFile(filepath.Join(r.objDir, hex[:2], hex[2:]))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return 0, nil, fmt.Errorf("vault: loose object %s: %w", hex, err)
 	}
-	return t, data, err
+	return byte(t), data, err
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"quire/vault/git/object"
 )
 
 // Walking the history, for quire check --history: commits, trees and blobs
@@ -17,11 +19,11 @@ import (
 // bytes, so that two versions of a folder of 5,000 runs are compared without
 // decoding either whole (DiffTrees).
 
-// Hash is a git object id.
-type Hash = plumbing.Hash
+// Hash is a git object id (vault/git/object).
+type Hash = object.Hash
 
 // ZeroHash is no object: the parent of a first commit, a missing entry.
-var ZeroHash = plumbing.ZeroHash
+var ZeroHash = object.ZeroHash
 
 // HeadCommit is the commit the vault's branch points at; zero before the
 // first commit.
@@ -53,14 +55,12 @@ func (h *History) Close() error {
 	return nil
 }
 
-var typeNames = map[plumbing.ObjectType]byte{plumbing.CommitObject: 1, plumbing.TreeObject: 2, plumbing.BlobObject: 3}
-
 // read returns the content of an object of the given type.
-func (h *History) read(t plumbing.ObjectType, id Hash) ([]byte, error) {
+func (h *History) read(t object.Type, id Hash) ([]byte, error) {
 	typ, data, err := h.packs.object(id)
 	if errors.Is(err, errNotHere) {
 		data, err = h.fromGoGit(t, id)
-	} else if err == nil && typ != typeNames[t] {
+	} else if err == nil && typ != byte(t) {
 		err = fmt.Errorf("it is not a %s", t)
 	}
 	if err != nil {
@@ -70,11 +70,11 @@ func (h *History) read(t plumbing.ObjectType, id Hash) ([]byte, error) {
 	return data, nil
 }
 
-func (h *History) fromGoGit(t plumbing.ObjectType, id Hash) ([]byte, error) {
+func (h *History) fromGoGit(t object.Type, id Hash) ([]byte, error) {
 	if h.st == nil {
 		h.st = filesystem.NewStorage(osfs.New(h.gitDir), cache.NewObjectLRU(16<<20))
 	}
-	o, err := h.st.EncodedObject(t, id)
+	o, err := h.st.EncodedObject(plumbing.ObjectType(t), plumbing.Hash(id))
 	if err != nil {
 		return nil, err
 	}
@@ -88,28 +88,15 @@ func (h *History) fromGoGit(t plumbing.ObjectType, id Hash) ([]byte, error) {
 
 // Commit reads a commit's tree and parents.
 func (h *History) Commit(id Hash) (tree Hash, parents []Hash, err error) {
-	data, err := h.read(plumbing.CommitObject, id)
+	data, err := h.read(object.Commit, id)
 	if err != nil {
 		return tree, nil, err
 	}
 	// The header is "tree <hex>\n", then "parent <hex>\n" lines, then the
 	// rest, which a walk does not need.
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		k, val, _ := bytes.Cut(line, []byte{' '})
-		switch string(k) {
-		case "tree":
-			tree = plumbing.NewHash(string(val))
-		case "parent":
-			parents = append(parents, plumbing.NewHash(string(val)))
-		default:
-			return tree, parents, nil
-		}
+	tree, parents, err = object.ParseCommit(data)
+	if err != nil {
+		return tree, parents, fmt.Errorf("vault: reading commit %s: %w", id, err)
 	}
 	return tree, parents, nil
 }
@@ -120,7 +107,7 @@ func (h *History) Tree(id Hash) ([]byte, error) {
 	if id.IsZero() {
 		return nil, nil
 	}
-	return h.read(plumbing.TreeObject, id)
+	return h.read(object.Tree, id)
 }
 
 // Blob reads a blob; the zero id is an empty file.
@@ -128,7 +115,7 @@ func (h *History) Blob(id Hash) ([]byte, error) {
 	if id.IsZero() {
 		return nil, nil
 	}
-	return h.read(plumbing.BlobObject, id)
+	return h.read(object.Blob, id)
 }
 
 // TreeEntry is one entry of a raw tree.

@@ -7,34 +7,25 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"quire/vault/git/object"
 )
 
 func rawTree(entries map[string]TreeEntry) []byte {
-	list := make([]treeEntry, 0, len(entries))
+	list := make([]object.TreeEntry, 0, len(entries))
 	for _, e := range entries {
-		m := filemode.Regular
+		m := object.Regular
 		if e.Dir {
-			m = filemode.Dir
+			m = object.Dir
 		}
-		list = append(list, treeEntry{name: e.Name, mode: m, hash: e.Hash})
+		list = append(list, object.TreeEntry{Name: e.Name, Mode: m, Hash: e.Hash})
 	}
-	sort.Slice(list, func(i, j int) bool { return treeLess(list[i], list[j]) })
-	var buf []byte
-	for _, e := range list {
-		buf = strconv.AppendUint(buf, uint64(e.mode), 8)
-		buf = append(buf, ' ')
-		buf = append(buf, e.name...)
-		buf = append(buf, 0)
-		buf = append(buf, e.hash[:]...)
-	}
-	return buf
+	object.SortTree(list)
+	return object.AppendTree(nil, list)
 }
 
 // DiffTrees finds exactly the entries a naive comparison of the two trees
@@ -145,11 +136,11 @@ func TestHistoryReadsWhatGoGitReads(t *testing.T) {
 	defer h.Close()
 	n := 0
 	err = iter.ForEach(func(o plumbing.EncodedObject) error {
-		want, err := h.fromGoGit(o.Type(), o.Hash())
+		want, err := h.fromGoGit(object.Type(o.Type()), Hash(o.Hash()))
 		if err != nil {
 			return err
 		}
-		got, err := h.read(o.Type(), o.Hash())
+		got, err := h.read(object.Type(o.Type()), Hash(o.Hash()))
 		if err != nil {
 			return err
 		}
