@@ -155,6 +155,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadLoose -fuzztime 30s ./vault/git/object/
 	$(GO) test -run '^$$' -fuzz FuzzParseTree -fuzztime 30s ./vault/git/object/
 	$(GO) test -run '^$$' -fuzz FuzzParseCommit -fuzztime 30s ./vault/git/object/
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./vault/git/pack/
+	$(GO) test -run '^$$' -fuzz FuzzDelta -fuzztime 30s ./vault/git/pack/
 
 clean:
 	rm -rf bin demo-vault

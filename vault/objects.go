@@ -21,6 +21,7 @@ import (
 
 	"quire/internal/crashpoint"
 	"quire/vault/git/object"
+	"quire/vault/git/pack"
 )
 
 // objects reads and writes git objects. Writes are loose objects, made by
@@ -40,7 +41,7 @@ type objects struct {
 	// packs reads a commit's trees from mapped packs (go-git's storage
 	// decodes a pack's whole index at its first read: 7 ms of a `quire
 	// call` at 1,000 runs, growing with the vault); made at the first read.
-	packs *packReader
+	packs *pack.Reader
 	// looseBytes counts the bytes of loose objects this process wrote since
 	// compaction last started: one trigger of compaction (compact.go).
 	looseBytes atomic.Int64
@@ -163,7 +164,7 @@ func (o *objects) readTree(id Hash) ([]treeEntry, error) {
 		o.mu.Unlock()
 		return t, nil
 	}
-	if e, ok := o.fromPacks(id, 2); ok {
+	if e, ok := o.fromPacks(id, object.Tree); ok {
 		if entries, err := object.ParseTree(e); err == nil {
 			o.mu.Unlock()
 			o.remember(id, entries)
@@ -236,21 +237,21 @@ func (o *objects) retry(fn func(st *filesystem.Storage) error) error {
 // fromPacks reads an object of type typ through the mapped packs (and
 // loose objects); not ok sends the caller to go-git's storage, which knows
 // every form of repository. The caller holds o.mu.
-func (o *objects) fromPacks(id Hash, typ byte) ([]byte, bool) {
+func (o *objects) fromPacks(id Hash, typ object.Type) ([]byte, bool) {
 	if o.packs == nil {
-		o.packs = newPackReader(o.gitDir)
-		o.packs.limit = 8 << 20
+		o.packs = pack.NewReader(filepath.Join(o.gitDir, "objects"))
+		o.packs.SetLimit(8 << 20)
 	} else {
-		o.packs.prune()
+		o.packs.Prune()
 	}
-	t, data, err := o.packs.object(id)
+	t, data, err := o.packs.Object(id)
 	return data, err == nil && t == typ
 }
 
 // readCommitTree returns the tree of a commit.
 func (o *objects) readCommitTree(id Hash) (Hash, error) {
 	o.mu.Lock()
-	data, ok := o.fromPacks(id, 1)
+	data, ok := o.fromPacks(id, object.Commit)
 	o.mu.Unlock()
 	if ok {
 		if tree, _, err := object.ParseCommit(data); err == nil {
@@ -287,17 +288,16 @@ func (o *objects) readBlob(id Hash) ([]byte, error) {
 	return data, err
 }
 
-// readRaw reads an object whole, with its type (1 commit, 2 tree, 3 blob,
-// 4 tag).
-func (o *objects) readRaw(id Hash) ([]byte, byte, error) {
+// readRaw reads an object whole, with its type.
+func (o *objects) readRaw(id Hash) ([]byte, object.Type, error) {
 	var data []byte
-	var typ byte
+	var typ object.Type
 	err := o.retry(func(st *filesystem.Storage) error {
 		obj, err := st.EncodedObject(plumbing.AnyObject, plumbing.Hash(id))
 		if err != nil {
 			return err
 		}
-		typ = byte(obj.Type())
+		typ = object.Type(obj.Type())
 		r, err := obj.Reader()
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"quire/vault/git/object"
+	"quire/vault/git/pack"
 )
 
 // Walking the history, for quire check --history: commits, trees and blobs
@@ -30,12 +32,12 @@ var ZeroHash = object.ZeroHash
 func (v *Vault) HeadCommit() (Hash, error) { return v.head() }
 
 // History reads objects for one walk over the history: through its own
-// reader of the packs (packs.go), which keeps what a walk reads next, and
+// reader of the packs (vault/git/pack), which keeps what a walk reads next, and
 // through go-git's storage for what that reader does not know. Close it
 // after the walk.
 type History struct {
 	gitDir string
-	packs  *packReader
+	packs  *pack.Reader
 	st     *filesystem.Storage
 	// Reads counts the objects read from the store.
 	Reads int
@@ -43,12 +45,12 @@ type History struct {
 
 // History starts a walk over the vault's history.
 func (v *Vault) History() *History {
-	return &History{gitDir: v.gitDir, packs: newPackReader(v.gitDir)}
+	return &History{gitDir: v.gitDir, packs: pack.NewReader(filepath.Join(v.gitDir, "objects"))}
 }
 
 // Close lets go of the pack files.
 func (h *History) Close() error {
-	h.packs.close()
+	h.packs.Close()
 	if h.st != nil {
 		return h.st.Close()
 	}
@@ -57,10 +59,10 @@ func (h *History) Close() error {
 
 // read returns the content of an object of the given type.
 func (h *History) read(t object.Type, id Hash) ([]byte, error) {
-	typ, data, err := h.packs.object(id)
-	if errors.Is(err, errNotHere) {
+	typ, data, err := h.packs.Object(id)
+	if errors.Is(err, pack.ErrNotFound) {
 		data, err = h.fromGoGit(t, id)
-	} else if err == nil && typ != byte(t) {
+	} else if err == nil && typ != t {
 		err = fmt.Errorf("it is not a %s", t)
 	}
 	if err != nil {

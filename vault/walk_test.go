@@ -153,7 +153,7 @@ func TestHistoryReadsWhatGoGitReads(t *testing.T) {
 	if err != nil || n < 200 {
 		t.Fatalf("%d objects: %v", n, err)
 	}
-	if len(h.packs.packs) == 0 || h.packs.deltas == 0 {
-		t.Fatalf("%d packs read, %d deltas applied", len(h.packs.packs), h.packs.deltas)
+	if h.packs.Packs() == 0 || h.packs.Deltas() == 0 {
+		t.Fatalf("%d packs read, %d deltas applied", h.packs.Packs(), h.packs.Deltas())
 	}
 }
