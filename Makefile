@@ -157,6 +157,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseCommit -fuzztime 30s ./vault/git/object/
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./vault/git/pack/
 	$(GO) test -run '^$$' -fuzz FuzzDelta -fuzztime 30s ./vault/git/pack/
+	$(GO) test -run '^$$' -fuzz FuzzDiffTrees -fuzztime 30s ./vault/git/walk/
 
 clean:
 	rm -rf bin demo-vault

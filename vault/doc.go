@@ -38,17 +38,18 @@
 //     by folder and repaired for quire's paths (repair.go);
 //   - InspectGit, RepairGit and Status, what quire check and quire janitor
 //     see of git's state and the work tree;
-//   - reading the history for quire check --history (walk.go): commits,
-//     raw trees diffed by the bytes two versions share at their start and
-//     end, and vault/git/pack's reader of packs mapped into memory that
-//     applies each delta to the base it keeps, with go-git for what it does
-//     not know.
+//   - reading the history for quire check --history (history.go, with
+//     vault/git/walk): commits, raw trees diffed by the bytes two versions
+//     share at their start and end, and vault/git/pack's reader of packs
+//     mapped into memory that applies each delta to the base it keeps, with
+//     go-git for what it does not know.
 //
 // git's own formats are packages of their own under vault/git, each with
 // its decoder and encoder, a doc citing git's document of the format and a
 // fuzz test seeded with what the git CLI writes: object (object ids, loose
 // objects, trees, commits' headers), index (.git/index in every form, the
-// split index) and pack (packs and their indexes, deltas, compaction). The vault's API names none of go-git's types: Hash is
+// split index), pack (packs and their indexes, deltas, compaction) and walk
+// (the history walk's reads, raw trees compared). The vault's API names none of go-git's types: Hash is
 // vault/git/object's.
 //
 // The crash test's hook (internal/crashpoint) is hit before every
