@@ -152,7 +152,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzLayout -fuzztime 30s ./render/
 	$(GO) test -run '^$$' -fuzz FuzzInspect -fuzztime 30s ./words/agentrun/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./words/agentrun/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeIndex -fuzztime 30s ./vault/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./vault/git/index/
+	$(GO) test -run '^$$' -fuzz FuzzReadLoose -fuzztime 30s ./vault/git/object/
+	$(GO) test -run '^$$' -fuzz FuzzParseTree -fuzztime 30s ./vault/git/object/
+	$(GO) test -run '^$$' -fuzz FuzzParseCommit -fuzztime 30s ./vault/git/object/
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./vault/git/pack/
+	$(GO) test -run '^$$' -fuzz FuzzDelta -fuzztime 30s ./vault/git/pack/
+	$(GO) test -run '^$$' -fuzz FuzzDiffTrees -fuzztime 30s ./vault/git/walk/
 
 clean:
 	rm -rf bin demo-vault

@@ -12,10 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-
 	"quire/internal/crashpoint"
+	"quire/vault/git/object"
 )
 
 // Signature names who made a commit and when.
@@ -56,8 +54,8 @@ func sanitizeIdent(s string) string {
 
 // change is one file's new content in a commit; a zero hash removes it.
 type change struct {
-	hash plumbing.Hash
-	mode filemode.FileMode
+	hash Hash
+	mode object.Mode
 }
 
 // commitPaths records the working copy of the given paths (files or
@@ -68,7 +66,7 @@ type change struct {
 // On any error the index kept in memory (which collect has already moved
 // on) is dropped, so the next commit reads .git/index as it is on disk, and
 // .git/index is never written ahead of HEAD.
-func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id plumbing.Hash, err error) {
+func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id Hash, err error) {
 	// git's index.lock is held for the whole commit, as git commit holds
 	// it: a person's git command and quire never commit at once, and a
 	// commit refused for another program's lock has changed nothing.
@@ -81,11 +79,11 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id pl
 		if err != nil {
 			v.commitFailed = true
 			v.gitIdx.stat = fileStamp{}
-			v.lastCommit, v.lastTree = plumbing.ZeroHash, plumbing.ZeroHash
+			v.lastCommit, v.lastTree = ZeroHash, ZeroHash
 		}
 	}()
 	if lock, err = v.takeGitLock(v.gitIdx.path + ".lock"); err != nil {
-		return plumbing.ZeroHash, err
+		return ZeroHash, err
 	}
 	writeIndex := func() error {
 		f := lock
@@ -93,39 +91,39 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id pl
 		return v.gitIdx.writeLocked(f)
 	}
 	if err := v.gitIdx.load(); err != nil {
-		return plumbing.ZeroHash, err
+		return ZeroHash, err
 	}
 	changes := map[string]change{}
 	for _, p := range paths {
 		if err := v.collect(p, changes); err != nil {
-			return plumbing.ZeroHash, err
+			return ZeroHash, err
 		}
 	}
 	parent, err := v.head()
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return ZeroHash, err
 	}
-	var root plumbing.Hash
+	var root Hash
 	switch {
 	case parent.IsZero():
 	case parent == v.lastCommit:
 		root = v.lastTree // the commit this process made last
 	default:
 		if root, err = v.objs.readCommitTree(parent); err != nil {
-			return plumbing.ZeroHash, err
+			return ZeroHash, err
 		}
 	}
 	newRoot, err := v.applyChanges(root, changes)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return ZeroHash, err
 	}
 	if newRoot == root && !parent.IsZero() {
 		// Nothing differs from the last commit, but the index may carry new
 		// stat data; keep it current.
 		if err := writeIndex(); err != nil {
-			return plumbing.ZeroHash, err
+			return ZeroHash, err
 		}
-		return plumbing.ZeroHash, v.writeStamp(parent)
+		return ZeroHash, v.writeStamp(parent)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "tree %s\n", newRoot)
@@ -136,10 +134,10 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id pl
 	fmt.Fprintf(&b, "author %s\ncommitter %s\n\n%s\n", author.git(), committer.git(), strings.TrimRight(msg, "\n"))
 	id, err = v.objs.write("commit", []byte(b.String()))
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return ZeroHash, err
 	}
 	if err := v.moveBranch(parent, id, author, firstLine(msg)); err != nil {
-		return plumbing.ZeroHash, err
+		return ZeroHash, err
 	}
 	v.lastCommit, v.lastTree = id, newRoot
 	if err := writeIndex(); err != nil {
@@ -240,9 +238,9 @@ func (v *Vault) collectFile(rel, abs string, changes map[string]change) error {
 		}
 	}
 	h := hashObject("blob", data)
-	mode := filemode.Regular
+	mode := object.Regular
 	if fi.Mode()&0o111 != 0 {
-		mode = filemode.Executable
+		mode = object.Executable
 	}
 	if i, ok := v.gitIdx.find(rel); ok && v.gitIdx.entries[i].Hash == h && v.gitIdx.entries[i].Mode == mode {
 		v.gitIdx.set(rel, h, fi)
@@ -261,19 +259,19 @@ func (v *Vault) collectFile(rel, abs string, changes map[string]change) error {
 
 // applyChanges rebuilds the trees along the changed paths, keeping every
 // other entry's hash from the parent, and returns the new root tree.
-func (v *Vault) applyChanges(root plumbing.Hash, changes map[string]change) (plumbing.Hash, error) {
+func (v *Vault) applyChanges(root Hash, changes map[string]change) (Hash, error) {
 	if len(changes) == 0 && !root.IsZero() {
 		return root, nil
 	}
 	return v.rebuild(root, "", changes)
 }
 
-func (v *Vault) rebuild(tree plumbing.Hash, prefix string, changes map[string]change) (plumbing.Hash, error) {
+func (v *Vault) rebuild(tree Hash, prefix string, changes map[string]change) (Hash, error) {
 	var entries []treeEntry
 	if !tree.IsZero() {
 		old, err := v.objs.readTree(tree)
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return ZeroHash, err
 		}
 		entries = append(entries, old...)
 	}
@@ -299,7 +297,7 @@ func (v *Vault) rebuild(tree plumbing.Hash, prefix string, changes map[string]ch
 	if len(here)+len(below) > 16 {
 		pos = make(map[string]int, len(entries))
 		for i, e := range entries {
-			pos[e.name] = i
+			pos[e.Name] = i
 		}
 	}
 	find := func(name string) (int, bool) {
@@ -308,7 +306,7 @@ func (v *Vault) rebuild(tree plumbing.Hash, prefix string, changes map[string]ch
 			return i, ok
 		}
 		for i := range entries {
-			if entries[i].name == name {
+			if entries[i].Name == name {
 				return i, true
 			}
 		}
@@ -316,7 +314,7 @@ func (v *Vault) rebuild(tree plumbing.Hash, prefix string, changes map[string]ch
 	}
 	add := func(e treeEntry) {
 		if pos != nil {
-			pos[e.name] = len(entries)
+			pos[e.Name] = len(entries)
 		}
 		entries = append(entries, e)
 	}
@@ -329,9 +327,9 @@ func (v *Vault) rebuild(tree plumbing.Hash, prefix string, changes map[string]ch
 				removed[name] = true
 			}
 		case ok:
-			entries[i] = treeEntry{name: name, mode: c.mode, hash: c.hash}
+			entries[i] = treeEntry{Name: name, Mode: c.mode, Hash: c.hash}
 		default:
-			add(treeEntry{name: name, mode: c.mode, hash: c.hash})
+			add(treeEntry{Name: name, Mode: c.mode, Hash: c.hash})
 		}
 	}
 	dirs := make([]string, 0, len(below))
@@ -340,14 +338,14 @@ func (v *Vault) rebuild(tree plumbing.Hash, prefix string, changes map[string]ch
 	}
 	sort.Strings(dirs)
 	for _, dir := range dirs {
-		var sub plumbing.Hash
+		var sub Hash
 		i, ok := find(dir)
-		if ok && entries[i].mode == filemode.Dir {
-			sub = entries[i].hash
+		if ok && entries[i].Mode == object.Dir {
+			sub = entries[i].Hash
 		}
 		nh, err := v.rebuild(sub, prefix+dir+"/", below[dir])
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return ZeroHash, err
 		}
 		switch {
 		case nh.IsZero():
@@ -355,62 +353,62 @@ func (v *Vault) rebuild(tree plumbing.Hash, prefix string, changes map[string]ch
 				removed[dir] = true
 			}
 		case ok:
-			entries[i] = treeEntry{name: dir, mode: filemode.Dir, hash: nh}
+			entries[i] = treeEntry{Name: dir, Mode: object.Dir, Hash: nh}
 		default:
-			add(treeEntry{name: dir, mode: filemode.Dir, hash: nh})
+			add(treeEntry{Name: dir, Mode: object.Dir, Hash: nh})
 		}
 	}
 	if len(removed) > 0 {
 		kept := entries[:0]
 		for _, e := range entries {
-			if !removed[e.name] {
+			if !removed[e.Name] {
 				kept = append(kept, e)
 			}
 		}
 		entries = kept
 	}
 	if len(entries) == 0 {
-		return plumbing.ZeroHash, nil // an empty folder is no tree
+		return ZeroHash, nil // an empty folder is no tree
 	}
 	return v.objs.writeTree(entries)
 }
 
 // head returns the commit the branch points at, zero before the first.
-func (v *Vault) head() (plumbing.Hash, error) {
+func (v *Vault) head() (Hash, error) {
 	data, err := os.ReadFile(filepath.Join(v.gitDir, filepath.FromSlash(v.branch)))
 	if err == nil {
-		h := strings.TrimSpace(string(data))
-		if !plumbing.IsHash(h) {
-			return plumbing.ZeroHash, fmt.Errorf("vault: %s does not hold a commit id", v.branch)
+		h, err := object.ParseHash(strings.TrimSpace(string(data)))
+		if err != nil {
+			return ZeroHash, fmt.Errorf("vault: %s does not hold a commit id", v.branch)
 		}
-		return plumbing.NewHash(h), nil
+		return h, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return plumbing.ZeroHash, err
+		return ZeroHash, err
 	}
 	// Look in packed-refs.
 	f, err := os.Open(filepath.Join(v.gitDir, "packed-refs"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return plumbing.ZeroHash, nil
+		return ZeroHash, nil
 	}
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return ZeroHash, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
-		if h, ref, ok := strings.Cut(line, " "); ok && ref == v.branch && plumbing.IsHash(h) {
-			return plumbing.NewHash(h), nil
+		if h, ref, ok := strings.Cut(line, " "); ok && ref == v.branch && object.IsHash(h) {
+			return object.ParseHash(h)
 		}
 	}
-	return plumbing.ZeroHash, sc.Err()
+	return ZeroHash, sc.Err()
 }
 
 // moveBranch points the branch at id with git's lockfile protocol: it
 // creates <ref>.lock exclusively, checks that the branch still points at
 // old, renames the lock over the ref, and appends the reflog line.
-func (v *Vault) moveBranch(old, id plumbing.Hash, who Signature, msg string) error {
+func (v *Vault) moveBranch(old, id Hash, who Signature, msg string) error {
 	ref := filepath.Join(v.gitDir, filepath.FromSlash(v.branch))
 	logPath := filepath.Join(v.gitDir, "logs", filepath.FromSlash(v.branch))
 	if !v.refDirs {

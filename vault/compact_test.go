@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"quire/vault/git/pack"
 )
 
 // versions writes n loose blobs of size bytes each, every one the one
@@ -136,11 +138,12 @@ func packCounts(t testing.TB, dir string) []int {
 	idxs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*.idx"))
 	var out []int
 	for _, idx := range idxs {
-		n, err := idxCount(idx)
+		x, err := pack.OpenIndex(strings.TrimSuffix(idx, ".idx"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, n)
+		out = append(out, x.Len())
+		pack.UnmapIndex(x)
 	}
 	sort.Ints(out)
 	return out

@@ -16,11 +16,12 @@
 //     along their paths, the commit, the branch ref under git's lockfile
 //     protocol with a reflog line, and the changed entries of .git/index;
 //   - compaction of loose objects into packs in the background
-//     (compact.go): when git's gc --auto would (the loose objects
-//     estimated from objects/17, the count of packs), streaming (old packs
-//     copied entry by entry, loose objects deltified against a window of
-//     10 objects and 32 MiB: memory is that window plus about 150 bytes an
-//     object, not the objects), the packs kept a geometric progression of
+//     (compact.go, with vault/git/pack): when git's gc --auto would (the
+//     loose objects estimated from objects/17, the count of packs),
+//     streaming (old packs copied entry by entry, loose objects deltified
+//     against a window of 10 objects and 32 MiB: memory is that window plus
+//     about 150 bytes an object, not the objects), the packs kept a
+//     geometric progression of
 //     factor 2 as git repack --geometric=2 keeps them, and abandoned,
 //     leaving the repository as it was, when its context
 //     (SetCompactContext) ends;
@@ -37,10 +38,19 @@
 //     by folder and repaired for quire's paths (repair.go);
 //   - InspectGit, RepairGit and Status, what quire check and quire janitor
 //     see of git's state and the work tree;
-//   - reading the history for quire check --history (walk.go, packs.go):
-//     commits, raw trees diffed by the bytes two versions share at their
-//     start and end, and a reader of packs mapped into memory that applies
-//     each delta to the base it keeps, with go-git for what it does not know.
+//   - reading the history for quire check --history (history.go, with
+//     vault/git/walk): commits, raw trees diffed by the bytes two versions
+//     share at their start and end, and vault/git/pack's reader of packs
+//     mapped into memory that applies each delta to the base it keeps, with
+//     go-git for what it does not know.
+//
+// git's own formats are packages of their own under vault/git, each with
+// its decoder and encoder, a doc citing git's document of the format and a
+// fuzz test seeded with what the git CLI writes: object (object ids, loose
+// objects, trees, commits' headers), index (.git/index in every form, the
+// split index), pack (packs and their indexes, deltas, compaction) and walk
+// (the history walk's reads, raw trees compared). The vault's API names none of go-git's types: Hash is
+// vault/git/object's.
 //
 // The crash test's hook (internal/crashpoint) is hit before every
 // file-changing step of the vault, the run folder and the history: with

@@ -1,8 +1,6 @@
 package vault
 
 import (
-	"crypto/sha1"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,12 +9,10 @@ import (
 	"sort"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
-
 	"quire/internal/crashpoint"
 	"quire/internal/fsys"
+	"quire/vault/git/index"
+	"quire/vault/git/object"
 )
 
 // gitIndex is .git/index, kept decoded between commits. Before each use its
@@ -24,7 +20,8 @@ import (
 // when another program changed it. It is written as version 2 (3 when an
 // entry has an extended flag) without a cache-tree (it would go stale; git
 // rebuilds it), under git's lockfile protocol: index.lock, then rename;
-// whole, or split as git's core.splitIndex writes it (splitindex.go).
+// whole, or split as git's core.splitIndex writes it (splitindex.go). The
+// file's format is vault/git/index's.
 type gitIndex struct {
 	path    string
 	entries []*index.Entry // sorted by name; stage 0 only
@@ -32,12 +29,12 @@ type gitIndex struct {
 	buf     []byte // the last index written, its room kept for the next
 	// cacheTree is the tree the whole index makes, as git's cache-tree
 	// said when git wrote it; zero when it did not (quire writes none).
-	cacheTree plumbing.Hash
+	cacheTree Hash
 	// base is the shared index of a split index, as read or last written
 	// (entries it holds unchanged are the same pointers as in entries),
 	// and baseID its id; nil when the index on disk is whole.
 	base   []*index.Entry
-	baseID plumbing.Hash
+	baseID Hash
 	cfg    splitConfig
 }
 
@@ -54,22 +51,21 @@ func stampOf(fi fs.FileInfo) fileStamp {
 }
 
 // load reads the index when its stat changed since it was last read or
-// written, without checking its checksum, as git reads it
-// (decodeIndexFile).
+// written, without checking its checksum, as git reads it (index.Decode).
 func (x *gitIndex) load() error { return x.loadWith(false) }
 
 // loadVerified reads the index again whatever its stat, its checksum and
 // its shared index's checked: for quire check and quire janitor.
 func (x *gitIndex) loadVerified() error {
-	x.stat, x.base, x.baseID = fileStamp{}, nil, plumbing.ZeroHash
+	x.stat, x.base, x.baseID = fileStamp{}, nil, ZeroHash
 	return x.loadWith(true)
 }
 
 func (x *gitIndex) loadWith(verify bool) error {
 	fi, err := os.Stat(x.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		x.entries, x.base, x.baseID = nil, nil, plumbing.ZeroHash
-		x.cacheTree = plumbing.ZeroHash
+		x.entries, x.base, x.baseID = nil, nil, ZeroHash
+		x.cacheTree = ZeroHash
 		x.stat = fileStamp{}
 		return nil
 	}
@@ -83,19 +79,19 @@ func (x *gitIndex) loadWith(verify bool) error {
 	if err != nil {
 		return err
 	}
-	d, err := decodeIndexParts(data, verify, func(id plumbing.Hash) ([]*index.Entry, error) {
+	d, err := index.Decode(data, verify, func(id Hash) ([]*index.Entry, error) {
 		return x.sharedEntries(id, verify)
 	})
 	if err != nil {
 		return fmt.Errorf("vault: reading .git/index: %w", err)
 	}
-	for _, e := range d.entries {
+	for _, e := range d.Entries {
 		if e.Stage != 0 {
 			return errors.New("vault: .git/index holds an unresolved merge; resolve it with git first")
 		}
 	}
-	x.entries, x.base, x.baseID = d.entries, d.base, d.baseID
-	x.cacheTree = d.root
+	x.entries, x.base, x.baseID = d.Entries, d.Shared, d.SharedID
+	x.cacheTree = d.CacheTree
 	x.stat = stampOf(fi)
 	return nil
 }
@@ -103,7 +99,7 @@ func (x *gitIndex) loadWith(verify bool) error {
 // sharedEntries reads the shared index id, or answers the one held when it
 // is the same: after a git command rewrote a split index, only its own
 // small file is read again.
-func (x *gitIndex) sharedEntries(id plumbing.Hash, verify bool) ([]*index.Entry, error) {
+func (x *gitIndex) sharedEntries(id Hash, verify bool) ([]*index.Entry, error) {
 	if x.base != nil && id == x.baseID {
 		return x.base, nil
 	}
@@ -111,7 +107,7 @@ func (x *gitIndex) sharedEntries(id plumbing.Hash, verify bool) ([]*index.Entry,
 	if err != nil {
 		return nil, err
 	}
-	return decodeShared(id, data, verify)
+	return index.DecodeShared(id, data, verify)
 }
 
 // sharedPath is the file of the shared index id, beside .git/index.
@@ -137,7 +133,7 @@ func (x *gitIndex) clean(name string, fi fs.FileInfo) bool {
 	if int64(e.Size) != fi.Size() || !e.ModifiedAt.Equal(fi.ModTime()) || !fi.ModTime().Before(x.stat.mtime) {
 		return false
 	}
-	if fi.Mode()&0o111 != 0 != (e.Mode == filemode.Executable) {
+	if fi.Mode()&0o111 != 0 != (e.Mode == object.Executable) {
 		return false
 	}
 	st, ok := fsys.Stat(fi)
@@ -145,17 +141,17 @@ func (x *gitIndex) clean(name string, fi fs.FileInfo) bool {
 }
 
 // set records name with its hash and the stat it was hashed from.
-func (x *gitIndex) set(name string, h plumbing.Hash, fi fs.FileInfo) {
-	e := &index.Entry{Name: name, Hash: h, Mode: filemode.Regular, ModifiedAt: fi.ModTime(), Size: uint32(fi.Size())}
+func (x *gitIndex) set(name string, h Hash, fi fs.FileInfo) {
+	e := &index.Entry{Name: name, Hash: h, Mode: object.Regular, ModifiedAt: fi.ModTime(), Size: uint32(fi.Size())}
 	if fi.Mode()&0o111 != 0 {
-		e.Mode = filemode.Executable
+		e.Mode = object.Executable
 	}
 	if st, ok := fsys.Stat(fi); ok {
 		e.CreatedAt = st.Ctime
 		e.Dev, e.Inode = uint32(st.Dev), uint32(st.Ino)
 		e.UID, e.GID = st.UID, st.GID
 	}
-	x.cacheTree = plumbing.ZeroHash
+	x.cacheTree = ZeroHash
 	i, ok := x.find(name)
 	if ok {
 		x.entries[i] = e
@@ -168,7 +164,7 @@ func (x *gitIndex) set(name string, h plumbing.Hash, fi fs.FileInfo) {
 
 func (x *gitIndex) remove(name string) {
 	if i, ok := x.find(name); ok {
-		x.cacheTree = plumbing.ZeroHash
+		x.cacheTree = ZeroHash
 		x.entries = append(x.entries[:i], x.entries[i+1:]...)
 	}
 }
@@ -198,7 +194,7 @@ func (x *gitIndex) write(v *Vault) error {
 // and renames it into place. On error the lock is removed.
 func (x *gitIndex) writeLocked(f *os.File) error {
 	lock := f.Name()
-	x.cacheTree = plumbing.ZeroHash // quire writes no cache-tree
+	x.cacheTree = ZeroHash // quire writes no cache-tree
 	if err := x.encode(); err != nil {
 		f.Close()
 		os.Remove(lock)
@@ -230,85 +226,3 @@ func (x *gitIndex) writeLocked(f *os.File) error {
 
 // indexPath is .git/index of a repository.
 func indexPath(gitDir string) string { return filepath.Join(gitDir, "index") }
-
-// encodeIndex appends the index file of entries to buf: version 2, as git
-// writes it, or 3 when an entry carries an extended flag (skip-worktree,
-// intent-to-add), as git does; no extensions; the checksum last.
-func encodeIndex(buf []byte, entries []*index.Entry) []byte {
-	return encodeIndexExt(buf, entries, 0, nil)
-}
-
-// encodeIndexExt is encodeIndex with the first nameless entries written
-// without their names (a split index's replacements, which take the names
-// of the shared entries they replace) and the extensions ext (each with
-// its signature and size) before the checksum.
-func encodeIndexExt(buf []byte, entries []*index.Entry, nameless int, ext []byte) []byte {
-	version := uint32(2)
-	size := 12 + len(ext) + 20
-	for i, e := range entries {
-		n := 62
-		if e.SkipWorktree || e.IntentToAdd {
-			version = 3
-			n += 2
-		}
-		if i >= nameless {
-			n += len(e.Name)
-		}
-		size += (n + 8) &^ 7
-	}
-	if cap(buf) < size {
-		buf = make([]byte, 0, size)
-	}
-	be := binary.BigEndian
-	buf = append(buf, "DIRC"...)
-	buf = be.AppendUint32(buf, version)
-	buf = be.AppendUint32(buf, uint32(len(entries)))
-	for i, e := range entries {
-		start := len(buf)
-		name := e.Name
-		if i < nameless {
-			name = ""
-		}
-		buf = appendIndexTime(buf, e.CreatedAt)
-		buf = appendIndexTime(buf, e.ModifiedAt)
-		buf = be.AppendUint32(buf, e.Dev)
-		buf = be.AppendUint32(buf, e.Inode)
-		buf = be.AppendUint32(buf, uint32(e.Mode))
-		buf = be.AppendUint32(buf, e.UID)
-		buf = be.AppendUint32(buf, e.GID)
-		buf = be.AppendUint32(buf, e.Size)
-		buf = append(buf, e.Hash[:]...)
-		n := uint16(min(len(name), 0xfff))
-		if e.SkipWorktree || e.IntentToAdd {
-			var x uint16
-			if e.IntentToAdd {
-				x |= 1 << 13
-			}
-			if e.SkipWorktree {
-				x |= 1 << 14
-			}
-			buf = be.AppendUint16(buf, n|0x4000)
-			buf = be.AppendUint16(buf, x)
-		} else {
-			buf = be.AppendUint16(buf, n)
-		}
-		buf = append(buf, name...)
-		// 1 to 8 NULs pad the entry to a multiple of 8 bytes.
-		for pad := 8 - (len(buf)-start)%8; pad > 0; pad-- {
-			buf = append(buf, 0)
-		}
-	}
-	buf = append(buf, ext...)
-	sum := sha1.Sum(buf)
-	return append(buf, sum[:]...)
-}
-
-// appendIndexTime is a stat time of an entry: seconds and nanoseconds, both
-// zero for an entry whose stat is not known (git then hashes the file).
-func appendIndexTime(buf []byte, t time.Time) []byte {
-	if t.IsZero() {
-		return append(buf, 0, 0, 0, 0, 0, 0, 0, 0)
-	}
-	buf = binary.BigEndian.AppendUint32(buf, uint32(t.Unix()))
-	return binary.BigEndian.AppendUint32(buf, uint32(t.Nanosecond()))
-}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"quire/vault/git/object"
 )
 
 // Keep says what a file quire commits must keep of what HEAD holds of it.
@@ -208,7 +208,7 @@ func (v *Vault) keeps(rel string, keep Keep, data []byte, exists bool) error {
 // known without reading it: from the last check or commit of the file, or
 // from .git/index when its entry records that blob (a regular file's
 // entry records the size of the blob it was staged as).
-func (v *Vault) committedSize(rel string, id plumbing.Hash) (int64, bool) {
+func (v *Vault) committedSize(rel string, id Hash) (int64, bool) {
 	if k, hit := v.kept[rel]; hit && k.hash == id {
 		return k.size, true
 	}
@@ -222,7 +222,7 @@ func (v *Vault) committedSize(rel string, id plumbing.Hash) (int64, bool) {
 }
 
 type keptBlob struct {
-	hash plumbing.Hash
+	hash Hash
 	size int64
 }
 
@@ -230,7 +230,7 @@ type keptBlob struct {
 // hashes the file's first size bytes instead of reading the blob. Only a
 // blob whose every line is complete is kept (its whole content is then
 // the committed part). The map is bounded: past 4,096 files it starts over.
-func (v *Vault) remember(rel string, id plumbing.Hash, whole bool, size int64) {
+func (v *Vault) remember(rel string, id Hash, whole bool, size int64) {
 	if !whole {
 		return
 	}
@@ -241,34 +241,34 @@ func (v *Vault) remember(rel string, id plumbing.Hash, whole bool, size int64) {
 }
 
 // headEntry is the blob HEAD records at rel.
-func (v *Vault) headEntry(rel string) (plumbing.Hash, bool, error) {
+func (v *Vault) headEntry(rel string) (Hash, bool, error) {
 	parent, err := v.head()
 	if err != nil || parent.IsZero() {
-		return plumbing.ZeroHash, false, err
+		return ZeroHash, false, err
 	}
 	tree := v.lastTree
 	if parent != v.lastCommit || tree.IsZero() {
 		if tree, err = v.objs.readCommitTree(parent); err != nil {
-			return plumbing.ZeroHash, false, err
+			return ZeroHash, false, err
 		}
 	}
 	parts := strings.Split(rel, "/")
 	for i, name := range parts {
 		entries, err := v.objs.readTree(tree)
 		if err != nil {
-			return plumbing.ZeroHash, false, err
+			return ZeroHash, false, err
 		}
 		found := false
 		for _, e := range entries {
-			if e.name == name {
-				if (i < len(parts)-1) != e.mode.IsFile() {
-					tree, found = e.hash, true
+			if e.Name == name {
+				if (i < len(parts)-1) == (e.Mode == object.Dir) {
+					tree, found = e.Hash, true
 				}
 				break
 			}
 		}
 		if !found {
-			return plumbing.ZeroHash, false, nil
+			return ZeroHash, false, nil
 		}
 	}
 	return tree, true, nil

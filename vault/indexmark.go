@@ -1,7 +1,7 @@
 package vault
 
 import (
-	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"quire/vault/git/index"
 )
 
 // IndexMark is .git/index as quire last left it: its entries, each with
@@ -57,7 +57,7 @@ func (v *Vault) WrittenSince(m IndexMark) (written func(path string) bool, ok bo
 			changed[now[0].Name] = true
 			now = now[1:]
 		default:
-			if old[0] != now[0] && !sameEntry(old[0], now[0]) { // splitindex.go
+			if old[0] != now[0] && !index.Same(old[0], now[0]) {
 				changed[now[0].Name] = true
 			}
 			old, now = old[1:], now[1:]

@@ -3,27 +3,25 @@ package vault
 import (
 	"bytes"
 	"compress/zlib"
-	"crypto/sha1"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	gogit "github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"quire/internal/crashpoint"
+	"quire/vault/git/object"
+	"quire/vault/git/pack"
 )
 
 // objects reads and writes git objects. Writes are loose objects, made by
@@ -37,26 +35,23 @@ type objects struct {
 
 	mu    sync.Mutex
 	store *filesystem.Storage
-	trees map[plumbing.Hash][]treeEntry // small bounded cache
-	order []plumbing.Hash
+	trees map[Hash][]treeEntry // small bounded cache
+	order []Hash
 	dirs  map[string]bool // object fan-out folders known to exist
 	// packs reads a commit's trees from mapped packs (go-git's storage
 	// decodes a pack's whole index at its first read: 7 ms of a `quire
 	// call` at 1,000 runs, growing with the vault); made at the first read.
-	packs *packReader
+	packs *pack.Reader
 	// looseBytes counts the bytes of loose objects this process wrote since
 	// compaction last started: one trigger of compaction (compact.go).
 	looseBytes atomic.Int64
 }
 
-type treeEntry struct {
-	name string
-	mode filemode.FileMode
-	hash plumbing.Hash
-}
+// treeEntry is one entry of a tree (vault/git/object encodes trees).
+type treeEntry = object.TreeEntry
 
 func newObjects(gitDir string) *objects {
-	o := &objects{gitDir: gitDir, trees: map[plumbing.Hash][]treeEntry{}, dirs: map[string]bool{}}
+	o := &objects{gitDir: gitDir, trees: map[Hash][]treeEntry{}, dirs: map[string]bool{}}
 	o.reopen()
 	return o
 }
@@ -86,22 +81,17 @@ var (
 // stores them as deltas.
 const storedFrom = 256 << 10
 
-// hashObject is git's object id of content of the given type.
-func hashObject(typ string, content []byte) plumbing.Hash {
-	h := sha1.New()
-	h.Write([]byte(typ))
-	h.Write([]byte{' '})
-	h.Write([]byte(strconv.Itoa(len(content))))
-	h.Write([]byte{0})
-	h.Write(content)
-	var out plumbing.Hash
-	copy(out[:], h.Sum(nil))
-	return out
+// hashObject is git's object id of content of the given type ("blob",
+// "tree", "commit").
+func hashObject(typ string, content []byte) Hash {
+	t, _ := object.ParseType(typ)
+	return object.Sum(t, content)
 }
 
 // write stores content as a loose object of type typ unless it exists.
-func (o *objects) write(typ string, content []byte) (plumbing.Hash, error) {
-	id := hashObject(typ, content)
+func (o *objects) write(typ string, content []byte) (Hash, error) {
+	t, _ := object.ParseType(typ)
+	id := object.Sum(t, content)
 	hex := id.String()
 	dir := filepath.Join(o.gitDir, "objects", hex[:2])
 	file := filepath.Join(dir, hex[2:])
@@ -130,11 +120,7 @@ func (o *objects) write(typ string, content []byte) (plumbing.Hash, error) {
 	zw := pool.Get().(*zlib.Writer)
 	defer pool.Put(zw)
 	zw.Reset(buf)
-	zw.Write([]byte(typ))
-	zw.Write([]byte{' '})
-	zw.Write(strconv.AppendInt(nil, int64(len(content)), 10))
-	zw.Write([]byte{0})
-	zw.Write(content)
+	object.WriteLoose(zw, t, content)
 	if err := zw.Close(); err != nil {
 		return id, err
 	}
@@ -172,23 +158,23 @@ func (o *objects) write(typ string, content []byte) (plumbing.Hash, error) {
 }
 
 // readTree returns the entries of a tree, in git's order.
-func (o *objects) readTree(id plumbing.Hash) ([]treeEntry, error) {
+func (o *objects) readTree(id Hash) ([]treeEntry, error) {
 	o.mu.Lock()
 	if t, ok := o.trees[id]; ok {
 		o.mu.Unlock()
 		return t, nil
 	}
-	if e, ok := o.fromPacks(id, 2); ok {
-		if entries, err := parseTree(e); err == nil {
+	if e, ok := o.fromPacks(id, object.Tree); ok {
+		if entries, err := object.ParseTree(e); err == nil {
 			o.mu.Unlock()
 			o.remember(id, entries)
 			return entries, nil
 		}
 	}
 	o.mu.Unlock()
-	var t *object.Tree
+	var t *gogit.Tree
 	err := o.retry(func(st *filesystem.Storage) (err error) {
-		t, err = object.GetTree(st, id)
+		t, err = gogit.GetTree(st, plumbing.Hash(id))
 		return err
 	})
 	if err != nil {
@@ -196,13 +182,13 @@ func (o *objects) readTree(id plumbing.Hash) ([]treeEntry, error) {
 	}
 	entries := make([]treeEntry, len(t.Entries))
 	for i, e := range t.Entries {
-		entries[i] = treeEntry{name: e.Name, mode: e.Mode, hash: e.Hash}
+		entries[i] = treeEntry{Name: e.Name, Mode: object.Mode(e.Mode), Hash: Hash(e.Hash)}
 	}
 	o.remember(id, entries)
 	return entries, nil
 }
 
-func (o *objects) remember(id plumbing.Hash, entries []treeEntry) {
+func (o *objects) remember(id Hash, entries []treeEntry) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if _, ok := o.trees[id]; ok {
@@ -218,55 +204,15 @@ func (o *objects) remember(id plumbing.Hash, entries []treeEntry) {
 
 // writeTree encodes entries (sorted here in git's order, where a folder
 // sorts as "name/") and stores the tree.
-func (o *objects) writeTree(entries []treeEntry) (plumbing.Hash, error) {
-	sortTree(entries)
-	size := 0
-	for _, e := range entries {
-		size += len(e.name) + 28
-	}
-	buf := make([]byte, 0, size)
-	for _, e := range entries {
-		buf = strconv.AppendUint(buf, uint64(e.mode), 8)
-		buf = append(buf, ' ')
-		buf = append(buf, e.name...)
-		buf = append(buf, 0)
-		buf = append(buf, e.hash[:]...)
-	}
+func (o *objects) writeTree(entries []treeEntry) (Hash, error) {
+	object.SortTree(entries)
+	buf := object.AppendTree(make([]byte, 0, object.TreeSize(entries)), entries)
 	id, err := o.write("tree", buf)
 	if err != nil {
 		return id, err
 	}
 	o.remember(id, entries)
 	return id, nil
-}
-
-// treeLess orders tree entries as git does: a folder sorts as if its name
-// ended in "/". It allocates nothing.
-func treeLess(a, b treeEntry) bool {
-	an, bn := a.name, b.name
-	n := min(len(an), len(bn))
-	if an[:n] != bn[:n] {
-		return an[:n] < bn[:n]
-	}
-	ac, bc := byte(0), byte(0)
-	if len(an) > n {
-		ac = an[n]
-	} else if a.mode == filemode.Dir {
-		ac = '/'
-	}
-	if len(bn) > n {
-		bc = bn[n]
-	} else if b.mode == filemode.Dir {
-		bc = '/'
-	}
-	return ac < bc
-}
-
-func sortTree(entries []treeEntry) {
-	if sort.SliceIsSorted(entries, func(i, j int) bool { return treeLess(entries[i], entries[j]) }) {
-		return
-	}
-	sort.Slice(entries, func(i, j int) bool { return treeLess(entries[i], entries[j]) })
 }
 
 // retry runs fn against the object storage, and once more against a fresh
@@ -291,55 +237,32 @@ func (o *objects) retry(fn func(st *filesystem.Storage) error) error {
 // fromPacks reads an object of type typ through the mapped packs (and
 // loose objects); not ok sends the caller to go-git's storage, which knows
 // every form of repository. The caller holds o.mu.
-func (o *objects) fromPacks(id plumbing.Hash, typ byte) ([]byte, bool) {
+func (o *objects) fromPacks(id Hash, typ object.Type) ([]byte, bool) {
 	if o.packs == nil {
-		o.packs = newPackReader(o.gitDir)
-		o.packs.limit = 8 << 20
+		o.packs = pack.NewReader(filepath.Join(o.gitDir, "objects"))
+		o.packs.SetLimit(8 << 20)
 	} else {
-		o.packs.prune()
+		o.packs.Prune()
 	}
-	t, data, err := o.packs.object(id)
+	t, data, err := o.packs.Object(id)
 	return data, err == nil && t == typ
 }
 
-// parseTree decodes a tree object's content.
-func parseTree(data []byte) ([]treeEntry, error) {
-	var out []treeEntry
-	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
-		if sp < 0 {
-			return nil, errors.New("a tree entry without its mode")
-		}
-		mode, err := strconv.ParseUint(string(data[:sp]), 8, 32)
-		if err != nil {
-			return nil, err
-		}
-		data = data[sp+1:]
-		nul := bytes.IndexByte(data, 0)
-		if nul < 0 || len(data) < nul+21 {
-			return nil, errors.New("a tree entry cut short")
-		}
-		e := treeEntry{name: string(data[:nul]), mode: filemode.FileMode(mode)}
-		copy(e.hash[:], data[nul+1:nul+21])
-		out = append(out, e)
-		data = data[nul+21:]
-	}
-	return out, nil
-}
-
 // readCommitTree returns the tree of a commit.
-func (o *objects) readCommitTree(id plumbing.Hash) (plumbing.Hash, error) {
+func (o *objects) readCommitTree(id Hash) (Hash, error) {
 	o.mu.Lock()
-	data, ok := o.fromPacks(id, 1)
+	data, ok := o.fromPacks(id, object.Commit)
 	o.mu.Unlock()
-	if ok && bytes.HasPrefix(data, []byte("tree ")) && len(data) >= 45 && plumbing.IsHash(string(data[5:45])) {
-		return plumbing.NewHash(string(data[5:45])), nil
+	if ok {
+		if tree, _, err := object.ParseCommit(data); err == nil {
+			return tree, nil
+		}
 	}
-	var tree plumbing.Hash
+	var tree Hash
 	err := o.retry(func(st *filesystem.Storage) error {
-		c, err := object.GetCommit(st, id)
+		c, err := gogit.GetCommit(st, plumbing.Hash(id))
 		if err == nil {
-			tree = c.TreeHash
+			tree = Hash(c.TreeHash)
 		}
 		return err
 	})
@@ -347,10 +270,10 @@ func (o *objects) readCommitTree(id plumbing.Hash) (plumbing.Hash, error) {
 }
 
 // readBlob reads a blob's content.
-func (o *objects) readBlob(id plumbing.Hash) ([]byte, error) {
+func (o *objects) readBlob(id Hash) ([]byte, error) {
 	var data []byte
 	err := o.retry(func(st *filesystem.Storage) error {
-		b, err := object.GetBlob(st, id)
+		b, err := gogit.GetBlob(st, plumbing.Hash(id))
 		if err != nil {
 			return err
 		}
@@ -365,17 +288,16 @@ func (o *objects) readBlob(id plumbing.Hash) ([]byte, error) {
 	return data, err
 }
 
-// readRaw reads an object whole, with its type (1 commit, 2 tree, 3 blob,
-// 4 tag).
-func (o *objects) readRaw(id plumbing.Hash) ([]byte, byte, error) {
+// readRaw reads an object whole, with its type.
+func (o *objects) readRaw(id Hash) ([]byte, object.Type, error) {
 	var data []byte
-	var typ byte
+	var typ object.Type
 	err := o.retry(func(st *filesystem.Storage) error {
-		obj, err := st.EncodedObject(plumbing.AnyObject, id)
+		obj, err := st.EncodedObject(plumbing.AnyObject, plumbing.Hash(id))
 		if err != nil {
 			return err
 		}
-		typ = byte(obj.Type())
+		typ = object.Type(obj.Type())
 		r, err := obj.Reader()
 		if err != nil {
 			return err
@@ -388,8 +310,8 @@ func (o *objects) readRaw(id plumbing.Hash) ([]byte, byte, error) {
 }
 
 // has reports whether the object exists, loose or packed.
-func (o *objects) has(id plumbing.Hash) (bool, error) {
-	err := o.retry(func(st *filesystem.Storage) error { return st.HasEncodedObject(id) })
+func (o *objects) has(id Hash) (bool, error) {
+	err := o.retry(func(st *filesystem.Storage) error { return st.HasEncodedObject(plumbing.Hash(id)) })
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		return false, nil
 	}

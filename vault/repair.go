@@ -8,14 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
-
 	"quire/internal/crashpoint"
+	"quire/vault/git/index"
+	"quire/vault/git/object"
 )
 
 // ownedTop are the top-level names of the paths quire writes and commits.
@@ -43,7 +40,7 @@ const stampFile = "index-stamp"
 
 func (v *Vault) stampPath() string { return filepath.Join(v.root, QuireDir, stampFile) }
 
-func (v *Vault) stampFor(head plumbing.Hash) ([]byte, error) {
+func (v *Vault) stampFor(head Hash) ([]byte, error) {
 	fi, err := os.Stat(v.gitIdx.path)
 	if err != nil {
 		return nil, err
@@ -52,7 +49,7 @@ func (v *Vault) stampFor(head plumbing.Hash) ([]byte, error) {
 }
 
 // writeStamp records that .git/index is true to head as it stands.
-func (v *Vault) writeStamp(head plumbing.Hash) error {
+func (v *Vault) writeStamp(head Hash) error {
 	data, err := v.stampFor(head)
 	if err != nil {
 		return err
@@ -103,7 +100,7 @@ func (v *Vault) checkIndexOnOpen() {
 }
 
 // headFiles lists the files of HEAD's tree: path → hash and mode.
-func (v *Vault) headFiles() (plumbing.Hash, map[string]change, error) {
+func (v *Vault) headFiles() (Hash, map[string]change, error) {
 	head, err := v.head()
 	if err != nil || head.IsZero() {
 		return head, nil, err
@@ -113,21 +110,21 @@ func (v *Vault) headFiles() (plumbing.Hash, map[string]change, error) {
 		return head, nil, fmt.Errorf("vault: reading the commit %s of %s: %w", head, v.branch, err)
 	}
 	files := map[string]change{}
-	var walk func(plumbing.Hash, string) error
-	walk = func(t plumbing.Hash, prefix string) error {
+	var walk func(Hash, string) error
+	walk = func(t Hash, prefix string) error {
 		entries, err := v.objs.readTree(t)
 		if err != nil {
 			return err
 		}
 		for _, e := range entries {
-			switch e.mode {
-			case filemode.Dir:
-				if err := walk(e.hash, prefix+e.name+"/"); err != nil {
+			switch e.Mode {
+			case object.Dir:
+				if err := walk(e.Hash, prefix+e.Name+"/"); err != nil {
 					return err
 				}
-			case filemode.Submodule:
+			case object.Submodule:
 			default:
-				files[prefix+e.name] = change{hash: e.hash, mode: e.mode}
+				files[prefix+e.Name] = change{hash: e.Hash, mode: e.Mode}
 			}
 		}
 		return nil
@@ -220,20 +217,20 @@ func (v *Vault) repairIndex() ([]string, error) {
 // indexDiffers reports whether the index's entries under prefix (sorted,
 // all of them under it) differ from the tree for quire's paths: a folder
 // whose tree, made from the index, hashes as HEAD's is not read.
-func (v *Vault) indexDiffers(tree plumbing.Hash, prefix string, entries []*index.Entry) (bool, error) {
+func (v *Vault) indexDiffers(tree Hash, prefix string, entries []*index.Entry) (bool, error) {
 	have, err := v.objs.readTree(tree)
 	if err != nil {
 		return false, err
 	}
 	seen := 0
 	for _, te := range have {
-		name := prefix + te.name
-		if prefix == "" && !ownedTop[te.name] {
+		name := prefix + te.Name
+		if prefix == "" && !ownedTop[te.Name] {
 			continue
 		}
-		if te.mode != filemode.Dir {
+		if te.Mode != object.Dir {
 			i := sort.Search(len(entries), func(i int) bool { return entries[i].Name >= name })
-			if i == len(entries) || entries[i].Name != name || entries[i].Hash != te.hash || entries[i].Mode != te.mode {
+			if i == len(entries) || entries[i].Name != name || entries[i].Hash != te.Hash || entries[i].Mode != te.Mode {
 				return true, nil
 			}
 			seen++
@@ -241,10 +238,10 @@ func (v *Vault) indexDiffers(tree plumbing.Hash, prefix string, entries []*index
 		}
 		sub := under(entries, name+"/")
 		seen += len(sub)
-		if h, ok := treeOf(sub, name+"/"); ok && h == te.hash {
+		if h, ok := treeOf(sub, name+"/"); ok && h == te.Hash {
 			continue
 		}
-		if d, err := v.indexDiffers(te.hash, name+"/", sub); d || err != nil {
+		if d, err := v.indexDiffers(te.Hash, name+"/", sub); d || err != nil {
 			return d, err
 		}
 	}
@@ -269,7 +266,7 @@ func under(entries []*index.Entry, prefix string) []*index.Entry {
 
 // treeOf is the id of the tree the entries (all under prefix, sorted) make,
 // computed without writing anything; false for what no tree holds.
-func treeOf(entries []*index.Entry, prefix string) (plumbing.Hash, bool) {
+func treeOf(entries []*index.Entry, prefix string) (Hash, bool) {
 	var tes []treeEntry
 	for i := 0; i < len(entries); {
 		rest := entries[i].Name[len(prefix):]
@@ -280,26 +277,18 @@ func treeOf(entries []*index.Entry, prefix string) (plumbing.Hash, bool) {
 			if !ok {
 				return h, false
 			}
-			tes = append(tes, treeEntry{name: dir, mode: filemode.Dir, hash: h})
+			tes = append(tes, treeEntry{Name: dir, Mode: object.Dir, Hash: h})
 			i += len(sub)
 			continue
 		}
-		tes = append(tes, treeEntry{name: rest, mode: entries[i].Mode, hash: entries[i].Hash})
+		tes = append(tes, treeEntry{Name: rest, Mode: entries[i].Mode, Hash: entries[i].Hash})
 		i++
 	}
 	if len(tes) == 0 {
-		return plumbing.ZeroHash, false
+		return ZeroHash, false
 	}
-	sortTree(tes)
-	var buf []byte
-	for _, e := range tes {
-		buf = strconv.AppendUint(buf, uint64(e.mode), 8)
-		buf = append(buf, ' ')
-		buf = append(buf, e.name...)
-		buf = append(buf, 0)
-		buf = append(buf, e.hash[:]...)
-	}
-	return hashObject("tree", buf), true
+	object.SortTree(tes)
+	return object.Sum(object.Tree, object.AppendTree(nil, tes)), true
 }
 
 // Finding is one thing wrong with the vault's git state or work tree, as
@@ -327,7 +316,7 @@ func (v *Vault) InspectGit() []Finding {
 		return out
 	}
 	for name, w := range want {
-		if w.mode == filemode.Symlink {
+		if w.mode == object.Symlink {
 			out = append(out, Finding{name, "HEAD holds it as a symbolic link; quire never follows one"})
 		}
 		if ok, err := v.objs.has(w.hash); err == nil && !ok {
@@ -453,9 +442,9 @@ func (v *Vault) Status() ([]Change, error) {
 			if err != nil {
 				return err
 			}
-			mode := filemode.Regular
+			mode := object.Regular
 			if fi.Mode()&0o111 != 0 {
-				mode = filemode.Executable
+				mode = object.Executable
 			}
 			if e := v.gitIdx.entries[i]; e.Hash != hashObject("blob", data) || e.Mode != mode {
 				out = append(out, Change{r, "modified"})

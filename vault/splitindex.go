@@ -2,7 +2,6 @@ package vault
 
 import (
 	"bytes"
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,15 +9,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/config"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"quire/internal/crashpoint"
+	"quire/vault/git/index"
 )
 
-// git's split index (core.splitIndex; git's
-// Documentation/technical/index-format.txt, "Split index"): .git/index
+// git's split index (core.splitIndex; gitformat-index(5), "Split index";
+// the format is vault/git/index's, the files and when to write them are
+// here): .git/index
 // holds only the entries that differ from a shared index,
 // .git/sharedindex.<id> (id: the shared file's own checksum), named in its
 // `link` extension with two bitmaps: the shared entries it replaces (its
@@ -127,129 +126,30 @@ func (x *gitIndex) encode() error {
 	cfg := x.config()
 	split := cfg.mode == 1 || cfg.mode == -1 && (x.base != nil || len(x.entries) >= splitMinEntries)
 	if !split {
-		x.base, x.baseID = nil, plumbing.ZeroHash
-		x.buf = encodeIndex(x.buf[:0], x.entries)
+		x.base, x.baseID = nil, ZeroHash
+		x.buf = index.Encode(x.buf[:0], x.entries)
 		return nil
 	}
-	var d splitDelta
+	var d index.Split
 	if x.base != nil {
-		d = diffBase(x.base, x.entries)
+		d = index.Diff(x.base, x.entries)
 	}
 	// git's rule (read-cache.c, too_many_not_shared_entries): a new shared
 	// index when the entries not in it pass maxPercentChange of all.
-	notShared := len(d.replaced) + len(d.added)
+	notShared := d.NotShared()
 	if x.base == nil || cfg.maxPercent == 0 || cfg.maxPercent < 100 && notShared*100 > cfg.maxPercent*len(x.entries) {
 		if err := x.writeShared(cfg); err != nil {
 			return err
 		}
-		d = splitDelta{}
+		d = index.Split{}
 	} else {
 		// As git does at each write of a split index: the shared index in
 		// use looks fresh to any clean-up of old ones.
 		now := time.Now()
 		os.Chtimes(x.sharedPath(x.baseID.String()), now, now)
 	}
-	entries := append(append(make([]*index.Entry, 0, len(d.replaced)+len(d.added)), d.replaced...), d.added...)
-	x.buf = encodeIndexExt(x.buf[:0], entries, len(d.replaced), linkExtension(x.baseID, d))
+	x.buf = index.EncodeSplit(x.buf[:0], d, x.baseID)
 	return nil
-}
-
-// splitDelta is how the index differs from its shared index: the shared
-// entries replaced (their positions, and the new entries in that order),
-// the ones deleted, and the entries added.
-type splitDelta struct {
-	replace, delete []int
-	replaced, added []*index.Entry
-}
-
-// diffBase compares the index with its shared index, both sorted by name:
-// an entry the same pointer is unchanged, at no cost per entry beyond the
-// walk.
-func diffBase(base, cur []*index.Entry) splitDelta {
-	var d splitDelta
-	i, j := 0, 0
-	for i < len(base) || j < len(cur) {
-		switch {
-		case i < len(base) && j < len(cur) && base[i] == cur[j]:
-			i, j = i+1, j+1
-		case j == len(cur) || i < len(base) && base[i].Name < cur[j].Name:
-			d.delete = append(d.delete, i)
-			i++
-		case i == len(base) || cur[j].Name < base[i].Name:
-			d.added = append(d.added, cur[j])
-			j++
-		default:
-			if !sameEntry(base[i], cur[j]) {
-				d.replace = append(d.replace, i)
-				d.replaced = append(d.replaced, cur[j])
-			}
-			i, j = i+1, j+1
-		}
-	}
-	return d
-}
-
-func sameEntry(a, b *index.Entry) bool {
-	return a.Name == b.Name && a.Hash == b.Hash && a.Mode == b.Mode && a.Size == b.Size &&
-		a.CreatedAt.Equal(b.CreatedAt) && a.ModifiedAt.Equal(b.ModifiedAt) &&
-		a.Dev == b.Dev && a.Inode == b.Inode && a.UID == b.UID && a.GID == b.GID &&
-		a.Stage == b.Stage && a.SkipWorktree == b.SkipWorktree && a.IntentToAdd == b.IntentToAdd
-}
-
-// linkExtension is the `link` extension: the shared index's id, then the
-// delete bitmap and the replace bitmap in git's EWAH form.
-func linkExtension(shared plumbing.Hash, d splitDelta) []byte {
-	body := append([]byte(nil), shared[:]...)
-	body = appendEWAH(body, d.delete)
-	body = appendEWAH(body, d.replace)
-	out := append([]byte("link"), 0, 0, 0, 0)
-	binary.BigEndian.PutUint32(out[4:], uint32(len(body)))
-	return append(out, body...)
-}
-
-// appendEWAH appends git's EWAH bitmap (ewah/ewah_io.c) with the bits at
-// the sorted positions set: the bit count, the count of 64-bit words, the
-// words (each run-length word: bit 0 the run's bit, 32 bits the count of
-// clean words, 31 the count of literal words that follow), and the
-// position of the last run-length word. Runs of zero words are
-// compressed; words with a bit set are written as they are.
-func appendEWAH(buf []byte, set []int) []byte {
-	bits := 0
-	if len(set) > 0 {
-		bits = set[len(set)-1] + 1
-	}
-	words := []uint64{0}
-	rlw := 0
-	next := 0 // the next position of set to place
-	for w := 0; w*64 < bits; w++ {
-		var lit uint64
-		for next < len(set) && set[next] < (w+1)*64 {
-			lit |= 1 << (set[next] % 64)
-			next++
-		}
-		run, lits := words[rlw]>>1&0xffffffff, words[rlw]>>33
-		switch {
-		case lit == 0 && lits == 0 && run < 0xffffffff:
-			words[rlw] += 1 << 1
-		case lit == 0:
-			words = append(words, 1<<1)
-			rlw = len(words) - 1
-		default:
-			if lits == 0x7fffffff {
-				words = append(words, 0)
-				rlw = len(words) - 1
-			}
-			words[rlw] += 1 << 33
-			words = append(words, lit)
-		}
-	}
-	be := binary.BigEndian
-	buf = be.AppendUint32(buf, uint32(bits))
-	buf = be.AppendUint32(buf, uint32(len(words)))
-	for _, w := range words {
-		buf = be.AppendUint64(buf, w)
-	}
-	return be.AppendUint32(buf, uint32(rlw))
 }
 
 // writeShared writes the whole index as a new shared index, named by its
@@ -257,8 +157,8 @@ func appendEWAH(buf []byte, set []int) []byte {
 // shared indexes no longer used that are past their expiry, and temporary
 // files of a shared index a crash left.
 func (x *gitIndex) writeShared(cfg splitConfig) error {
-	data := encodeIndex(nil, x.entries)
-	var id plumbing.Hash
+	data := index.Encode(nil, x.entries)
+	var id Hash
 	copy(id[:], data[len(data)-20:])
 	dir := filepath.Dir(x.path)
 	crashpoint.Hit()
@@ -291,7 +191,7 @@ func (x *gitIndex) writeShared(cfg splitConfig) error {
 // use is older than the expiry, as git does when it writes a shared index
 // (a reader that just read the split index naming one still finds it), and
 // temporary shared indexes left for over an hour.
-func (x *gitIndex) removeOldShared(cfg splitConfig, keep plumbing.Hash) {
+func (x *gitIndex) removeOldShared(cfg splitConfig, keep Hash) {
 	dir := filepath.Dir(x.path)
 	names, _ := filepath.Glob(filepath.Join(dir, "sharedindex[._]*"))
 	now := time.Now()

@@ -24,42 +24,6 @@ func commitNow(t *testing.T, v *Vault, paths ...string) {
 	v.compacting.Wait()
 }
 
-// Any set of positions written as git's EWAH bitmap reads back as the same
-// bits: runs of empty words, words full of bits, a lone last bit.
-func TestEWAHRoundTrip(t *testing.T) {
-	rng := rand.New(rand.NewSource(1))
-	for round := 0; round < 500; round++ {
-		n := rng.Intn(3000)
-		var set []int
-		density := rng.Float64()
-		for i := 0; i < n; i++ {
-			if rng.Float64() < density*density {
-				set = append(set, i)
-			}
-		}
-		if round%7 == 0 && n > 0 {
-			set = append(set, n+rng.Intn(100000)) // after a long empty run
-		}
-		data := appendEWAH(nil, set)
-		bits, read, err := decodeEWAH(data)
-		if err != nil {
-			t.Fatalf("round %d: %v", round, err)
-		}
-		if read != len(data) {
-			t.Fatalf("round %d: read %d of %d bytes", round, read, len(data))
-		}
-		var got []int
-		for i, b := range bits {
-			if b {
-				got = append(got, i)
-			}
-		}
-		if !slices.Equal(got, set) {
-			t.Fatalf("round %d: wrote %v, read %v", round, set, got)
-		}
-	}
-}
-
 // Property: on a vault whose index is split (core.splitIndex true), any
 // sequence of quire's boundaries (files changed, added, removed) and git
 // commits between them leaves an index that git lists as quire reads it,

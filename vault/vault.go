@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"quire/internal/fsys"
+	"quire/vault/git/object"
 	"quire/words/refusal"
 )
 
@@ -70,7 +71,7 @@ type Vault struct {
 	commits int
 	// lastCommit and lastTree are the commit this process made last and
 	// its tree, so the next commit need not read it back.
-	lastCommit, lastTree plumbing.Hash
+	lastCommit, lastTree Hash
 	refDirs              bool // the branch's folders under refs/ and logs/ exist
 
 	compacting    sync.WaitGroup
@@ -285,10 +286,11 @@ func (v *Vault) Commit(paths []string, author Signature, msg string) (string, er
 
 // ReadAt reads a file as it was committed in the blob with the given id.
 func (v *Vault) ReadBlob(id string) ([]byte, error) {
-	if !plumbing.IsHash(id) {
+	h, err := object.ParseHash(id)
+	if err != nil {
 		return nil, fmt.Errorf("vault: %q is not a blob id", id)
 	}
-	return v.objs.readBlob(plumbing.NewHash(id))
+	return v.objs.readBlob(h)
 }
 
 // BlobID is git's blob id of data.

@@ -154,18 +154,3 @@ func TestAppendLineRepairsTornTail(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
-
-func TestTreeOrderIsGits(t *testing.T) {
-	d := func(n string) treeEntry { return treeEntry{name: n, mode: 0o40000} }
-	f := func(n string) treeEntry { return treeEntry{name: n, mode: 0o100644} }
-	entries := []treeEntry{d("a"), f("a-b"), f("a.b"), d("a0"), f("ab"), f("a")}
-	sortTree(entries)
-	var got []string
-	for _, e := range entries {
-		got = append(got, e.name)
-	}
-	// git: "a" (file) < "a-b" < "a.b" < "a/" (folder) < "a0" < "ab"
-	if strings.Join(got, " ") != "a a-b a.b a a0 ab" || entries[3].mode != 0o40000 {
-		t.Fatalf("%v", got)
-	}
-}

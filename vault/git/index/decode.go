@@ -1,4 +1,4 @@
-package vault
+package index
 
 import (
 	"bytes"
@@ -10,82 +10,59 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"quire/vault/git/object"
 )
 
-// decodeIndex reads .git/index in the forms git writes (versions 2, 3 and
-// 4, and a split index: the `link` extension naming a shared index, which
-// shared reads). It is quire's own decoder: go-git's reads each field
-// through binary.Read on an interface, which at 30,000 entries was a third
-// of a `quire call` (docs/boundary-speed.md). This one slices the
-// file: one allocation for the entries, names cut from one string of the
-// file (versions 2 and 3). The checksum is checked when verify is set, as
-// git checks it only in git fsck (since git 2.13 its other commands skip
-// it: an index is replaced whole by a rename, and the SHA-1 of a 1 MB
-// index was a third of reading it); quire check and quire janitor verify.
-// Extensions other than `link` are skipped: quire writes none (a
-// cache-tree would go stale), and git rebuilds them.
-//
-// It also answers the root tree of git's cache-tree (the TREE extension)
-// when git left it valid: the tree the whole index makes, as git itself
-// trusts it when it commits; zero when there is none.
-func decodeIndex(data []byte, shared func(id string) ([]byte, error)) ([]*index.Entry, plumbing.Hash, error) {
-	d, err := decodeIndexParts(data, true, func(id plumbing.Hash) ([]*index.Entry, error) {
-		data, err := shared(id.String())
-		if err != nil {
-			return nil, err
-		}
-		return decodeShared(id, data, true)
-	})
-	return d.entries, d.root, err
+// Index is an index as read: its entries, the root of git's cache-tree,
+// and, for a split index, the shared index's entries and id. An entry the
+// split index does not replace is the same *Entry in Entries and Shared.
+type Index struct {
+	Entries []*Entry // sorted by name
+	// CacheTree is the tree the whole index makes, as git's cache-tree
+	// (the TREE extension) says when git left it valid; zero when there is
+	// none.
+	CacheTree object.Hash
+	// Shared and SharedID are the shared index of a split index; nil and
+	// zero when the index is whole.
+	Shared   []*Entry
+	SharedID object.Hash
 }
 
-// decodedIndex is an index as read: its entries, the root of git's
-// cache-tree, and, for a split index, the shared index's entries and id.
-// An entry the split index does not replace is the same *index.Entry in
-// entries and base.
-type decodedIndex struct {
-	entries []*index.Entry
-	root    plumbing.Hash
-	base    []*index.Entry
-	baseID  plumbing.Hash
-}
-
-// decodeIndexParts reads an index; shared answers the entries of a shared
-// index by its id (decodeShared, or what was decoded before: a shared
-// index is named by its checksum, so one id is one content).
-func decodeIndexParts(data []byte, verify bool, shared func(id plumbing.Hash) ([]*index.Entry, error)) (decodedIndex, error) {
-	var d decodedIndex
-	entries, link, root, err := decodeIndexFile(data, true, verify)
-	d.root = root
+// Decode reads an index file in the forms git writes (versions 2, 3 and
+// 4, whole or split). shared answers the entries of a shared index by its
+// id (DecodeShared of its file, or what was decoded before: a shared index
+// is named by its checksum, so one id is one content). The checksum is
+// checked when verify is set.
+func Decode(data []byte, verify bool, shared func(id object.Hash) ([]*Entry, error)) (Index, error) {
+	var d Index
+	entries, link, root, err := decodeFile(data, true, verify)
+	d.CacheTree = root
 	if err != nil {
 		return d, err
 	}
 	if link == nil {
-		d.entries = entries
+		d.Entries = entries
 		return d, nil
 	}
-	baseEntries, err := shared(link.shared)
+	base, err := shared(link.shared)
 	if err != nil {
 		return d, fmt.Errorf("the shared index %s of the split index: %w", link.shared, err)
 	}
-	if d.entries, err = mergeSplit(baseEntries, entries, link); err != nil {
+	if d.Entries, err = mergeSplit(base, entries, link); err != nil {
 		return d, err
 	}
-	d.base, d.baseID = baseEntries, link.shared
+	d.Shared, d.SharedID = base, link.shared
 	return d, nil
 }
 
-// decodeShared reads the shared index id of a split index from its file's
+// DecodeShared reads the shared index id of a split index from its file's
 // bytes.
-func decodeShared(id plumbing.Hash, data []byte, verify bool) ([]*index.Entry, error) {
+func DecodeShared(id object.Hash, data []byte, verify bool) ([]*Entry, error) {
 	if len(data) < 20 || !bytes.Equal(data[len(data)-20:], id[:]) {
 		// git names a shared index by its checksum, and checks it.
 		return nil, fmt.Errorf("the shared index %s is not the one its name says", id)
 	}
-	entries, link, _, err := decodeIndexFile(data, false, verify)
+	entries, link, _, err := decodeFile(data, false, verify)
 	if err != nil {
 		return nil, fmt.Errorf("the shared index %s: %w", id, err)
 	}
@@ -98,33 +75,33 @@ func decodeShared(id plumbing.Hash, data []byte, verify bool) ([]*index.Entry, e
 // cacheTreeRoot reads the root entry of a TREE extension: an empty path,
 // the count of entries it covers (-1 when invalid), the count of subtrees,
 // and, when valid, the tree's id.
-func cacheTreeRoot(ext []byte) plumbing.Hash {
+func cacheTreeRoot(ext []byte) object.Hash {
 	if len(ext) < 1 || ext[0] != 0 {
-		return plumbing.ZeroHash
+		return object.ZeroHash
 	}
 	nl := bytes.IndexByte(ext, '\n')
 	if nl < 0 || len(ext) < nl+1+20 {
-		return plumbing.ZeroHash
+		return object.ZeroHash
 	}
 	count, _, ok := bytes.Cut(ext[1:nl], []byte{' '})
 	if !ok || len(count) == 0 || count[0] == '-' {
-		return plumbing.ZeroHash
+		return object.ZeroHash
 	}
-	var h plumbing.Hash
+	var h object.Hash
 	copy(h[:], ext[nl+1:nl+21])
 	return h
 }
 
-var errIndexShort = errors.New("it ends in the middle of an entry")
+var errShort = errors.New("it ends in the middle of an entry")
 
-// indexLink is the `link` extension of a split index.
-type indexLink struct {
-	shared          plumbing.Hash
+// linkExt is the `link` extension of a split index.
+type linkExt struct {
+	shared          object.Hash
 	delete, replace []bool // by position in the shared index
 	hasDel, hasRepl bool
 }
 
-func decodeIndexFile(data []byte, main, verify bool) (entries []*index.Entry, link *indexLink, root plumbing.Hash, err error) {
+func decodeFile(data []byte, main, verify bool) (entries []*Entry, link *linkExt, root object.Hash, err error) {
 	if len(data) < 12+20 || string(data[:4]) != "DIRC" {
 		return nil, nil, root, errors.New("it is not a git index (no DIRC header)")
 	}
@@ -148,14 +125,14 @@ func decodeIndexFile(data []byte, main, verify bool) (entries []*index.Entry, li
 	// Names are cut from the file's bytes without copying: data is never
 	// written to after it is read.
 	text := unsafe.String(&body[0], len(body))
-	slab := make([]index.Entry, count)
-	entries = make([]*index.Entry, count)
+	slab := make([]Entry, count)
+	entries = make([]*Entry, count)
 	off := 12
 	prev := ""
 	for i := 0; i < count; i++ {
 		start := off
 		if off+62 > len(body) {
-			return nil, nil, root, errIndexShort
+			return nil, nil, root, errShort
 		}
 		e := &slab[i]
 		f := body[off:]
@@ -166,32 +143,32 @@ func decodeIndexFile(data []byte, main, verify bool) (entries []*index.Entry, li
 			e.ModifiedAt = time.Unix(int64(s), int64(ns))
 		}
 		e.Dev, e.Inode = be.Uint32(f[16:]), be.Uint32(f[20:])
-		e.Mode = filemode.FileMode(be.Uint32(f[24:]))
+		e.Mode = object.Mode(be.Uint32(f[24:]))
 		e.UID, e.GID, e.Size = be.Uint32(f[28:]), be.Uint32(f[32:]), be.Uint32(f[36:])
 		copy(e.Hash[:], f[40:60])
 		flags := be.Uint16(f[60:])
-		e.Stage = index.Stage(flags>>12) & 3
+		e.Stage = uint8(flags>>12) & 3
 		off += 62
 		if flags&0x4000 != 0 {
 			if version < 3 {
 				return nil, nil, root, fmt.Errorf("entry %d has extended flags in a version 2 index", i)
 			}
 			if off+2 > len(body) {
-				return nil, nil, root, errIndexShort
+				return nil, nil, root, errShort
 			}
 			x := be.Uint16(body[off:])
 			e.IntentToAdd, e.SkipWorktree = x&(1<<13) != 0, x&(1<<14) != 0
 			off += 2
 		}
 		if version == 4 {
-			strip, n := indexVarint(body[off:])
+			strip, n := varint(body[off:])
 			if n == 0 || strip > uint64(len(prev)) {
 				return nil, nil, root, fmt.Errorf("entry %d strips %d bytes of a name of %d", i, strip, len(prev))
 			}
 			off += n
 			end := bytes.IndexByte(body[off:], 0)
 			if end < 0 {
-				return nil, nil, root, errIndexShort
+				return nil, nil, root, errShort
 			}
 			// A name of "" (all of the last one stripped, nothing added) is
 			// a split index's entry that takes its shared entry's name.
@@ -202,7 +179,7 @@ func decodeIndexFile(data []byte, main, verify bool) (entries []*index.Entry, li
 			if n == 0xfff {
 				n = bytes.IndexByte(body[off:], 0)
 				if n < 0 {
-					return nil, nil, root, errIndexShort
+					return nil, nil, root, errShort
 				}
 			}
 			if off+n >= len(body) || body[off+n] != 0 {
@@ -212,7 +189,7 @@ func decodeIndexFile(data []byte, main, verify bool) (entries []*index.Entry, li
 			// 1 to 8 NULs pad the entry to a multiple of 8 bytes.
 			off = start + (off-start+n+8)&^7
 			if off > len(body) {
-				return nil, nil, root, errIndexShort
+				return nil, nil, root, errShort
 			}
 		}
 		prev = e.Name
@@ -257,9 +234,9 @@ func decodeIndexFile(data []byte, main, verify bool) (entries []*index.Entry, li
 	return entries, link, root, nil
 }
 
-// indexVarint is git's offset varint (varint.c): 7 bits a byte, high bit
+// varint is git's offset varint (varint.c): 7 bits a byte, high bit
 // set on all but the last, one added at each continuation.
-func indexVarint(p []byte) (uint64, int) {
+func varint(p []byte) (uint64, int) {
 	var v uint64
 	for i, c := range p {
 		if i > 9 {
@@ -276,11 +253,11 @@ func indexVarint(p []byte) (uint64, int) {
 	return 0, 0
 }
 
-func decodeLink(ext []byte) (*indexLink, error) {
+func decodeLink(ext []byte) (*linkExt, error) {
 	if len(ext) < 20 {
 		return nil, errors.New("it is shorter than a shared index's id")
 	}
-	l := &indexLink{}
+	l := &linkExt{}
 	copy(l.shared[:], ext)
 	rest := ext[20:]
 	if len(rest) == 0 {
@@ -308,7 +285,7 @@ func decodeLink(ext []byte) (*indexLink, error) {
 func decodeEWAH(p []byte) ([]bool, int, error) {
 	be := binary.BigEndian
 	if len(p) < 8 {
-		return nil, 0, errIndexShort
+		return nil, 0, errShort
 	}
 	bits, words := int(be.Uint32(p)), int(be.Uint32(p[4:]))
 	if words > (len(p)-12)/8 || bits > words*64*64 && bits > 1<<24 {
@@ -359,11 +336,11 @@ func decodeEWAH(p []byte) ([]bool, int, error) {
 // the shared entries the replace bitmap marks, in order, taking their
 // names; the shared entries the delete bitmap marks go; the main index's
 // other entries are added.
-func mergeSplit(base, main []*index.Entry, l *indexLink) ([]*index.Entry, error) {
+func mergeSplit(base, main []*Entry, l *linkExt) ([]*Entry, error) {
 	if len(l.replace) > len(base) && bitsFrom(l.replace, len(base)) || len(l.delete) > len(base) && bitsFrom(l.delete, len(base)) {
 		return nil, errors.New("the split index's bitmaps mark entries its shared index lacks")
 	}
-	merged := make([]*index.Entry, 0, len(base)+len(main))
+	merged := make([]*Entry, 0, len(base)+len(main))
 	r := 0
 	for i, e := range base {
 		if i < len(l.replace) && l.replace[i] {

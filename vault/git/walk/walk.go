@@ -1,80 +1,71 @@
-package vault
+package walk
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"quire/vault/git/object"
+	"quire/vault/git/pack"
 )
 
-// Walking the history, for quire check --history: commits, trees and blobs
-// read straight from the object store. Trees are handed out as git's raw
-// bytes, so that two versions of a folder of 5,000 runs are compared without
-// decoding either whole (DiffTrees).
-
-// Hash is a git object id.
-type Hash = plumbing.Hash
-
-// ZeroHash is no object: the parent of a first commit, a missing entry.
-var ZeroHash = plumbing.ZeroHash
-
-// HeadCommit is the commit the vault's branch points at; zero before the
-// first commit.
-func (v *Vault) HeadCommit() (Hash, error) { return v.head() }
-
 // History reads objects for one walk over the history: through its own
-// reader of the packs (packs.go), which keeps what a walk reads next, and
+// reader of the packs (vault/git/pack), which keeps what a walk reads next, and
 // through go-git's storage for what that reader does not know. Close it
 // after the walk.
 type History struct {
 	gitDir string
-	packs  *packReader
+	packs  *pack.Reader
 	st     *filesystem.Storage
 	// Reads counts the objects read from the store.
 	Reads int
 }
 
-// History starts a walk over the vault's history.
-func (v *Vault) History() *History {
-	return &History{gitDir: v.gitDir, packs: newPackReader(v.gitDir)}
+// Open starts a walk over the history of the repository whose .git folder
+// is gitDir.
+func Open(gitDir string) *History {
+	return &History{gitDir: gitDir, packs: pack.NewReader(filepath.Join(gitDir, "objects"))}
 }
+
+// Deltas is the count of deltas the walk's reader of packs applied.
+func (h *History) Deltas() int { return h.packs.Deltas() }
 
 // Close lets go of the pack files.
 func (h *History) Close() error {
-	h.packs.close()
+	h.packs.Close()
 	if h.st != nil {
 		return h.st.Close()
 	}
 	return nil
 }
 
-var typeNames = map[plumbing.ObjectType]byte{plumbing.CommitObject: 1, plumbing.TreeObject: 2, plumbing.BlobObject: 3}
-
 // read returns the content of an object of the given type.
-func (h *History) read(t plumbing.ObjectType, id Hash) ([]byte, error) {
-	typ, data, err := h.packs.object(id)
-	if errors.Is(err, errNotHere) {
+func (h *History) read(t object.Type, id object.Hash) ([]byte, error) {
+	typ, data, err := h.packs.Object(id)
+	if errors.Is(err, pack.ErrNotFound) {
 		data, err = h.fromGoGit(t, id)
-	} else if err == nil && typ != typeNames[t] {
+	} else if err == nil && typ != t {
 		err = fmt.Errorf("it is not a %s", t)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("vault: reading %s %s: %w", t, id, err)
+		return nil, fmt.Errorf("reading %s %s: %w", t, id, err)
 	}
 	h.Reads++
 	return data, nil
 }
 
-func (h *History) fromGoGit(t plumbing.ObjectType, id Hash) ([]byte, error) {
+func (h *History) fromGoGit(t object.Type, id object.Hash) ([]byte, error) {
 	if h.st == nil {
 		h.st = filesystem.NewStorage(osfs.New(h.gitDir), cache.NewObjectLRU(16<<20))
 	}
-	o, err := h.st.EncodedObject(t, id)
+	o, err := h.st.EncodedObject(plumbing.ObjectType(t), plumbing.Hash(id))
 	if err != nil {
 		return nil, err
 	}
@@ -87,69 +78,56 @@ func (h *History) fromGoGit(t plumbing.ObjectType, id Hash) ([]byte, error) {
 }
 
 // Commit reads a commit's tree and parents.
-func (h *History) Commit(id Hash) (tree Hash, parents []Hash, err error) {
-	data, err := h.read(plumbing.CommitObject, id)
+func (h *History) Commit(id object.Hash) (tree object.Hash, parents []object.Hash, err error) {
+	data, err := h.read(object.Commit, id)
 	if err != nil {
 		return tree, nil, err
 	}
 	// The header is "tree <hex>\n", then "parent <hex>\n" lines, then the
 	// rest, which a walk does not need.
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		k, val, _ := bytes.Cut(line, []byte{' '})
-		switch string(k) {
-		case "tree":
-			tree = plumbing.NewHash(string(val))
-		case "parent":
-			parents = append(parents, plumbing.NewHash(string(val)))
-		default:
-			return tree, parents, nil
-		}
+	tree, parents, err = object.ParseCommit(data)
+	if err != nil {
+		return tree, parents, fmt.Errorf("reading commit %s: %w", id, err)
 	}
 	return tree, parents, nil
 }
 
 // Tree reads a tree's raw content (entries of "<mode> <name>\0<20-byte
 // id>", in git's order); the zero id is the empty tree.
-func (h *History) Tree(id Hash) ([]byte, error) {
+func (h *History) Tree(id object.Hash) ([]byte, error) {
 	if id.IsZero() {
 		return nil, nil
 	}
-	return h.read(plumbing.TreeObject, id)
+	return h.read(object.Tree, id)
 }
 
 // Blob reads a blob; the zero id is an empty file.
-func (h *History) Blob(id Hash) ([]byte, error) {
+func (h *History) Blob(id object.Hash) ([]byte, error) {
 	if id.IsZero() {
 		return nil, nil
 	}
-	return h.read(plumbing.BlobObject, id)
+	return h.read(object.Blob, id)
 }
 
-// TreeEntry is one entry of a raw tree.
-type TreeEntry struct {
+// Entry is one entry of a raw tree.
+type Entry struct {
 	Name string
 	Dir  bool
-	Hash Hash
+	Hash object.Hash
 }
 
 // entryAt parses the entry of a raw tree that starts at pos, and returns it
 // and where the next begins.
-func entryAt(raw []byte, pos int) (TreeEntry, int, error) {
+func entryAt(raw []byte, pos int) (Entry, int, error) {
 	sp := bytes.IndexByte(raw[pos:], ' ')
 	if sp < 0 {
-		return TreeEntry{}, 0, errors.New("vault: a tree entry without a mode")
+		return Entry{}, 0, errors.New("a tree entry without a mode")
 	}
 	nul := bytes.IndexByte(raw[pos+sp:], 0)
 	if nul < 0 || pos+sp+nul+21 > len(raw) {
-		return TreeEntry{}, 0, errors.New("vault: a tree entry cut short")
+		return Entry{}, 0, errors.New("a tree entry cut short")
 	}
-	var e TreeEntry
+	var e Entry
 	e.Dir = string(raw[pos:pos+sp]) == "40000"
 	e.Name = string(raw[pos+sp+1 : pos+sp+nul])
 	next := pos + sp + nul + 1
@@ -167,8 +145,8 @@ func skipEntry(raw []byte, pos int) int {
 }
 
 // TreeEntries lists a raw tree's entries.
-func TreeEntries(raw []byte) ([]TreeEntry, error) {
-	var out []TreeEntry
+func TreeEntries(raw []byte) ([]Entry, error) {
+	var out []Entry
 	for pos := 0; pos < len(raw); {
 		e, next, err := entryAt(raw, pos)
 		if err != nil {
@@ -181,7 +159,7 @@ func TreeEntries(raw []byte) ([]TreeEntry, error) {
 }
 
 // TreeFind finds the entry of a raw tree by name.
-func TreeFind(raw []byte, name string) (TreeEntry, bool, error) {
+func TreeFind(raw []byte, name string) (Entry, bool, error) {
 	for pos := 0; pos < len(raw); {
 		e, next, err := entryAt(raw, pos)
 		if err != nil {
@@ -192,7 +170,7 @@ func TreeFind(raw []byte, name string) (TreeEntry, bool, error) {
 		}
 		pos = next
 	}
-	return TreeEntry{}, false, nil
+	return Entry{}, false, nil
 }
 
 // DiffTrees calls fn, in git's order, for every entry that differs between
@@ -200,7 +178,7 @@ func TreeFind(raw []byte, name string) (TreeEntry, bool, error) {
 // It does not decode the two trees whole: the bytes both share at their
 // start and at their end (everything but the entries a commit changed) are
 // found by comparing memory, and only the entries between are read.
-func DiffTrees(a, b []byte, fn func(old, new *TreeEntry) error) error {
+func DiffTrees(a, b []byte, fn func(old, new *Entry) error) error {
 	p := commonPrefix(a, b)
 	s := commonSuffix(a, b)
 	// The last entry start at or before p: the entries before it are the
@@ -214,7 +192,7 @@ func DiffTrees(a, b []byte, fn func(old, new *TreeEntry) error) error {
 		pos = next
 	}
 	pa, pb := pos, pos
-	var ea, eb TreeEntry
+	var ea, eb Entry
 	haveA, haveB := false, false
 	for {
 		// The rest is the same in both when what is left of each is as long
@@ -260,7 +238,7 @@ func DiffTrees(a, b []byte, fn func(old, new *TreeEntry) error) error {
 }
 
 // gitLess orders entries as git does, a folder as if its name ended in "/".
-func gitLess(a, b TreeEntry) bool {
+func gitLess(a, b Entry) bool {
 	an, bn := a.Name, b.Name
 	if a.Dir {
 		an += "/"

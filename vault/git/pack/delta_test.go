@@ -1,4 +1,4 @@
-package vault
+package pack
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 )
 
-// affixDelta's deltas make the target from the base, as go-git's reader
+// AffixDelta's deltas make the target from the base, as go-git's reader
 // applies them (git's patch-delta reads the same instructions), for bases
 // and targets that share a prefix and a suffix of every length, across the
 // 64 KiB a copy instruction takes, and for ones that share nothing.
@@ -41,13 +41,13 @@ func TestAffixDeltaMakesTheTarget(t *testing.T) {
 		}
 		tried++
 		most := rng.Intn(len(target) + 1)
-		d := affixDelta(base, target, most)
+		d := AffixDelta(base, target, most)
 		if d == nil {
 			// Refused: more than most bytes lie between. It still makes
 			// a delta with no bound, and that is checked below.
 			refused++
-			d = affixDelta(base, target, len(target))
-		} else if len(d) > 32+most+most/127+(len(base)+len(target))/deltaCopyMax*8 {
+			d = AffixDelta(base, target, len(target))
+		} else if len(d) > 32+most+most/127+(len(base)+len(target))/DeltaCopyMax*8 {
 			t.Fatalf("case %d: a delta of %d bytes within a bound of %d inserted", i, len(d), most)
 		}
 		got, err := packfile.PatchDelta(base, d)

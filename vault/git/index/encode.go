@@ -1,0 +1,195 @@
+package index
+
+import (
+	"crypto/sha1"
+	"encoding/binary"
+	"time"
+
+	"quire/vault/git/object"
+)
+
+// Encode appends the index file of entries (sorted by name, stage 0) to
+// buf: version 2, as git writes it, or 3 when an entry carries an extended
+// flag (skip-worktree, intent-to-add), as git does; no extensions (a
+// cache-tree would go stale; git rebuilds it); the checksum last.
+func Encode(buf []byte, entries []*Entry) []byte {
+	return encodeExt(buf, entries, 0, nil)
+}
+
+// EncodeSplit appends the split index that applies s to the shared index
+// sharedID: the replacements first, written without their names, then the
+// entries added, and the link extension.
+func EncodeSplit(buf []byte, s Split, sharedID object.Hash) []byte {
+	entries := append(append(make([]*Entry, 0, len(s.Replaced)+len(s.Added)), s.Replaced...), s.Added...)
+	return encodeExt(buf, entries, len(s.Replaced), linkExtension(sharedID, s))
+}
+
+// encodeExt is Encode with the first nameless entries written
+// without their names (a split index's replacements, which take the names
+// of the shared entries they replace) and the extensions ext (each with
+// its signature and size) before the checksum.
+func encodeExt(buf []byte, entries []*Entry, nameless int, ext []byte) []byte {
+	version := uint32(2)
+	size := 12 + len(ext) + 20
+	for i, e := range entries {
+		n := 62
+		if e.SkipWorktree || e.IntentToAdd {
+			version = 3
+			n += 2
+		}
+		if i >= nameless {
+			n += len(e.Name)
+		}
+		size += (n + 8) &^ 7
+	}
+	if cap(buf) < size {
+		buf = make([]byte, 0, size)
+	}
+	be := binary.BigEndian
+	buf = append(buf, "DIRC"...)
+	buf = be.AppendUint32(buf, version)
+	buf = be.AppendUint32(buf, uint32(len(entries)))
+	for i, e := range entries {
+		start := len(buf)
+		name := e.Name
+		if i < nameless {
+			name = ""
+		}
+		buf = appendIndexTime(buf, e.CreatedAt)
+		buf = appendIndexTime(buf, e.ModifiedAt)
+		buf = be.AppendUint32(buf, e.Dev)
+		buf = be.AppendUint32(buf, e.Inode)
+		buf = be.AppendUint32(buf, uint32(e.Mode))
+		buf = be.AppendUint32(buf, e.UID)
+		buf = be.AppendUint32(buf, e.GID)
+		buf = be.AppendUint32(buf, e.Size)
+		buf = append(buf, e.Hash[:]...)
+		n := uint16(min(len(name), 0xfff))
+		if e.SkipWorktree || e.IntentToAdd {
+			var x uint16
+			if e.IntentToAdd {
+				x |= 1 << 13
+			}
+			if e.SkipWorktree {
+				x |= 1 << 14
+			}
+			buf = be.AppendUint16(buf, n|0x4000)
+			buf = be.AppendUint16(buf, x)
+		} else {
+			buf = be.AppendUint16(buf, n)
+		}
+		buf = append(buf, name...)
+		// 1 to 8 NULs pad the entry to a multiple of 8 bytes.
+		for pad := 8 - (len(buf)-start)%8; pad > 0; pad-- {
+			buf = append(buf, 0)
+		}
+	}
+	buf = append(buf, ext...)
+	sum := sha1.Sum(buf)
+	return append(buf, sum[:]...)
+}
+
+// appendIndexTime is a stat time of an entry: seconds and nanoseconds, both
+// zero for an entry whose stat is not known (git then hashes the file).
+func appendIndexTime(buf []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return append(buf, 0, 0, 0, 0, 0, 0, 0, 0)
+	}
+	buf = binary.BigEndian.AppendUint32(buf, uint32(t.Unix()))
+	return binary.BigEndian.AppendUint32(buf, uint32(t.Nanosecond()))
+}
+
+// Split is how an index differs from its shared index: the shared
+// entries replaced (their positions, and the new entries in that order),
+// the ones deleted, and the entries added.
+type Split struct {
+	Replace, Delete []int
+	Replaced, Added []*Entry
+}
+
+// NotShared is the count of entries the split index holds itself, which
+// git's splitIndex.maxPercentChange compares with the whole.
+func (s Split) NotShared() int { return len(s.Replaced) + len(s.Added) }
+
+// Diff compares an index with its shared index, both sorted by name: an
+// entry the same pointer is unchanged, at no cost per entry beyond the
+// walk.
+func Diff(base, cur []*Entry) Split {
+	var d Split
+	i, j := 0, 0
+	for i < len(base) || j < len(cur) {
+		switch {
+		case i < len(base) && j < len(cur) && base[i] == cur[j]:
+			i, j = i+1, j+1
+		case j == len(cur) || i < len(base) && base[i].Name < cur[j].Name:
+			d.Delete = append(d.Delete, i)
+			i++
+		case i == len(base) || cur[j].Name < base[i].Name:
+			d.Added = append(d.Added, cur[j])
+			j++
+		default:
+			if !Same(base[i], cur[j]) {
+				d.Replace = append(d.Replace, i)
+				d.Replaced = append(d.Replaced, cur[j])
+			}
+			i, j = i+1, j+1
+		}
+	}
+	return d
+}
+
+// linkExtension is the `link` extension: the shared index's id, then the
+// delete bitmap and the replace bitmap in git's EWAH form.
+func linkExtension(shared object.Hash, d Split) []byte {
+	body := append([]byte(nil), shared[:]...)
+	body = appendEWAH(body, d.Delete)
+	body = appendEWAH(body, d.Replace)
+	out := append([]byte("link"), 0, 0, 0, 0)
+	binary.BigEndian.PutUint32(out[4:], uint32(len(body)))
+	return append(out, body...)
+}
+
+// appendEWAH appends git's EWAH bitmap (ewah/ewah_io.c) with the bits at
+// the sorted positions set: the bit count, the count of 64-bit words, the
+// words (each run-length word: bit 0 the run's bit, 32 bits the count of
+// clean words, 31 the count of literal words that follow), and the
+// position of the last run-length word. Runs of zero words are
+// compressed; words with a bit set are written as they are.
+func appendEWAH(buf []byte, set []int) []byte {
+	bits := 0
+	if len(set) > 0 {
+		bits = set[len(set)-1] + 1
+	}
+	words := []uint64{0}
+	rlw := 0
+	next := 0 // the next position of set to place
+	for w := 0; w*64 < bits; w++ {
+		var lit uint64
+		for next < len(set) && set[next] < (w+1)*64 {
+			lit |= 1 << (set[next] % 64)
+			next++
+		}
+		run, lits := words[rlw]>>1&0xffffffff, words[rlw]>>33
+		switch {
+		case lit == 0 && lits == 0 && run < 0xffffffff:
+			words[rlw] += 1 << 1
+		case lit == 0:
+			words = append(words, 1<<1)
+			rlw = len(words) - 1
+		default:
+			if lits == 0x7fffffff {
+				words = append(words, 0)
+				rlw = len(words) - 1
+			}
+			words[rlw] += 1 << 33
+			words = append(words, lit)
+		}
+	}
+	be := binary.BigEndian
+	buf = be.AppendUint32(buf, uint32(bits))
+	buf = be.AppendUint32(buf, uint32(len(words)))
+	for _, w := range words {
+		buf = be.AppendUint64(buf, w)
+	}
+	return be.AppendUint32(buf, uint32(rlw))
+}

@@ -1,0 +1,207 @@
+package pack
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"quire/vault/git/object"
+)
+
+// git runs the git CLI in dir and answers its output.
+func git(tb testing.TB, dir string, args ...string) []byte {
+	tb.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=p", "-c", "user.email=p@x"}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
+// gitPacked makes a repository with the git CLI, a log and a folder grown
+// over a dozen commits, and packs it whole with git repack (deltas by
+// offset, or by id when byID): the pack's path without extension.
+func gitPacked(tb testing.TB, byID bool) (dir, name string) {
+	tb.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		tb.Skip("git is not installed")
+	}
+	dir = tb.TempDir()
+	git(tb, dir, "init", "-q")
+	var log strings.Builder
+	for i := 0; i < 12; i++ {
+		fmt.Fprintf(&log, `{"event":"step_completed","step":"do/%d/review","seq":%d}`+"\n", i*7%5, i)
+		os.MkdirAll(filepath.Join(dir, "runs", fmt.Sprint(i)), 0o755)
+		os.WriteFile(filepath.Join(dir, "run.jsonl"), []byte(log.String()), 0o644)
+		os.WriteFile(filepath.Join(dir, "runs", fmt.Sprint(i), "run.jsonl"), []byte(log.String()[:40+i]), 0o644)
+		git(tb, dir, "add", "-A")
+		git(tb, dir, "commit", "-q", "-m", fmt.Sprintf("step %d", i))
+	}
+	git(tb, dir, "-c", fmt.Sprintf("repack.useDeltaBaseOffset=%v", !byID), "repack", "-adq", "--window=10", "--depth=50")
+	idxs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*.idx"))
+	if len(idxs) != 1 {
+		tb.Fatalf("git made %d packs", len(idxs))
+	}
+	return dir, strings.TrimSuffix(idxs[0], ".idx")
+}
+
+// Every object of a pack git writes, its deltas by offset or by id, is read
+// as git reads it.
+func TestReaderReadsWhatGitPacks(t *testing.T) {
+	for _, byID := range []bool{false, true} {
+		t.Run(fmt.Sprintf("by id %v", byID), func(t *testing.T) {
+			dir, _ := gitPacked(t, byID)
+			r := NewReader(filepath.Join(dir, ".git", "objects"))
+			defer r.Close()
+			out := git(t, dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
+			n := 0
+			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				hex, typ, _ := strings.Cut(line, " ")
+				id, _ := object.ParseHash(hex)
+				t2, data, err := r.Object(id)
+				if err != nil {
+					t.Fatalf("%s: %v", hex, err)
+				}
+				if t2.String() != typ || !bytes.Equal(data, git(t, dir, "cat-file", typ, hex)) || object.Sum(t2, data) != id {
+					t.Fatalf("%s: read a %s that is not git's %s", hex, t2, typ)
+				}
+				n++
+			}
+			if n < 40 || r.Deltas() == 0 || r.Packs() != 1 {
+				t.Fatalf("%d objects, %d deltas, %d packs", n, r.Deltas(), r.Packs())
+			}
+			if _, _, err := r.Object(object.Sum(object.Blob, []byte("in no pack"))); err != ErrNotFound {
+				t.Fatalf("an object in no pack: %v", err)
+			}
+		})
+	}
+}
+
+// The index EncodeIndex writes of a pack is the one git wrote of it, byte
+// for byte.
+func TestEncodeIndexIsGits(t *testing.T) {
+	_, name := gitPacked(t, false)
+	data, err := os.ReadFile(name + ".idx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := ParseIndex(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []IndexEntry
+	for i := x.Len() - 1; i >= 0; i-- {
+		entries = append(entries, IndexEntry{ID: x.ID(i), Offset: uint64(x.Offset(i)), CRC: x.CRC(i)})
+	}
+	var sum object.Hash
+	copy(sum[:], data[len(data)-40:])
+	var b bytes.Buffer
+	if err := EncodeIndex(&b, entries, sum); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b.Bytes(), data) {
+		t.Fatalf("encoded %d bytes, git wrote %d, differing", b.Len(), len(data))
+	}
+	// Offsets past 2 GiB go in the table of large offsets.
+	entries = append(entries[:0], IndexEntry{ID: object.Sum(object.Blob, nil), Offset: 5 << 30, CRC: 7}, IndexEntry{ID: object.Sum(object.Blob, []byte("x")), Offset: 12})
+	b.Reset()
+	EncodeIndex(&b, entries, sum)
+	y, err := ParseIndex(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if off := y.Find(e.ID); off != int64(e.Offset) {
+			t.Fatalf("%s at %d, read %d", e.ID, e.Offset, off)
+		}
+	}
+}
+
+// newFuzzReader is a reader of one pack given by its bytes, in an object
+// store of nothing else.
+func newFuzzReader(t *testing.T, packData, idxData []byte) (*Reader, error) {
+	x, err := ParseIndex(idxData)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{objDir: t.TempDir(), cache: map[cacheKey]*resolved{}, limit: 1 << 20}
+	r.packs = []*pack{{name: "fuzz", data: packData, idx: x}}
+	return r, nil
+}
+
+// FuzzReader: whatever the bytes of a pack and its index, the reader
+// answers each object the index names or an error, never a panic (seeds:
+// the packs git repack writes, with deltas by offset and by id).
+func FuzzReader(f *testing.F) {
+	for _, byID := range []bool{false, true} {
+		_, name := gitPacked(f, byID)
+		p, _ := os.ReadFile(name + ".pack")
+		x, _ := os.ReadFile(name + ".idx")
+		f.Add(p, x)
+	}
+	f.Fuzz(func(t *testing.T, packData, idxData []byte) {
+		r, err := newFuzzReader(t, packData, idxData)
+		if err != nil {
+			return
+		}
+		for i := 0; i < min(r.packs[0].idx.Len(), 200); i++ {
+			r.Object(r.packs[0].idx.ID(i))
+		}
+	})
+}
+
+// gitDeltas answers the deltas of a pack git wrote, each with its base.
+func gitDeltas(tb testing.TB) [][2][]byte {
+	dir, _ := gitPacked(tb, false)
+	r := NewReader(filepath.Join(dir, ".git", "objects"))
+	defer r.Close()
+	p := r.packs[0]
+	var out [][2][]byte
+	for i := 0; i < p.idx.Len(); i++ {
+		off := p.idx.Offset(i)
+		typ, size, back, n := ParseEntryHeader(p.data[off:])
+		if typ != OfsDelta {
+			continue
+		}
+		_, base, err := r.at(p, off-back, 0)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		delta, err := inflate(p.data[off+int64(n):], size)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, [2][]byte{base, delta})
+	}
+	if len(out) == 0 {
+		tb.Fatal("git wrote no delta")
+	}
+	return out
+}
+
+// FuzzDelta: whatever the base and the delta, ApplyDelta answers the
+// target or an error, never a panic; and the delta AffixDelta makes of the
+// base and that target makes the target (seeds: the deltas git repack
+// writes, with their bases).
+func FuzzDelta(f *testing.F) {
+	for _, s := range gitDeltas(f) {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, base, delta []byte) {
+		target, err := ApplyDelta(base, delta)
+		if err != nil {
+			return
+		}
+		d := AffixDelta(base, target, len(target))
+		again, err := ApplyDelta(base, d)
+		if err != nil || !bytes.Equal(again, target) {
+			t.Fatalf("AffixDelta's delta makes %q (%v), not %q", again, err, target)
+		}
+	})
+}

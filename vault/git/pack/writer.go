@@ -1,0 +1,179 @@
+package pack
+
+import (
+	"bufio"
+	"compress/zlib"
+	"context"
+	"crypto/sha1"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"quire/internal/fsys"
+	"quire/vault/git/object"
+)
+
+// packWriter writes a pack to a temporary file, hashing it as it goes and
+// noting each object for the index.
+type packWriter struct {
+	dir, tmp string
+	f        *os.File
+	bw       *bufio.Writer
+	sum      hash.Hash
+	crc      hash.Hash32
+	off      int64
+	count    int
+	written  int
+	zw       *zlib.Writer
+	idx      []IndexEntry
+	hdr      [24]byte
+	done     bool
+}
+
+var (
+	tmpPackPrefix = "tmp_pack_"
+	tmpSeq        atomic.Int64
+)
+
+func newPackWriter(dir string, count int) (*packWriter, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(dir, fmt.Sprintf("%s%d_%d", tmpPackPrefix, os.Getpid(), tmpSeq.Add(1)))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		return nil, err
+	}
+	w := &packWriter{dir: dir, tmp: tmp, f: f, bw: bufio.NewWriterSize(f, 256<<10), sum: sha1.New(), crc: crc32.NewIEEE(), count: count}
+	w.zw, _ = zlib.NewWriterLevel(nil, zlib.DefaultCompression)
+	var hdr [12]byte
+	copy(hdr[:], "PACK")
+	binary.BigEndian.PutUint32(hdr[4:], 2)
+	binary.BigEndian.PutUint32(hdr[8:], uint32(count))
+	_, err = w.Write(hdr[:])
+	return w, err
+}
+
+func (w *packWriter) Write(b []byte) (int, error) {
+	n, err := w.bw.Write(b)
+	w.sum.Write(b[:n])
+	w.crc.Write(b[:n])
+	w.off += int64(n)
+	return n, err
+}
+
+// abandon removes the temporary pack unless it was finished.
+func (w *packWriter) abandon() {
+	if w.done {
+		return
+	}
+	w.f.Close()
+	os.Remove(w.tmp)
+}
+
+// object writes one entry: data compressed under its header.
+func (w *packWriter) object(id object.Hash, typ byte, size, rel int64, data []byte) error {
+	if w.written == w.count {
+		return errors.New("more objects than the pack was begun for")
+	}
+	start := w.off
+	w.crc.Reset()
+	if _, err := w.Write(AppendEntryHeader(w.hdr[:0], typ, size, rel)); err != nil {
+		return err
+	}
+	w.zw.Reset(w)
+	if _, err := w.zw.Write(data); err != nil {
+		return err
+	}
+	if err := w.zw.Close(); err != nil {
+		return err
+	}
+	w.idx = append(w.idx, IndexEntry{ID: id, Offset: uint64(start), CRC: w.crc.Sum32()})
+	w.written++
+	return nil
+}
+
+// finish writes the checksum, syncs the pack, writes its index, and renames
+// both into place: the pack first, then its index, as git does. It answers
+// the pack's path without extension.
+func (w *packWriter) finish(ctx context.Context) (string, error) {
+	if w.written != w.count {
+		return "", fmt.Errorf("%d objects written of the %d the pack was begun for", w.written, w.count)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if err := w.bw.Flush(); err != nil {
+		return "", err
+	}
+	var sum object.Hash
+	copy(sum[:], w.sum.Sum(nil))
+	if _, err := w.f.Write(sum[:]); err != nil {
+		return "", err
+	}
+	if err := w.f.Sync(); err != nil {
+		return "", err
+	}
+	if err := w.f.Close(); err != nil {
+		return "", err
+	}
+	tmpIdx := w.tmp + ".idx"
+	f, err := os.OpenFile(tmpIdx, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmpIdx)
+	err = EncodeIndex(f, w.idx, sum)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	name := filepath.Join(w.dir, "pack-"+sum.String())
+	if err := os.Rename(w.tmp, name+".pack"); err != nil {
+		return "", err
+	}
+	w.done = true
+	if err := os.Rename(tmpIdx, name+".idx"); err != nil {
+		os.Remove(name + ".pack")
+		return "", err
+	}
+	return name, nil
+}
+
+// syncDir makes a folder's entries durable.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// removeDeadTemps removes the temporary packs of processes that are gone.
+func removeDeadTemps(packDir string) {
+	tmps, _ := filepath.Glob(filepath.Join(packDir, tmpPackPrefix+"*"))
+	for _, t := range tmps {
+		pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(t), tmpPackPrefix), "_")
+		n, err := strconv.Atoi(pid)
+		if err != nil || n == os.Getpid() {
+			continue
+		}
+		if fsys.Gone(n) {
+			os.Remove(t)
+		}
+	}
+}
