@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 // Symbolic links can come into a vault with git (git carries a link as a

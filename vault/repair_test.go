@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"quire/ledger/refusal"
+	"quire/words/refusal"
 )
 
 func commitAll(t testing.TB, v *Vault, paths ...string) error {
