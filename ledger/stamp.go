@@ -198,6 +198,7 @@ func (l *Ledger) gitCommit(paths []string, sig vault.Signature, msg string) (str
 	id, err := l.v.Commit(paths, sig, msg)
 	if err == nil {
 		l.restamp()
+		l.recordCommit(id) // the run's commits (runcommits.go)
 	}
 	return id, err
 }

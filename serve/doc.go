@@ -72,7 +72,7 @@
 // a list. Every input property is described (argWords for the shared
 // ones), a closed set is an enum, a range tag is minimum and maximum, and
 // no argument is typed nullable. tools/list is what every agent pays for
-// in tokens at start-up, so it stays under 40 KB (TestToolsListForAnAgent
+// in tokens at start-up, so it stays under 42 KB (TestToolsListForAnAgent
 // logs it): an output schema is on the reads of one thing alone (get_run,
 // get_definition, explain_address…, once per answer type), its fields and
 // their types without their words or the inside of a field's field, as {"type":"object","anyOf":[answer, refusal]}, since clients

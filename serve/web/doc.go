@@ -8,8 +8,8 @@
 //	                                         versions, its runs (status, started, ended, executor, headline;
 //	                                         50 a page, ?runs=<cursor> for older ones)
 //	GET  /p/{playbook}/runs/{run_id}         a run: result over its output, its events as a timeline, its
-//	                                         thread, artifacts, state (run.state.json) and the commits that
-//	                                         recorded it (git log of its folder)
+//	                                         thread, artifacts, state (run.state.json: get_run_files) and the
+//	                                         commits that recorded it (list_run_commits)
 //	GET  /p/{playbook}/runs/{run_id}/artifacts/{name...}  an artifact, as a download
 //	GET  /p/{playbook}/comments?address=…    the comments on one address, and the form that makes one
 //	POST /p/{playbook}/comments              make_comment (address, text; author on a server without tokens)
@@ -22,10 +22,14 @@
 // The pages read and write through the operations of the table only, by
 // Options.Call, which package serve points at the one path every
 // transport takes (scopes, the token's principal as author, refusals), so
-// a page shows what its token may read and nothing else. The run's files
-// a page shows (thread.md, run.state.json, artifacts/) are read from the
-// folder get_run answered, once get_run allowed the read. Headlines of a
-// list of runs are ledger.Headlines over the runs list_runs answered.
+// a page shows what its token may read and nothing else. A run's files
+// (thread.md, run.state.json, the list of artifacts/) are get_run_files',
+// its commits list_run_commits' (from the ledger's index of commits, no
+// walk of the history); the package reads no file of the vault and runs
+// no program (TestWebReadsNoFileOfTheVault). An artifact's download is
+// streamed from ledger's OpenRunFile once get_run allowed the read.
+// Headlines of a list of runs are ledger.Headlines over the runs
+// list_runs answered.
 //
 // # Who
 //

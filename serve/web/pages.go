@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"mime"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"path"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -493,47 +490,40 @@ func (w *Web) run(r *http.Request, c *reqCtx) (*view, error) {
 			rp.Events = append(rp.Events, er)
 		}
 	}
-	// The run's files, read where get_run (which the token may read) says
-	// the folder is.
-	dir := filepath.Join(w.l.Root(), filepath.FromSlash(run.Path))
-	if b, err := w.l.ReadRunFile(run.Path, "thread.md"); err == nil && len(bytes.TrimSpace(b)) > 0 {
-		rp.Thread = (&mdState{}).toHTML(string(b))
-	}
-	if b, err := w.l.ReadRunFile(run.Path, "run.state.json"); err == nil {
-		var out bytes.Buffer
-		if json.Indent(&out, b, "", "  ") == nil {
-			rp.State = out.String()
-		} else {
-			rp.State = string(b)
+	// The run's files and commits, through the operations (get_run_files,
+	// list_run_commits) with the token's rights, as the rest of the page.
+	if files, err := callAs[*ledger.RunFiles](w, r, c, "get_run_files", map[string]any{"playbook": pb, "run_id": id}); err == nil {
+		if strings.TrimSpace(files.Thread) != "" {
+			rp.Thread = (&mdState{}).toHTML(files.Thread)
+		}
+		rp.State = stateText(files.State)
+		for _, a := range files.Artifacts {
+			rp.Artifacts = append(rp.Artifacts, artifact{Name: a.Name, Type: contentType(a.Name), Size: a.Bytes,
+				Href: runHref(pb, id) + "/artifacts/" + escapePath(a.Name)})
 		}
 	}
-	rp.Artifacts = artifactsOf(dir, pb, id)
-	rp.Commits = w.commits(run.Path)
+	if page, err := callAs[*ledger.RunCommitPage](w, r, c, "list_run_commits", map[string]any{"playbook": pb, "run_id": id, "limit": 100}); err == nil {
+		for _, cm := range page.Commits {
+			rp.Commits = append(rp.Commits, commit{Hash: cm.Commit, Short: cm.Commit[:min(12, len(cm.Commit))], Author: cm.Author, Time: cm.Time, Subject: cm.Subject})
+		}
+	}
 	w.comments(r, c, v, pb, run.Address)
 	return v, nil
 }
 
-func artifactsOf(dir, pb, id string) []artifact {
-	var out []artifact
-	root := filepath.Join(dir, "artifacts")
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		if rel == ".gitkeep" {
-			return nil
-		}
-		info, _ := d.Info()
-		a := artifact{Name: rel, Type: contentType(rel), Href: runHref(pb, id) + "/artifacts/" + escapePath(rel)}
-		if info != nil {
-			a.Size = info.Size()
-		}
-		out = append(out, a)
-		return nil
-	})
-	return out
+// stateText is run.state.json as the page shows it: indented, or its text
+// as it is when a hand edit left it no JSON (get_run_files answers that
+// as a string).
+func stateText(raw json.RawMessage) string {
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return text
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "", "  ") != nil {
+		return string(raw)
+	}
+	return b.String()
 }
 
 func escapePath(rel string) string {
@@ -552,28 +542,13 @@ func contentType(name string) string {
 	return "application/octet-stream"
 }
 
-// commits are the git commits that touched the run's folder, newest
-// first (at most 100).
-func (w *Web) commits(rel string) []commit {
-	cmd := exec.Command("git", "log", "-n", "100", "--format=%H%x1f%an%x1f%aI%x1f%s", "--", rel)
-	cmd.Dir = w.l.Root()
-	out, err := cmd.Output()
-	if err != nil {
-		return nil
-	}
-	var cs []commit
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Split(line, "\x1f")
-		if len(f) != 4 {
-			continue
-		}
-		cs = append(cs, commit{Hash: f[0], Short: f[0][:min(12, len(f[0]))], Author: f[1], Time: f[2], Subject: f[3]})
-	}
-	return cs
-}
-
 // artifact answers one artifact of a run as a download: its type by its
-// name, always an attachment, never sniffed, in a sandbox.
+// name, always an attachment, never sniffed, in a sandbox. get_run, called
+// with the token's rights, finds the run (or refuses); the file is then
+// streamed from the ledger's OpenRunFile, which opens nothing outside the
+// run's folder and no link. An operation answering the content would hold
+// the whole file in memory, as base64 past its text, under a size limit;
+// streaming keeps an artifact of any size, and Range requests, working.
 func (w *Web) artifact(rw http.ResponseWriter, r *http.Request) {
 	c, err := w.who(rw, r)
 	fail := func(err error) {
