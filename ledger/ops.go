@@ -114,6 +114,11 @@ func operations() []*Op {
 			Description: "Move a run to paused (pause_started), active (pause_resumed) or archived (its archived event with the reason first; then read-only). Only the executor or authorized_by may (rule 4). Runs end through end_run."}, (*Ledger).transitionRun),
 		op(Op{Name: "get_run", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}", ReadOnly: true, Idempotent: true,
 			Description: "Read a run: status, state, pinned version, started and ended, output, current step, what a paused run waits for, its folder; and page.result, the run rendered through its definition's page (first line the headline). With blocks, page.blocks lists the result's blocks with their addresses."}, (*Ledger).getRun),
+		// ops_runfiles.go
+		op(Op{Name: "get_run_files", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}/files", ReadOnly: true, Idempotent: true,
+			Description: "Read a run's context.md, thread.md, run.state.json (as JSON) and its artifacts' names and sizes. Refuses an unknown run (not_found)."}, (*Ledger).getRunFiles),
+		op(Op{Name: "list_run_commits", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}/commits", ReadOnly: true, Idempotent: true,
+			Description: "List a run's git commits (those whose Run-Id trailer names it), newest first, a page at a time (cursor). Refuses an unknown run (not_found)."}, (*Ledger).listRunCommits),
 		// list.go
 		op(Op{Name: "list_runs", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs", ReadOnly: true, Idempotent: true,
 			Description: "List a playbook's runs, newest first, filtered by definition type and name, status or state, a page at a time (cursor). Renders nothing."}, (*Ledger).listRuns),

@@ -17,15 +17,6 @@ import (
 // read the vault through the operations alone, and an agent reads what a
 // person sees.
 
-func init() {
-	register(Op{Name: "get_run_files", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}/files", ReadOnly: true, Idempotent: true,
-		Description: "Read a run's context.md, thread.md, run.state.json (as JSON) and its artifacts' names and sizes. Refuses an unknown run (not_found)."},
-		getRunFiles)
-	register(Op{Name: "list_run_commits", Scope: "playbook:read", Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}/commits", ReadOnly: true, Idempotent: true,
-		Description: "List a run's git commits (those whose Run-Id trailer names it), newest first, a page at a time (cursor). Refuses an unknown run (not_found)."},
-		listRunCommits)
-}
-
 type RunFilesArgs struct {
 	Playbook string `json:"playbook"`
 	RunID    string `json:"run_id"`
@@ -50,7 +41,7 @@ type ArtifactFile struct {
 }
 
 // getRunFiles reads a run's context, thread, state and artifact list.
-func getRunFiles(ctx context.Context, l *Ledger, a *RunFilesArgs) (*RunFiles, error) {
+func (l *Ledger) getRunFiles(ctx context.Context, a *RunFilesArgs) (*RunFiles, error) {
 	e, f, err := l.runFolder(a.Playbook, a.RunID)
 	if err != nil {
 		return nil, err
@@ -131,7 +122,7 @@ type RunCommitPage struct {
 }
 
 // listRunCommits pages a run's commits from the index of commits.
-func listRunCommits(ctx context.Context, l *Ledger, a *ListRunCommitsArgs) (*RunCommitPage, error) {
+func (l *Ledger) listRunCommits(ctx context.Context, a *ListRunCommitsArgs) (*RunCommitPage, error) {
 	if _, _, err := l.runFolder(a.Playbook, a.RunID); err != nil {
 		return nil, err
 	}

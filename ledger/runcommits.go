@@ -245,7 +245,7 @@ func (t *tx) catchUpCommits() error {
 	// is walked without reading the ids seen.
 	var line []indexed
 	for c := head; !through.IsZero(); {
-		m, err := h.ReadCommit(c)
+		m, err := vault.ReadCommitOf(h, c)
 		if err != nil {
 			return err
 		}
@@ -309,7 +309,7 @@ func walkUnseen(h *vault.History, head vault.Hash, seen map[vault.Hash]bool, thr
 	met := false
 	visited := map[vault.Hash]bool{head: true}
 	push := func(stack []frame, id vault.Hash) ([]frame, error) {
-		m, err := h.ReadCommit(id)
+		m, err := vault.ReadCommitOf(h, id)
 		if err != nil {
 			return stack, err
 		}

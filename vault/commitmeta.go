@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"quire/vault/git/object"
 )
 
 // CommitMeta is what a commit says of itself besides its tree: its
@@ -23,10 +23,11 @@ type CommitMeta struct {
 	Message string
 }
 
-// ReadCommit reads a commit's parents, author and message (see
-// git-cat-file(1) and the commit object of gitformat-commit(5)).
-func (h *History) ReadCommit(id Hash) (CommitMeta, error) {
-	data, err := h.read(plumbing.CommitObject, id)
+// ReadCommitOf reads a commit's parents, author and message from a walk
+// of the history (see git-cat-file(1) and the commit object of
+// gitformat-commit(5)).
+func ReadCommitOf(h *History, id Hash) (CommitMeta, error) {
+	data, err := h.CommitData(id)
 	if err != nil {
 		return CommitMeta{}, err
 	}
@@ -39,14 +40,14 @@ func (h *History) ReadCommit(id Hash) (CommitMeta, error) {
 // find it), or else wherever it is.
 func (v *Vault) ReadCommit(id Hash) (CommitMeta, error) {
 	hex := id.String()
-	typ, data, err := readLoose(filepath.Join(v.gitDir, "objects", hex[:2], hex[2:]))
+	typ, data, err := object.ReadLooseFile(filepath.Join(v.gitDir, "objects", hex[:2], hex[2:]))
 	if err != nil {
 		data, typ, err = v.objs.readRaw(id)
 	}
 	if err != nil {
 		return CommitMeta{}, fmt.Errorf("vault: reading commit %s: %w", id, err)
 	}
-	if typ != typeNames[plumbing.CommitObject] {
+	if typ != object.Commit {
 		return CommitMeta{}, fmt.Errorf("vault: %s is not a commit", id)
 	}
 	return parseCommitMeta(id, data)
@@ -73,10 +74,11 @@ func parseCommitMeta(id Hash, data []byte) (CommitMeta, error) {
 		k, val, _ := bytes.Cut(line, []byte{' '})
 		switch string(k) {
 		case "parent":
-			if !plumbing.IsHash(string(val)) {
+			p, err := object.ParseHash(string(val))
+			if err != nil {
 				return m, fmt.Errorf("vault: commit %s: parent %q is not a commit id", id, val)
 			}
-			m.Parents = append(m.Parents, plumbing.NewHash(string(val)))
+			m.Parents = append(m.Parents, p)
 		case "author":
 			var err error
 			if m.Author, m.When, err = parseIdent(val); err != nil {

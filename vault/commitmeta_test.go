@@ -3,8 +3,6 @@ package vault
 import (
 	"testing"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 func TestParseCommitMeta(t *testing.T) {
@@ -16,7 +14,7 @@ func TestParseCommitMeta(t *testing.T) {
 		"gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQ\n -----END PGP SIGNATURE-----\n" +
 		"\n" +
 		"close: run created\n\nRun-Id: x\n"
-	m, err := parseCommitMeta(plumbing.ZeroHash, []byte(raw))
+	m, err := parseCommitMeta(ZeroHash, []byte(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +28,7 @@ func TestParseCommitMeta(t *testing.T) {
 		t.Fatalf("when %v", m.When)
 	}
 	for _, bad := range []string{"tree x\n", "tree x\n\nno author\n", "author Ana <a> soon +0000\n\n", "author Ana <a> 1 0000\n\n", "parent nope\nauthor A <a> 1 +0000\n\n"} {
-		if _, err := parseCommitMeta(plumbing.ZeroHash, []byte(bad)); err == nil {
+		if _, err := parseCommitMeta(ZeroHash, []byte(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
@@ -52,7 +50,7 @@ func TestReadCommit(t *testing.T) {
 	}
 	h := v.History()
 	defer h.Close()
-	m2, err := h.ReadCommit(head)
+	m2, err := ReadCommitOf(h, head)
 	if err != nil {
 		t.Fatal(err)
 	}

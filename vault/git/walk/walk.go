@@ -92,6 +92,12 @@ func (h *History) Commit(id object.Hash) (tree object.Hash, parents []object.Has
 	return tree, parents, nil
 }
 
+// CommitData reads a commit's raw content: its header lines, a blank line
+// and its message.
+func (h *History) CommitData(id object.Hash) ([]byte, error) {
+	return h.read(object.Commit, id)
+}
+
 // Tree reads a tree's raw content (entries of "<mode> <name>\0<20-byte
 // id>", in git's order); the zero id is the empty tree.
 func (h *History) Tree(id object.Hash) ([]byte, error) {
