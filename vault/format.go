@@ -40,6 +40,26 @@ func checkFormat(root string) error {
 	return nil
 }
 
+// formatHolds checks the format again when quire.yaml changed since it
+// was last checked (a stat): a vault upgraded under a running quire serve
+// is refused at its next write, not written in the old form. The caller
+// holds the lock.
+func (v *Vault) formatHolds() error {
+	fi, err := os.Stat(filepath.Join(v.root, ConfigFile))
+	if err != nil {
+		return err
+	}
+	stamp := stampOf(fi)
+	if stamp == v.formatStamp {
+		return nil
+	}
+	if err := checkFormat(v.root); err != nil {
+		return err
+	}
+	v.formatStamp = stamp
+	return nil
+}
+
 // readFormat answers the format quire.yaml's text says: its top-level key
 // format, 1 when it has none.
 func readFormat(data []byte) (int, error) {

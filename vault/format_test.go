@@ -149,3 +149,27 @@ func TestOpenRefusesANewerFormat(t *testing.T) {
 		}
 	}
 }
+
+// A vault upgraded under a quire that has it open (a quire serve) is
+// refused at that quire's next write, not written in the old form.
+func TestFormatCheckedAgainAtEachWrite(t *testing.T) {
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if err := v.Locked(func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, ConfigFile)
+	data, _ := os.ReadFile(p)
+	if err := os.WriteFile(p, []byte(strings.Replace(string(data), "format: 1", "format: 2", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	err = v.Locked(func() error { ran = true; return nil })
+	if r, ok := refusal.As(err); !ok || r.Code != refusal.Conflict || !strings.Contains(r.Message, "is format 2; this quire reads format 1 at most") || ran {
+		t.Fatalf("a write after the upgrade: ran %v, %v", ran, err)
+	}
+}

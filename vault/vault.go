@@ -97,8 +97,9 @@ type Vault struct {
 	// what it did, one sentence each.
 	OnRecover func() ([]string, error)
 
-	guard func(rel string) Keep // what each committed file keeps of HEAD's (guard.go)
-	kept  map[string]keptBlob   // sizes of HEAD's blobs checked last (guard.go)
+	guard       func(rel string) Keep // what each committed file keeps of HEAD's (guard.go)
+	formatStamp fileStamp             // quire.yaml's stat when its format was last checked (format.go)
+	kept        map[string]keptBlob   // sizes of HEAD's blobs checked last (guard.go)
 }
 
 // Paths of a vault, relative to its root.
@@ -236,6 +237,9 @@ func (v *Vault) withLock(write bool, fn func() error) error {
 		return fn() // a reader: quire check reports links, never refused for them
 	}
 	if err := v.linked(); err != nil {
+		return err
+	}
+	if err := v.formatHolds(); err != nil {
 		return err
 	}
 	if err := v.begin(); err != nil {
