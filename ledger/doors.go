@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"quire/vault"
 	"quire/words/refusal"
@@ -16,6 +18,55 @@ import (
 
 // What the doors (cmd/quire, serve, serve/web) ask of the vault under the
 // ledger, which alone holds it.
+
+// Config is quire.yaml; Token one of its tokens.
+type (
+	Config = vault.Config
+	Token  = vault.Token
+)
+
+// ConfigFile is quire.yaml's name in the vault.
+const ConfigFile = vault.ConfigFile
+
+// Init makes a vault at dir (see vault.Init) and opens its ledger.
+func Init(dir, org string, now time.Time) (*Ledger, error) {
+	v, err := vault.Init(dir, org, now)
+	if err != nil {
+		return nil, err
+	}
+	return New(v), nil
+}
+
+// ReadDerived reads a file of the vault's derived state, .quire/<name>
+// (never committed; quire makes it again when it is lost).
+func (l *Ledger) ReadDerived(name string) ([]byte, error) {
+	p, err := derivedPath(name)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(l.v.Abs(p))
+}
+
+// WriteDerived replaces a file of the vault's derived state, .quire/<name>,
+// atomically.
+func (l *Ledger) WriteDerived(name string, data []byte) error {
+	p, err := derivedPath(name)
+	if err != nil {
+		return err
+	}
+	abs := l.v.Abs(p)
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return err
+	}
+	return vault.WriteAtomic(abs, data)
+}
+
+func derivedPath(name string) (string, error) {
+	if name == "" || name != path.Base(name) || strings.HasPrefix(name, ".") || strings.Contains(name, "\\") {
+		return "", fmt.Errorf("ledger: %q is not a file name of .quire/", name)
+	}
+	return path.Join(vault.QuireDir, name), nil
+}
 
 // Root is the vault's folder.
 func (l *Ledger) Root() string { return l.v.Root() }

@@ -12,9 +12,12 @@ import (
 
 // Every write goes through the one write transaction: outside package
 // vault, which owns the lock, only ledger/tx.go takes it (Locked,
-// LockedRead). cmd/quire-bench builds the histories it measures at object
-// level, as other quire processes would write them, and may take it too.
-func TestOnlyTheWriteTransactionTakesTheLock(t *testing.T) {
+// LockedRead), and above the ledger (the doors, serve and cmd/quire) and in
+// the words, fold and render no code imports the vault at all: runfolder,
+// below the ledger, writes a run's folder in it.
+// cmd/quire-bench builds the histories it measures at object level, as
+// other quire processes would write them, and may do both.
+func TestOnlyTheWriteTransactionTakesTheLockAndOnlyTheLedgerTheVault(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +45,13 @@ func TestOnlyTheWriteTransactionTakesTheLock(t *testing.T) {
 		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
+		}
+		if !strings.HasPrefix(rel, "ledger/") && !strings.HasPrefix(rel, "runfolder/") {
+			for _, imp := range f.Imports {
+				if path := strings.Trim(imp.Path.Value, `"`); path == "quire/vault" || strings.HasPrefix(path, "quire/vault/") {
+					t.Errorf("%s imports %s: outside the ledger, nothing reaches the vault", rel, path)
+				}
+			}
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"quire/ledger"
-	"quire/vault"
 	"quire/words/address"
 	"quire/words/event"
 	"quire/words/refusal"
@@ -138,12 +136,12 @@ func NewToken(l *ledger.Ledger, principal string, scopes []string, expires time.
 		return "", TokenInfo{}, err
 	}
 	now := l.Now()
-	t := vault.Token{ID: "tok-" + hex.EncodeToString(idb[:]), Principal: principal, Scopes: slices.Clone(scopes),
+	t := ledger.Token{ID: "tok-" + hex.EncodeToString(idb[:]), Principal: principal, Scopes: slices.Clone(scopes),
 		SHA256: hashToken(tok), Created: now.UTC().Format(time.RFC3339)}
 	if expires > 0 {
 		t.Expires = now.Add(expires).UTC().Format(time.RFC3339)
 	}
-	err := l.UpdateConfig(func(c *vault.Config) (string, error) {
+	err := l.UpdateConfig(func(c *ledger.Config) (string, error) {
 		c.Tokens = append(c.Tokens, t)
 		return fmt.Sprintf("Make the token %s for %s (%s)", t.ID, principal, strings.Join(scopes, " ")), nil
 	})
@@ -181,7 +179,7 @@ type TokenInfo struct {
 	LastUsed string `json:"last_used,omitempty"`
 }
 
-func infoOf(t vault.Token, used map[string]string) TokenInfo {
+func infoOf(t ledger.Token, used map[string]string) TokenInfo {
 	return TokenInfo{ID: t.ID, Principal: t.Principal, Scopes: t.Scopes, Created: t.Created, Expires: t.Expires, LastUsed: used[t.ID]}
 }
 
@@ -192,7 +190,7 @@ func ListTokens(l *ledger.Ledger) ([]TokenInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	used := readUsed(l.Root())
+	used := readUsed(l)
 	out := []TokenInfo{}
 	for _, t := range c.Tokens {
 		out = append(out, infoOf(t, used))
@@ -203,8 +201,8 @@ func ListTokens(l *ledger.Ledger) ([]TokenInfo, error) {
 // RevokeToken removes the token with the given id from quire.yaml and
 // commits; a running server refuses it from its next request.
 func RevokeToken(l *ledger.Ledger, id string) error {
-	return l.UpdateConfig(func(c *vault.Config) (string, error) {
-		i := slices.IndexFunc(c.Tokens, func(t vault.Token) bool { return t.ID == id })
+	return l.UpdateConfig(func(c *ledger.Config) (string, error) {
+		i := slices.IndexFunc(c.Tokens, func(t ledger.Token) bool { return t.ID == id })
 		if i < 0 {
 			return "", refusal.At(refusal.NotFound, "/id", "no token %q; quire token list shows them", id)
 		}
@@ -216,11 +214,11 @@ func RevokeToken(l *ledger.Ledger, id string) error {
 
 // usedFile keeps when each token was last used: not part of the vault's
 // history (a read would otherwise make a commit), so under .quire/.
-var usedFile = path.Join(vault.QuireDir, "tokens-used.json")
+const usedFile = "tokens-used.json"
 
-func readUsed(root string) map[string]string {
+func readUsed(l *ledger.Ledger) map[string]string {
 	used := map[string]string{}
-	if b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(usedFile))); err == nil {
+	if b, err := l.ReadDerived(usedFile); err == nil {
 		json.Unmarshal(b, &used)
 	}
 	return used
@@ -263,13 +261,13 @@ type keyring struct {
 	mu     sync.Mutex
 	stamp  string
 	org    string
-	tokens []vault.Token
+	tokens []ledger.Token
 	// used is when each token was last used, as written to usedFile.
 	used map[string]string
 }
 
-func (k *keyring) load() (org string, tokens []vault.Token, err error) {
-	fi, err := os.Stat(filepath.Join(k.l.Root(), vault.ConfigFile))
+func (k *keyring) load() (org string, tokens []ledger.Token, err error) {
+	fi, err := os.Stat(filepath.Join(k.l.Root(), ledger.ConfigFile))
 	if err != nil {
 		return "", nil, err
 	}
@@ -318,15 +316,15 @@ func (k *keyring) markUsed(id string, now time.Time) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.used == nil {
-		k.used = readUsed(k.l.Root())
+		k.used = readUsed(k.l)
 	}
 	if k.used[id] == at {
 		return
 	}
-	used := readUsed(k.l.Root()) // another process may have written since
+	used := readUsed(k.l) // another process may have written since
 	used[id] = at
 	k.used = used
 	if b, err := json.Marshal(used); err == nil {
-		vault.WriteAtomic(filepath.Join(k.l.Root(), filepath.FromSlash(usedFile)), b)
+		k.l.WriteDerived(usedFile, b)
 	}
 }

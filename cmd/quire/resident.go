@@ -15,7 +15,6 @@ import (
 	"quire/internal/resident"
 	"quire/internal/resident/server"
 	"quire/ledger"
-	"quire/vault"
 )
 
 // quire resident (hidden): the resident engine the quire front
@@ -53,7 +52,7 @@ func residentCommand(e *env) *cli.Command {
 			s := &server.Server{
 				Root: root, Env: resident.Fingerprint(os.Getenv, wd), Engine: self, Idle: c.Duration("idle"),
 				Alive: func() bool {
-					_, err := os.Stat(filepath.Join(root, vault.ConfigFile))
+					_, err := os.Stat(filepath.Join(root, ledger.ConfigFile))
 					return err == nil
 				},
 				Call: func(ctx context.Context, r *resident.Request) resident.Answer {

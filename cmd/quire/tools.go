@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"quire/fold/module"
-	"quire/vault"
+	"quire/ledger"
 	"quire/words/refusal"
 )
 
@@ -57,14 +57,14 @@ func toolsCommand(e *env) *cli.Command {
 					// The vault's setting, when the command runs in (or
 					// --vault names) a vault.
 					setting := ""
-					if v, err := vault.Open(c.String("vault")); err == nil {
-						if cfg, err := v.Config(); err == nil && cfg.TSC != "" {
+					if l, err := ledger.Open(c.String("vault")); err == nil {
+						if cfg, err := l.Config(); err == nil && cfg.TSC != "" {
 							setting = cfg.TSC
 							if !filepath.IsAbs(setting) {
-								setting = filepath.Join(v.Root(), setting)
+								setting = filepath.Join(l.Root(), setting)
 							}
 						}
-						v.Close()
+						l.Close()
 					}
 					return showCompiler(e, c, setting)
 				},

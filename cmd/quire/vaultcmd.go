@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"quire/ledger"
-	"quire/vault"
 )
 
 // The commands of the vault as a whole: make one, and keep it sound.
@@ -23,15 +22,15 @@ func initCommand(e *env) *cli.Command {
 				return err
 			}
 			dir := c.Args().First()
-			v, err := vault.Init(dir, c.String("org"), time.Now())
+			l, err := ledger.Init(dir, c.String("org"), time.Now())
 			if err != nil {
 				return err
 			}
-			v.Close()
+			l.Close()
 			if c.Bool("json") {
-				return e.printJSON(map[string]string{"org": c.String("org"), "vault": v.Root()})
+				return e.printJSON(map[string]string{"org": c.String("org"), "vault": l.Root()})
 			}
-			fmt.Fprintf(e.out, "Made the vault of %s in %s\n", c.String("org"), v.Root())
+			fmt.Fprintf(e.out, "Made the vault of %s in %s\n", c.String("org"), l.Root())
 			return nil
 		},
 	}
