@@ -288,12 +288,18 @@ func (l *Ledger) vaultProblems() ([]Problem, error) {
 		for _, f := range l.v.InspectGit() {
 			out = append(out, Problem{Path: f.Path, Message: f.Message})
 		}
-		edits, err := l.v.HandEdits()
-		if err != nil {
-			return err
-		}
-		for _, he := range edits {
-			out = append(out, Problem{Path: he.Path, Line: he.Line, Message: handEditProblem(he)})
+		if op := l.v.GitOperation(); op != nil {
+			// git's own operation is in the middle: what differs from HEAD
+			// is the person's to resolve, not a hand edit to restore.
+			out = append(out, Problem{Path: ".git", Message: op.Words()})
+		} else {
+			edits, err := l.v.HandEdits()
+			if err != nil {
+				return err
+			}
+			for _, he := range edits {
+				out = append(out, Problem{Path: he.Path, Line: he.Line, Message: handEditProblem(he)})
+			}
 		}
 		s, err := l.inspectVault(false)
 		if err != nil {

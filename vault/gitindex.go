@@ -24,9 +24,12 @@ import (
 // file's format is vault/git/index's.
 type gitIndex struct {
 	path    string
-	entries []*index.Entry // sorted by name; stage 0 only
-	stat    fileStamp
-	buf     []byte // the last index written, its room kept for the next
+	entries []*index.Entry // sorted by name
+	// conflicted: entries holds a conflict's stages (a merge stopped); the
+	// index is then git's alone, never written back.
+	conflicted bool
+	stat       fileStamp
+	buf        []byte // the last index written, its room kept for the next
 	// cacheTree is the tree the whole index makes, as git's cache-tree
 	// said when git wrote it; zero when it did not (quire writes none).
 	cacheTree Hash
@@ -85,9 +88,14 @@ func (x *gitIndex) loadWith(verify bool) error {
 	if err != nil {
 		return fmt.Errorf("vault: reading .git/index: %w", err)
 	}
+	// A conflict's stages are kept as git wrote them: the vault refuses
+	// every write while they are there (gitop.go) and never writes this
+	// index back.
+	x.conflicted = false
 	for _, e := range d.Entries {
 		if e.Stage != 0 {
-			return errors.New("vault: .git/index holds an unresolved merge; resolve it with git first")
+			x.conflicted = true
+			break
 		}
 	}
 	x.entries, x.base, x.baseID = d.Entries, d.Shared, d.SharedID
@@ -194,6 +202,11 @@ func (x *gitIndex) write(v *Vault) error {
 // and renames it into place. On error the lock is removed.
 func (x *gitIndex) writeLocked(f *os.File) error {
 	lock := f.Name()
+	if x.conflicted {
+		f.Close()
+		os.Remove(lock)
+		return errors.New("vault: .git/index holds a conflict's stages; quire writes it only once git's merge is resolved")
+	}
 	x.cacheTree = ZeroHash // quire writes no cache-tree
 	if err := x.encode(); err != nil {
 		f.Close()

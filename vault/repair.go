@@ -82,6 +82,9 @@ func (v *Vault) checkIndexOnOpen() {
 	if v.indexInStep() {
 		return
 	}
+	if v.gitOperation() != nil {
+		return // git's own operation is in the middle: its index is the person's
+	}
 	v.opening = true
 	err := v.Locked(func() error {
 		if v.indexInStep() {

@@ -242,6 +242,9 @@ func (v *Vault) withLock(write bool, fn func() error) error {
 	if err := v.formatHolds(); err != nil {
 		return err
 	}
+	if op := v.gitOperation(); op != nil {
+		return op.Refusal()
+	}
 	if err := v.begin(); err != nil {
 		return err
 	}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A git pull that stops on a conflict in a run's run.jsonl: every quire
+// write is refused (conflict, naming the file and how to finish), nothing
+// is written, .git/index keeps git's unmerged entries, and quire check
+// says the merge is not finished. Once the person resolves it and commits,
+// quire writes again.
+func TestAPullStoppedOnAConflictStopsEveryWrite(t *testing.T) {
+	t.Parallel()
+	dir, v, project := newCLIVault(t)
+	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
+	quire(t, "", v, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
+	code, out, errs := quire(t, "", v, "run", "start", "--playbook", "finance", "--name", "close", "--member-of", project,
+		"--executor", "agent-7", "--authorized-by", "ana", "--json")
+	var r struct {
+		RunID string `json:"run_id"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("run start: %d %s %s", code, out, errs)
+	}
+	event := func(step string) (int, string, string) {
+		return quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", r.RunID, "--step", step, "--actor", "agent-7")
+	}
+	// Another clone records a line of its own in the run's log.
+	clone := filepath.Join(t.TempDir(), "clone")
+	if out, err := exec.Command("git", "clone", "-q", dir, clone).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v %s", err, out)
+	}
+	m, _ := filepath.Glob(filepath.Join(clone, "playbook-runs", "close-"+r.RunID+"-*", "run.jsonl"))
+	logRel, _ := filepath.Rel(clone, m[0])
+	logRel = filepath.ToSlash(logRel)
+	f, _ := os.OpenFile(m[0], os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"event":"step_completed","timestamp":"2026-12-01T10:00:00Z","step":"do/9/elsewhere","detail":"on the other clone"}` + "\n")
+	f.Close()
+	gitIn(t, clone, "commit", "-q", "-am", "a line of the other clone")
+	// quire records one here, then the pull meets the other clone's.
+	if code, out, errs := event("do/1/a"); code != 0 {
+		t.Fatalf("event: %s %s", out, errs)
+	}
+	pull := exec.Command("git", "-c", "pull.rebase=false", "pull", "-q", "--no-edit", clone, "main")
+	pull.Dir = dir
+	pull.Env = append(os.Environ(), "GIT_AUTHOR_NAME=ana", "GIT_AUTHOR_EMAIL=a@x", "GIT_COMMITTER_NAME=ana", "GIT_COMMITTER_EMAIL=a@x")
+	if out, err := pull.CombinedOutput(); err == nil {
+		t.Fatalf("the pull met no conflict: %s", out)
+	}
+	unmerged := gitIn(t, dir, "ls-files", "-u")
+	head := gitIn(t, dir, "rev-parse", "HEAD")
+	conflicted, _ := os.ReadFile(filepath.Join(dir, logRel))
+
+	code, _, errs = event("do/2/b")
+	if code != 1 {
+		t.Fatalf("a write during the merge was not refused: exit %d", code)
+	}
+	for _, want := range []string{"git's merge is not finished: " + logRel + " is in conflict", "git merge --abort", "quire writes nothing until then"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("the refusal does not say %q: %s", want, errs)
+		}
+	}
+	for _, args := range [][]string{
+		{"call", "make_comment", "--args", `{"playbook":"finance","address":"playbooks/finance","text":"hi","author":"ana"}`},
+		{"janitor"},
+	} {
+		if code, _, errs := quire(t, "", append([]string{v}, args...)...); code == 0 || !strings.Contains(errs, "git's merge is not finished") {
+			t.Errorf("%v during the merge: exit %d %s", args, code, errs)
+		}
+	}
+	_, out, _ = quire(t, "", v, "check", "--json")
+	if !strings.Contains(out, "git's merge is not finished") {
+		t.Errorf("quire check does not say the merge is in progress: %s", out)
+	}
+	if now := gitIn(t, dir, "ls-files", "-u"); now != unmerged {
+		t.Errorf("quire changed git's unmerged entries:\n%s\nwas\n%s", now, unmerged)
+	}
+	if now := gitIn(t, dir, "rev-parse", "HEAD"); now != head {
+		t.Errorf("HEAD moved during the merge")
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, logRel)); string(data) != string(conflicted) {
+		t.Errorf("the conflicted run.jsonl was changed:\n%s", data)
+	}
+
+	// The person aborts the merge: quire writes again.
+	gitIn(t, dir, "merge", "--abort")
+	if code, out, errs := event("do/2/b"); code != 0 {
+		t.Fatalf("event after the merge was aborted: %s %s", out, errs)
+	}
+}
