@@ -54,8 +54,14 @@ func (m Message) String() string {
 }
 
 // tidyMessage keeps a message's subject within MaxSubject, whoever wrote
-// the message: a longer first line is cut, and kept whole below it.
+// the message: a longer first line is cut, and kept whole below it. A NUL
+// (which a step, a detail or a name may hold: the files keep it exact, as
+// JSON's \u0000) is written as U+2400 SYMBOL FOR NULL, and text that is
+// not UTF-8 is mended as strings.ToValidUTF8 does: git fsck --strict
+// refuses a commit holding a NUL (nulInCommit), and so does every host
+// that checks what it receives.
 func tidyMessage(msg string) string {
+	msg = strings.ReplaceAll(strings.ToValidUTF8(msg, "\uFFFD"), "\x00", "\u2400")
 	subject, rest, _ := strings.Cut(msg, "\n")
 	if utf8.RuneCountInString(subject) <= MaxSubject {
 		return msg
