@@ -29,7 +29,7 @@ import (
 //     guard on the exact bytes committed, and a commit that cannot be made
 //     is recorded in .quire/uncommitted for the next writer (pending.go);
 //  5. after the lock: notifies the keeper and the watchers of the events it
-//     recorded, and wakes the keepers it was asked to.
+//     recorded.
 //
 // Everything that needs the lock takes a *tx, so it cannot be called
 // without one.
@@ -37,7 +37,6 @@ type tx struct {
 	l *Ledger
 	// notified: playbook → the last seq recorded, told after the lock.
 	notified map[string]int64
-	woken    []string
 }
 
 // writeArgs say what a write is about before it starts.
@@ -71,9 +70,6 @@ func (l *Ledger) write(w writeArgs, fn func(t *tx) error) error {
 	for p, seq := range t.notified {
 		l.notify(p, seq)
 	}
-	for _, p := range t.woken {
-		l.wake(p)
-	}
 	return nil
 }
 
@@ -94,10 +90,6 @@ func (t *tx) notify(playbook string, seq int64) {
 		t.notified[playbook] = seq
 	}
 }
-
-// wake wakes the playbook's keeper once the write is over (its pages
-// changed).
-func (t *tx) wake(playbook string) { t.woken = append(t.woken, playbook) }
 
 // handEdit words a file whose committed part a person changed as the
 // refusal every door shows.

@@ -68,7 +68,7 @@ func TestStateCacheIsTheVaults(t *testing.T) {
 	a, b := open(), open()
 	defer a.Close()
 	defer b.Close()
-	if cacheOf(a) != cacheOf(a) || cacheOf(a) == cacheOf(b) {
+	if first, again := cacheOf(a), cacheOf(a); first != again || first == cacheOf(b) {
 		t.Fatal("two vaults share a cache, or one has two")
 	}
 	c := open()
