@@ -1,0 +1,364 @@
+package checker
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"quire/internal/crashpoint"
+	"quire/runfolder"
+	"quire/vault"
+	"quire/words/event"
+	"quire/words/refusal"
+)
+
+// vaultScan is what inspectVault found and did.
+type vaultScan struct {
+	problems []Problem
+	done     []string
+}
+
+// inspectVault looks at the work tree against .git/index and the index of
+// things. With fix, it repairs what needs no person (and says what it
+// did); without, it reports. The caller holds the lock: the host's write
+// transaction with fix, ReadLocked without.
+func (c *Checker) inspectVault(fix bool) (*vaultScan, error) {
+	s := &vaultScan{}
+	add := func(p, format string, args ...any) {
+		s.problems = append(s.problems, Problem{Path: p, Message: fmt.Sprintf(format, args...)})
+	}
+	changes, err := c.v.Status()
+	if err != nil {
+		return nil, err
+	}
+	entries, err := c.v.Entries()
+	if _, refused := refusal.As(err); err != nil && refused {
+		// The index of things cannot be read (a link in its place, which
+		// quire check reports): nothing here can be judged against it.
+		return s, nil
+	} else if err != nil {
+		return nil, err
+	}
+	registered := map[string]bool{}
+	for _, e := range entries {
+		registered[e.Path] = true
+	}
+	var commit []string // paths a commit should have taken
+	runs := map[string][]vault.Change{}
+	var runOrder []string
+	for _, ch := range changes {
+		switch ch.Kind {
+		case "symlink":
+			add(ch.Path, "a symbolic link: quire never writes through one, and git can carry it out of the vault; replace it with the file it points at, or remove it")
+			continue
+		case "staging":
+			if !fix {
+				add(ch.Path, "a staging folder a run_definition left when it stopped before the folder was complete; the run was never acknowledged, and quire janitor removes it")
+				continue
+			}
+			crashpoint.Hit()
+			if err := os.RemoveAll(c.v.Abs(ch.Path)); err != nil {
+				return nil, err
+			}
+			s.done = append(s.done, "removed the staging folder "+ch.Path+" of a run_definition that stopped before its folder was complete")
+			continue
+		case "temp":
+			if !fix {
+				add(ch.Path, "a temporary file of a write that stopped before its rename; quire janitor removes it")
+				continue
+			}
+			crashpoint.Hit()
+			if err := os.Remove(c.v.Abs(ch.Path)); err != nil {
+				return nil, err
+			}
+			s.done = append(s.done, "removed the temporary file "+ch.Path+" of a write that stopped before its rename")
+			continue
+		case "deleted":
+			add(ch.Path, "deleted from the work tree but not from git; git checkout -- %s restores it, git rm records the deletion", ch.Path)
+			continue
+		}
+		if rest, ok := strings.CutPrefix(ch.Path, vault.RunsDir+"/"); ok && strings.Contains(rest, "/") {
+			dir := path.Join(vault.RunsDir, rest[:strings.IndexByte(rest, '/')])
+			if runs[dir] == nil {
+				runOrder = append(runOrder, dir)
+			}
+			runs[dir] = append(runs[dir], ch)
+			continue
+		}
+		if !fix {
+			add(ch.Path, "%s and not committed: a write whose commit did not happen; the next write to it or quire janitor commits it", ch.Kind)
+		}
+		commit = append(commit, ch.Path)
+	}
+	for _, dir := range runOrder {
+		files := runs[dir]
+		if !registered[dir] {
+			if _, err := c.registerFolder(dir, fix); err != nil {
+				add(dir, "not in %s, and cannot be added to it: %v", vault.IndexFile, err)
+				continue
+			}
+			// quire check's run pass reports the folder outside the index.
+			if fix {
+				s.done = append(s.done, fmt.Sprintf("added the run folder %s to %s (a run_definition stopped between the folder and its index line)", dir, vault.IndexFile))
+				commit = append(commit, dir, vault.IndexFile)
+			}
+			continue
+		}
+		uncommitted := c.boundaryPending(dir)
+		for _, ch := range files {
+			name := strings.TrimPrefix(ch.Path, dir+"/")
+			switch {
+			case name == runfolder.StateFile:
+				// A state file quire wrote at a boundary that was not
+				// committed; one that disagrees with its log is a hand
+				// edit instead, which quire check reports on its own and
+				// the run's next boundary writes over.
+				if msg, err := c.h.Folder(dir).StateDisagrees(); err == nil && msg == "" {
+					uncommitted = true
+				}
+			case ch.Kind == "untracked" && name == runfolder.DefinitionFile:
+				uncommitted = true // the run's creation, not committed
+			case (name == runfolder.DefinitionFile || name == runfolder.ContextFile) && ch.Kind == "modified":
+				add(ch.Path, "edited by hand since its commit; quire writes it once. git checkout -- %s restores it", ch.Path)
+			}
+		}
+		if uncommitted {
+			if !fix {
+				add(dir, "changed at a boundary that was not committed; the run's next boundary or quire janitor commits it")
+				continue
+			}
+			// The state as the log says, in case the writer stopped before
+			// it rewrote run.state.json.
+			f := c.h.Folder(dir)
+			st, err := f.LoadState()
+			if err != nil {
+				return nil, err
+			}
+			if err := f.WriteState(st); err != nil {
+				return nil, err
+			}
+			commit = append(commit, dir)
+		}
+	}
+	if fix && len(commit) > 0 {
+		commit = dedupe(commit)
+		msg := "vault-janitor: commit what a stopped writer left uncommitted\n\n" + strings.Join(commit, "\n")
+		id, err := c.v.Commit(commit, vault.Signature{Name: runfolder.Janitor, When: c.h.Now()}, msg)
+		if r, ok := refusal.As(err); ok && r.Code == refusal.Unavailable {
+			// Another program holds git's lock: what is left stays for a
+			// later writer (the journal is kept), and the write that found
+			// it goes on, its own commit answering committed: false.
+			s.done = append(s.done, fmt.Sprintf("left %s uncommitted for now: %s", strings.Join(commit, ", "), r.Message))
+			return s, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if id != "" {
+			s.done = append(s.done, fmt.Sprintf("committed %s, which a stopped writer left uncommitted (commit %.12s)", strings.Join(commit, ", "), id))
+		}
+	}
+	return s, nil
+}
+
+// boundaryPending reports whether a run's log holds a boundary event after
+// the bytes its run.state.json reflects: a boundary whose state write and
+// commit did not happen.
+func (c *Checker) boundaryPending(dir string) bool {
+	data, err := os.ReadFile(c.v.Abs(path.Join(dir, runfolder.StateFile)))
+	if err != nil {
+		return false
+	}
+	var st struct {
+		LogBytes int64 `json:"log_bytes"`
+	}
+	if json.Unmarshal(data, &st) != nil {
+		return false
+	}
+	log, err := os.ReadFile(c.v.Abs(path.Join(dir, runfolder.LogFile)))
+	if err != nil || int64(len(log)) <= st.LogBytes {
+		return false
+	}
+	for _, raw := range strings.Split(string(log[st.LogBytes:]), "\n") {
+		if ln, err := event.Parse([]byte(raw)); err == nil && event.IsBoundary(ln.Event) {
+			return true
+		}
+	}
+	return false
+}
+
+func dedupe(xs []string) []string {
+	sort.Strings(xs)
+	out := xs[:0]
+	for i, x := range xs {
+		if i == 0 || x != xs[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// registerFolder writes the index line of a whole run folder that has
+// none, from its definition.md (with write; without, it only checks that it
+// could). The caller holds the lock.
+func (c *Checker) registerFolder(dir string, write bool) (vault.Entry, error) {
+	for _, name := range runfolder.Entries {
+		if !c.v.Exists(path.Join(dir, name)) {
+			return vault.Entry{}, fmt.Errorf("it lacks %s", name)
+		}
+	}
+	f := c.h.Folder(dir)
+	fr, err := f.ReadFront()
+	if err != nil {
+		return vault.Entry{}, err
+	}
+	if fr.UID == "" || fr.QuirePlaybook == "" || fr.DefinitionName == "" || fr.DefinitionType == "" {
+		return vault.Entry{}, fmt.Errorf("its definition.md lacks uid, quire_playbook, definition_type or definition_name")
+	}
+	if want := path.Base(dir); !strings.Contains(want, fr.UID) {
+		return vault.Entry{}, fmt.Errorf("its name does not hold its uid %s", fr.UID)
+	}
+	if _, dup, err := c.v.Lookup(fr.UID); err != nil || dup {
+		if err == nil {
+			err = fmt.Errorf("its uid %s is already in the index", fr.UID)
+		}
+		return vault.Entry{}, err
+	}
+	e := vault.Entry{UID: fr.UID, Type: "playbook-run", Path: dir, Playbook: fr.QuirePlaybook, Name: fr.DefinitionName,
+		DefType: fr.DefinitionType, Created: fr.Created}
+	if write {
+		return e, c.v.Register(e)
+	}
+	return e, nil
+}
+
+// Recover is what the next writer does after one that stopped in the
+// middle (the vault's OnRecover): it repairs what needs no person, and
+// says what it did. The caller holds the lock.
+func (c *Checker) Recover() ([]string, error) {
+	s, err := c.inspectVault(true)
+	if err != nil {
+		return nil, err
+	}
+	return s.done, nil
+}
+
+// vaultProblems is quire check's look at the vault's git state and work
+// tree: git's locks, HEAD, .git/index, staging folders, temporary files,
+// uncommitted changes, symbolic links and the history's derived state.
+func (c *Checker) vaultProblems() ([]Problem, error) {
+	var out []Problem
+	err := c.h.ReadLocked(func() error {
+		for _, f := range c.v.InspectGit() {
+			out = append(out, Problem{Path: f.Path, Message: f.Message})
+		}
+		edits, err := c.v.HandEdits()
+		if err != nil {
+			return err
+		}
+		for _, he := range edits {
+			out = append(out, Problem{Path: he.Path, Line: he.Line, Message: handEditProblem(he)})
+		}
+		s, err := c.inspectVault(false)
+		if err != nil {
+			return err
+		}
+		out = append(out, s.problems...)
+		stale, err := c.historyProblems()
+		out = append(out, stale...)
+		if _, refused := refusal.As(err); refused {
+			return nil // the index of things is a link: quire check reports it
+		}
+		return err
+	})
+	return out, err
+}
+
+// historyProblems reports a playbook's history (.quire/history, derived)
+// that no longer matches its files: a record that points at no whole line,
+// or a count of records other than the count of event lines. A history
+// that points past its files is reported by checkDerivedState already.
+func (c *Checker) historyProblems() ([]Problem, error) {
+	pbs, err := c.v.FindType("playbook", func(*vault.Entry) bool { return true })
+	if err != nil {
+		return nil, err
+	}
+	past, err := c.h.Histories().PointPast()
+	if err != nil {
+		return nil, err
+	}
+	reported := map[string]bool{}
+	for _, p := range past {
+		reported[p] = true
+	}
+	var out []Problem
+	for _, e := range pbs {
+		if reported[e.Playbook] {
+			continue
+		}
+		if msg := c.h.Histories().Disagrees(e.Playbook); msg != "" {
+			out = append(out, Problem{Path: path.Join(vault.QuireDir, "history", e.Playbook+".seq"),
+				Message: msg + "; quire janitor (or quire reindex) rebuilds it from the files"})
+		}
+	}
+	return out, nil
+}
+
+// Repair is quire janitor's repair pass (repair_vault).
+func (c *Checker) Repair() (*RepairReport, error) {
+	rep := &RepairReport{Repaired: []string{}, Left: []Problem{}}
+	var stale []string
+	err := c.h.Write(func() error {
+		rep.Repaired = append(rep.Repaired, c.v.Recovered()...)
+		fixed, err := c.v.RepairGit()
+		if err != nil {
+			return err
+		}
+		rep.Repaired = append(rep.Repaired, fixed...)
+		// Hand edits of what was committed, before the derived state is
+		// checked against the files they leave.
+		edits, err := c.v.HandEdits()
+		if err != nil {
+			return err
+		}
+		for _, he := range edits {
+			kept, err := c.v.RestoreCommitted(he)
+			if err != nil {
+				return err
+			}
+			rep.Repaired = append(rep.Repaired, fmt.Sprintf("%s: restored the committed part from HEAD (line %d had been changed by hand); the edited copy is %s", he.Path, he.Line, kept))
+		}
+		s, err := c.inspectVault(true)
+		if err != nil {
+			return err
+		}
+		rep.Repaired = append(rep.Repaired, s.done...)
+		rep.Left = append(rep.Left, s.problems...)
+		for _, f := range c.v.InspectGit() {
+			rep.Left = append(rep.Left, Problem{Path: f.Path, Message: f.Message})
+		}
+		pbs, err := c.v.FindType("playbook", func(*vault.Entry) bool { return true })
+		if err != nil {
+			return err
+		}
+		for _, e := range pbs {
+			if c.h.Histories().Disagrees(e.Playbook) != "" {
+				stale = append(stale, e.Playbook)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(stale) > 0 {
+		if err := c.h.Reindex(); err != nil {
+			return nil, err
+		}
+		rep.Repaired = append(rep.Repaired, "rebuilt the history of "+strings.Join(stale, ", ")+" from the files")
+	}
+	return rep, nil
+}
