@@ -78,8 +78,6 @@ func (l *Ledger) recoverVault() ([]string, error) { return l.checker().Recover()
 // its write transaction, its run folders and its playbooks' histories.
 type checkHost struct{ l *Ledger }
 
-var _ checker.Vault = (*vault.Vault)(nil)
-
 func (h checkHost) ReadLocked(fn func() error) error { return h.l.readLocked(fn) }
 func (h checkHost) Write(fn func() error) error {
 	return h.l.write(writeArgs{}, func(*tx) error { return fn() })
@@ -100,7 +98,8 @@ func (h checkHistories) PointPast() ([]string, error)     { return h.l.staleHist
 func (h checkHistories) Disagrees(playbook string) string { return h.l.historyStale(playbook) }
 
 // historyStale says how a playbook's history disagrees with its files, or
-// "" when it agrees (or is not built yet).
+// "" when it agrees (or is not built yet): checker.Histories' Disagrees,
+// read from the history's own records.
 func (l *Ledger) historyStale(playbook string) string {
 	h := &history{playbook: playbook, dir: l.v.Abs(path.Join(vault.QuireDir, "history"))}
 	if !h.exists() {
@@ -234,6 +233,7 @@ func (l *Ledger) archiveIdleRuns(ctx context.Context, a *JanitorArgs) (*JanitorR
 	return rep, nil
 }
 
+// parseHash reads a commit id of 40 hex digits; zero when s is not one.
 func parseHash(s string) vault.Hash {
 	var h vault.Hash
 	if b, err := hex.DecodeString(s); err == nil && len(b) == len(h) {
