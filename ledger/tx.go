@@ -3,9 +3,9 @@ package ledger
 import (
 	"errors"
 	"path"
-	"strconv"
 	"strings"
 
+	"quire/ledger/checker"
 	"quire/runfolder"
 	"quire/vault"
 	"quire/words/refusal"
@@ -100,19 +100,7 @@ func handEdit(err error) error {
 	}
 	return refusal.New(refusal.Conflict, "%s: line %d differs from the commit (HEAD), and quire commits no change to what was committed: %s. "+
 		"Run quire janitor to restore the committed part from HEAD (it keeps the edited copy in %s/ and the lines appended after it)",
-		he.Path, he.Line, keepWords(he.Keep), vault.QuarantineDir)
-}
-
-// handEditProblem is what quire check says of a hand edit.
-func handEditProblem(he *vault.HandEdit) string {
-	return "line " + strconv.Itoa(he.Line) + " differs from the commit (HEAD): " + keepWords(he.Keep) + "; quire's next write to it is refused until quire janitor restores the committed part from HEAD"
-}
-
-func keepWords(k vault.Keep) string {
-	if k == vault.Whole {
-		return "it is written once and never changed"
-	}
-	return "its committed lines never change (append a correction instead)"
+		he.Path, he.Line, checker.KeepWords(he.Keep), vault.QuarantineDir)
 }
 
 // playbookKeeps are the files a write to a playbook's history keeps: its
@@ -128,7 +116,8 @@ func playbookKeeps(playbook string) []string {
 // (the vault's guard): a run's run.jsonl and thread.md and a playbook's
 // events.jsonl are append-only (rule 3 of the capsule), a run's
 // definition.md is written once (rule 2). The rest quire rewrites or
-// replaces.
+// replaces. What Prefix asks (vault.KeptLines) is also the rule 3 that
+// quire check --history proves of every commit's run.jsonl (ledger/checker).
 func keepOf(rel string) vault.Keep {
 	dir, name := path.Split(rel)
 	dir = strings.TrimSuffix(dir, "/")

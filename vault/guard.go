@@ -188,20 +188,39 @@ func (v *Vault) keeps(rel string, keep Keep, data []byte, exists bool) error {
 	if err != nil {
 		return err
 	}
-	committed := head
-	if keep == Prefix {
-		// A torn last line (a write cut short) was never a committed line.
-		committed = head[:bytes.LastIndexByte(head, '\n')+1]
-	}
-	if exists && (keep == Prefix && bytes.HasPrefix(data, committed) || keep == Whole && bytes.Equal(data, head)) {
-		v.remember(rel, id, len(committed) == len(head), int64(len(head)))
-		return nil
-	}
 	line := 1
-	if exists {
-		line = FirstDifferentLine(committed, data)
+	switch {
+	case exists && keep == Prefix:
+		if line = KeptLines(head, data); line == 0 {
+			v.remember(rel, id, len(CommittedLines(head)) == len(head), int64(len(head)))
+			return nil
+		}
+	case exists:
+		if bytes.Equal(data, head) {
+			v.remember(rel, id, true, int64(len(head)))
+			return nil
+		}
+		line = FirstDifferentLine(head, data)
 	}
 	return &HandEdit{Path: rel, Keep: keep, Line: line, Head: head}
+}
+
+// CommittedLines is what a version of an append-only file commits: its
+// complete lines. A torn last line (a write cut short) was never a
+// committed line.
+func CommittedLines(data []byte) []byte { return data[:bytes.LastIndexByte(data, '\n')+1] }
+
+// KeptLines is the rule of an append-only file (Prefix), for the guard of
+// a write and for quire check --history's proof of each commit alike: a
+// later version cur keeps an earlier one old when old's complete lines
+// (CommittedLines) are a byte prefix of cur. KeptLines answers 0 when cur
+// keeps them, else the first line (from 1) where cur differs from them.
+func KeptLines(old, cur []byte) int {
+	committed := CommittedLines(old)
+	if bytes.HasPrefix(cur, committed) {
+		return 0
+	}
+	return FirstDifferentLine(committed, cur)
 }
 
 // committedSize is the size of the blob id committed at rel, when it is
@@ -304,7 +323,7 @@ func (v *Vault) RestoreCommitted(he *HandEdit) (string, error) {
 	}
 	restored := he.Head
 	if he.Keep == Prefix {
-		committed := he.Head[:bytes.LastIndexByte(he.Head, '\n')+1]
+		committed := CommittedLines(he.Head)
 		n := bytes.Count(committed, []byte{'\n'})
 		rest := edited
 		for i := 0; i < n && len(rest) > 0; i++ {

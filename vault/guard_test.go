@@ -120,3 +120,36 @@ func TestGuardKeepsTheCommittedPart(t *testing.T) {
 		}
 	}
 }
+
+// KeptLines, the rule of an append-only file that the guard holds at a
+// write and quire check --history proves of each commit: the old version's
+// complete lines a byte prefix of the new, a torn last line never
+// committed, and otherwise the first line where they differ.
+func TestKeptLines(t *testing.T) {
+	for _, c := range []struct {
+		old, cur string
+		line     int
+	}{
+		{"", "", 0},
+		{"", "a\n", 0},
+		{"a\nb\n", "a\nb\n", 0},
+		{"a\nb\n", "a\nb\nc\n", 0},
+		{"a\nb\n", "a\nb\nc", 0},
+		{"a\nb\nto", "a\nb\n", 0},       // a torn last line was never committed
+		{"a\nb\nto", "a\nb\ntorn\n", 0}, // nor is it kept
+		{"a\nb\n", "a\nB\n", 2},         // a line changed
+		{"a\nb\n", "a\n", 2},            // a line removed
+		{"a\nb\nc\n", "a\n", 2},         // lines removed
+		{"a\nb\n", "", 1},               // all of them
+		{"a\nb\n", "x\nb\n", 1},         // the first
+		{"a\nbb\n", "a\nb", 2},          // a committed line cut short
+		{"a\nb\n", "a\nb", 2},           // its newline gone
+	} {
+		if got := KeptLines([]byte(c.old), []byte(c.cur)); got != c.line {
+			t.Errorf("KeptLines(%q, %q) = %d, want %d", c.old, c.cur, got, c.line)
+		}
+	}
+	if got := string(CommittedLines([]byte("a\nb\ntorn"))); got != "a\nb\n" {
+		t.Errorf("CommittedLines = %q", got)
+	}
+}

@@ -1,4 +1,4 @@
-package ledger
+package checker
 
 import (
 	"bytes"
@@ -16,90 +16,8 @@ import (
 	"quire/words/event"
 )
 
-// quire check --history proves the capsule's append-only rules from the
-// vault's git history, commit by commit, against each parent:
-//
-//   - every committed run.jsonl only ever grew: the complete lines of the
-//     parent's version are a byte prefix of the commit's (rule 3); a run
-//     folder or its run.jsonl removed is lines removed;
-//   - definition.md never changed after its run began (rule 2: it pins the
-//     version, and it is written once);
-//   - a run archived in the parent is not changed at all (rule 5);
-//   - the lines a commit adds to a run.jsonl are in seq order, after the
-//     last seq it already held (lines without a seq, written by hand, are
-//     skipped: they take their place by position).
-//
-// Only the run folders whose tree id differs between a commit and its parent
-// are read, and in them only the files that differ. What was proved is kept
-// in .quire/check-history.json (derived: delete it and the next check walks
-// the whole history again): the commits proved, the commit the last walk
-// ended at, and the problems found, which every later check reports again
-// while their commits are still in HEAD's history.
-
-// CheckArgs are check_vault's arguments.
-type CheckArgs struct {
-	History bool `json:"history,omitempty" jsonschema:"also prove the append-only rules from the vault's git history (the commits not proved by an earlier check)"`
-}
-
-// CheckWith is Check, and with History the walk over the git history, its
-// problems after the files' own.
-func (l *Ledger) CheckWith(a CheckArgs) (*CheckReport, error) {
-	rep, err := l.Check()
-	if err != nil || !a.History {
-		return rep, err
-	}
-	hist, problems, err := l.CheckHistory()
-	if err != nil {
-		return nil, err
-	}
-	rep.History = hist
-	rep.Problems = append(rep.Problems, problems...)
-	return rep, nil
-}
-
-// lineRules are the capsule's rules of one run.jsonl line that parsed:
-// the minimum fields (event and timestamp are the parser's; step, which may
-// be null, and detail must be there too) and nothing after archived (rule
-// 5). archivedAt is the line of the run's archived event, 0 before it.
-func lineRules(raw []byte, ln *event.Line, lineNo int, archivedAt *int) []string {
-	var msgs []string
-	var fields struct {
-		Step, Detail json.RawMessage
-	}
-	json.Unmarshal(raw, &fields)
-	var missing []string
-	if fields.Step == nil {
-		missing = append(missing, `"step"`)
-	}
-	if fields.Detail == nil {
-		missing = append(missing, `"detail"`)
-	}
-	if len(missing) > 0 {
-		msgs = append(msgs, fmt.Sprintf("no %s field: every line holds the capsule's minimum fields event, timestamp, step (null where there is none) and detail", joinAnd(missing)))
-	}
-	if *archivedAt > 0 {
-		msgs = append(msgs, fmt.Sprintf("rule 5: a %s line after the run was archived at line %d; archived runs are read-only", ln.Event, *archivedAt))
-	} else if ln.Event == event.Archived {
-		*archivedAt = lineNo
-	}
-	return msgs
-}
-
-func joinAnd(s []string) string {
-	if len(s) == 2 {
-		return s[0] + " or " + s[1]
-	}
-	return s[0]
-}
-
-// HistoryReport is what a walk over the history did.
-type HistoryReport struct {
-	Head    string `json:"head"`    // the commit the walk proved up to
-	Commits int    `json:"commits"` // the commits this walk proved
-	Proved  int    `json:"proved"`  // the commits proved in all, by this walk and earlier ones
-	Reads   int    `json:"reads"`   // the git objects (commits, trees, blobs) this walk read
-	Note    string `json:"note,omitempty"`
-}
+// The walk of quire check --history (see the package's doc for the rules
+// it proves and what it keeps in .quire/check-history.json).
 
 // historyState is .quire/check-history.json.
 type historyState struct {
@@ -118,14 +36,14 @@ type commitInfo struct {
 // CheckHistory walks the commits of HEAD's history not yet proved and
 // answers the problems of the whole history (those found before, still in
 // it, then the new ones).
-func (l *Ledger) CheckHistory() (*HistoryReport, []Problem, error) {
+func (ck *Checker) CheckHistory() (*HistoryReport, []Problem, error) {
 	rep := &HistoryReport{}
-	head, err := l.v.HeadCommit()
+	head, err := ck.v.HeadCommit()
 	if err != nil || head.IsZero() {
 		return rep, []Problem{}, err
 	}
 	rep.Head = head.String()
-	statePath := l.v.Abs(path.Join(vault.QuireDir, historyStateFile))
+	statePath := ck.v.Abs(path.Join(vault.QuireDir, historyStateFile))
 	var st historyState
 	proved := map[vault.Hash]bool{}
 	if data, err := os.ReadFile(statePath); err == nil {
@@ -146,7 +64,7 @@ func (l *Ledger) CheckHistory() (*HistoryReport, []Problem, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, err
 	}
-	h := l.v.History()
+	h := ck.v.History()
 	defer h.Close()
 
 	// The commits to prove: HEAD's ancestors, up to the ones proved before.
@@ -211,7 +129,7 @@ func (l *Ledger) CheckHistory() (*HistoryReport, []Problem, error) {
 			return nil, nil, err
 		}
 		proved[todo[i]] = true
-		l.progress("check --history: proving the commits", "commits", len(todo)-i, len(todo))
+		ck.h.Progress("check --history: proving the commits", "commits", len(todo)-i, len(todo))
 	}
 	rep.Commits = len(todo)
 	rep.Proved = len(proved)
@@ -241,13 +159,6 @@ func parseHash(s string) vault.Hash {
 		copy(h[:], b)
 	}
 	return h
-}
-
-func short(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }
 
 // ancestors is every commit of c's history, c included.
@@ -437,7 +348,7 @@ func (w *historyWalk) runFolder(o, n *vault.TreeEntry) error {
 				return err
 			}
 		}
-		line := firstDifferentLine(oldB, newB)
+		line := vault.FirstDifferentLine(oldB, newB)
 		if archivedAt > 0 {
 			w.add(file, line, "rule 5: the run was archived (run.jsonl line %d) and this commit changes %s; archived runs are read-only", archivedAt, fname)
 		}
@@ -494,12 +405,13 @@ func (w *historyWalk) firstDiffer(o, n *vault.TreeEntry) string {
 // log proves one run.jsonl against its parent's version: only grown (rule
 // 3), and the lines it adds in seq order.
 func (w *historyWalk) log(file string, old, cur []byte, removed bool) {
-	// A torn last line (a write cut short) was never a committed line.
-	complete := old[:bytes.LastIndexByte(old, '\n')+1]
-	from := countLines(complete) + 1 // the first line this commit adds
-	if !bytes.HasPrefix(cur, complete) {
-		n := countLines(complete)
-		from = firstDifferentLine(complete, cur)
+	// Rule 3 is the write guard's rule of an append-only file: the old
+	// version's complete lines (a torn last line, a write cut short, was
+	// never a committed line) a byte prefix of the new.
+	n := countLines(vault.CommittedLines(old))
+	from := n + 1 // the first line this commit adds
+	if line := vault.KeptLines(old, cur); line > 0 {
+		from = line
 		switch {
 		case removed:
 			w.add(file, 1, "rule 3: run.jsonl was removed, and with it its %d committed lines", n)
@@ -572,13 +484,5 @@ func forEachLine(data []byte, fn func(i int, raw []byte) bool) {
 
 func countLines(data []byte) int { return bytes.Count(data, []byte{'\n'}) }
 
-// firstDifferentLine is the number of the first line where two versions of
-// a file differ (1 when either is empty).
-func firstDifferentLine(a, b []byte) int {
-	n := min(len(a), len(b))
-	i := 0
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	return countLines(a[:i]) + 1
-}
+// errStop ends a walk of a tree's entries early.
+var errStop = errors.New("stop")

@@ -1,0 +1,329 @@
+package checker
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"quire/internal/front"
+	"quire/runfolder"
+	"quire/vault"
+	"quire/words/event"
+	"quire/words/refusal"
+)
+
+// Check validates the whole vault against the capsule: every run folder's
+// six entries, its front matter, member_of and playbook resolving in the
+// index, every event line parsing, seq without gaps or repeats in each
+// playbook's history, and run.state.json agreeing with the events; then
+// the vault's git state and work tree (vaultProblems).
+func (c *Checker) Check() (*CheckReport, error) {
+	rep := &CheckReport{Problems: []Problem{}}
+	add := func(p, format string, args ...any) {
+		rep.Problems = append(rep.Problems, Problem{Path: p, Message: fmt.Sprintf(format, args...)})
+	}
+	entries, err := c.v.Entries()
+	if r, ok := refusal.As(err); ok {
+		add(vault.IndexFile, "%s", r.Message) // a link: reported, and the rest checked
+	} else if err != nil {
+		return nil, err
+	}
+	inIndex := map[string]vault.Entry{}
+	for _, e := range entries {
+		if _, err := c.v.Join(e.Path); err != nil {
+			add(vault.IndexFile, "%s %s: its path %v", e.Type, e.UID, err)
+			continue
+		}
+		if !c.v.Exists(e.Path) {
+			add(vault.IndexFile, "%s %s: %s does not exist", e.Type, e.UID, e.Path)
+		}
+		if e.Type == "playbook-run" {
+			inIndex[e.Path] = e
+		}
+	}
+	dirs, err := os.ReadDir(c.v.Abs(vault.RunsDir))
+	if err != nil {
+		return nil, err
+	}
+	seqs := map[string]map[int64]string{} // playbook → seq → where
+	unnumbered := map[string]int{}
+	for _, d := range dirs {
+		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			continue
+		}
+		rel := path.Join(vault.RunsDir, d.Name())
+		rep.Runs++
+		e, ok := inIndex[rel]
+		if !ok {
+			add(rel, "the run folder is not in %s", vault.IndexFile)
+		}
+		c.checkRun(rel, e, ok, add, func(p string, line int, msg string) {
+			rep.Problems = append(rep.Problems, Problem{Path: p, Line: line, Message: msg})
+		}, func(ln *event.Line, where string) {
+			rep.Events++
+			if !ok {
+				return
+			}
+			if ln.Seq == 0 {
+				unnumbered[e.Playbook]++
+				return
+			}
+			if seqs[e.Playbook] == nil {
+				seqs[e.Playbook] = map[int64]string{}
+			}
+			if prev, dup := seqs[e.Playbook][ln.Seq]; dup {
+				add(where, "seq %d of playbook %s repeats the seq of %s", ln.Seq, e.Playbook, prev)
+			}
+			seqs[e.Playbook][ln.Seq] = where
+		})
+	}
+	for _, e := range entries {
+		if e.Type != "playbook" {
+			continue
+		}
+		file := path.Join(playbookDir(e.Playbook), "events.jsonl")
+		data, err := os.ReadFile(c.v.Abs(file))
+		if err != nil {
+			continue
+		}
+		for i, raw := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			if raw == "" {
+				continue
+			}
+			ln, err := event.Parse([]byte(raw))
+			if err != nil {
+				rep.Problems = append(rep.Problems, Problem{Path: file, Line: i + 1, Message: err.Error()})
+				continue
+			}
+			rep.Events++
+			if ln.Seq == 0 {
+				unnumbered[e.Playbook]++
+				continue
+			}
+			if seqs[e.Playbook] == nil {
+				seqs[e.Playbook] = map[int64]string{}
+			}
+			where := fmt.Sprintf("%s:%d", file, i+1)
+			if prev, dup := seqs[e.Playbook][ln.Seq]; dup {
+				add(where, "seq %d of playbook %s repeats the seq of %s", ln.Seq, e.Playbook, prev)
+			}
+			seqs[e.Playbook][ln.Seq] = where
+		}
+	}
+	c.checkDerivedState(add)
+	c.checkQuarantine(add)
+	c.checkLinks(add)
+	playbooks := make([]string, 0, len(seqs))
+	for p := range seqs {
+		playbooks = append(playbooks, p)
+	}
+	sort.Strings(playbooks)
+	for _, p := range playbooks {
+		n := int64(len(seqs[p]) + unnumbered[p])
+		var missing []string
+		for s := range seqs[p] {
+			if s > n {
+				missing = append(missing, strconv.FormatInt(s, 10))
+			}
+		}
+		if len(missing) > 0 {
+			sort.Strings(missing)
+			add(playbookDir(p), "the history's seq has gaps: %d events, but seq %s beyond them", n, strings.Join(missing, ", "))
+		}
+	}
+	vp, err := c.vaultProblems()
+	if err != nil {
+		return nil, err
+	}
+	rep.Problems = append(rep.Problems, vp...)
+	return rep, nil
+}
+
+func playbookDir(p string) string { return path.Join("playbooks", p) }
+
+func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(string, string, ...any), addLine func(string, int, string), seen func(*event.Line, string)) {
+	for _, name := range runfolder.Entries {
+		fi, err := os.Stat(c.v.Abs(path.Join(rel, name)))
+		if err != nil {
+			add(rel, "rule 6: the run folder lacks %s", name)
+			continue
+		}
+		if (name == runfolder.ArtifactsDir) != fi.IsDir() {
+			add(path.Join(rel, name), "is a %s; the capsule wants a %s", kindOf(fi.IsDir()), kindOf(name == runfolder.ArtifactsDir))
+		}
+	}
+	f := c.h.Folder(rel)
+	fm, err := f.ReadFront()
+	defPath := path.Join(rel, runfolder.DefinitionFile)
+	var fe *front.Error
+	if errors.As(err, &fe) && fe.Line > 0 {
+		addLine(defPath, fe.Line, err.Error())
+	} else if err != nil {
+		add(defPath, "%v", err)
+	} else {
+		c.checkFront(defPath, fm, add)
+	}
+	// Replay the log from the start.
+	var replay runfolder.State
+	logPath := path.Join(rel, runfolder.LogFile)
+	lineNo, archivedAt := 0, 0
+	err = f.ReadLines(func(off int64, raw []byte) error {
+		lineNo++
+		ln, err := event.Parse(raw)
+		if err != nil {
+			addLine(logPath, lineNo, err.Error())
+			replay.LogBytes += int64(len(raw) + 1)
+			return nil
+		}
+		for _, msg := range lineRules(raw, &ln, lineNo, &archivedAt) {
+			addLine(logPath, lineNo, msg)
+		}
+		if lineNo == 1 && ln.Event != event.RunCreated {
+			addLine(logPath, 1, "the first event is "+ln.Event+"; a run's log begins with run_created")
+		}
+		replay.Apply(&ln, len(raw)+1)
+		seen(&ln, fmt.Sprintf("%s:%d", logPath, lineNo))
+		return nil
+	})
+	if err != nil {
+		add(logPath, "%v", err)
+		return
+	}
+	if fi, err := os.Stat(c.v.Abs(logPath)); err == nil && fi.Size() > replay.LogBytes {
+		addLine(logPath, lineNo+1, "a torn last line (a write cut short); the next write repairs it")
+	}
+	checkStateFile(f, add)
+	if indexed && fm.UID != "" && fm.UID != e.UID {
+		add(defPath, "uid %s differs from the index's %s", fm.UID, e.UID)
+	}
+}
+
+// checkLinks lists the symbolic links in the vault: quire writes through
+// none of them (a write that would is refused), and git may have carried
+// them in from elsewhere.
+func (c *Checker) checkLinks(add func(string, string, ...any)) {
+	links, err := c.v.Links()
+	if err != nil {
+		add(".", "%v", err)
+	}
+	for _, p := range links {
+		to, _ := os.Readlink(c.v.Abs(p))
+		add(p, "is a symbolic link (to %s); quire writes nothing through links, so writes to what it stands for are refused: replace it with the file or folder itself", to)
+	}
+}
+
+// checkQuarantine lists the torn tails cut from the vault's files, which
+// are kept for a person to read (and delete).
+func (c *Checker) checkQuarantine(add func(string, string, ...any)) {
+	root := c.v.Abs(vault.QuarantineDir)
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".torn") {
+			return nil // .unacknowledged: a line no answer said was written
+		}
+		rel, _ := filepath.Rel(c.v.Root(), p)
+		from, _ := filepath.Rel(root, p)
+		from = strings.TrimSuffix(from, ".torn")
+		if i := strings.LastIndexByte(from, '.'); i > 0 {
+			from = from[:i] // the time's fraction
+		}
+		if i := strings.LastIndexByte(from, '.'); i > 0 {
+			from = from[:i] // the time
+		}
+		add(filepath.ToSlash(rel), "a torn line cut from %s (a write cut short), kept for a person to read; delete it once read", filepath.ToSlash(from))
+		return nil
+	})
+}
+
+// checkDerivedState reports a history under .quire/ that points past the
+// files it indexes (git took lines back); the next write rebuilds it.
+func (c *Checker) checkDerivedState(add func(string, string, ...any)) {
+	stale, err := c.h.Histories().PointPast()
+	if err != nil {
+		add(vault.QuireDir+"/history", "%v", err)
+	}
+	for _, p := range stale {
+		add(vault.QuireDir+"/history/"+p+".seq", "the history of %s points past the files it indexes (a git stash, reset or checkout took lines back); the next write, or quire reindex, rebuilds it", p)
+	}
+}
+
+// checkStateFile reports a run.state.json that disagrees with definition.md
+// and run.jsonl (a hand edit): quire derives the state again before it
+// writes, but the file itself says something false until the next boundary.
+func checkStateFile(f runfolder.Folder, add func(string, string, ...any)) {
+	p := path.Join(f.Rel, runfolder.StateFile)
+	msg, err := f.StateDisagrees()
+	if err != nil {
+		add(p, "%v", err)
+	} else if msg != "" {
+		add(p, "%s (a hand edit? quire derives the state from run.jsonl and definition.md, and rewrites this file at the run's next boundary)", msg)
+	}
+}
+
+func kindOf(dir bool) string {
+	if dir {
+		return "folder"
+	}
+	return "file"
+}
+
+// checkFront checks a run's front matter: the capsule's required fields,
+// a concrete playbook_version (rule 2), member_of and playbook resolving
+// in the index (rule 1), started a date, binding a file of the vault.
+func (c *Checker) checkFront(p string, f runfolder.Front, add func(string, string, ...any)) {
+	missing := []string{}
+	if f.Playbook == "" {
+		missing = append(missing, "playbook")
+	}
+	if f.PlaybookVersion == "" {
+		missing = append(missing, "playbook_version")
+	}
+	if len(f.MemberOf) == 0 {
+		missing = append(missing, "member_of")
+	}
+	if f.Binding == "" {
+		missing = append(missing, "binding")
+	}
+	if f.Started == "" {
+		missing = append(missing, "started")
+	}
+	if f.Executor == "" {
+		missing = append(missing, "executor")
+	}
+	if f.AuthorizedBy == "" {
+		missing = append(missing, "authorized_by")
+	}
+	if len(missing) > 0 {
+		add(p, "front matter lacks the required field(s) %s", strings.Join(missing, ", "))
+	}
+	if v, err := strconv.Atoi(f.PlaybookVersion); f.PlaybookVersion != "" && (err != nil || v < 1) {
+		add(p, "playbook_version %q is not a version; rule 2 pins a concrete version", f.PlaybookVersion)
+	}
+	for i, uid := range f.MemberOf {
+		e, ok, _ := c.v.Lookup(uid)
+		if !ok || e.Type != "project" {
+			add(p, "rule 1: member_of[%d] %q is not a project in the index", i, uid)
+		}
+	}
+	if f.Playbook != "" {
+		if e, ok, _ := c.v.Lookup(f.Playbook); !ok || e.Type != "definition" {
+			add(p, "playbook %q is not a definition in the index", f.Playbook)
+		}
+	}
+	if f.Started != "" {
+		if _, err := event.ParseTime(f.Started); err != nil {
+			if _, err := time.Parse("2006-01-02", f.Started); err != nil {
+				add(p, "started %q is not an ISO 8601 date", f.Started)
+			}
+		}
+	}
+	if f.Binding != "" && !c.v.Exists(f.Binding) {
+		add(p, "binding %s does not exist", f.Binding)
+	}
+}

@@ -1,0 +1,87 @@
+package checker
+
+import (
+	"time"
+
+	"quire/runfolder"
+	"quire/vault"
+)
+
+// Vault is what the checker reads of the vault, and what its repairs
+// change. A *vault.Vault is one; the checker takes no lock of its own (see
+// Host).
+type Vault interface {
+	Root() string
+	Abs(rel string) string
+	Join(rel string) (string, error)
+	Exists(rel string) bool
+
+	// The index of things (vault/00-index.jsonl).
+	Entries() ([]vault.Entry, error)
+	Lookup(uid string) (vault.Entry, bool, error)
+	Find(keep func(*vault.Entry) bool) ([]vault.Entry, error)
+	FindType(typ string, keep func(*vault.Entry) bool) ([]vault.Entry, error)
+	Register(e vault.Entry) error
+
+	// The work tree against git: what changed since the last commit, the
+	// symbolic links, git's own state, the committed parts edited by hand.
+	Status() ([]vault.Change, error)
+	Links() ([]string, error)
+	InspectGit() []vault.Finding
+	RepairGit() ([]string, error)
+	Recovered() []string
+	HandEdits() ([]*vault.HandEdit, error)
+	GitOperation() *vault.GitOperation
+	RestoreCommitted(he *vault.HandEdit) (string, error)
+	Commit(paths []string, author vault.Signature, msg string) (string, error)
+
+	// The git history, for check --history.
+	HeadCommit() (vault.Hash, error)
+	History() *vault.History
+}
+
+// Host is what the checker needs of the runtime that runs it (package
+// ledger implements it): its lock, its write transaction, the run folders,
+// the playbooks' histories it derives, its clock and its progress.
+type Host interface {
+	// ReadLocked runs fn holding the vault's lock as a reader that must
+	// see the vault between writes; fn changes nothing.
+	ReadLocked(fn func() error) error
+	// Write runs fn as one write transaction of the host: the vault's
+	// lock held, what a writer that stopped in the middle left finished
+	// or rolled back first.
+	Write(fn func() error) error
+	// Folder is the run folder at rel, read through the host's vault.
+	Folder(rel string) runfolder.Folder
+	// Histories are the playbooks' histories under .quire/history.
+	Histories() Histories
+	// Reindex throws away the derived state under .quire/ and rebuilds
+	// the histories from the files; it takes the write transaction
+	// itself.
+	Reindex() error
+	// Progress tells how long work goes, after each of its units.
+	Progress(task, unit string, done, total int)
+	// Now is the host's clock (the janitor's commits are dated by it).
+	Now() time.Time
+}
+
+// Histories is what the checker asks of the playbooks' histories
+// (.quire/history/<playbook>.seq, derived from the files): whichever shape
+// the history has, it can say where it no longer matches its files.
+type Histories interface {
+	// PointPast lists the playbooks whose history points past the end of
+	// the files it indexes (git took lines back).
+	PointPast() ([]string, error)
+	// Disagrees says how a playbook's history disagrees with its files,
+	// or "" when it agrees (or is not built yet).
+	Disagrees(playbook string) string
+}
+
+// A Checker checks and repairs one vault for its host.
+type Checker struct {
+	v Vault
+	h Host
+}
+
+// New is the checker of v, run by h.
+func New(v Vault, h Host) *Checker { return &Checker{v: v, h: h} }
