@@ -39,6 +39,7 @@
 //
 //	Front, Encode(f, text), Decode(rel, data)  the file's format
 //	Path(playbook, id), Self(playbook, id)     where a comment lives; its own address, as the activity names it
+//	IndexType                                  its type in the vault's index
 //	CheckText(text), MaxText                   what a comment's text is
 //	Hows, CheckHow(how), (Front).CheckOpen, (*Front).Resolve
 //	                                           the ways to resolve a comment, once
