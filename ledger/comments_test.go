@@ -230,66 +230,44 @@ func TestCommentRefusals(t *testing.T) {
 	refusedAt(t, err, refusal.Conflict, "")
 }
 
-// TestCommentUnder checks list_comments' under case by case, as
-// addresses.md's "What the runtime checks" sets it out.
-func TestCommentUnder(t *testing.T) {
+// TestListCommentsFilters checks that list_comments hands under, address
+// and resolved to the comments' filter (ledger/comments holds the rule of
+// under case by case) and answers in the order the comments were made.
+func TestListCommentsFilters(t *testing.T) {
 	l, _ := newVault(t)
 	run := "finance/runs/" + runA
-	def := "finance/definitions/workflow/close-the-week"
-	on := map[string]string{} // address → comment id
-	for _, a := range []string{
-		"playbooks/finance", "playbooks/finance/parts/ledger",
-		run, run + "/events/" + evA, run + "/result/2", run + "/parts/result-2-1", run + "/parts/row",
-		"finance/runs/" + runB, "finance/" + runA,
-		def + "/4", def + "/4/parts/source", def + "/4/steps/do/1/review", def + "/4/steps/do/1/review/parts/x",
-		def + "/3", def + "/3/steps/do/1", def + "/3/parts/overview",
-		"finance/definitions/reasoning/close-the-week/4",
-	} {
-		on[a] = makeComment(t, l, "finance", a, "about "+a, "grace").ID
-	}
-	for _, a := range []string{"org", "org/parts/name", "org/connections/" + connA, "org/members/user_2kLm7Qx", "org/settings/runtime", "org/settings/runtime/parts/license"} {
-		on[a] = makeComment(t, l, "", a, "about "+a, "grace").ID
+	onRun := makeComment(t, l, "finance", run, "about the run", "grace")
+	onEvent := makeComment(t, l, "finance", run+"/events/"+evA, "about an event", "grace")
+	makeComment(t, l, "finance", "finance/runs/"+runB, "about another run", "grace")
+	license := makeComment(t, l, "", "org/settings/runtime/parts/license", "about the license", "grace")
+	reply := makeComment(t, l, "finance", run, "a reply", "ada")
+	mustCall(t, l, "resolve_comment", map[string]any{"playbook": "finance", "id": onRun.ID, "how": "answered"})
+	ids := func(args map[string]any) string {
+		var out []string
+		for _, c := range mustCall(t, l, "list_comments", args).([]*ledger.Comment) {
+			out = append(out, c.ID)
+		}
+		return strings.Join(out, " ")
 	}
 	for _, tc := range []struct {
-		playbook, under string
-		want            []string
+		args map[string]any
+		want []string
 	}{
-		{"finance", "playbooks/finance", []string{"playbooks/finance", "playbooks/finance/parts/ledger"}},
-		{"finance", "playbooks/finance/parts/ledger", []string{"playbooks/finance/parts/ledger"}},
-		{"finance", run, []string{run, run + "/events/" + evA, run + "/result/2", run + "/parts/result-2-1", run + "/parts/row"}},
-		{"finance", run + "/result/2", []string{run + "/result/2"}},
-		{"finance", run + "/events/" + strings.ToUpper(evA), []string{run + "/events/" + evA}},
-		{"finance", "finance/" + runA, []string{"finance/" + runA}},
-		{"finance", def + "/4", []string{def + "/4", def + "/4/parts/source", def + "/4/steps/do/1/review", def + "/4/steps/do/1/review/parts/x"}},
-		{"finance", def + "/4/steps/do/1", nil},
-		{"finance", def + "/3/steps/do/1", []string{def + "/3/steps/do/1"}},
-		{"finance", def, []string{def + "/4", def + "/4/parts/source", def + "/4/steps/do/1/review", def + "/4/steps/do/1/review/parts/x", def + "/3", def + "/3/steps/do/1", def + "/3/parts/overview"}},
-		{"", "org", []string{"org", "org/parts/name"}},
-		{"", "org/settings/runtime", []string{"org/settings/runtime", "org/settings/runtime/parts/license"}},
-		{"", "org/connections/" + connA, []string{"org/connections/" + connA}},
+		{map[string]any{"playbook": "finance", "under": run}, []string{onRun.ID, onEvent.ID, reply.ID}},
+		{map[string]any{"playbook": "finance", "under": run + "/events/" + strings.ToUpper(evA)}, []string{onEvent.ID}},
+		{map[string]any{"playbook": "finance", "address": run}, []string{onRun.ID, reply.ID}},
+		{map[string]any{"playbook": "finance", "under": run, "resolved": false}, []string{onEvent.ID, reply.ID}},
+		{map[string]any{"playbook": "finance", "address": run, "resolved": true}, []string{onRun.ID}},
+		{map[string]any{"under": "org/settings/runtime"}, []string{license.ID}},
+		{map[string]any{"under": "org"}, nil},
+		{map[string]any{"playbook": "sales"}, nil},
 	} {
-		t.Run(tc.under, func(t *testing.T) {
-			args := map[string]any{"under": tc.under}
-			if tc.playbook != "" {
-				args["playbook"] = tc.playbook
-			}
-			got := mustCall(t, l, "list_comments", args).([]*ledger.Comment)
-			var addrs []string
-			for _, c := range got {
-				addrs = append(addrs, c.Address)
-				if on[c.Address] != c.ID {
-					t.Errorf("comment %s is not the one made on %s", c.ID, c.Address)
-				}
-			}
-			if strings.Join(addrs, " ") != strings.Join(tc.want, " ") {
-				t.Errorf("under %s:\n got %v\nwant %v", tc.under, addrs, tc.want)
-			}
-		})
+		if got := ids(tc.args); got != strings.Join(tc.want, " ") {
+			t.Errorf("list_comments %v:\n got %s\nwant %s", tc.args, got, strings.Join(tc.want, " "))
+		}
 	}
-	// address keeps exactly the comments on one address; a reply joins them.
-	reply := makeComment(t, l, "finance", run, "a reply", "ada")
-	got := mustCall(t, l, "list_comments", map[string]any{"playbook": "finance", "address": run}).([]*ledger.Comment)
-	if len(got) != 2 || got[0].ID != on[run] || got[1].ID != reply.ID {
-		t.Errorf("address %s: %+v", run, got)
+	// An empty answer is an empty list, not null.
+	if raw, err := json.Marshal(mustCall(t, l, "list_comments", map[string]any{"playbook": "sales"})); err != nil || string(raw) != "[]" {
+		t.Errorf("no comments: %s %v", raw, err)
 	}
 }

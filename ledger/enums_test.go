@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"quire/ledger/comments"
 	"quire/words/address"
 	"quire/words/event"
 )
@@ -29,7 +30,7 @@ func TestEnumTags(t *testing.T) {
 		{"list_runs", "status", []string{"started", "succeeded", "failed", "rejected"}},
 		{"transition_run", "to", []string{"paused", "active", "archived"}},
 		{"record_event", "event", event.Recordable()},
-		{"resolve_comment", "how", CommentHows},
+		{"resolve_comment", "how", comments.Hows},
 		{"run_definition", "type", address.Types()},
 		{"get_definition", "type", append(address.Types(), TypePage)},
 		{"try_code", "state", nil}, // the workflow's state, no closed set

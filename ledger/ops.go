@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"quire/ledger/comments"
 	"quire/words/address"
 	"quire/words/event"
 	"quire/words/refusal"
@@ -184,7 +185,7 @@ var enumSets = map[string]func() []string{
 	"definition_types": func() []string { return append(address.Types(), TypePage) },
 	// The types a run is of: a page is never run.
 	"run_types":         address.Types,
-	"comment_hows":      func() []string { return slices.Clone(CommentHows) },
+	"comment_hows":      func() []string { return slices.Clone(comments.Hows) },
 	"recordable_events": event.Recordable,
 }
 
