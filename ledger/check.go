@@ -354,9 +354,7 @@ func (l *Ledger) checkFront(p string, f runfolder.Front, add func(string, string
 // folded again from the start of the history on their next read.
 func (l *Ledger) Reindex() error {
 	return l.write(writeArgs{}, func(*tx) error {
-		l.histMu.Lock()
-		l.hist = map[string]*history{}
-		l.histMu.Unlock()
+		l.hist.Reset()
 		l.views.mu.Lock()
 		l.views.keepers = map[string]*keeperOf{}
 		l.views.mu.Unlock()

@@ -343,11 +343,11 @@ func (l *Ledger) historyProblems() ([]Problem, error) {
 // historyStale says how a playbook's history disagrees with its files, or
 // "" when it agrees (or is not built yet).
 func (l *Ledger) historyStale(playbook string) string {
-	h := &history{playbook: playbook, dir: l.v.Abs(path.Join(vault.QuireDir, "history"))}
-	if !h.exists() {
+	h, ok, err := l.hist.Peek(playbook)
+	if !ok {
 		return ""
 	}
-	if err := h.refresh(); err != nil {
+	if err != nil {
 		return err.Error()
 	}
 	lines := 0
@@ -372,17 +372,11 @@ func (l *Ledger) historyStale(playbook string) string {
 			}
 		}
 	}
-	for seq := int64(1); seq <= h.count; seq++ {
-		r, err := h.read(seq)
-		if err != nil {
-			return fmt.Sprintf("record %d cannot be read: %v", seq, err)
-		}
-		if ok, _ := lineAt(l.v.Abs(r.file), r.off, r.n); !ok {
-			return fmt.Sprintf("record %d points at %s byte %d, where no whole line is", seq, r.file, r.off)
-		}
+	if err := h.Verify(); err != nil {
+		return err.Error()
 	}
-	if int64(lines) != h.count {
-		return fmt.Sprintf("it holds %d events; the files hold %d", h.count, lines)
+	if int64(lines) != h.Len() {
+		return fmt.Sprintf("it holds %d events; the files hold %d", h.Len(), lines)
 	}
 	return ""
 }
