@@ -27,7 +27,8 @@
 // written by hand with their seq and derived id), Store.Stale,
 // Store.Peek and History.Verify (for quire check), Store.AdoptFor (a
 // reader that finds lines written by hand asks its caller to take the lock
-// and adopt them).
+// and adopt them). Store.Reset forgets what the store holds in memory, for
+// quire reindex, which removes the folder.
 //
 // Writes, by the caller that holds the vault's lock: Store.FollowGit,
 // History.Repair, History.Reserve, Store.Adopt, Store.Commit and
@@ -48,7 +49,9 @@
 //   - The list of files only grows, read by what was added (fsys.Grown),
 //     so a warm reader costs a stat; a rebuild makes it anew.
 //   - A rebuild numbers every line once and gives the same files byte for
-//     byte from the same event files (History.rebuild says how).
+//     byte from the same event files (History.rebuild says how). Store.Of
+//     rebuilds a history that .quire/history lacks for whoever asks first,
+//     a reader too: it is derived from the event files alone.
 //   - A line written by hand is numbered when quire next writes or reads its
 //     file, after the file's last numbered line (lines.go); its id is
 //     derived from its place in its file, never written into it.
