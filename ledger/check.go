@@ -101,11 +101,11 @@ func (h checkHistories) Disagrees(playbook string) string { return h.l.historySt
 // "" when it agrees (or is not built yet): checker.Histories' Disagrees,
 // read from the history's own records.
 func (l *Ledger) historyStale(playbook string) string {
-	h := &history{playbook: playbook, dir: l.v.Abs(path.Join(vault.QuireDir, "history"))}
-	if !h.exists() {
+	h, ok, err := l.hist.Peek(playbook)
+	if !ok {
 		return ""
 	}
-	if err := h.refresh(); err != nil {
+	if err != nil {
 		return err.Error()
 	}
 	lines := 0
@@ -130,17 +130,11 @@ func (l *Ledger) historyStale(playbook string) string {
 			}
 		}
 	}
-	for seq := int64(1); seq <= h.count; seq++ {
-		r, err := h.read(seq)
-		if err != nil {
-			return fmt.Sprintf("record %d cannot be read: %v", seq, err)
-		}
-		if ok, _ := lineAt(l.v.Abs(r.file), r.off, r.n); !ok {
-			return fmt.Sprintf("record %d points at %s byte %d, where no whole line is", seq, r.file, r.off)
-		}
+	if err := h.Verify(); err != nil {
+		return err.Error()
 	}
-	if int64(lines) != h.count {
-		return fmt.Sprintf("it holds %d events; the files hold %d", h.count, lines)
+	if int64(lines) != h.Len() {
+		return fmt.Sprintf("it holds %d events; the files hold %d", h.Len(), lines)
 	}
 	return ""
 }
@@ -150,9 +144,7 @@ func (l *Ledger) historyStale(playbook string) string {
 // folded again from the start of the history on their next read.
 func (l *Ledger) Reindex() error {
 	return l.write(writeArgs{}, func(*tx) error {
-		l.histMu.Lock()
-		l.hist = map[string]*history{}
-		l.histMu.Unlock()
+		l.hist.Reset()
 		l.views.mu.Lock()
 		l.views.keepers = map[string]*keeperOf{}
 		l.views.mu.Unlock()

@@ -37,25 +37,6 @@ type GetEventArgs struct {
 	EventID  string `json:"event_id"`
 }
 
-// History reads up to limit events of a playbook's history after seq, in
-// order. It is how the page keeper reads the history.
-func (l *Ledger) History(playbook string, after int64, limit int) ([]Record, error) {
-	h, err := l.historyOf(playbook)
-	if err != nil {
-		return nil, err
-	}
-	return h.page(l.v, after, limit)
-}
-
-// HistoryLen is how many events the playbook's history holds.
-func (l *Ledger) HistoryLen(playbook string) (int64, error) {
-	h, err := l.historyOf(playbook)
-	if err != nil {
-		return 0, err
-	}
-	return h.len(), nil
-}
-
 // listPlaybookEvents is the operation list_playbook_events (ops.go).
 func (l *Ledger) listPlaybookEvents(ctx context.Context, a *ListEventsArgs) (*EventPage, error) {
 	if _, err := l.readPlaybook(a.Playbook); err != nil {
@@ -81,26 +62,9 @@ func (l *Ledger) listPlaybookEvents(ctx context.Context, a *ListEventsArgs) (*Ev
 		if err := l.adoptLinesOf(a.Playbook, file); err != nil {
 			return nil, err
 		}
-		filler := newLineFiller(l.v)
-		var seqs map[int64]int64
-		err = f.ReadLines(func(off int64, raw []byte) error {
-			ln, err := event.Parse(raw)
-			if err != nil {
-				return nil
-			}
-			if ln.Seq == 0 || ln.ID == "" {
-				// Written by hand: its seq is its place in the history.
-				if seqs == nil {
-					if seqs, err = l.seqsOf(a.Playbook, file); err != nil {
-						return err
-					}
-				}
-				if ln.Seq = seqs[off]; ln.Seq == 0 {
-					return nil // not numbered yet: quire reindex places it
-				}
-				if err := filler.fill(file, off, &ln); err != nil {
-					return err
-				}
+		err = l.hist.EachEvent(a.Playbook, file, func(ln *event.Line) error {
+			if ln.Seq == 0 {
+				return nil // written by hand, not numbered yet: quire reindex places it
 			}
 			if ln.Seq <= a.After {
 				return nil
@@ -109,7 +73,7 @@ func (l *Ledger) listPlaybookEvents(ctx context.Context, a *ListEventsArgs) (*Ev
 				out.Next = out.Events[len(out.Events)-1].Seq
 				return errStop
 			}
-			out.Events = append(out.Events, eventOf(a.Playbook, &ln))
+			out.Events = append(out.Events, eventOf(a.Playbook, ln))
 			return nil
 		})
 		if err != nil && err != errStop {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"quire/fold"
+	"quire/ledger/history"
 	"quire/vault"
 	"quire/words/event"
 	"quire/words/refusal"
@@ -21,14 +22,8 @@ type Ledger struct {
 	// Now is the clock; tests set it.
 	Now func() time.Time
 
-	histMu sync.Mutex
-	hist   map[string]*history
-	// mark is .git/index as this ledger last left it, under the lock
-	// (stamp.go).
-	mark vault.IndexMark
-	// adopted: abs path of an event file → its size when a reader last
-	// numbered the lines written by hand at its end (lines.go).
-	adopted sync.Map
+	// hist is the playbooks' histories (histories.go).
+	hist *history.Store
 
 	views    views
 	watch    watchers
@@ -70,7 +65,8 @@ func Open(dir string) (*Ledger, error) {
 
 // New wraps an open vault.
 func New(v *vault.Vault) *Ledger {
-	l := &Ledger{v: v, Now: time.Now, hist: map[string]*history{}}
+	l := &Ledger{v: v, Now: time.Now}
+	l.hist = history.New(v, historySource{l})
 	l.views.keepers = map[string]*keeperOf{}
 	l.views.programs = map[string]*fold.Program{}
 	v.OnRecover = l.recoverVault
@@ -160,48 +156,6 @@ func stamp(t time.Time) string {
 		return ""
 	}
 	return event.FormatTime(t)
-}
-
-// appendEvent writes one event of the playbook's history into file: it
-// repairs the history, then runs write, which must call reserve exactly once
-// with the line's offset and length before writing the line. The caller
-// holds the lock.
-func (t *tx) appendEvent(playbook string, write func(reserve func(file string, off int64, n int) error) error) (int64, error) {
-	l := t.l
-	if err := l.checkDerived(); err != nil {
-		return 0, err
-	}
-	h, err := l.historyOf(playbook)
-	if err != nil {
-		return 0, err
-	}
-	if err := h.repair(l.v); err != nil {
-		return 0, err
-	}
-	var seq int64
-	err = write(func(file string, off int64, n int) error {
-		s, err := h.reserve(file, off, n)
-		seq = s
-		return err
-	})
-	return seq, err
-}
-
-// nextSeq is the seq the next event of the playbook will take. The caller
-// holds the lock and has repaired the history.
-func (t *tx) nextSeq(playbook string) (int64, error) {
-	l := t.l
-	if err := l.checkDerived(); err != nil {
-		return 0, err
-	}
-	h, err := l.historyOf(playbook)
-	if err != nil {
-		return 0, err
-	}
-	if err := h.repair(l.v); err != nil {
-		return 0, err
-	}
-	return h.len() + 1, nil
 }
 
 // recordPlaybookEvent appends an event to playbooks/<p>/events.jsonl. The

@@ -257,7 +257,7 @@ func TestRebuildNumbersNothingTwice(t *testing.T) {
 // twice; a recorded event keeps the id and seq it was answered with, across
 // rebuilds too; a line written by hand, once numbered, keeps its seq until
 // a rebuild (which may order lines written by hand at the ends of several
-// runs otherwise among themselves, rebuildHistory); after a rebuild every
+// runs otherwise among themselves, see package history); after a rebuild every
 // line of every run is in the history once, with the id of its place in
 // its run; and a second rebuild gives the same history byte for byte.
 func TestPropertyRecordedAndHandWrittenLines(t *testing.T) {

@@ -228,12 +228,12 @@ func (l *Ledger) fileRequests(playbook string) {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return
 	}
-	count := h.count
+	count := h.Len()
 	if from >= count {
 		return
 	}
 	for from < count {
-		recs, err := h.page(l.v, from, 1000)
+		recs, err := h.Page(from, 1000)
 		if err != nil || len(recs) == 0 {
 			break
 		}

@@ -27,7 +27,8 @@ import (
 //  4. runs the write, which numbers (nextSeq, appendEvent) and appends
 //     through the tx, and commits through it: the vault holds the same
 //     guard on the exact bytes committed, and a commit that cannot be made
-//     is recorded in .quire/uncommitted for the next writer (pending.go);
+//     is recorded in .quire/uncommitted for the next writer (package
+//     history, whose writes only the tx's methods call: histories.go);
 //  5. after the lock: notifies the keeper and the watchers of the events it
 //     recorded.
 //

@@ -36,7 +36,7 @@ type views struct {
 	serving  bool
 	ctx      context.Context
 	// stale names the playbooks whose history was rebuilt under their
-	// views (see stamp.go).
+	// views (historySource.Forget).
 	stale    map[string]bool
 	pageSize int // records a keeper reads at once; 0 for the page format's 1,000 (tests set it)
 }
@@ -177,6 +177,30 @@ func (l *Ledger) foldPool() (*fold.Pool, error) {
 		v.pool = p
 	}
 	return v.pool, nil
+}
+
+// forgetViews throws away a playbook's views when its history was rebuilt:
+// they were folded from events that may be gone. It runs outside the vault
+// lock, as a keeper's folds take the history without it.
+func (l *Ledger) forgetViews(playbook string) {
+	v := &l.views
+	v.mu.Lock()
+	if !v.stale[playbook] {
+		v.mu.Unlock()
+		return
+	}
+	delete(v.stale, playbook)
+	ko := v.keepers[playbook]
+	v.mu.Unlock()
+	if ko != nil {
+		for id := range ko.ids {
+			ko.k.Unregister(id)
+		}
+		v.mu.Lock()
+		ko.ids, ko.stamp = map[string]bool{}, -1
+		v.mu.Unlock()
+	}
+	os.RemoveAll(l.v.Abs(path.Join(vault.QuireDir, "views", playbook)))
 }
 
 // keeper answers the playbook's keeper, registering its pages anew when the

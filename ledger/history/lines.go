@@ -1,4 +1,4 @@
-package ledger
+package history
 
 import (
 	"bytes"
@@ -8,11 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"strings"
 
 	"quire/runfolder"
 	"quire/vault"
-	"quire/words/address"
 	"quire/words/event"
 )
 
@@ -30,7 +28,7 @@ import (
 //     the order of the file, under the vault's lock, before the write or
 //     the read.
 //   - When the history is rebuilt (quire reindex, or .quire/ gone), see
-//     rebuildHistory.
+//     History.rebuild.
 //
 // Its id is <run_id>_<n>, n its place among the events of run.jsonl (the
 // nth line that is an event), the id a recorded line carries; its run,
@@ -98,20 +96,23 @@ func trailingLines(abs string) ([]handLine, error) {
 	}
 }
 
-// recordsOf reads where the history holds lines of file: offset → seq.
-// It reads the whole history; callers come here only for a file with lines
+// seqsOf reads where the history holds lines of file: offset → seq. It
+// reads the whole history; callers come here only for a file with lines
 // written by hand.
-func (h *history) recordsOf(file string) (map[int64]int64, error) {
+func (h *History) seqsOf(file string) (map[int64]int64, error) {
 	out := map[int64]int64{}
+	h.mu.Lock()
 	no, ok := h.fileNo[file]
-	if !ok || h.count == 0 {
+	count := h.count
+	h.mu.Unlock()
+	if !ok || count == 0 {
 		return out, nil
 	}
 	data, err := os.ReadFile(h.seqPath())
 	if err != nil {
 		return nil, err
 	}
-	for seq := int64(1); seq <= h.count && seq*recSize <= int64(len(data)); seq++ {
+	for seq := int64(1); seq <= count && seq*recSize <= int64(len(data)); seq++ {
 		b := data[(seq-1)*recSize:]
 		if fileNo := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]); fileNo == no {
 			off := int64(b[8])<<56 | int64(b[9])<<48 | int64(b[10])<<40 | int64(b[11])<<32 | int64(b[12])<<24 | int64(b[13])<<16 | int64(b[14])<<8 | int64(b[15])
@@ -121,32 +122,22 @@ func (h *history) recordsOf(file string) (map[int64]int64, error) {
 	return out, nil
 }
 
-// seqsOf reads where the playbook's history holds lines of file: offset →
-// seq.
-func (l *Ledger) seqsOf(playbook, file string) (map[int64]int64, error) {
-	h, err := l.historyOf(playbook)
-	if err != nil {
-		return nil, err
-	}
-	return h.recordsOf(file)
-}
-
-// adoptLines numbers, in the playbook's history, the lines written by hand
-// at the end of file that it lacks. The caller holds the lock.
-func (t *tx) adoptLines(playbook, file string) error {
-	l := t.l
-	lines, err := trailingLines(l.v.Abs(file))
+// Adopt numbers, in the playbook's history, the lines written by hand at
+// the end of file that it lacks, in the order of the file. The caller holds
+// the vault's lock.
+func (s *Store) Adopt(playbook, file string) error {
+	lines, err := trailingLines(s.v.Abs(file))
 	if err != nil || len(lines) == 0 {
 		return err
 	}
-	h, err := l.historyOf(playbook)
+	h, err := s.Of(playbook)
 	if err != nil {
 		return err
 	}
-	if err := h.repair(l.v); err != nil {
+	if err := h.Repair(); err != nil {
 		return err
 	}
-	have, err := h.recordsOf(file)
+	have, err := h.seqsOf(file)
 	if err != nil {
 		return err
 	}
@@ -154,23 +145,24 @@ func (t *tx) adoptLines(playbook, file string) error {
 		if _, ok := have[ln.off]; ok {
 			continue
 		}
-		if _, err := h.reserve(file, ln.off, ln.n); err != nil {
+		if _, err := h.Reserve(file, ln.off, ln.n); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// adoptLinesOf is adoptLines for a reader: it takes the lock only when the
-// file ends with a line written by hand that the history may lack, and
-// only once for a file of the same size.
-func (l *Ledger) adoptLinesOf(playbook, file string) error {
-	abs := l.v.Abs(file)
+// AdoptFor is Adopt for a reader, which holds no lock: it calls adopt
+// (which takes the lock and calls Adopt) only when the file ends with a
+// line written by hand that the history may lack, and only once for a file
+// of the same size.
+func (s *Store) AdoptFor(file string, adopt func() error) error {
+	abs := s.v.Abs(file)
 	fi, err := os.Stat(abs)
 	if err != nil {
 		return nil
 	}
-	if size, ok := l.adopted.Load(abs); ok && size.(int64) == fi.Size() {
+	if size, ok := s.adopted.Load(abs); ok && size.(int64) == fi.Size() {
 		return nil
 	}
 	lines, err := trailingLines(abs)
@@ -178,29 +170,11 @@ func (l *Ledger) adoptLinesOf(playbook, file string) error {
 		return err
 	}
 	if len(lines) > 0 {
-		if err := l.write(writeArgs{}, func(t *tx) error { return t.adoptLines(playbook, file) }); err != nil {
+		if err := adopt(); err != nil {
 			return err
 		}
 	}
-	l.adopted.Store(abs, fi.Size())
-	return nil
-}
-
-// adoptAllOf is adoptLinesOf for every event file of a playbook: a stat of
-// each, and a read of its last bytes when it changed since.
-func (l *Ledger) adoptAllOf(playbook string) error {
-	if err := l.adoptLinesOf(playbook, path.Join(playbookDir(playbook), "events.jsonl")); err != nil {
-		return err
-	}
-	runs, err := l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == playbook })
-	if err != nil {
-		return err
-	}
-	for _, r := range runs {
-		if err := l.adoptLinesOf(playbook, path.Join(r.Path, runfolder.LogFile)); err != nil {
-			return err
-		}
-	}
+	s.adopted.Store(abs, fi.Size())
 	return nil
 }
 
@@ -210,6 +184,7 @@ func (l *Ledger) adoptAllOf(playbook string) error {
 // It reads each file once.
 type lineFiller struct {
 	v     *vault.Vault
+	src   Source
 	files map[string]*filledFile
 }
 
@@ -221,39 +196,8 @@ type filledFile struct {
 	events  map[int64]int // offset of each event line → its place, from 1
 }
 
-func newLineFiller(v *vault.Vault) *lineFiller {
-	return &lineFiller{v: v, files: map[string]*filledFile{}}
-}
-
-// ownerOf is the uid an event file's derived ids begin with: the run's id
-// of a run.jsonl (by its folder's name <name>-<run_id>-<YYYY-MM-DD>), the
-// playbook's uid of its events.jsonl; "" for any other file.
-func ownerOf(v *vault.Vault, file string) (uid string, run bool) {
-	dir, base := path.Split(file)
-	dir = strings.TrimSuffix(dir, "/")
-	switch base {
-	case runfolder.LogFile:
-		folder := path.Base(dir)
-		if len(folder) < 36+11 {
-			return "", false
-		}
-		id := folder[len(folder)-11-36 : len(folder)-11]
-		if !address.ValidLowerUUID(id) {
-			return "", false
-		}
-		return id, true
-	case "events.jsonl":
-		p := path.Base(dir)
-		if dir != playbookDir(p) {
-			return "", false
-		}
-		es, err := v.Find(func(e *vault.Entry) bool { return e.Type == "playbook" && e.Playbook == p })
-		if err != nil || len(es) == 0 {
-			return "", false
-		}
-		return es[0].UID, false
-	}
-	return "", false
+func newLineFiller(v *vault.Vault, src Source) *lineFiller {
+	return &lineFiller{v: v, src: src, files: map[string]*filledFile{}}
 }
 
 // eachLine calls fn with every whole line of a file and its offset.
@@ -281,7 +225,7 @@ func (lf *lineFiller) fill(file string, off int64, ln *event.Line) error {
 	}
 	f, ok := lf.files[file]
 	if !ok {
-		owner, run := ownerOf(lf.v, file)
+		owner, run := lf.src.Owner(file)
 		if owner == "" {
 			return nil
 		}
@@ -325,40 +269,80 @@ func (lf *lineFiller) fill(file string, off int64, ln *event.Line) error {
 	return nil
 }
 
-// nthEvent reads the nth event of an event file, as reads present it: a
-// line written by hand with its seq and derived id. It answers nil when
-// the file has no such event.
-func (l *Ledger) nthEvent(playbook, file string, want int) (*Event, error) {
-	if err := l.adoptLinesOf(playbook, file); err != nil {
-		return nil, err
-	}
-	var found *Event
+// EachEvent calls fn with every event line of an event file of the
+// playbook, in the order of the file, as reads present it: a line written
+// by hand with its seq in the history (0 while it has none) and, once it
+// has one, the id, run, subject and version a recorded line carries. It
+// answers what fn answers first that is not nil, or the error of reading
+// the file.
+func (s *Store) EachEvent(playbook, file string, fn func(ln *event.Line) error) error {
+	var filler *lineFiller
+	var seqs map[int64]int64
+	return eachLine(s.v.Abs(file), func(off int64, raw []byte) error {
+		ln, err := event.Parse(raw)
+		if err != nil {
+			return nil // not an event
+		}
+		if ln.Seq == 0 || ln.ID == "" {
+			// Written by hand: its seq is its place in the history.
+			if seqs == nil {
+				h, err := s.Of(playbook)
+				if err != nil {
+					return err
+				}
+				if seqs, err = h.seqsOf(file); err != nil {
+					return err
+				}
+			}
+			if ln.Seq = seqs[off]; ln.Seq != 0 {
+				if filler == nil {
+					filler = newLineFiller(s.v, s.src)
+				}
+				if err := filler.fill(file, off, &ln); err != nil {
+					return err
+				}
+			}
+		}
+		return fn(&ln)
+	})
+}
+
+// NthEvent reads the nth event line of an event file of the playbook (n
+// from 1), as EachEvent presents it; nil when the file has no such event.
+// Only that line is completed.
+func (s *Store) NthEvent(playbook, file string, n int) (*event.Line, error) {
+	var found *event.Line
 	i := 0
-	err := eachLine(l.v.Abs(file), func(off int64, raw []byte) error {
+	err := eachLine(s.v.Abs(file), func(off int64, raw []byte) error {
 		ln, err := event.Parse(raw)
 		if err != nil {
 			return nil // not an event, and not counted
 		}
-		if i++; i != want {
+		if i++; i != n {
 			return nil
 		}
 		if ln.Seq == 0 || ln.ID == "" {
 			// Written by hand: its seq is its place in the history.
-			seqs, err := l.seqsOf(playbook, file)
+			h, err := s.Of(playbook)
+			if err != nil {
+				return err
+			}
+			seqs, err := h.seqsOf(file)
 			if err != nil {
 				return err
 			}
 			ln.Seq = seqs[off]
-			if err := newLineFiller(l.v).fill(file, off, &ln); err != nil {
+			if err := newLineFiller(s.v, s.src).fill(file, off, &ln); err != nil {
 				return err
 			}
 		}
-		ev := eventOf(playbook, &ln)
-		found = &ev
-		return errStop
+		found = &ln
+		return errFound
 	})
-	if errors.Is(err, fs.ErrNotExist) || err == errStop {
+	if errors.Is(err, fs.ErrNotExist) || err == errFound {
 		err = nil
 	}
 	return found, err
 }
+
+var errFound = errors.New("found")

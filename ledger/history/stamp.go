@@ -1,10 +1,9 @@
-package ledger
+package history
 
 import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -26,13 +25,13 @@ import (
 // (vault.IndexMark): git writes a file of the work tree only with its
 // entry, so it stats only the files whose entries git changed and those
 // the index does not hold, not every file (200 ms at 20,000 runs).
-const gitStampFile = vault.QuireDir + "/history/git.stamp"
+const gitStampFile = Dir + "/git.stamp"
 
 // gitStamp is the stat of what a git command that moves files changes.
-func (l *Ledger) gitStamp() string {
+func (s *Store) gitStamp() string {
 	var b strings.Builder
 	for _, name := range []string{"HEAD", "index", "packed-refs", "refs/heads"} {
-		fi, err := os.Stat(filepath.Join(l.v.GitDir(), filepath.FromSlash(name)))
+		fi, err := os.Stat(filepath.Join(s.v.GitDir(), filepath.FromSlash(name)))
 		if err != nil {
 			fmt.Fprintf(&b, "%s -\n", name)
 			continue
@@ -44,14 +43,14 @@ func (l *Ledger) gitStamp() string {
 
 // restamp records that the histories are true to git as it is now. The
 // caller holds the lock.
-func (l *Ledger) restamp() {
-	p := l.v.Abs(gitStampFile)
+func (s *Store) restamp() {
+	p := s.v.Abs(gitStampFile)
 	if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
-		writeStamp(p, []byte(l.gitStamp()))
+		writeStamp(p, []byte(s.gitStamp()))
 	}
 	var err error
-	if l.mark, err = l.v.MarkIndex(); err != nil {
-		l.mark = vault.IndexMark{} // every file is checked next time
+	if s.mark, err = s.v.MarkIndex(); err != nil {
+		s.mark = vault.IndexMark{} // every file is checked next time
 	}
 }
 
@@ -72,49 +71,53 @@ func writeStamp(p string, stamp []byte) {
 	}
 }
 
-// checkDerived rebuilds the histories that git took files back under. The
-// caller holds the lock.
-func (l *Ledger) checkDerived() error {
-	if data, err := os.ReadFile(l.v.Abs(gitStampFile)); err == nil && string(data) == l.gitStamp() {
+// FollowGit throws away the histories that a git command took files back
+// under (Source.Forget forgets what was derived from them), to be rebuilt
+// from the files on their next use: four stats while git is as quire left
+// it. Every write runs it before it numbers an event. The caller holds the
+// vault's lock.
+func (s *Store) FollowGit() error {
+	if data, err := os.ReadFile(s.v.Abs(gitStampFile)); err == nil && string(data) == s.gitStamp() {
 		return nil
 	}
-	written, ok, err := l.v.WrittenSince(l.mark)
+	written, ok, err := s.v.WrittenSince(s.mark)
 	if err != nil || !ok {
 		written = nil // every file
 	}
-	stale, err := l.staleHistoriesOf(written)
+	stale, err := s.staleOf(written)
 	if err != nil {
 		return err
 	}
 	for _, p := range stale {
-		l.forgetHistory(p)
+		s.forget(p)
 	}
-	l.restamp()
+	s.restamp()
 	return nil
 }
 
-// staleHistories lists the playbooks whose history points past the end of
-// a file it names (or into a file that is gone).
-func (l *Ledger) staleHistories() ([]string, error) { return l.staleHistoriesOf(nil) }
+// Stale lists the playbooks whose history points past the end of a file
+// it names (or into a file that is gone): git took lines back, and the
+// next write rebuilds it.
+func (s *Store) Stale() ([]string, error) { return s.staleOf(nil) }
 
-// staleHistoriesOf is staleHistories looking only at the files for which
-// written answers true (every file when it is nil).
-func (l *Ledger) staleHistoriesOf(written func(path string) bool) ([]string, error) {
-	seqs, err := filepath.Glob(filepath.Join(l.v.Abs(path.Join(vault.QuireDir, "history")), "*.seq"))
+// staleOf is Stale looking only at the files for which written answers
+// true (every file when it is nil).
+func (s *Store) staleOf(written func(path string) bool) ([]string, error) {
+	seqs, err := filepath.Glob(filepath.Join(s.v.Abs(Dir), "*.seq"))
 	if err != nil {
 		return nil, err
 	}
 	var stale []string
-	for _, s := range seqs {
-		p := strings.TrimSuffix(filepath.Base(s), ".seq")
-		if l.historyPointsPast(s, strings.TrimSuffix(s, ".seq")+".files", written) {
+	for _, seq := range seqs {
+		p := strings.TrimSuffix(filepath.Base(seq), ".seq")
+		if s.pointsPast(seq, strings.TrimSuffix(seq, ".seq")+".files", written) {
 			stale = append(stale, p)
 		}
 	}
 	return stale, nil
 }
 
-func (l *Ledger) historyPointsPast(seqPath, filesPath string, written func(path string) bool) bool {
+func (s *Store) pointsPast(seqPath, filesPath string, written func(path string) bool) bool {
 	recs, err := os.ReadFile(seqPath)
 	if err != nil {
 		return false
@@ -138,7 +141,7 @@ func (l *Ledger) historyPointsPast(seqPath, filesPath string, written func(path 
 		if end[i] == 0 || written != nil && !written(f) {
 			continue
 		}
-		fi, err := os.Stat(l.v.Abs(f))
+		fi, err := os.Stat(s.v.Abs(f))
 		if err != nil || fi.Size() < end[i] {
 			return true
 		}
@@ -146,59 +149,16 @@ func (l *Ledger) historyPointsPast(seqPath, filesPath string, written func(path 
 	return false
 }
 
-// forgetHistory drops a playbook's history (rebuilt from the files on its
-// next use) and marks its views to be folded again from the start.
-func (l *Ledger) forgetHistory(playbook string) {
-	l.histMu.Lock()
-	delete(l.hist, playbook)
-	l.histMu.Unlock()
-	h := &history{playbook: playbook, dir: l.v.Abs(path.Join(vault.QuireDir, "history"))}
-	os.Remove(h.seqPath())
-	os.Remove(h.filesPath())
-	os.Remove(l.v.Abs(path.Join(requestsDir, playbook+".filed")))
-	l.views.mu.Lock()
-	if l.views.stale == nil {
-		l.views.stale = map[string]bool{}
-	}
-	l.views.stale[playbook] = true
-	l.views.mu.Unlock()
-}
-
-// forgetViews throws away a playbook's views when its history was rebuilt:
-// they were folded from events that may be gone. It runs outside the vault
-// lock, as a keeper's folds take the history without it.
-func (l *Ledger) forgetViews(playbook string) {
-	v := &l.views
-	v.mu.Lock()
-	if !v.stale[playbook] {
-		v.mu.Unlock()
-		return
-	}
-	delete(v.stale, playbook)
-	ko := v.keepers[playbook]
-	v.mu.Unlock()
-	if ko != nil {
-		for id := range ko.ids {
-			ko.k.Unregister(id)
-		}
-		v.mu.Lock()
-		ko.ids, ko.stamp = map[string]bool{}, -1
-		v.mu.Unlock()
-	}
-	os.RemoveAll(l.v.Abs(path.Join(vault.QuireDir, "views", playbook)))
-}
-
-// gitCommit is V.Commit keeping the histories' git stamp: it checks the
-// histories first (four stats while git is as quire left it), so the stamp
-// it writes after the commit is true. The caller holds the lock.
-func (l *Ledger) gitCommit(paths []string, sig vault.Signature, msg string) (string, error) {
-	if err := l.checkDerived(); err != nil {
+// gitCommit is vault.Commit keeping the histories' git stamp: it checks
+// the histories first (four stats while git is as quire left it), so the
+// stamp it writes after the commit is true. The caller holds the lock.
+func (s *Store) gitCommit(paths []string, sig vault.Signature, msg string) (string, error) {
+	if err := s.FollowGit(); err != nil {
 		return "", err
 	}
-	id, err := l.v.Commit(paths, sig, msg)
+	id, err := s.v.Commit(paths, sig, msg)
 	if err == nil {
-		l.restamp()
-		l.recordCommit(id) // the run's commits (runcommits.go)
+		s.restamp()
 	}
 	return id, err
 }

@@ -1,4 +1,4 @@
-package ledger
+package history
 
 import (
 	"bufio"
@@ -9,19 +9,17 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"sync"
 
 	"quire/internal/crashpoint"
 	"quire/internal/fsys"
-	"quire/runfolder"
 	"quire/vault"
 	"quire/words/event"
 )
 
-// history is where each event of one playbook's history lies: derived
+// History is where each event of one playbook's history lies: derived
 // state under .quire/history/, rebuilt from the files when missing.
 //
 //	<playbook>.files  the files that hold its events, one path a line
@@ -36,10 +34,14 @@ import (
 //
 // One history is shared by the process's writers (which hold the vault's
 // lock) and its readers (the page keepers, which do not): mu guards files,
-// fileNo and count, and readers work from a copy taken under it.
-type history struct {
+// fileNo and count, and readers work from a copy taken under it. Its
+// writing methods (Reserve, Repair) are for the caller that holds the
+// vault's lock: package ledger's write transaction.
+type History struct {
 	playbook string
 	dir      string
+	v        *vault.Vault
+	src      Source
 
 	mu     sync.Mutex
 	files  []string
@@ -56,47 +58,28 @@ type record struct {
 	n    int
 }
 
-func (l *Ledger) historyOf(playbook string) (*history, error) {
-	l.histMu.Lock()
-	defer l.histMu.Unlock()
-	if h, ok := l.hist[playbook]; ok {
-		return h, h.refresh()
-	}
-	h := &history{playbook: playbook, dir: l.v.Abs(path.Join(vault.QuireDir, "history"))}
-	if err := h.refresh(); err != nil {
-		return nil, err
-	}
-	if h.count == 0 && !h.exists() {
-		if err := l.rebuildHistory(h); err != nil {
-			return nil, err
-		}
-	}
-	l.hist[playbook] = h
-	return h, nil
-}
-
-func (h *history) seqPath() string   { return filepath.Join(h.dir, h.playbook+".seq") }
-func (h *history) filesPath() string { return filepath.Join(h.dir, h.playbook+".files") }
-func (h *history) exists() bool {
+func (h *History) seqPath() string   { return filepath.Join(h.dir, h.playbook+".seq") }
+func (h *History) filesPath() string { return filepath.Join(h.dir, h.playbook+".files") }
+func (h *History) exists() bool {
 	_, err := os.Stat(h.seqPath())
 	return err == nil
 }
 
-// len is the number of records, as last refreshed.
-func (h *history) len() int64 {
+// Len is the number of records, as last refreshed.
+func (h *History) Len() int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.count
 }
 
 // refresh reads what other processes added since.
-func (h *history) refresh() error {
+func (h *History) refresh() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.refreshLocked()
 }
 
-func (h *history) refreshLocked() error {
+func (h *History) refreshLocked() error {
 	fi, err := os.Stat(h.seqPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		h.count, h.files, h.fileNo = 0, nil, map[string]uint32{}
@@ -112,7 +95,7 @@ func (h *history) refreshLocked() error {
 
 // refreshFilesLocked reads what was added to the list of files. The caller
 // holds h.mu.
-func (h *history) refreshFilesLocked() error {
+func (h *History) refreshFilesLocked() error {
 	// The list of files only grows, but another process rebuilds it (a
 	// reindex, a repair after git took lines back): fsys.Grown takes only
 	// what was added, or the whole list when it was made anew.
@@ -146,7 +129,7 @@ func (h *history) refreshFilesLocked() error {
 }
 
 // read reads the record of seq. The caller holds h.mu.
-func (h *history) read(seq int64) (record, error) {
+func (h *History) read(seq int64) (record, error) {
 	f, err := os.Open(h.seqPath())
 	if err != nil {
 		return record{}, err
@@ -157,7 +140,7 @@ func (h *history) read(seq int64) (record, error) {
 
 // readFrom reads the record of seq from f, naming its file from files (h's
 // files, or a copy of them taken under h.mu).
-func (h *history) readFrom(f io.ReaderAt, files []string, seq int64) (record, error) {
+func (h *History) readFrom(f io.ReaderAt, files []string, seq int64) (record, error) {
 	var b [recSize]byte
 	if _, err := f.ReadAt(b[:], (seq-1)*recSize); err != nil {
 		return record{}, err
@@ -169,9 +152,10 @@ func (h *history) readFrom(f io.ReaderAt, files []string, seq int64) (record, er
 	return record{file: files[no], n: int(binary.BigEndian.Uint32(b[4:])), off: int64(binary.BigEndian.Uint64(b[8:]))}, nil
 }
 
-// repair drops a last record whose line was never written whole. The
-// caller holds the vault's lock.
-func (h *history) repair(v *vault.Vault) error {
+// Repair drops a last record whose line was never written whole, cutting
+// the torn line off its file (kept in the quarantine). The caller holds the
+// vault's lock.
+func (h *History) Repair() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if fi, err := os.Stat(h.seqPath()); err == nil && fi.Size()%recSize != 0 {
@@ -187,7 +171,7 @@ func (h *history) repair(v *vault.Vault) error {
 	if err != nil {
 		return err
 	}
-	abs, err := v.WritePath(r.file) // never cut a file through a link
+	abs, err := h.v.WritePath(r.file) // never cut a file through a link
 	if err != nil {
 		return err
 	}
@@ -211,6 +195,32 @@ func (h *history) repair(v *vault.Vault) error {
 	return os.Truncate(h.seqPath(), h.count*recSize)
 }
 
+// Verify says whether every record points at a whole line: nil, or the
+// first record that does not, for quire check.
+func (h *History) Verify() error {
+	h.mu.Lock()
+	count, files := h.count, h.files
+	h.mu.Unlock()
+	f, err := os.Open(h.seqPath())
+	if err != nil {
+		if count == 0 {
+			return nil
+		}
+		return fmt.Errorf("record 1 cannot be read: %v", err)
+	}
+	defer f.Close()
+	for seq := int64(1); seq <= count; seq++ {
+		r, err := h.readFrom(f, files, seq)
+		if err != nil {
+			return fmt.Errorf("record %d cannot be read: %v", seq, err)
+		}
+		if ok, _ := lineAt(h.v.Abs(r.file), r.off, r.n); !ok {
+			return fmt.Errorf("record %d points at %s byte %d, where no whole line is", seq, r.file, r.off)
+		}
+	}
+	return nil
+}
+
 func lineAt(abs string, off int64, n int) (bool, error) {
 	f, err := os.Open(abs)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -227,8 +237,10 @@ func lineAt(abs string, off int64, n int) (bool, error) {
 	return b[0] == '\n', nil
 }
 
-// reserve appends the record of the next seq. The caller holds the lock.
-func (h *history) reserve(file string, off int64, n int) (int64, error) {
+// Reserve appends the record of the next seq, the line of n bytes (its
+// newline included) at off in file (relative to the vault), and answers
+// the seq. The line is written after it. The caller holds the vault's lock.
+func (h *History) Reserve(file string, off int64, n int) (int64, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := os.MkdirAll(h.dir, 0o755); err != nil {
@@ -272,8 +284,10 @@ type Record struct {
 	Raw  []byte
 }
 
-// page reads up to limit records after seq after, in history order.
-func (h *history) page(v *vault.Vault, after int64, limit int) ([]Record, error) {
+// Page reads up to limit records after seq after, in history order. A
+// last record whose line is still being written (under the lock, by
+// another writer) ends the page before it.
+func (h *History) Page(after int64, limit int) ([]Record, error) {
 	h.mu.Lock()
 	count, files := h.count, h.files
 	h.mu.Unlock()
@@ -301,7 +315,7 @@ func (h *history) page(v *vault.Vault, after int64, limit int) ([]Record, error)
 		}
 		ef, ok := open[r.file]
 		if !ok {
-			if ef, err = os.Open(v.Abs(r.file)); err != nil {
+			if ef, err = os.Open(h.v.Abs(r.file)); err != nil {
 				if seq == count && errors.Is(err, fs.ErrNotExist) {
 					// The last record is reserved for a new run whose
 					// folder is being put in place under the lock.
@@ -336,7 +350,7 @@ func (h *history) page(v *vault.Vault, after int64, limit int) ([]Record, error)
 		line.Seq = seq
 		if line.ID == "" {
 			if filler == nil {
-				filler = newLineFiller(v)
+				filler = newLineFiller(h.v, h.src)
 			}
 			if err := filler.fill(r.file, r.off, &line); err != nil {
 				return nil, err
@@ -347,10 +361,10 @@ func (h *history) page(v *vault.Vault, after int64, limit int) ([]Record, error)
 	return out, nil
 }
 
-// rebuildHistory makes the history's files anew from the event lines of
-// the playbook's events.jsonl and its runs' run.jsonl (in that order, runs
-// in the index's order), so that every line has one place, and the place
-// of a line is the seq it is presented with:
+// rebuild makes the history's files anew from the event lines of the
+// playbook's events.jsonl and its runs' run.jsonl (in that order, runs in
+// the index's order: Source.Files), so that every line has one place, and
+// the place of a line is the seq it is presented with:
 //
 //  1. N is the number of event lines. A line's own seq is kept when it is
 //     1 to N, no line before took it, and it follows the seq kept for the
@@ -369,7 +383,7 @@ func (h *history) page(v *vault.Vault, after int64, limit int) ([]Record, error)
 // lines quire wrote keep their seq, and nothing is numbered twice. (Lines
 // written by hand at the ends of several runs and numbered at different
 // times may come back in another order among themselves.)
-func (l *Ledger) rebuildHistory(h *history) error {
+func (h *History) rebuild() error {
 	type line struct {
 		file string
 		off  int64
@@ -378,17 +392,13 @@ func (l *Ledger) rebuildHistory(h *history) error {
 		seq  int64 // its place; 0 until given
 	}
 	var files [][]*line
-	names := []string{path.Join(playbookDir(h.playbook), "events.jsonl")}
-	runs, err := l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == h.playbook })
+	names, err := h.src.Files(h.playbook)
 	if err != nil {
 		return err
 	}
-	for _, r := range runs {
-		names = append(names, path.Join(r.Path, runfolder.LogFile))
-	}
 	total := int64(0)
 	for _, file := range names {
-		fh, err := os.Open(l.v.Abs(file))
+		fh, err := os.Open(h.v.Abs(file))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -500,7 +510,7 @@ func (l *Ledger) rebuildHistory(h *history) error {
 		if ln == nil {
 			return fmt.Errorf("history of %s: seq %d was given no line", h.playbook, s)
 		}
-		if _, err := h.reserve(ln.file, ln.off, ln.n); err != nil {
+		if _, err := h.Reserve(ln.file, ln.off, ln.n); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,222 @@
+package ledger
+
+import (
+	"os"
+	"path"
+	"strings"
+
+	"quire/ledger/history"
+	"quire/runfolder"
+	"quire/vault"
+	"quire/words/address"
+)
+
+// The playbooks' histories are package history's (the seq, the lines
+// written by hand, the git stamp and the commits left pending). The ledger
+// tells it where a playbook's files are and what is derived from a history
+// (historySource), writes it only through the tx methods below, and reads
+// it through its read methods.
+
+// Record is one event of a playbook's history, as read back.
+type Record = history.Record
+
+// historySource is what package history asks of the ledger.
+type historySource struct{ l *Ledger }
+
+// Files lists the event files of a playbook's history: its events.jsonl,
+// then its runs' run.jsonl in the index's order.
+func (s historySource) Files(playbook string) ([]string, error) {
+	names := []string{path.Join(playbookDir(playbook), "events.jsonl")}
+	runs, err := s.l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == playbook })
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		names = append(names, path.Join(r.Path, runfolder.LogFile))
+	}
+	return names, nil
+}
+
+// Owner is the uid an event file's derived ids begin with: the run's id of
+// a run.jsonl (by its folder's name <name>-<run_id>-<YYYY-MM-DD>), the
+// playbook's uid of its events.jsonl; "" for any other file.
+func (s historySource) Owner(file string) (uid string, run bool) {
+	dir, base := path.Split(file)
+	dir = strings.TrimSuffix(dir, "/")
+	switch base {
+	case runfolder.LogFile:
+		folder := path.Base(dir)
+		if len(folder) < 36+11 {
+			return "", false
+		}
+		id := folder[len(folder)-11-36 : len(folder)-11]
+		if !address.ValidLowerUUID(id) {
+			return "", false
+		}
+		return id, true
+	case "events.jsonl":
+		p := path.Base(dir)
+		if dir != playbookDir(p) {
+			return "", false
+		}
+		es, err := s.l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook" && e.Playbook == p })
+		if err != nil || len(es) == 0 {
+			return "", false
+		}
+		return es[0].UID, false
+	}
+	return "", false
+}
+
+// Forget forgets what was derived from a playbook's history when git took
+// its files back: the requests filed from it, and its views, marked to be
+// folded again from the start (forgetViews, outside the lock).
+func (s historySource) Forget(playbook string) {
+	l := s.l
+	os.Remove(l.v.Abs(path.Join(requestsDir, playbook+".filed")))
+	l.views.mu.Lock()
+	if l.views.stale == nil {
+		l.views.stale = map[string]bool{}
+	}
+	l.views.stale[playbook] = true
+	l.views.mu.Unlock()
+}
+
+// historyOf is the playbook's history, to read.
+func (l *Ledger) historyOf(playbook string) (*history.History, error) { return l.hist.Of(playbook) }
+
+// staleHistories lists the playbooks whose history points past the end of
+// a file it names (or into a file that is gone).
+func (l *Ledger) staleHistories() ([]string, error) { return l.hist.Stale() }
+
+// The writes of the history, each under the lock of the tx.
+
+// history is the playbook's history ready to number an event: true to
+// what git left (FollowGit), and with a record whose line was never
+// written whole dropped.
+func (t *tx) history(playbook string) (*history.History, error) {
+	l := t.l
+	if err := l.hist.FollowGit(); err != nil {
+		return nil, err
+	}
+	h, err := l.hist.Of(playbook)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.Repair(); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// appendEvent writes one event of the playbook's history into file: it
+// repairs the history, then runs write, which must call reserve exactly once
+// with the line's offset and length before writing the line.
+func (t *tx) appendEvent(playbook string, write func(reserve func(file string, off int64, n int) error) error) (int64, error) {
+	h, err := t.history(playbook)
+	if err != nil {
+		return 0, err
+	}
+	var seq int64
+	err = write(func(file string, off int64, n int) error {
+		s, err := h.Reserve(file, off, n)
+		seq = s
+		return err
+	})
+	return seq, err
+}
+
+// nextSeq is the seq the next event of the playbook will take.
+func (t *tx) nextSeq(playbook string) (int64, error) {
+	h, err := t.history(playbook)
+	if err != nil {
+		return 0, err
+	}
+	return h.Len() + 1, nil
+}
+
+// adoptLines numbers, in the playbook's history, the lines written by hand
+// at the end of file that it lacks.
+func (t *tx) adoptLines(playbook, file string) error { return t.l.hist.Adopt(playbook, file) }
+
+// commit commits paths after a write whose record is already durable, and
+// says whether it could; a commit that fails leaves its paths in
+// .quire/uncommitted for the next commit (history.Store.Commit). The
+// commit is added to the runs' commits (runcommits.go).
+func (t *tx) commit(paths []string, sig vault.Signature, m vault.Message) bool {
+	id, ok := t.l.hist.Commit(paths, sig, m)
+	if ok {
+		t.l.recordCommit(id)
+	}
+	return ok
+}
+
+// finishPending commits what earlier writes left uncommitted, for quire
+// janitor. It returns the paths it committed.
+func (t *tx) finishPending(sig vault.Signature) ([]string, error) {
+	id, paths, err := t.l.hist.FinishPending(sig)
+	if id != "" {
+		t.l.recordCommit(id)
+	}
+	return paths, err
+}
+
+// The reads.
+
+// History reads up to limit events of a playbook's history after seq, in
+// order. It is how the page keeper reads the history.
+func (l *Ledger) History(playbook string, after int64, limit int) ([]Record, error) {
+	h, err := l.historyOf(playbook)
+	if err != nil {
+		return nil, err
+	}
+	return h.Page(after, limit)
+}
+
+// HistoryLen is how many events the playbook's history holds.
+func (l *Ledger) HistoryLen(playbook string) (int64, error) {
+	h, err := l.historyOf(playbook)
+	if err != nil {
+		return 0, err
+	}
+	return h.Len(), nil
+}
+
+// adoptLinesOf is adoptLines for a reader: it takes the lock only when the
+// file ends with a line written by hand that the history may lack, and
+// only once for a file of the same size.
+func (l *Ledger) adoptLinesOf(playbook, file string) error {
+	return l.hist.AdoptFor(file, func() error {
+		return l.write(writeArgs{}, func(t *tx) error { return t.adoptLines(playbook, file) })
+	})
+}
+
+// adoptAllOf is adoptLinesOf for every event file of a playbook: a stat of
+// each, and a read of its last bytes when it changed since.
+func (l *Ledger) adoptAllOf(playbook string) error {
+	files, err := historySource{l}.Files(playbook)
+	if err != nil {
+		return err
+	}
+	for _, file := range files {
+		if err := l.adoptLinesOf(playbook, file); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nthEvent reads the nth event of an event file, as reads present it: a
+// line written by hand with its seq and derived id. It answers nil when
+// the file has no such event.
+func (l *Ledger) nthEvent(playbook, file string, want int) (*Event, error) {
+	if err := l.adoptLinesOf(playbook, file); err != nil {
+		return nil, err
+	}
+	ln, err := l.hist.NthEvent(playbook, file, want)
+	if err != nil || ln == nil {
+		return nil, err
+	}
+	ev := eventOf(playbook, ln)
+	return &ev, nil
+}
