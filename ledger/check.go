@@ -83,7 +83,7 @@ func (h checkHost) Write(fn func() error) error {
 	return h.l.write(writeArgs{}, func(*tx) error { return fn() })
 }
 func (h checkHost) Folder(rel string) runfolder.Folder { return runfolder.Folder{V: h.l.v, Rel: rel} }
-func (h checkHost) Histories() checker.Histories       { return checkHistories{h.l} }
+func (h checkHost) Histories() checker.Histories       { return checkHistories(h) }
 func (h checkHost) Reindex() error                     { return h.l.Reindex() }
 func (h checkHost) Now() time.Time                     { return h.l.Now() }
 func (h checkHost) Progress(task, unit string, done, total int) {
