@@ -26,6 +26,25 @@ func newCLIVault(t *testing.T) (dir, vaultFlag, project string) {
 	return dir, vaultFlag, p.UID
 }
 
+// newCloseRun makes the vault of newCLIVault with the playbook finance,
+// its workflow close and one run of it (executor agent-7, authorized by
+// ana), and answers the vault's folder, the --vault flag and the run's id.
+func newCloseRun(t *testing.T) (dir, vaultFlag, runID string) {
+	t.Helper()
+	dir, vaultFlag, project := newCLIVault(t)
+	quire(t, "", vaultFlag, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
+	quire(t, "", vaultFlag, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
+	code, out, errs := quire(t, "", vaultFlag, "run", "start", "--playbook", "finance", "--name", "close", "--member-of", project,
+		"--executor", "agent-7", "--authorized-by", "ana", "--json")
+	var r struct {
+		RunID string `json:"run_id"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("run start: %d %s %s", code, out, errs)
+	}
+	return dir, vaultFlag, r.RunID
+}
+
 // The CLI as a person and a script use it: quire init, quire call, the run
 // commands, quire runs, quire check and quire shape check.
 func TestCLIRunStory(t *testing.T) {

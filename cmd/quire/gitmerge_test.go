@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,26 +15,16 @@ import (
 // quire writes again.
 func TestAPullStoppedOnAConflictStopsEveryWrite(t *testing.T) {
 	t.Parallel()
-	dir, v, project := newCLIVault(t)
-	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
-	quire(t, "", v, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
-	code, out, errs := quire(t, "", v, "run", "start", "--playbook", "finance", "--name", "close", "--member-of", project,
-		"--executor", "agent-7", "--authorized-by", "ana", "--json")
-	var r struct {
-		RunID string `json:"run_id"`
-	}
-	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
-		t.Fatalf("run start: %d %s %s", code, out, errs)
-	}
+	dir, v, runID := newCloseRun(t)
 	event := func(step string) (int, string, string) {
-		return quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", r.RunID, "--step", step, "--actor", "agent-7")
+		return quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", runID, "--step", step, "--actor", "agent-7")
 	}
 	// Another clone records a line of its own in the run's log.
 	clone := filepath.Join(t.TempDir(), "clone")
 	if out, err := exec.Command("git", "clone", "-q", dir, clone).CombinedOutput(); err != nil {
 		t.Fatalf("git clone: %v %s", err, out)
 	}
-	m, _ := filepath.Glob(filepath.Join(clone, "playbook-runs", "close-"+r.RunID+"-*", "run.jsonl"))
+	m, _ := filepath.Glob(filepath.Join(clone, "playbook-runs", "close-"+runID+"-*", "run.jsonl"))
 	logRel, _ := filepath.Rel(clone, m[0])
 	logRel = filepath.ToSlash(logRel)
 	f, _ := os.OpenFile(m[0], os.O_APPEND|os.O_WRONLY, 0)
@@ -56,7 +45,7 @@ func TestAPullStoppedOnAConflictStopsEveryWrite(t *testing.T) {
 	head := gitIn(t, dir, "rev-parse", "HEAD")
 	conflicted, _ := os.ReadFile(filepath.Join(dir, logRel))
 
-	code, _, errs = event("do/2/b")
+	code, _, errs := event("do/2/b")
 	if code != 1 {
 		t.Fatalf("a write during the merge was not refused: exit %d", code)
 	}
@@ -73,7 +62,7 @@ func TestAPullStoppedOnAConflictStopsEveryWrite(t *testing.T) {
 			t.Errorf("%v during the merge: exit %d %s", args, code, errs)
 		}
 	}
-	_, out, _ = quire(t, "", v, "check", "--json")
+	_, out, _ := quire(t, "", v, "check", "--json")
 	if !strings.Contains(out, "git's merge is not finished") {
 		t.Errorf("quire check does not say the merge is in progress: %s", out)
 	}

@@ -17,24 +17,14 @@ import (
 // clean: quire never committed the edit.
 func TestHandEditOfACommittedLineIsRefusedBeforeQuireCommitsIt(t *testing.T) {
 	t.Parallel()
-	dir, v, project := newCLIVault(t)
-	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
-	quire(t, "", v, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
-	code, out, errs := quire(t, "", v, "run", "start", "--playbook", "finance", "--name", "close", "--member-of", project,
-		"--executor", "agent-7", "--authorized-by", "ana", "--json")
-	var r struct {
-		RunID string `json:"run_id"`
-	}
-	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
-		t.Fatalf("run start: %d %s %s", code, out, errs)
-	}
+	dir, v, runID := newCloseRun(t)
 	event := func(step string) (int, string, string) {
-		return quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", r.RunID, "--step", step, "--actor", "agent-7")
+		return quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", runID, "--step", step, "--actor", "agent-7")
 	}
 	if code, out, errs := event("do/1/a"); code != 0 {
 		t.Fatalf("event: %s %s", out, errs)
 	}
-	m, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-"+r.RunID+"-*", "run.jsonl"))
+	m, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-"+runID+"-*", "run.jsonl"))
 	logRel, _ := filepath.Rel(dir, m[0])
 	logRel = filepath.ToSlash(logRel)
 	committed, err := os.ReadFile(m[0])
@@ -54,7 +44,7 @@ func TestHandEditOfACommittedLineIsRefusedBeforeQuireCommitsIt(t *testing.T) {
 	}
 
 	// quire check reports it, before any write.
-	_, out, _ = quire(t, "", v, "check", "--json")
+	_, out, _ := quire(t, "", v, "check", "--json")
 	var rep checkJSON
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("check: %v %s", err, out)
@@ -70,7 +60,7 @@ func TestHandEditOfACommittedLineIsRefusedBeforeQuireCommitsIt(t *testing.T) {
 	}
 
 	// The next write is refused and changes nothing.
-	code, out, errs = event("do/2/b")
+	code, out, errs := event("do/2/b")
 	if code != 1 {
 		t.Fatalf("a write over the edited log was not refused (exit %d): %s", code, out)
 	}
@@ -79,7 +69,7 @@ func TestHandEditOfACommittedLineIsRefusedBeforeQuireCommitsIt(t *testing.T) {
 			t.Errorf("the refusal does not say %q: %s", want, errs)
 		}
 	}
-	_, out, _ = quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", r.RunID, "--step", "do/2/b", "--actor", "agent-7", "--json")
+	_, out, _ = quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", runID, "--step", "do/2/b", "--actor", "agent-7", "--json")
 	var refused struct{ Error struct{ Code string } }
 	if json.Unmarshal([]byte(out), &refused) != nil || refused.Error.Code != "conflict" {
 		t.Errorf("the refusal is not a conflict: %s", out)
