@@ -60,7 +60,8 @@ func (v *Vault) SetGuard(g func(rel string) Keep) { v.guard = g }
 
 // Kept checks the files at or below the given paths that the guard claims
 // against HEAD, and answers the first whose committed part differs as a
-// *HandEdit. The caller holds the lock.
+// *HandEdit; a symbolic link in a folder given is refused as conflict,
+// naming it (its commit could not take it). The caller holds the lock.
 func (v *Vault) Kept(paths []string) error {
 	if v.guard == nil {
 		return nil
@@ -85,19 +86,29 @@ func (v *Vault) Kept(paths []string) error {
 			}
 			continue
 		}
-		// A run folder: the files of its top level (artifacts/ holds no
-		// file a guard claims).
-		ents, err := os.ReadDir(abs)
+		// A folder (a run's): no symbolic link anywhere in it, which its
+		// commit could not take (a link git carried in with a pull refuses
+		// this folder's writes, never another's), and the files the guard
+		// claims against HEAD.
+		err = filepath.WalkDir(abs, func(fp string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			r, _ := filepath.Rel(v.root, fp)
+			rel := filepath.ToSlash(r)
+			switch {
+			case d.Type()&fs.ModeSymlink != 0:
+				return linkRefusal(rel)
+			case d.IsDir():
+				return nil
+			}
+			if keep := v.guard(rel); keep != Free && d.Type().IsRegular() {
+				return v.keepsFile(rel, fp, keep)
+			}
+			return nil
+		})
 		if err != nil {
 			return err
-		}
-		for _, d := range ents {
-			rel := path.Join(p, d.Name())
-			if keep := v.guard(rel); keep != Free && d.Type().IsRegular() {
-				if err := v.keepsFile(rel, filepath.Join(abs, d.Name()), keep); err != nil {
-					return err
-				}
-			}
 		}
 	}
 	return nil

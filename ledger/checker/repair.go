@@ -146,7 +146,8 @@ func (c *Checker) inspectVault(fix bool) (*vaultScan, error) {
 	if fix && len(commit) > 0 {
 		commit = dedupe(commit)
 		msg := "vault-janitor: commit what a stopped writer left uncommitted\n\n" + strings.Join(commit, "\n")
-		id, err := c.v.Commit(commit, vault.Signature{Name: runfolder.Janitor, When: c.h.Now()}, msg)
+		sig := vault.Signature{Name: runfolder.Janitor, When: c.h.Now()}
+		id, err := c.v.Commit(commit, sig, msg)
 		if r, ok := refusal.As(err); ok && r.Code == refusal.Unavailable {
 			// Another program holds git's lock: what is left stays for a
 			// later writer (the journal is kept), and the write that found
@@ -154,8 +155,25 @@ func (c *Checker) inspectVault(fix bool) (*vaultScan, error) {
 			s.done = append(s.done, fmt.Sprintf("left %s uncommitted for now: %s", strings.Join(commit, ", "), r.Message))
 			return s, nil
 		}
+		if err != nil && len(commit) > 1 {
+			// One folder quire cannot commit (a symbolic link planted in
+			// it, say) must not hold back the others, nor the write that
+			// found them: each is committed alone, and what cannot be is
+			// left, said, and reported by quire check.
+			for _, dir := range commit {
+				id, err := c.v.Commit([]string{dir}, sig, "vault-janitor: commit what a stopped writer left uncommitted\n\n"+dir)
+				switch {
+				case err != nil:
+					s.done = append(s.done, fmt.Sprintf("left %s uncommitted: %v", dir, err))
+				case id != "":
+					s.done = append(s.done, fmt.Sprintf("committed %s, which a stopped writer left uncommitted (commit %.12s)", dir, id))
+				}
+			}
+			return s, nil
+		}
 		if err != nil {
-			return nil, err
+			s.done = append(s.done, fmt.Sprintf("left %s uncommitted: %v", strings.Join(commit, ", "), err))
+			return s, nil
 		}
 		if id != "" {
 			s.done = append(s.done, fmt.Sprintf("committed %s, which a stopped writer left uncommitted (commit %.12s)", strings.Join(commit, ", "), id))
