@@ -490,6 +490,11 @@ func (l *Ledger) putArtifact(ctx context.Context, a *PutArtifactArgs) (map[strin
 	if err != nil {
 		return nil, err
 	}
+	// The name is judged before the folder: a name that leads through a
+	// link is a bad name (checked again under the lock, as it is written).
+	if _, err := f.ArtifactPath(a.Name); err != nil {
+		return nil, err
+	}
 	var rel string
 	err = l.write(writeArgs{Keeps: []string{e.Path}}, func(t *tx) error {
 		if rel, err = f.PutArtifact(a.Name, content); err != nil {
