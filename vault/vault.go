@@ -120,17 +120,19 @@ func Open(dir string) (*Vault, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(root, ConfigFile)); err != nil {
+	cfg, err := os.Stat(filepath.Join(root, ConfigFile))
+	if err != nil {
 		return nil, refusal.New(refusal.NotFound, "%s is not a quire vault: it has no %s (make one with quire init)", root, ConfigFile)
 	}
 	if err := checkFormat(root); err != nil {
 		return nil, err
 	}
+	formatStamp := stampOf(cfg) // the format just checked holds for this stat
 	gitDir := filepath.Join(root, ".git")
 	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
 		return nil, refusal.New(refusal.NotFound, "%s is not a quire vault: it has no .git folder", root)
 	}
-	v := &Vault{root: root, gitDir: gitDir}
+	v := &Vault{root: root, gitDir: gitDir, formatStamp: formatStamp}
 	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
 	if err != nil {
 		return nil, err
