@@ -268,6 +268,17 @@ func runTrailers(playbook, definition, runID, folder string) []vault.Trailer {
 		{Key: "Definition", Value: definition}, {Key: "Run-Folder", Value: folder}}
 }
 
+// keepIfEnded checks, for a write that commits at once because the run
+// has ended (commitIfEnded), that what was committed of the run's folder
+// still holds, before it writes.
+func (t *tx) keepIfEnded(f runfolder.Folder) error {
+	st, err := f.LoadState()
+	if err != nil || (st.State != runfolder.Complete && st.State != runfolder.Failed) {
+		return err
+	}
+	return t.keep(f.Rel)
+}
+
 // commitIfEnded commits a write to a run that has ended (complete or
 // failed): no boundary of the run follows but its archive, which may be 90
 // days off, so the write is its own boundary and is committed before the
@@ -456,7 +467,10 @@ func (l *Ledger) appendThread(ctx context.Context, a *AppendThreadArgs) (*Run, e
 	if len(a.Text) > maxThreadAppend {
 		return nil, refusal.Invalid("/text", "the text is %d bytes; append_thread takes at most 64 KiB a call", len(a.Text))
 	}
-	err = l.write(writeArgs{Keeps: []string{e.Path}}, func(t *tx) error {
+	err = l.write(writeArgs{}, func(t *tx) error {
+		if err := t.keepIfEnded(f); err != nil {
+			return err
+		}
 		now := l.Now()
 		entry := fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(now), a.Text)
 		if fi, err := os.Stat(l.v.Abs(path.Join(e.Path, runfolder.ThreadFile))); err == nil && fi.Size()+int64(len(entry))+2 > maxThread {
@@ -496,7 +510,10 @@ func (l *Ledger) putArtifact(ctx context.Context, a *PutArtifactArgs) (map[strin
 		return nil, err
 	}
 	var rel string
-	err = l.write(writeArgs{Keeps: []string{e.Path}}, func(t *tx) error {
+	err = l.write(writeArgs{}, func(t *tx) error {
+		if err := t.keepIfEnded(f); err != nil {
+			return err
+		}
 		if rel, err = f.PutArtifact(a.Name, content); err != nil {
 			return err
 		}
@@ -673,7 +690,14 @@ func (l *Ledger) getRun(ctx context.Context, a *GetRunArgs) (*Run, error) {
 func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line, after func(*runfolder.State) error) (*runfolder.State, *bool, error) {
 	var st *runfolder.State
 	var committed *bool
-	err := l.write(writeArgs{Playbook: e.Playbook, RequestID: ln.RequestID, Keeps: []string{f.Rel}}, func(t *tx) error {
+	// A boundary commits the run's folder: what was committed of it must
+	// still hold. An event between boundaries commits nothing, and is not
+	// made to read the whole log (its boundary checks it).
+	var keeps []string
+	if event.IsBoundary(ln.Event) {
+		keeps = []string{f.Rel}
+	}
+	err := l.write(writeArgs{Playbook: e.Playbook, RequestID: ln.RequestID, Keeps: keeps}, func(t *tx) error {
 		// Lines written by hand at the end of the log are numbered first.
 		if err := t.adoptLines(e.Playbook, path.Join(f.Rel, runfolder.LogFile)); err != nil {
 			return err

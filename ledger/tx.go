@@ -60,8 +60,8 @@ func (l *Ledger) write(w writeArgs, fn func(t *tx) error) error {
 				return err
 			}
 		}
-		if err := l.v.Kept(w.Keeps); err != nil {
-			return handEdit(err)
+		if err := t.keep(w.Keeps...); err != nil {
+			return err
 		}
 		return fn(t)
 	})
@@ -70,6 +70,16 @@ func (l *Ledger) write(w writeArgs, fn func(t *tx) error) error {
 	}
 	for p, seq := range t.notified {
 		l.notify(p, seq)
+	}
+	return nil
+}
+
+// keep checks that the files or folders at paths still hold what HEAD
+// holds of them (and hold no symbolic link), before the write writes
+// what it will commit.
+func (t *tx) keep(paths ...string) error {
+	if err := t.l.v.Kept(paths); err != nil {
+		return handEdit(err)
 	}
 	return nil
 }

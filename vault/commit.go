@@ -232,7 +232,7 @@ func (v *Vault) collectFile(rel, abs string, changes map[string]change) error {
 	if v.guard != nil {
 		keep = v.guard(rel)
 	}
-	if keep != Free {
+	if keep != Free && !v.checked[rel] {
 		if err := v.keeps(rel, keep, data, true); err != nil {
 			return err
 		}

@@ -66,6 +66,9 @@ func (v *Vault) Kept(paths []string) error {
 	if v.guard == nil {
 		return nil
 	}
+	if v.checked == nil {
+		v.checked = map[string]bool{}
+	}
 	for _, p := range paths {
 		abs := v.Abs(p)
 		fi, err := os.Lstat(abs)
@@ -126,12 +129,32 @@ func (v *Vault) keepsGone(rel string) error {
 	return nil
 }
 
+// keepsFile checks one file for Kept. A file whose stat is the one
+// .git/index records with HEAD's blob is HEAD's, unread; one checked, it
+// is marked so that this write's commit does not check it again (the lock
+// is held between).
 func (v *Vault) keepsFile(rel, abs string, keep Keep) error {
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return err
+	}
+	if v.gitIdx.load() == nil {
+		if i, ok := v.gitIdx.find(rel); ok && v.gitIdx.clean(rel, fi) {
+			if id, held, err := v.headEntry(rel); err == nil && held && v.gitIdx.entries[i].Hash == id {
+				v.checked[rel] = true
+				return nil
+			}
+		}
+	}
 	data, err := os.ReadFile(abs)
 	if err != nil {
 		return err
 	}
-	return v.keeps(rel, keep, data, true)
+	if err := v.keeps(rel, keep, data, true); err != nil {
+		return err
+	}
+	v.checked[rel] = true
+	return nil
 }
 
 // HandEdits lists every file the guard claims whose committed part differs

@@ -100,6 +100,9 @@ type Vault struct {
 	guard       func(rel string) Keep // what each committed file keeps of HEAD's (guard.go)
 	formatStamp fileStamp             // quire.yaml's stat when its format was last checked (format.go)
 	kept        map[string]keptBlob   // sizes of HEAD's blobs checked last (guard.go)
+	// checked: the files Kept found holding HEAD's part in this hold of
+	// the lock, which the commit need not check again (guard.go).
+	checked map[string]bool
 }
 
 // Paths of a vault, relative to its root.
@@ -231,8 +234,10 @@ func (v *Vault) withLock(write bool, fn func() error) error {
 		return err
 	}
 	v.locked = write
+	v.checked = nil
 	defer func() {
 		v.locked = false
+		v.checked = nil
 		fsys.Unlock(v.lockF)
 	}()
 	if !write {
