@@ -20,10 +20,12 @@ import (
 //  2. looks the request id up again under the lock: a call repeating an id
 //     that another process wrote while this one waited answers the first
 //     answer and writes nothing (requests.go);
-//  3. checks that every file the write names in keeps still holds what
+//  3. checks that every file the write will commit (writeArgs.Keeps, or
+//     t.keep where that is known only under the lock) still holds what
 //     HEAD holds of it (keepOf: HEAD's complete lines a prefix of an
-//     append-only file, a file written once unchanged) and refuses, with
-//     conflict naming the file and the line, before anything is written;
+//     append-only file, a file written once unchanged) and that its folder
+//     holds no symbolic link, and refuses, with conflict naming the file
+//     and the line, before anything is written;
 //  4. runs the write, which numbers (nextSeq, appendEvent) and appends
 //     through the tx, and commits through it: the vault holds the same
 //     guard on the exact bytes committed, and a commit that cannot be made
@@ -46,8 +48,9 @@ type writeArgs struct {
 	Playbook string
 	// RequestID, when set, is looked up again under the lock.
 	RequestID string
-	// Keeps are the files or folders the write appends to or commits,
-	// checked against HEAD before it writes.
+	// Keeps are the files or folders the write will commit, checked
+	// against HEAD before it writes (a write that commits nothing names
+	// none: its commit, later, is checked then).
 	Keeps []string
 }
 
