@@ -129,6 +129,11 @@ func (l *Ledger) eventTime(arg, field string) (time.Time, error) {
 	if err != nil {
 		return t, err
 	}
+	if t.Before(time.Unix(0, 0)) {
+		// The zero time (0001-01-01T00:00:00Z) among them: it was taken
+		// for a time left out, and the clock written in its place.
+		return t, refusal.Invalid(field, "%s is before 1970-01-01T00:00:00Z; an event's time is when it happened (git dates commits from 1970 on), or is left out for the server's clock", arg)
+	}
 	now := l.Now()
 	if ahead := t.Sub(now); ahead > MaxAhead {
 		return t, refusal.Invalid(field, "%s is %s ahead of the server's clock (%s); an event's time may be at most %d minutes ahead",

@@ -53,3 +53,22 @@ func TestHostileTextMakesCommitsGitAccepts(t *testing.T) {
 		t.Fatalf("a push to a host with receive.fsckObjects: %v\n%s", err, out)
 	}
 }
+
+// An event's time before 1970 (the zero time 0001-01-01T00:00:00Z among
+// them, which was taken for a time left out and replaced by the clock) is
+// refused at /time.
+func TestATimeBefore1970IsRefused(t *testing.T) {
+	t.Parallel()
+	_, v, run := newCloseRun(t)
+	for _, at := range []string{"0001-01-01T00:00:00Z", "1969-12-31T23:59:59Z"} {
+		code, _, errs := quire(t, "", v, "call", "record_event", "--args",
+			`{"playbook":"finance","run_id":"`+run+`","event":"step_completed","step":"do/1/a","actor":"agent-7","time":"`+at+`"}`)
+		if code != 1 || !strings.Contains(errs, at+" is before 1970-01-01T00:00:00Z") {
+			t.Errorf("time %s: exit %d %s", at, code, errs)
+		}
+	}
+	if code, out, errs := quire(t, "", v, "call", "record_event", "--args",
+		`{"playbook":"finance","run_id":"`+run+`","event":"step_completed","step":"do/1/a","actor":"agent-7","time":"1970-01-01T00:00:00Z"}`); code != 1 || !strings.Contains(errs, "before the run's previous event") {
+		t.Errorf("1970 itself is a time, judged by the run's order: %d %s %s", code, out, errs)
+	}
+}
