@@ -116,8 +116,25 @@ func (c *Checker) inspectVault(fix bool) (*vaultScan, error) {
 				// committed; one that disagrees with its log is a hand
 				// edit instead, which quire check reports on its own and
 				// the run's next boundary writes over.
-				if msg, err := c.h.Folder(dir).StateDisagrees(); err == nil && msg == "" {
+				msg, err := c.h.Folder(dir).StateDisagrees()
+				switch {
+				case err == nil && msg == "":
 					uncommitted = true
+				case err == nil && fix:
+					// run.state.json is derived: one that disagrees with the
+					// files it is derived from (a hand edit: a "state" made
+					// "archived", say, which every write then trusted) is
+					// made again from them.
+					f := c.h.Folder(dir)
+					st, err := f.Derive("")
+					if err != nil {
+						add(ch.Path, "disagrees with run.jsonl and cannot be made again from it: %v", err)
+						continue
+					}
+					if err := f.WriteState(st); err != nil {
+						return nil, err
+					}
+					s.done = append(s.done, fmt.Sprintf("made %s again from run.jsonl and definition.md: it %s (a hand edit; quire derives it)", ch.Path, msg))
 				}
 			case ch.Kind == "untracked" && name == runfolder.DefinitionFile:
 				uncommitted = true // the run's creation, not committed
