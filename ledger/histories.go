@@ -85,6 +85,20 @@ func (s historySource) Forget(playbook string) {
 // historyOf is the playbook's history, to read.
 func (l *Ledger) historyOf(playbook string) (*history.History, error) { return l.hist.Of(playbook) }
 
+// followGitForRead has the histories follow a git command that moved the
+// files under them (git reset --hard, git revert) before a read operation
+// reads them, as a write's transaction does before it writes: four stats
+// while git is as quire left it. A vault that takes no write now (git's
+// merge in the middle, say) is read as it is. The caller holds no lock.
+func (l *Ledger) followGitForRead() {
+	if l == nil {
+		return // an operation that needs no vault (explain_address)
+	}
+	if l.hist.GitMoved() {
+		_ = l.write(writeArgs{}, func(t *tx) error { return t.followGit() })
+	}
+}
+
 // staleHistories lists the playbooks whose history points past the end of
 // a file it names (or into a file that is gone).
 func (l *Ledger) staleHistories() ([]string, error) { return l.hist.Stale() }
@@ -138,6 +152,9 @@ func (t *tx) nextSeq(playbook string) (int64, error) {
 // adoptLines numbers, in the playbook's history, the lines written by hand
 // at the end of file that it lacks.
 func (t *tx) adoptLines(playbook, file string) error { return t.l.hist.Adopt(playbook, file) }
+
+// followGit has the histories follow what a git command changed.
+func (t *tx) followGit() error { return t.l.hist.FollowGit() }
 
 // commit commits paths after a write whose record is already durable, and
 // says whether it could; a commit that fails leaves its paths in

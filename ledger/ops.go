@@ -228,6 +228,13 @@ func op[A any, R any](o Op, h func(l *Ledger, ctx context.Context, a *A) (R, err
 		}
 	}
 	call := withRequestID(o.Name, func(ctx context.Context, l *Ledger, a *A) (R, error) { return h(l, ctx, a) })
+	if o.ReadOnly {
+		read := call
+		call = func(ctx context.Context, l *Ledger, a *A) (R, error) {
+			l.followGitForRead()
+			return read(ctx, l, a)
+		}
+	}
 	o.call = func(ctx context.Context, l *Ledger, args any) (any, error) {
 		return call(ctx, l, args.(*A))
 	}

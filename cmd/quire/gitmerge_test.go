@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,5 +81,38 @@ func TestAPullStoppedOnAConflictStopsEveryWrite(t *testing.T) {
 	gitIn(t, dir, "merge", "--abort")
 	if code, out, errs := event("do/2/b"); code != 0 {
 		t.Fatalf("event after the merge was aborted: %s %s", out, errs)
+	}
+}
+
+// After git reset --hard or git revert takes committed lines back, reads
+// answer from the files as they now are: the histories follow git before
+// they are read, not only at the next write.
+func TestReadsFollowAResetAndARevert(t *testing.T) {
+	t.Parallel()
+	dir, v, run := newCloseRun(t)
+	for _, step := range []string{"do/1/a", "do/2/b", "do/3/c"} {
+		if code, out, errs := quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", run, "--step", step, "--actor", "agent-7"); code != 0 {
+			t.Fatalf("event: %s %s", out, errs)
+		}
+	}
+	count := func() int {
+		t.Helper()
+		code, out, errs := quire(t, "", v, "call", "list_playbook_events", "--args", `{"playbook":"finance"}`)
+		var page struct{ Events []struct{ Type string } }
+		if code != 0 || json.Unmarshal([]byte(out), &page) != nil {
+			t.Fatalf("list_playbook_events: %d %s %s", code, out, errs)
+		}
+		return len(page.Events)
+	}
+	if n := count(); n != 6 {
+		t.Fatalf("%d events, want 6", n)
+	}
+	gitIn(t, dir, "reset", "-q", "--hard", "HEAD~2")
+	if n := count(); n != 4 {
+		t.Fatalf("after the reset: %d events, want 4", n)
+	}
+	gitIn(t, dir, "revert", "--no-edit", "HEAD")
+	if n := count(); n != 3 {
+		t.Fatalf("after the revert: %d events, want 3", n)
 	}
 }

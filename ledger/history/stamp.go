@@ -77,7 +77,7 @@ func writeStamp(p string, stamp []byte) {
 // it. Every write runs it before it numbers an event. The caller holds the
 // vault's lock.
 func (s *Store) FollowGit() error {
-	if data, err := os.ReadFile(s.v.Abs(gitStampFile)); err == nil && string(data) == s.gitStamp() {
+	if !s.GitMoved() {
 		return nil
 	}
 	written, ok, err := s.v.WrittenSince(s.mark)
@@ -93,6 +93,16 @@ func (s *Store) FollowGit() error {
 	}
 	s.restamp()
 	return nil
+}
+
+// GitMoved reports whether git changed HEAD, a branch, packed-refs or the
+// index since the histories were last known true to it (four stats): a
+// reader that sees it has the histories follow git (FollowGit, under the
+// lock) before it reads them, so that a git reset --hard or revert does
+// not leave it reading past the files.
+func (s *Store) GitMoved() bool {
+	data, err := os.ReadFile(s.v.Abs(gitStampFile))
+	return err != nil || string(data) != s.gitStamp()
 }
 
 // Stale lists the playbooks whose history points past the end of a file
