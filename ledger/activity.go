@@ -101,7 +101,7 @@ func (l *Ledger) listActivity(_ context.Context, a *ListActivityArgs) (*Activity
 	return activity.List(activitySource{l}, activity.Query{Playbook: a.Playbook, Since: a.Since, Limit: a.Limit, Member: a.Member})
 }
 
-func (l *Ledger) markActivitySeen(_ context.Context, a *MarkSeenArgs) (*SeenMarks, error) {
+func (l *Ledger) markActivitySeen(ctx context.Context, a *MarkSeenArgs) (*SeenMarks, error) {
 	if err := activity.CheckMember(a.Member); err != nil {
 		return nil, err
 	}
@@ -117,7 +117,8 @@ func (l *Ledger) markActivitySeen(_ context.Context, a *MarkSeenArgs) (*SeenMark
 		items[i] = ad.String()
 	}
 	out := &SeenMarks{Member: a.Member, Items: items}
-	err := l.write(writeArgs{}, func(t *tx) error {
+	err := l.write(writeArgs{Request: requestIn(ctx)}, func(t *tx) error {
+		t.answerWith(func() (any, error) { return out, nil })
 		now := l.Now()
 		out.At = event.FormatTime(now)
 		rel := activity.SeenPath(a.Member)
@@ -133,6 +134,9 @@ func (l *Ledger) markActivitySeen(_ context.Context, a *MarkSeenArgs) (*SeenMark
 		}
 		line, err := activity.Line(out.At, items)
 		if err != nil {
+			return err
+		}
+		if err := t.touch(rel, true); err != nil {
 			return err
 		}
 		if _, err := vault.AppendLine(abs, line); err != nil {

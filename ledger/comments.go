@@ -109,7 +109,7 @@ func ownerName(playbook string) string {
 	return playbook
 }
 
-func (l *Ledger) makeComment(_ context.Context, a *MakeCommentArgs) (*Comment, error) {
+func (l *Ledger) makeComment(ctx context.Context, a *MakeCommentArgs) (*Comment, error) {
 	if a.Playbook != "" {
 		if err := checkPlaybookID(a.Playbook); err != nil {
 			return nil, err
@@ -128,13 +128,16 @@ func (l *Ledger) makeComment(_ context.Context, a *MakeCommentArgs) (*Comment, e
 	id := newID()
 	rel := comments.Path(a.Playbook, id)
 	var c *Comment
-	err = l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
+	err = l.write(writeArgs{Keeps: playbookKeeps(a.Playbook), Request: requestIn(ctx)}, func(t *tx) error {
 		if err := l.commentOwner(a.Playbook); err != nil {
 			return err
 		}
 		now := l.Now()
 		f := comments.Front{ID: id, Address: on.String(), Author: a.Author, Created: event.FormatTime(now)}
-		if err := writeNew(l.v, rel, comments.Encode(f, a.Text)); err != nil {
+		c = f.Comment(a.Playbook, rel, a.Text)
+		c.Committed = boolPtr(true) // kept before the commit, which makes it so (or the next writer does)
+		t.answerWith(func() (any, error) { return c, nil })
+		if err := t.writeNew(rel, comments.Encode(f, a.Text)); err != nil {
 			return err
 		}
 		paths := []string{rel, vault.IndexFile}
@@ -156,7 +159,6 @@ func (l *Ledger) makeComment(_ context.Context, a *MakeCommentArgs) (*Comment, e
 		committed := t.commit(paths, vault.Signature{Name: a.Author, When: now}, vault.Message{
 			Subject:  ownerName(a.Playbook) + ": comment on " + f.Address,
 			Trailers: []vault.Trailer{{Key: "Comment-Id", Value: id}, {Key: "Address", Value: f.Address}, {Key: "Playbook", Value: a.Playbook}}})
-		c = f.Comment(a.Playbook, rel, a.Text)
 		c.Committed = boolPtr(committed)
 		return nil
 	})
@@ -197,7 +199,7 @@ func (l *Ledger) listComments(_ context.Context, a *ListCommentsArgs) ([]*Commen
 	return comments.Select(all, keep), nil
 }
 
-func (l *Ledger) resolveComment(_ context.Context, a *ResolveCommentArgs) (*Comment, error) {
+func (l *Ledger) resolveComment(ctx context.Context, a *ResolveCommentArgs) (*Comment, error) {
 	if a.Playbook != "" {
 		if err := checkPlaybookID(a.Playbook); err != nil {
 			return nil, err
@@ -215,7 +217,7 @@ func (l *Ledger) resolveComment(_ context.Context, a *ResolveCommentArgs) (*Comm
 	}
 	id := strings.ToLower(a.ID)
 	var out *Comment
-	err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
+	err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook), Request: requestIn(ctx)}, func(t *tx) error {
 		if err := l.commentOwner(a.Playbook); err != nil {
 			return err
 		}
@@ -247,9 +249,19 @@ func (l *Ledger) resolveComment(_ context.Context, a *ResolveCommentArgs) (*Comm
 		if err != nil {
 			return err
 		}
+		if err := t.touch(e.Path, false); err != nil {
+			return err
+		}
 		if err := vault.WriteAtomic(abs, comments.Encode(f, text)); err != nil {
 			return err
 		}
+		t.answerWith(func() (any, error) {
+			c, err := comments.Read(store, e.Playbook, e.Path)
+			if c != nil {
+				c.Committed = boolPtr(true) // kept before the commit, which makes it so (or the next writer does)
+			}
+			return c, err
+		})
 		paths := []string{e.Path}
 		if a.Playbook != "" {
 			ln := &event.Line{Event: event.CommentResolved, Timestamp: f.ResolvedAt, Detail: "Resolved: " + a.How,

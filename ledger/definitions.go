@@ -70,12 +70,13 @@ func (l *Ledger) createProject(ctx context.Context, a *CreateProjectArgs) (*Proj
 		return nil, refusal.Invalid("/name", "a project's name needs at least one letter or digit")
 	}
 	p := &Project{UID: newID(), Name: name, Path: path.Join("projects", slug+".md")}
-	err := l.write(writeArgs{}, func(t *tx) error {
+	err := l.write(writeArgs{Request: requestIn(ctx)}, func(t *tx) error {
+		t.answerWith(func() (any, error) { return p, nil })
 		if l.v.Exists(p.Path) {
 			return refusal.At(refusal.Conflict, "/name", "a project with the slug %q already exists at %s", slug, p.Path)
 		}
 		doc, _ := yaml.Marshal(map[string]string{"uid": p.UID, "name": name, "type": "project"})
-		if err := writeNew(l.v, p.Path, []byte("---\n"+string(doc)+"---\n")); err != nil {
+		if err := t.writeNew(p.Path, []byte("---\n"+string(doc)+"---\n")); err != nil {
 			return err
 		}
 		if err := l.v.Register(vault.Entry{UID: p.UID, Type: "project", Path: p.Path, Name: name, Created: event.FormatTime(l.Now())}); err != nil {
@@ -97,10 +98,13 @@ func (l *Ledger) listProjects(ctx context.Context, a *struct{}) ([]Project, erro
 	return out, err
 }
 
-// writeNew makes a file (and its folders) atomically.
-func writeNew(v *vault.Vault, rel string, data []byte) error {
-	abs, err := v.Join(rel)
+// writeNew makes or replaces a file (and makes its folders) atomically.
+func (t *tx) writeNew(rel string, data []byte) error {
+	abs, err := t.l.v.Join(rel)
 	if err != nil {
+		return err
+	}
+	if err := t.touch(rel, false); err != nil {
 		return err
 	}
 	crashpoint.Hit()
@@ -180,13 +184,16 @@ func (l *Ledger) createPlaybook(ctx context.Context, a *CreatePlaybookArgs) (*Pl
 		return nil, refusal.Invalid("/name", "a playbook's name is 1 to 200 characters")
 	}
 	uid := newID()
-	err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
+	err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook), Request: requestIn(ctx)}, func(t *tx) error {
+		t.answerWith(func() (any, error) { return l.playbookOf(a.Playbook) })
 		dir := playbookDir(a.Playbook)
-		if l.v.Exists(dir) {
+		// A folder without either file (one a stopped write left) is
+		// no playbook yet.
+		if l.v.Exists(path.Join(dir, "playbook.md")) || l.v.Exists(path.Join(dir, "events.jsonl")) {
 			return refusal.At(refusal.Conflict, "/playbook", "the playbook %q already exists", a.Playbook)
 		}
 		fm, _ := yaml.Marshal(playbookFront{UID: uid, Name: a.Name, Description: a.Description})
-		if err := writeNew(l.v, path.Join(dir, "playbook.md"), []byte("---\n"+string(fm)+"---\n")); err != nil {
+		if err := t.writeNew(path.Join(dir, "playbook.md"), []byte("---\n"+string(fm)+"---\n")); err != nil {
 			return err
 		}
 		now := l.Now()
@@ -483,7 +490,8 @@ func (l *Ledger) saveDefinition(ctx context.Context, a *SaveDefinitionArgs, upda
 	if err := l.checkSave(ctx, a); err != nil {
 		return nil, err
 	}
-	err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
+	err := l.write(writeArgs{Keeps: playbookKeeps(a.Playbook), Request: requestIn(ctx)}, func(t *tx) error {
+		t.answerWith(func() (any, error) { return l.definitionAt(a.Playbook, a.Type, a.Name, 0, true) })
 		if _, err := l.readPlaybook(a.Playbook); err != nil {
 			return err
 		}
@@ -515,7 +523,7 @@ func (l *Ledger) saveDefinition(ctx context.Context, a *SaveDefinitionArgs, upda
 			v.UID = d.UID
 		}
 		v.Blob = vault.BlobID([]byte(a.Source))
-		if err := writeNew(l.v, v.Path, []byte(a.Source)); err != nil {
+		if err := t.writeNew(v.Path, []byte(a.Source)); err != nil {
 			return err
 		}
 		now := l.Now()

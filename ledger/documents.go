@@ -364,7 +364,8 @@ func (l *Ledger) updatePlaybook(ctx context.Context, a *UpdatePlaybookArgs) (*Pl
 	if a.Name == "" && a.Description == nil && !pageSet {
 		return nil, refusal.Invalid("", "update_playbook changes name, description or page; none was given")
 	}
-	err = l.write(writeArgs{Keeps: playbookKeeps(a.Playbook)}, func(t *tx) error {
+	err = l.write(writeArgs{Keeps: playbookKeeps(a.Playbook), Request: requestIn(ctx)}, func(t *tx) error {
+		t.answerWith(func() (any, error) { return l.playbookOf(a.Playbook) })
 		f, err := l.readPlaybook(a.Playbook)
 		if err != nil {
 			return err
@@ -381,7 +382,7 @@ func (l *Ledger) updatePlaybook(ctx context.Context, a *UpdatePlaybookArgs) (*Pl
 			return err
 		}
 		rel := playbookDir(a.Playbook) + "/playbook.md"
-		if err := writeNew(l.v, rel, []byte("---\n"+string(fm)+"---\n")); err != nil {
+		if err := t.writeNew(rel, []byte("---\n"+string(fm)+"---\n")); err != nil {
 			return err
 		}
 		now := l.Now()

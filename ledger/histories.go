@@ -161,6 +161,12 @@ func (t *tx) followGit() error { return t.l.hist.FollowGit() }
 // .quire/uncommitted for the next commit (history.Store.Commit). The
 // commit is added to the runs' commits (runcommits.go).
 func (t *tx) commit(paths []string, sig vault.Signature, m vault.Message) bool {
+	if err := t.settle(); err != nil {
+		// Its answer cannot be kept: nothing is committed, and the
+		// write fails (the next writer puts back what it wrote).
+		t.err = err
+		return false
+	}
 	id, ok := t.l.hist.Commit(paths, sig, m)
 	if ok {
 		t.l.recordCommit(id)

@@ -191,6 +191,9 @@ func (t *tx) recordPlaybookEvent(playbook string, ln *event.Line) error {
 	if _, err := vault.RepairTail(abs); err != nil && !isNotExist(err) {
 		return err
 	}
+	if err := t.touch(file, true); err != nil {
+		return err
+	}
 	off := fileSize(abs)
 	if _, err := t.appendEvent(playbook, func(reserve func(string, int64, int) error) error {
 		if err := reserve(file, off, len(raw)); err != nil {

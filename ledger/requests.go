@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -37,15 +38,18 @@ import (
 //     (.quire/requests/<playbook>.filed), once, before the next lookup.
 //   - Only successes are kept: a refused call wrote nothing, and its retry
 //     is judged anew.
-//   - The operations that write no event line (append_thread, put_artifact,
+//   - The operations that write no event line of the run (append_thread,
 //     make_comment, resolve_comment, the saves of definitions, projects and
-//     playbooks, mark_activity_seen, archive_idle_runs) keep their answer in
-//     .quire/requests/ alone: a kill between the write and that file, or a
-//     deleted .quire/, forgets the id.
+//     playbooks, mark_activity_seen) keep their answer in .quire/requests/
+//     inside their write transaction, before its commit, and the write is
+//     undone by the next writer should it stop before that (tx.go's
+//     settle, vault.Undoable): the answer and the effect are there
+//     together or not at all, at every point a writer can stop. A deleted
+//     .quire/ forgets their ids. put_artifact, retire_definition and
+//     repair_vault are idempotent: their retry does again what is done.
 //   - Calls with one id at once wait for each other in one process; in two
-//     processes, the operations that write an event line look the id up
-//     again under the vault's lock, so only one line is written; the others
-//     may both write.
+//     processes, every write looks the id up again under the vault's lock,
+//     so one of them writes.
 const requestsDir = vault.QuireDir + "/requests"
 
 // maxRequestID is the longest request id taken.
@@ -126,6 +130,8 @@ func withRequestID[A any, R any](name string, h func(ctx context.Context, l *Led
 			scope = f.String()
 		}
 		digest := argsDigest(name, v, field)
+		req := &request{scope: scope, id: id, op: name, digest: digest}
+		ctx = context.WithValue(ctx, requestKey{}, req)
 		defer l.requests.lock(scope + "\x00" + id)()
 		if scope != "" {
 			l.fileRequests(scope)
@@ -147,10 +153,14 @@ func withRequestID[A any, R any](name string, h func(ctx context.Context, l *Led
 		out, err := h(ctx, l, a)
 		var rep *repeated
 		if errors.As(err, &rep) {
-			// Another process wrote this id's line while this call waited
-			// for the lock.
-			if rep.s.Op != name {
-				return zero, refusal.New(refusal.Conflict, "request_id %q was used before with the operation %s", id, rep.s.Op)
+			// Another process wrote this id's line, or kept its answer,
+			// while this call waited for the lock.
+			if rep.s.Op != name || (rep.s.Digest != "" && rep.s.Digest != digest) {
+				what := "other arguments"
+				if rep.s.Op != name {
+					what = "the operation " + rep.s.Op
+				}
+				return zero, refusal.New(refusal.Conflict, "request_id %q was used before with %s; a retry repeats its call exactly, and a new call takes a new id", id, what)
 			}
 			var out R
 			if err := json.Unmarshal(rep.s.Answer, &out); err != nil {
@@ -161,8 +171,11 @@ func withRequestID[A any, R any](name string, h func(ctx context.Context, l *Led
 		if err != nil {
 			return out, err
 		}
-		if raw, err := json.Marshal(out); err == nil {
-			l.keepRequest(scope, id, stored{Op: name, Digest: digest, Answer: raw})
+		if raw, err := json.Marshal(out); err == nil && !bytes.Equal(raw, req.kept) {
+			// The write's own transaction may have kept an answer
+			// already (settle): this one, made after its commit, tells
+			// whether the commit was made.
+			l.keepRequest(scope, id, stored{Op: name, Digest: digest, Answer: raw}, true)
 		}
 		return out, nil
 	}
@@ -177,10 +190,14 @@ func argsDigest(name string, v reflect.Value, field int) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (l *Ledger) requestPath(scope, id string) string {
+func (l *Ledger) requestPath(scope, id string) string { return l.v.Abs(l.requestRel(scope, id)) }
+
+// requestRel is where the answer of a request id is kept, relative to the
+// vault.
+func (l *Ledger) requestRel(scope, id string) string {
 	sum := sha256.Sum256([]byte(scope + "\x00" + id))
 	h := hex.EncodeToString(sum[:])
-	return l.v.Abs(path.Join(requestsDir, h[:2], h[2:]+".json"))
+	return path.Join(requestsDir, h[:2], h[2:]+".json")
 }
 
 func (l *Ledger) lookupRequest(scope, id string) (stored, bool) {
@@ -194,19 +211,36 @@ func (l *Ledger) lookupRequest(scope, id string) (stored, bool) {
 
 // keepRequest files an answer. .quire/ is derived state: should this fail,
 // the id of an event-writing call is still found in its line.
-func (l *Ledger) keepRequest(scope, id string, s stored) {
+// With replace, an answer kept already is replaced (the same call's, made
+// again after its commit); without, the first answer stays.
+func (l *Ledger) keepRequest(scope, id string, s stored, replace bool) error {
 	p := l.requestPath(scope, id)
-	if _, err := os.Stat(p); err == nil {
-		return // the first answer stays
+	if _, err := os.Stat(p); err == nil && !replace {
+		return nil // the first answer stays
 	}
 	data, err := json.Marshal(s)
 	if err != nil {
-		return
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return
+		return err
 	}
-	_ = vault.WriteAtomic(p, data)
+	return vault.WriteAtomic(p, data)
+}
+
+// request is a call with a request id, as its handler's context carries
+// it (withRequestID) to its write transaction.
+type request struct {
+	scope, id, op, digest string
+	kept                  []byte // the answer its transaction kept (settle)
+}
+
+type requestKey struct{}
+
+// requestIn is the call's request, or nil when it has no request id.
+func requestIn(ctx context.Context) *request {
+	r, _ := ctx.Value(requestKey{}).(*request)
+	return r
 }
 
 // fileRequests reads the playbook's history from the last seq filed and
@@ -232,6 +266,8 @@ func (l *Ledger) fileRequests(playbook string) {
 	if from >= count {
 		return
 	}
+	start := from
+pages:
 	for from < count {
 		recs, err := h.Page(from, 1000)
 		if err != nil || len(recs) == 0 {
@@ -241,13 +277,24 @@ func (l *Ledger) fileRequests(playbook string) {
 			ln := &recs[i].Line
 			if ln.RequestID != "" {
 				if _, ok := l.lookupRequest(playbook, ln.RequestID); !ok {
-					if s, ok := l.answerOfLine(playbook, ln); ok {
-						l.keepRequest(playbook, ln.RequestID, s)
+					s, ok := l.answerOfLine(playbook, ln)
+					if !ok && event.IsRunType(ln.Event) && ln.Run != "" {
+						// Its answer cannot be made yet (a run whose
+						// writer stopped before its index line, which
+						// the next writer adds): the mark stays before
+						// it, so it is read again.
+						break pages
+					}
+					if ok {
+						l.keepRequest(playbook, ln.RequestID, s, false)
 					}
 				}
 			}
 			from = recs[i].Seq
 		}
+	}
+	if from == start {
+		return
 	}
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], uint64(from))
@@ -299,6 +346,9 @@ func (l *Ledger) answerOfLine(playbook string, ln *event.Line) (stored, bool) {
 type repeated struct{ s stored }
 
 func (r *repeated) Error() string { return "request " + r.s.Op + " already made" }
+
+// WroteNothing tells the vault the write ends with nothing to finish.
+func (r *repeated) WroteNothing() bool { return true }
 
 // repeatUnderLock, for a write about to record a line with request id id,
 // files what the history holds and answers *repeated when the id is known.

@@ -467,7 +467,8 @@ func (l *Ledger) appendThread(ctx context.Context, a *AppendThreadArgs) (*Run, e
 	if len(a.Text) > maxThreadAppend {
 		return nil, refusal.Invalid("/text", "the text is %d bytes; append_thread takes at most 64 KiB a call", len(a.Text))
 	}
-	err = l.write(writeArgs{}, func(t *tx) error {
+	err = l.write(writeArgs{Request: requestIn(ctx)}, func(t *tx) error {
+		t.answerWith(func() (any, error) { return l.readRun(e, f) })
 		if err := t.keepIfEnded(f); err != nil {
 			return err
 		}
@@ -475,6 +476,9 @@ func (l *Ledger) appendThread(ctx context.Context, a *AppendThreadArgs) (*Run, e
 		entry := fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(now), a.Text)
 		if fi, err := os.Stat(l.v.Abs(path.Join(e.Path, runfolder.ThreadFile))); err == nil && fi.Size()+int64(len(entry))+2 > maxThread {
 			return refusal.Invalid("/text", "thread.md holds %d bytes and may hold at most 16 MiB; this text would pass it", fi.Size())
+		}
+		if err := t.touch(path.Join(e.Path, runfolder.ThreadFile), true); err != nil {
+			return err
 		}
 		if err := f.AppendThread(entry); err != nil {
 			return err

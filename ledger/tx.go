@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/json"
 	"errors"
 	"path"
 	"strings"
@@ -40,6 +41,12 @@ type tx struct {
 	l *Ledger
 	// notified: playbook → the last seq recorded, told after the lock.
 	notified map[string]int64
+	// req is the call's request id of a write that records no line of its
+	// own (writeArgs.Request), and answer makes its answer, kept when the
+	// write settles.
+	req    *request
+	answer func() (any, error)
+	err    error // a settle that failed inside a commit
 }
 
 // writeArgs say what a write is about before it starts.
@@ -52,6 +59,10 @@ type writeArgs struct {
 	// against HEAD before it writes (a write that commits nothing names
 	// none: its commit, later, is checked then).
 	Keeps []string
+	// Request, when set, is the request id of a write whose effect
+	// records no event line to find it by (requestIn): its answer is
+	// kept in the transaction, with its effect (see settle).
+	Request *request
 }
 
 // write runs fn as one write transaction (see tx).
@@ -63,10 +74,25 @@ func (l *Ledger) write(w writeArgs, fn func(t *tx) error) error {
 				return err
 			}
 		}
+		if r := w.Request; r != nil {
+			if s, ok := l.lookupRequest(r.scope, r.id); ok {
+				return &repeated{s}
+			}
+			if err := l.v.Undoable(l.requestRel(r.scope, r.id)); err != nil {
+				return err
+			}
+			t.req = r
+		}
 		if err := t.keep(w.Keeps...); err != nil {
 			return err
 		}
-		return fn(t)
+		if err := fn(t); err != nil {
+			return err
+		}
+		if t.err != nil {
+			return t.err
+		}
+		return t.settle()
 	})
 	if err != nil {
 		return err
@@ -75,6 +101,52 @@ func (l *Ledger) write(w writeArgs, fn func(t *tx) error) error {
 		l.notify(p, seq)
 	}
 	return nil
+}
+
+// A write with a request id that records no line of its own is undoable
+// (vault.Undoable) until it settles: the files it changes are touched
+// first (t.touch), so that a writer that dies before its answer is kept
+// is undone by the next, and the retry makes it once. It settles once its
+// effect is written and before it commits: settle keeps the answer (made
+// by t.answer's function, under the lock), then marks the write as one
+// that stands. So a kept answer and the effect are there together, or
+// neither is: request_id is exactly-once at every point a writer can stop.
+//
+// answerWith names the function that makes the answer: the handler calls
+// it before the write's commit.
+func (t *tx) answerWith(fn func() (any, error)) { t.answer = fn }
+
+// touch says, before an undoable write changes the file rel, how to put it
+// back (an append-only file by its size, any other by a copy).
+func (t *tx) touch(rel string, appendOnly bool) error {
+	if t.req == nil {
+		return nil
+	}
+	return t.l.v.Touch(rel, appendOnly)
+}
+
+// settle keeps the answer of the write's request and marks the write as
+// one that stands (nothing for a write without a request, or settled).
+func (t *tx) settle() error {
+	if t.req == nil || t.l.v.Settled() {
+		return nil
+	}
+	if t.answer == nil {
+		return errors.New("ledger: a write with a request id settles without an answer")
+	}
+	out, err := t.answer()
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	if err := t.l.keepRequest(t.req.scope, t.req.id, stored{Op: t.req.op, Digest: t.req.digest, Answer: raw}, false); err != nil {
+		return err
+	}
+	t.req.kept = raw
+	return t.l.v.Settle()
 }
 
 // keep checks that the files or folders at paths still hold what HEAD

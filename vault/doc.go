@@ -30,7 +30,8 @@
 //     knows a dead quire's git lock from another program's (removes the
 //     first, waits for the second and then refuses with what to do) and
 //     finishes what the dead one left (Recover, with the ledger's
-//     OnRecover);
+//     OnRecover), first putting back what an undoable write that had not
+//     settled changed (undo.go);
 //   - .git/index kept true to HEAD: git's index.lock is held through each
 //     commit, the in-memory index is dropped on any failed commit, and a
 //     stamp (.quire/index-stamp: HEAD and the index's stat) checked at open

@@ -98,6 +98,7 @@ func (v *Vault) begin() error {
 		return errDeferred
 	}
 	v.commitFailed = false
+	v.undo = nil
 	if err := v.note("pid %d", os.Getpid()); err != nil {
 		return err
 	}
@@ -111,11 +112,32 @@ func (v *Vault) begin() error {
 // an error that was not a refusal, or a commit failed, which may have left
 // changes half made for the next writer to finish.
 func (v *Vault) end(err error) {
-	if _, refused := refusal.As(err); v.commitFailed || err != nil && !refused {
+	u := v.undo
+	v.undo = nil
+	if _, refused := refusal.As(err); v.commitFailed || err != nil && !refused && !wroteNothing(err) {
 		return
+	}
+	if u != nil && !u.settled && err != nil {
+		// A refused write that was not settled writes nothing: what it
+		// changed before the refusal is put back now.
+		if old, rerr := os.ReadFile(v.journalPath()); rerr != nil {
+			return
+		} else if _, rerr := v.undoLeft(old); rerr != nil {
+			return // the journal stays: the next writer puts it back
+		}
+	}
+	if u != nil && u.copies > 0 {
+		os.RemoveAll(v.Abs(undoDir)) // the copies of a write that stands, or was put back
 	}
 	crashpoint.Hit()
 	v.jf.Truncate(0)
+}
+
+// wroteNothing reports an error that says the write found its work done
+// before it wrote anything (a repeated request id).
+func wroteNothing(err error) bool {
+	var n interface{ WroteNothing() bool }
+	return errors.As(err, &n) && n.WroteNothing()
 }
 
 // recover finishes what the writer whose journal is old left: its git
@@ -129,6 +151,16 @@ func (v *Vault) recover(old []byte) error {
 		}
 	}
 	who := "a quire process (pid " + strings.Join(pids, ", ") + ")"
+	// A write that had not settled is undone first: it was never
+	// committed, and its call was never answered.
+	undone, err := v.undoLeft(old)
+	for _, d := range undone {
+		v.logf("%s, after %s stopped", d, who)
+	}
+	v.recovered = append(v.recovered, undone...)
+	if err != nil {
+		return err
+	}
 	for _, lock := range deadLocks(v.gitDir, old) {
 		crashpoint.Hit()
 		if err := os.Remove(filepath.Join(v.gitDir, filepath.FromSlash(lock))); err == nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"quire/internal/fsys"
@@ -249,6 +250,11 @@ func (v *Vault) Register(e Entry) error {
 	}
 	line, err := json.Marshal(e)
 	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(v.root, v.reg.path); err != nil {
+		return err
+	} else if err := v.Touch(filepath.ToSlash(rel), true); err != nil {
 		return err
 	}
 	_, err = AppendLine(v.reg.path, append(line, '\n'))

@@ -87,9 +87,10 @@ type Vault struct {
 	// commitFailed says a commit of this write stopped on an error: its
 	// journal stays for the next writer, even when the error is a refusal.
 	commitFailed bool
-	jf           *os.File // the journal, open from the first write on
-	opening      bool     // the repair of .git/index at open, which leaves a journal to the next writer
-	recovered    []string // what this process's writers finished of others' (see Recovered)
+	jf           *os.File   // the journal, open from the first write on
+	undo         *undoState // this write's undo, when it is undoable (undo.go)
+	opening      bool       // the repair of .git/index at open, which leaves a journal to the next writer
+	recovered    []string   // what this process's writers finished of others' (see Recovered)
 	// OnRecover, set by the owner before the vault is used, finishes or
 	// rolls back, under the lock, what a writer that stopped in the middle
 	// left beyond git's locks and .git/index (the ledger's run folders,
