@@ -159,7 +159,7 @@ func RepairTail(abs string) (bool, error) {
 		return false, err
 	}
 	crashpoint.Hit()
-	if json.Valid(tail) && bytes.IndexByte(tail, '\n') < 0 {
+	if wholeLine(tail) {
 		if _, err := f.WriteAt([]byte{'\n'}, size); err != nil {
 			return false, err
 		}
@@ -172,6 +172,50 @@ func RepairTail(abs string) (bool, error) {
 		return false, err
 	}
 	return true, f.Sync()
+}
+
+// wholeLine says whether a last line without its newline is a whole line
+// (a JSON value), which lacks only the newline.
+func wholeLine(tail []byte) bool { return json.Valid(tail) && bytes.IndexByte(tail, '\n') < 0 }
+
+// maxLine is the longest line GiveNewline looks back for: the longest an
+// event line may be (256 KiB, words/event.MaxLine), and more.
+const maxLine = 1 << 20
+
+// GiveNewline gives the file at abs the newline its last line lacks when
+// that line is whole (see RepairTail), and leaves any other tail as it is.
+// A file that another tool wrote without its last newline is read as
+// holding that line, before anything numbers the lines after it.
+func GiveNewline(abs string) error {
+	f, err := os.OpenFile(abs, os.O_RDWR, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return err
+	}
+	start := max(fi.Size()-maxLine-1, 0)
+	buf := make([]byte, fi.Size()-start)
+	if _, err := f.ReadAt(buf, start); err != nil {
+		return err
+	}
+	if buf[len(buf)-1] == '\n' {
+		return nil
+	}
+	i := bytes.LastIndexByte(buf, '\n')
+	if i < 0 && start > 0 || !wholeLine(buf[i+1:]) {
+		return nil // torn: RepairTail's, at the append
+	}
+	crashpoint.Hit()
+	if _, err := f.WriteAt([]byte{'\n'}, fi.Size()); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 // QuarantineDir is where torn tails are kept, under the vault's root: a

@@ -126,6 +126,11 @@ func (h *History) seqsOf(file string) (map[int64]int64, error) {
 // the end of file that it lacks, in the order of the file. The caller holds
 // the vault's lock.
 func (s *Store) Adopt(playbook, file string) error {
+	// A whole last line that lacks only its newline is given it first:
+	// it is a line, numbered as the others are.
+	if err := vault.GiveNewline(s.v.Abs(file)); err != nil {
+		return err
+	}
 	lines, err := trailingLines(s.v.Abs(file))
 	if err != nil || len(lines) == 0 {
 		return err

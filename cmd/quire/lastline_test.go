@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A run.jsonl whose last line, whole and committed, lacks only its
+// newline (a tool that writes the file without one) is kept and given its
+// newline, as docs/vault-format.md says: the next event takes the next
+// seq and its own id, nothing goes to the quarantine, and quire check is
+// clean. So also when the history is built again from the files.
+func TestALastLineWithoutItsNewlineKeepsItsSeq(t *testing.T) {
+	t.Parallel()
+	for _, rebuilt := range []bool{false, true} {
+		t.Run(fmt.Sprintf("history rebuilt %v", rebuilt), func(t *testing.T) {
+			t.Parallel()
+			dir, v, run := newCloseRun(t)
+			record := func(ev, step string) map[string]any {
+				t.Helper()
+				code, out, errs := quire(t, "", v, "call", "record_event", "--args",
+					fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"step":%q,"actor":"agent-7"}`, run, ev, step))
+				if code != 0 {
+					t.Fatalf("record_event: %s %s", out, errs)
+				}
+				var m map[string]any
+				json.Unmarshal([]byte(out), &m)
+				return m
+			}
+			record("step_started", "do/1/a")
+			last := record("step_completed", "do/1/a") // a boundary: committed
+			logs, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-"+run+"-*", "run.jsonl"))
+			data, _ := os.ReadFile(logs[0])
+			os.WriteFile(logs[0], bytes.TrimSuffix(data, []byte("\n")), 0o644)
+			git := func(args ...string) {
+				t.Helper()
+				c := exec.Command("git", append([]string{"-c", "user.name=tool", "-c", "user.email=tool@example.com"}, args...)...)
+				c.Dir = dir
+				if out, err := c.CombinedOutput(); err != nil {
+					t.Fatalf("git %v: %v %s", args, err, out)
+				}
+			}
+			git("commit", "-qam", "the log as another tool writes it")
+			if rebuilt {
+				os.RemoveAll(filepath.Join(dir, ".quire"))
+			}
+			next := record("step_started", "do/2/b")
+			if next["seq"].(float64) != last["seq"].(float64)+1 || next["id"] == last["id"] {
+				t.Fatalf("the next event took seq %v id %v after seq %v id %v", next["seq"], next["id"], last["seq"], last["id"])
+			}
+			after, _ := os.ReadFile(logs[0])
+			if !bytes.HasPrefix(after, data) {
+				t.Fatalf("the committed line is not kept with its newline:\n%s", after)
+			}
+			if q, _ := filepath.Glob(filepath.Join(dir, ".quire", "quarantine", "*", "*", "*")); len(q) > 0 {
+				t.Fatalf("quarantined: %v", q)
+			}
+			if code, out, _ := quire(t, "", v, "check"); code != 0 {
+				t.Fatalf("check: %s", out)
+			}
+			code, out, _ := quire(t, "", v, "call", "list_playbook_events", "--args", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"limit":100}`, run))
+			if code != 0 || strings.Count(out, `"id": "`+last["id"].(string)+`"`) != 1 {
+				t.Fatalf("the kept line is not in the history once: %s", out)
+			}
+		})
+	}
+}
