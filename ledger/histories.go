@@ -83,7 +83,10 @@ func (s historySource) Forget(playbook string) {
 }
 
 // historyOf is the playbook's history, to read.
-func (l *Ledger) historyOf(playbook string) (*history.History, error) { return l.hist.Of(playbook) }
+func (l *Ledger) historyOf(playbook string) (*history.History, error) {
+	h, err := l.hist.Of(playbook)
+	return h, handEdit(err)
+}
 
 // followGitForRead has the histories follow a git command that moved the
 // files under them (git reset --hard, git revert) before a read operation
@@ -113,7 +116,7 @@ func (t *tx) history(playbook string) (*history.History, error) {
 	if err := l.hist.FollowGit(); err != nil {
 		return nil, err
 	}
-	h, err := l.hist.Of(playbook)
+	h, err := l.historyOf(playbook)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +154,9 @@ func (t *tx) nextSeq(playbook string) (int64, error) {
 
 // adoptLines numbers, in the playbook's history, the lines written by hand
 // at the end of file that it lacks.
-func (t *tx) adoptLines(playbook, file string) error { return t.l.hist.Adopt(playbook, file) }
+func (t *tx) adoptLines(playbook, file string) error {
+	return handEdit(t.l.hist.Adopt(playbook, file))
+}
 
 // followGit has the histories follow what a git command changed.
 func (t *tx) followGit() error { return t.l.hist.FollowGit() }

@@ -71,3 +71,37 @@ func TestALastLineWithoutItsNewlineKeepsItsSeq(t *testing.T) {
 		})
 	}
 }
+
+// A playbook's events.jsonl deleted by hand (HEAD holds it) made quire
+// reindex rebuild the history without its lines, and the next event took
+// a seq one of them holds. The history is never built from files whose
+// committed lines are gone: reindex and the next write are refused naming
+// the file, and once quire janitor has restored it the seqs go on.
+func TestADeletedLogGivesNoSeqAgain(t *testing.T) {
+	t.Parallel()
+	dir, v, run := newCloseRun(t)
+	event := func() (int, string, string) {
+		return quire(t, "", v, "call", "record_event", "--args", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_started","step":"do/1/a","actor":"agent-7"}`, run))
+	}
+	code, out, _ := quire(t, "", v, "call", "list_playbook_events", "--args", `{"playbook":"finance","limit":1000}`)
+	if code != 0 {
+		t.Fatal(out)
+	}
+	held := strings.Count(out, `"seq":`)
+	os.Remove(filepath.Join(dir, "playbooks", "finance", "events.jsonl"))
+	const words = "playbooks/finance/events.jsonl: line 1 differs from the commit (HEAD)"
+	if code, _, errs := quire(t, "", v, "reindex"); code == 0 || !strings.Contains(errs, words) {
+		t.Fatalf("reindex over a deleted log: %d %s", code, errs)
+	}
+	if code, out, errs := event(); code == 0 || !strings.Contains(out+errs, words) || !strings.Contains(out, `"conflict"`) {
+		t.Fatalf("an event over a deleted log: %d %s %s", code, out, errs)
+	}
+	if code, out, errs := quire(t, "", v, "janitor"); code != 0 || !strings.Contains(out, "playbooks/finance/events.jsonl: restored the committed part from HEAD") {
+		t.Fatalf("janitor: %d %s %s", code, out, errs)
+	}
+	code, out, errs := event()
+	var ev struct{ Seq int }
+	if code != 0 || json.Unmarshal([]byte(out), &ev) != nil || ev.Seq != held+1 {
+		t.Fatalf("the next event after the janitor: seq %d, want %d: %s %s", ev.Seq, held+1, out, errs)
+	}
+}

@@ -272,6 +272,13 @@ func (h *History) Reserve(file string, off int64, n int) (int64, error) {
 	if _, err := f.Write(b[:]); err != nil {
 		return 0, err
 	}
+	// The record is durable before the line it numbers (which is synced
+	// too): a machine that stops between them leaves a record whose line
+	// is missing, which Repair drops, never a line whose seq the history
+	// lost and would give again.
+	if err := f.Sync(); err != nil {
+		return 0, err
+	}
 	h.count++
 	return h.count, nil
 }
@@ -394,6 +401,14 @@ func (h *History) rebuild() error {
 	var files [][]*line
 	names, err := h.src.Files(h.playbook)
 	if err != nil {
+		return err
+	}
+	// The files outrank the history, and HEAD's lines outrank the files:
+	// a file a person deleted or changed in what was committed would
+	// number the lines again and give a later event a seq that HEAD's
+	// lines hold. It is refused, naming the file (quire janitor restores
+	// it from HEAD).
+	if err := h.v.Kept(names); err != nil {
 		return err
 	}
 	total := int64(0)
