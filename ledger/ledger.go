@@ -112,10 +112,9 @@ func (l *Ledger) when(arg string, field string) (time.Time, error) {
 	return t, nil
 }
 
-// MaxAhead is how far ahead of the server's clock an event's time may be:
-// clocks of agents and servers differ by seconds, and a time further ahead
-// would make every later event of its run, timed by the clock, go back.
-const MaxAhead = 5 * time.Minute
+// MaxAhead is how far ahead of the server's clock an event's time may be
+// (event.MaxAhead).
+const MaxAhead = event.MaxAhead
 
 // eventTime reads the optional time of an event: the zero time when left
 // out, for the writer to take the clock under the vault's lock (so that

@@ -719,7 +719,7 @@ func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line
 			// queued on it stay in order. A previous event timed ahead of
 			// the clock (by MaxAhead at most) is not gone back from.
 			now := l.Now()
-			if prev, err := event.ParseTime(cur.LastEventAt); err == nil && now.Before(prev) {
+			if prev, ok := cur.PreviousTime(now); ok && now.Before(prev) {
 				now = prev
 			}
 			ln.Timestamp = event.FormatTime(now)
@@ -729,7 +729,7 @@ func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line
 		file := path.Join(f.Rel, runfolder.LogFile)
 		seq, err := t.appendEvent(e.Playbook, func(reserve func(string, int64, int) error) error {
 			var err error
-			st, err = f.Append(ln, func(off int64, n int) error { return reserve(file, off, n) })
+			st, err = f.Append(ln, l.Now(), func(off int64, n int) error { return reserve(file, off, n) })
 			return err
 		})
 		if err != nil {

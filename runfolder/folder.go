@@ -424,7 +424,10 @@ func (f Folder) WriteState(st *State) error {
 // take, after every check and before the write, so the caller can record
 // where the event goes before it exists. At a boundary it rewrites
 // run.state.json. It returns the state after the line.
-func (f Folder) Append(l *event.Line, reserve func(off int64, n int) error) (*State, error) {
+//
+// now is the clock: a previous event dated more than event.MaxAhead after
+// it (a line written by hand) does not bind the line's time.
+func (f Folder) Append(l *event.Line, now time.Time, reserve func(off int64, n int) error) (*State, error) {
 	st, err := f.LoadState()
 	if err != nil {
 		return nil, err
@@ -432,7 +435,7 @@ func (f Folder) Append(l *event.Line, reserve func(off int64, n int) error) (*St
 	if err := st.Check(l); err != nil {
 		return nil, err
 	}
-	if err := checkTime(st, l.Timestamp); err != nil {
+	if err := checkTime(st, l.Timestamp, now); err != nil {
 		return nil, err
 	}
 	line, err := l.Marshal()
@@ -476,14 +479,13 @@ func (f Folder) Append(l *event.Line, reserve func(off int64, n int) error) (*St
 	return st, nil
 }
 
-func checkTime(st *State, ts string) error {
+func checkTime(st *State, ts string, now time.Time) error {
 	t, err := event.ParseTime(ts)
 	if err != nil {
 		return refusal.Invalid("/time", "%v", err)
 	}
-	if st.LastEventAt != "" {
-		prev, err := event.ParseTime(st.LastEventAt)
-		if err == nil && t.Before(prev) {
+	if prev, ok := st.PreviousTime(now); ok {
+		if t.Before(prev) {
 			return refusal.Invalid("/time", "%s is before the run's previous event at %s; time may not go back", ts, st.LastEventAt)
 		}
 	}

@@ -3,6 +3,7 @@ package runfolder
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"quire/words/event"
 	"quire/words/refusal"
@@ -209,4 +210,17 @@ func (s *State) agrees(fr Front) string {
 		return fmt.Sprintf("says %s/%s at version %d; definition.md says %s/%s at version %d", s.Type, s.Name, s.Version, want.Type, want.Name, want.Version)
 	}
 	return ""
+}
+
+// PreviousTime is the time of the run's last event as it binds the next
+// one (which may not go back from it), and false when there is none: a
+// last event dated more than event.MaxAhead after now (a line written by
+// hand, or on a clock far ahead) does not bind, so the events after it
+// are timed by the clock and a true time is not refused.
+func (s *State) PreviousTime(now time.Time) (time.Time, bool) {
+	prev, err := event.ParseTime(s.LastEventAt)
+	if s.LastEventAt == "" || err != nil || prev.Sub(now) > event.MaxAhead {
+		return time.Time{}, false
+	}
+	return prev, true
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A run.jsonl whose last line, whole and committed, lacks only its
@@ -103,5 +104,36 @@ func TestADeletedLogGivesNoSeqAgain(t *testing.T) {
 	var ev struct{ Seq int }
 	if code != 0 || json.Unmarshal([]byte(out), &ev) != nil || ev.Seq != held+1 {
 		t.Fatalf("the next event after the janitor: seq %d, want %d: %s %s", ev.Seq, held+1, out, errs)
+	}
+}
+
+// A line written by hand dated years ahead made quire time every later
+// event of its run after it (the clock was gone back from) and refuse a
+// true time as going back. Such a line binds nothing: the next event is
+// timed by the clock, a true time is taken, and quire check names the
+// line.
+func TestAHandWrittenFutureTimeBindsNothing(t *testing.T) {
+	t.Parallel()
+	dir, v, run := newCloseRun(t)
+	logs, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-"+run+"-*", "run.jsonl"))
+	f, _ := os.OpenFile(logs[0], os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintf(f, `{"event":"milestone_fired","timestamp":"2031-01-01T00:00:00Z","detail":"written by hand","actor":"ana"}`+"\n")
+	f.Close()
+	now := time.Now().UTC()
+	code, out, errs := quire(t, "", v, "call", "record_event", "--args", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_started","step":"do/1/a","actor":"agent-7"}`, run))
+	var ev struct{ Time string }
+	if code != 0 || json.Unmarshal([]byte(out), &ev) != nil {
+		t.Fatalf("record_event: %s %s", out, errs)
+	}
+	if at, _ := time.Parse(time.RFC3339Nano, ev.Time); at.Sub(now) > time.Minute {
+		t.Fatalf("the event after the hand-written line is timed %s, not by the clock", ev.Time)
+	}
+	if code, out, errs := quire(t, "", v, "call", "record_event", "--args", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/1/a","actor":"agent-7","time":%q}`,
+		run, time.Now().UTC().Format(time.RFC3339Nano))); code != 0 {
+		t.Fatalf("a true time refused: %s %s", out, errs)
+	}
+	code, out, _ = quire(t, "", v, "check")
+	if code != 1 || !strings.Contains(out, "run.jsonl:2: dated 2031-01-01T00:00:00Z, more than 5 minutes ahead of the clock") {
+		t.Fatalf("check: %d %s", code, out)
 	}
 }

@@ -172,6 +172,7 @@ func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(str
 	}
 	// Replay the log from the start.
 	var replay runfolder.State
+	now := c.h.Now()
 	logPath := path.Join(rel, runfolder.LogFile)
 	lineNo, archivedAt := 0, 0
 	err = f.ReadLines(func(off int64, raw []byte) error {
@@ -184,6 +185,10 @@ func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(str
 		}
 		for _, msg := range lineRules(raw, &ln, lineNo, &archivedAt) {
 			addLine(logPath, lineNo, msg)
+		}
+		if t, err := event.ParseTime(ln.Timestamp); err == nil && t.Sub(now) > event.MaxAhead {
+			addLine(logPath, lineNo, fmt.Sprintf("dated %s, more than %d minutes ahead of the clock (%s): the events after it are timed by the clock, and may be dated before it",
+				ln.Timestamp, int(event.MaxAhead/time.Minute), event.FormatTime(now)))
 		}
 		if lineNo == 1 && ln.Event != event.RunCreated {
 			addLine(logPath, 1, "the first event is "+ln.Event+"; a run's log begins with run_created")

@@ -39,6 +39,14 @@ type Line struct {
 // MaxLine is the most one event line may hold, its newline included.
 const MaxLine = 256 << 10
 
+// MaxAhead is how far ahead of the server's clock an event's time may be:
+// clocks of agents and servers differ by seconds, and a time further ahead
+// would make every later event of its run, timed by the clock, go back. A
+// line written by hand that is dated further ahead does not bind the
+// events after it (they are timed by the clock), and quire check reports
+// it.
+const MaxAhead = 5 * time.Minute
+
 // Marshal encodes the line as one JSON text ending in a newline.
 func (l *Line) Marshal() ([]byte, error) {
 	var buf bytes.Buffer
