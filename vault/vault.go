@@ -147,7 +147,7 @@ func Open(dir string) (*Vault, error) {
 	v.branch = ref
 	v.objs = newObjects(gitDir)
 	v.gitIdx = &gitIndex{path: indexPath(gitDir)}
-	v.reg = &registry{path: filepath.Join(root, filepath.FromSlash(IndexFile))}
+	v.reg = &registry{path: filepath.Join(root, filepath.FromSlash(IndexFile)), root: root, log: v.logf}
 	if err := os.MkdirAll(filepath.Join(root, QuireDir), 0o755); err != nil {
 		return nil, err
 	}

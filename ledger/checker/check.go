@@ -152,7 +152,18 @@ func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(str
 	for _, name := range runfolder.Entries {
 		fi, err := os.Stat(c.v.Abs(path.Join(rel, name)))
 		if err != nil {
-			add(rel, "rule 6: the run folder lacks %s", name)
+			switch name {
+			case runfolder.StateFile:
+				// A folder another tool wrote in the capsule's form, or a
+				// state file deleted: derived state, which quire makes.
+				add(rel, "rule 6: the run folder lacks %s; quire janitor (or quire reindex) derives it from run.jsonl and definition.md and commits it", name)
+			case runfolder.ArtifactsDir:
+				// git keeps no empty folder: a clone of a run written
+				// elsewhere lacks it.
+				add(rel, "rule 6: the run folder lacks %s/; quire janitor (or quire reindex) makes it, with artifacts/.gitkeep so that git keeps it", name)
+			default:
+				add(rel, "rule 6: the run folder lacks %s", name)
+			}
 			continue
 		}
 		if (name == runfolder.ArtifactsDir) != fi.IsDir() {
@@ -199,7 +210,9 @@ func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(str
 	if fi, err := os.Stat(c.v.Abs(logPath)); err == nil && fi.Size() > replay.LogBytes {
 		addLine(logPath, lineNo+1, "a torn last line (a write cut short); the next write repairs it")
 	}
-	checkStateFile(f, add)
+	if c.v.Exists(path.Join(rel, runfolder.StateFile)) {
+		checkStateFile(f, add) // a missing one is rule 6's, above
+	}
 	if indexed && fm.UID != "" && fm.UID != e.UID {
 		add(defPath, "uid %s differs from the index's %s", fm.UID, e.UID)
 	}

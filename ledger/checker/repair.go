@@ -378,6 +378,11 @@ func (c *Checker) Repair() (*RepairReport, error) {
 		}
 		rep.Repaired = append(rep.Repaired, s.done...)
 		rep.Left = append(rep.Left, s.problems...)
+		derived, err := c.WriteDerived()
+		if err != nil {
+			return err
+		}
+		rep.Repaired = append(rep.Repaired, derived...)
 		for _, f := range c.v.InspectGit() {
 			rep.Left = append(rep.Left, Problem{Path: f.Path, Message: f.Message})
 		}
