@@ -85,6 +85,9 @@ func (v *Vault) checkIndexOnOpen() {
 	if v.gitOperation() != nil {
 		return // git's own operation is in the middle: its index is the person's
 	}
+	if v.ReadOnly() {
+		return // nothing can be set right here; reads answer from the files
+	}
 	v.opening = true
 	err := v.Locked(func() error {
 		if v.indexInStep() {

@@ -65,6 +65,10 @@ type Vault struct {
 	mu     sync.Mutex // held while this process holds the file lock
 	lockF  *os.File
 	locked bool
+	// lockRO: lockF is open read-only, and lockErr says why it could not
+	// be opened to write (a read-only vault; see openLock).
+	lockRO  bool
+	lockErr error
 
 	objs    *objects
 	gitIdx  *gitIndex
@@ -148,8 +152,8 @@ func Open(dir string) (*Vault, error) {
 	v.objs = newObjects(gitDir)
 	v.gitIdx = &gitIndex{path: indexPath(gitDir)}
 	v.reg = &registry{path: filepath.Join(root, filepath.FromSlash(IndexFile)), root: root, log: v.logf}
-	if err := os.MkdirAll(filepath.Join(root, QuireDir), 0o755); err != nil {
-		return nil, err
+	if err := os.MkdirAll(filepath.Join(root, QuireDir), 0o755); err != nil && !fsys.IsReadOnly(err) {
+		return nil, err // a vault read-only here is read without it (openLock)
 	}
 	v.checkIndexOnOpen()
 	return v, nil
@@ -223,12 +227,18 @@ func (v *Vault) LockedRead(fn func() error) error {
 func (v *Vault) withLock(write bool, fn func() error) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.lockF == nil {
-		f, err := os.OpenFile(filepath.Join(v.gitDir, "quire.lock"), os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			return err
+	if err := v.openLock(); err != nil {
+		return err
+	}
+	if v.lockF == nil || v.lockRO {
+		if write {
+			return v.readOnlyRefusal()
 		}
-		v.lockF = f
+		if v.lockF == nil {
+			// No quire ever made the lock file, and this process cannot:
+			// no quire writer holds a lock that does not exist.
+			return fn()
+		}
 	}
 	if err := fsys.Lock(v.lockF); err != nil {
 		return err
@@ -258,6 +268,49 @@ func (v *Vault) withLock(write bool, fn func() error) error {
 	err := fn()
 	v.end(err)
 	return err
+}
+
+// openLock opens .git/quire.lock once. A vault this process may not
+// write (its files made read-only, a read-only mount, another user's) is
+// read all the same: the lock is taken through a read-only descriptor
+// (flock needs no more), and where the file does not exist and cannot be
+// made, there is no lock to take. lockErr keeps why for the refusal of a
+// write. The caller holds v.mu.
+func (v *Vault) openLock() error {
+	if v.lockF != nil || v.lockErr != nil {
+		return nil
+	}
+	p := filepath.Join(v.gitDir, "quire.lock")
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err == nil {
+		v.lockF = f
+		return nil
+	}
+	if !fsys.IsReadOnly(err) {
+		return err
+	}
+	v.lockErr = err
+	if f, err := os.Open(p); err == nil {
+		v.lockF, v.lockRO = f, true
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// readOnlyRefusal is what a write answers on a vault this process may not
+// write.
+func (v *Vault) readOnlyRefusal() error {
+	return refusal.New(refusal.Conflict, "this vault is read-only here (%v): quire writes nothing to it; reads and quire check answer", v.lockErr)
+}
+
+// ReadOnly reports whether this process may not write the vault (see
+// openLock): reads answer, writes are refused.
+func (v *Vault) ReadOnly() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.openLock()
+	return v.lockErr != nil
 }
 
 // Journaled reports whether a writer left its journal: it stopped in the

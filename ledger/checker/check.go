@@ -24,7 +24,22 @@ import (
 // index, every event line parsing, seq without gaps or repeats in each
 // playbook's history, and run.state.json agreeing with the events; then
 // the vault's git state and work tree (vaultProblems).
+//
+// All of it is read holding the vault's lock as a reader (Host.ReadLocked),
+// so that it sees the vault between two writes, never in the middle of
+// one: a line being appended, a seq reserved whose line is not written
+// yet, a history record ahead of its file. Writers wait for the check, as
+// they wait for each other.
 func (c *Checker) Check() (*CheckReport, error) {
+	var rep *CheckReport
+	err := c.h.ReadLocked(func() (err error) {
+		rep, err = c.check()
+		return err
+	})
+	return rep, err
+}
+
+func (c *Checker) check() (*CheckReport, error) {
 	rep := &CheckReport{Problems: []Problem{}}
 	add := func(p, format string, args ...any) {
 		rep.Problems = append(rep.Problems, Problem{Path: p, Message: fmt.Sprintf(format, args...)})

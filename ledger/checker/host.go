@@ -15,6 +15,9 @@ type Vault interface {
 	Abs(rel string) string
 	Join(rel string) (string, error)
 	Exists(rel string) bool
+	// ReadOnly: this process may not write the vault; check reports and
+	// records nothing.
+	ReadOnly() bool
 
 	// The index of things (vault/00-index.jsonl).
 	Entries() ([]vault.Entry, error)
