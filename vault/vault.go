@@ -146,7 +146,10 @@ func Open(dir string) (*Vault, error) {
 	}
 	ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: ")
 	if !ok {
-		return nil, fmt.Errorf("vault: HEAD is detached; check out a branch first")
+		// A detached HEAD (git checkout <commit>): reads answer from the
+		// files checked out, and HEAD itself holds the commit; every write
+		// is refused (headHolds).
+		ref = "HEAD"
 	}
 	v.branch = ref
 	v.objs = newObjects(gitDir)
@@ -262,12 +265,67 @@ func (v *Vault) withLock(write bool, fn func() error) error {
 	if op := v.gitOperation(); op != nil {
 		return op.Refusal()
 	}
+	if err := v.headHolds(); err != nil {
+		return err
+	}
 	if err := v.begin(); err != nil {
 		return err
 	}
 	err := fn()
 	v.end(err)
 	return err
+}
+
+// WritesRefused answers the refusal every write would get now for what
+// the vault is, without taking the lock: a vault read-only here, a HEAD
+// detached or moved to another branch; nil otherwise. A reader that would
+// write only derived state goes on without it.
+func (v *Vault) WritesRefused() error {
+	if v.ReadOnly() {
+		return v.readOnlyRefusal()
+	}
+	return v.headHolds()
+}
+
+// Detached reports whether HEAD is detached, and at which commit.
+func (v *Vault) Detached() (string, bool) {
+	data, err := os.ReadFile(filepath.Join(v.gitDir, "HEAD"))
+	if err != nil {
+		return "", false
+	}
+	head := strings.TrimSpace(string(data))
+	if strings.HasPrefix(head, "ref: ") {
+		return "", false
+	}
+	return head, true
+}
+
+// detachedWords say what a detached HEAD means for quire.
+func detachedWords(at string) string {
+	if len(at) > 12 {
+		at = at[:12]
+	}
+	return fmt.Sprintf("HEAD is detached (at %s): quire commits only onto a branch, so it writes nothing while HEAD is detached; reads answer from the files checked out. Check out a branch (git switch <branch>) to write", at)
+}
+
+// headHolds checks, before a write, that HEAD is the branch this vault
+// was opened on: a detached HEAD (git checkout <commit>) refuses every
+// write, as a commit on it would be left behind by the next checkout,
+// and a HEAD moved to another branch since the vault was opened (a
+// server running while a person switched) refuses it too, rather than
+// commit onto a branch the files are no longer checked out from.
+func (v *Vault) headHolds() error {
+	if at, ok := v.Detached(); ok {
+		return refusal.New(refusal.Conflict, "%s", detachedWords(at))
+	}
+	data, err := os.ReadFile(filepath.Join(v.gitDir, "HEAD"))
+	if err != nil {
+		return err
+	}
+	if ref := strings.TrimPrefix(strings.TrimSpace(string(data)), "ref: "); ref != v.branch {
+		return refusal.New(refusal.Conflict, "HEAD is on %s now, and this quire opened the vault on %s: start it again (quire serve, quire mcp) to write on %s", ref, v.branch, ref)
+	}
+	return nil
 }
 
 // openLock opens .git/quire.lock once. A vault this process may not

@@ -50,6 +50,12 @@ func (c *Checker) check() (*CheckReport, error) {
 	} else if err != nil {
 		return nil, err
 	}
+	if bad, err := c.v.IndexProblems(); err == nil {
+		for _, b := range bad {
+			rep.Problems = append(rep.Problems, Problem{Path: vault.IndexFile, Line: b.Line, Message: b.Message +
+				"; quire reads and writes past it, so what it may name is not seen: mend the line or remove it (quire never rewrites the index)"})
+		}
+	}
 	inIndex := map[string]vault.Entry{}
 	for _, e := range entries {
 		if _, err := c.v.Join(e.Path); err != nil {

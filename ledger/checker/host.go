@@ -25,6 +25,8 @@ type Vault interface {
 	Find(keep func(*vault.Entry) bool) ([]vault.Entry, error)
 	FindType(typ string, keep func(*vault.Entry) bool) ([]vault.Entry, error)
 	Register(e vault.Entry) error
+	// IndexProblems are the index's lines that are not index lines.
+	IndexProblems() ([]vault.BadLine, error)
 
 	// The work tree against git: what changed since the last commit, the
 	// symbolic links, git's own state, the committed parts edited by hand.
