@@ -163,7 +163,13 @@ func (l *Ledger) Reindex() error {
 			}
 			l.progress("reindex: rebuilding the playbooks' histories", "playbooks", i+1, len(es))
 		}
-		return nil
+		// The runs written without quire's derived files get them, as
+		// quire janitor gives them.
+		done, err := l.checker().WriteDerived()
+		for _, d := range done {
+			l.v.Logf("reindex: %s", d)
+		}
+		return err
 	})
 }
 

@@ -215,6 +215,12 @@ func (l *Ledger) HistoryLen(playbook string) (int64, error) {
 // only once for a file of the same size.
 func (l *Ledger) adoptLinesOf(playbook, file string) error {
 	return l.hist.AdoptFor(file, func() error {
+		if l.v.WritesRefused() != nil {
+			// A vault that takes no write now (HEAD detached, read-only
+			// here) is read as it is: the lines the history lacks wait
+			// for the next write.
+			return nil
+		}
 		return l.write(writeArgs{}, func(t *tx) error { return t.adoptLines(playbook, file) })
 	})
 }

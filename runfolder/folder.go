@@ -159,13 +159,22 @@ func marshalState(st *State) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// ReadFront reads definition.md's front matter.
+// ReadFront reads definition.md's front matter. One written in the
+// capsule's own form, without quire's quire_playbook, definition_type and
+// definition_name (a run folder another tool made), has them from the
+// index line of the definition its playbook uid names.
 func (f Folder) ReadFront() (Front, error) {
 	data, err := os.ReadFile(f.abs(DefinitionFile))
 	if err != nil {
 		return Front{}, err
 	}
-	return ParseFront(data)
+	fr, err := ParseFront(data)
+	if err == nil && (fr.QuirePlaybook == "" || fr.DefinitionType == "" || fr.DefinitionName == "") && fr.Playbook != "" {
+		if d, ok := f.V.DefinitionOf(fr.Playbook); ok {
+			fr.QuirePlaybook, fr.DefinitionType, fr.DefinitionName = d.Playbook, d.DefType, d.Name
+		}
+	}
+	return fr, err
 }
 
 // ParseFront reads the strict YAML front matter of a definition.md
@@ -207,6 +216,12 @@ func (f Folder) LoadState() (*State, error) {
 		return nil, err
 	}
 	sfi, err := os.Stat(statePath)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A run folder another tool wrote without the state file: the
+		// state is derived from run.jsonl (quire janitor and quire reindex
+		// write it, as does the run's next boundary).
+		return f.Derive("")
+	}
 	if err != nil {
 		return nil, err
 	}

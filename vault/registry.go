@@ -33,11 +33,35 @@ type Entry struct {
 // checkout, reset or pull, a repair).
 type registry struct {
 	path    string
+	log     func(format string, args ...any) // the vault's logf
+	root    string                           // the vault's folder, where a run's definition.md is read
 	mu      sync.Mutex
 	grown   fsys.Grown
 	scanned bool // a lookup was answered by scan
 	entries []Entry
 	byUID   map[string]int
+	// lines is how many lines were taken, so a line read later is named
+	// by its number in the file.
+	lines int
+	// bad are the lines that are not an index line (see BadLine), which
+	// reads and writes alike read past.
+	bad []BadLine
+	// told are the bad lines already said on the log, by number.
+	told map[int]bool
+	// incomplete are the entries of runs written in the capsule's own
+	// form whose definition could not be found yet (completeRun).
+	incomplete []int
+}
+
+// BadLine is a whole line of the index that is not an index line: not a
+// JSON object, or one without a uid (a line written by hand, a merge's
+// conflict markers). The index is read past it, by reads and writes alike,
+// so one such line hides only the thing it may have named; quire check
+// reports it at its line, and it stays for a person to mend or remove
+// (quire never rewrites the index).
+type BadLine struct {
+	Line    int
+	Message string
 }
 
 func (r *registry) refresh() error {
@@ -57,25 +81,62 @@ func (r *registry) refresh() error {
 		return err
 	}
 	if from == 0 {
-		r.entries, r.byUID = nil, map[string]int{}
+		r.entries, r.byUID, r.lines, r.bad, r.incomplete = nil, map[string]int{}, 0, nil, nil
 	}
 	// Only whole lines count; a torn last line waits for its repair.
 	end := bytes.LastIndexByte(data, '\n') + 1
-	for _, line := range bytes.Split(data[:end], []byte("\n")) {
+	for rest := data[:end]; len(rest) > 0; {
+		nl := bytes.IndexByte(rest, '\n')
+		line := rest[:nl]
+		rest = rest[nl+1:]
+		r.lines++
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var e Entry
-		if err := json.Unmarshal(line, &e); err != nil {
-			r.grown.Forget() // read whole next time, once mended
-			r.entries, r.byUID = nil, nil
-			return fmt.Errorf("%s: a line is not a JSON object: %v", IndexFile, err)
+		e, msg := parseEntry(line)
+		if msg != "" {
+			r.badLine(r.lines, msg)
+			continue
+		}
+		if incompleteRun(&e) {
+			r.incomplete = append(r.incomplete, len(r.entries))
 		}
 		r.byUID[e.UID] = len(r.entries)
 		r.entries = append(r.entries, e)
 	}
 	r.grown.Took(from, data, end)
+	r.completeRuns()
 	return nil
+}
+
+// parseEntry reads one line of the index: the entry, or why the line is
+// not one.
+func parseEntry(line []byte) (Entry, string) {
+	var e Entry
+	if err := json.Unmarshal(line, &e); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) || !json.Valid(line) {
+			return e, "is not a JSON object"
+		}
+		return e, fmt.Sprintf("is not an index line: %v", err)
+	}
+	if e.UID == "" {
+		return e, "is not an index line: it has no uid"
+	}
+	return e, ""
+}
+
+// badLine notes a line of the index that is not an index line, and says
+// so on the log the first time this process reads it.
+func (r *registry) badLine(n int, msg string) {
+	r.bad = append(r.bad, BadLine{Line: n, Message: msg})
+	if r.told == nil {
+		r.told = map[int]bool{}
+	}
+	if !r.told[n] && r.log != nil {
+		r.told[n] = true
+		r.log("%s:%d %s; read past it (quire check names it): mend or remove the line", IndexFile, n, msg)
+	}
 }
 
 // scan looks for the line of uid in the index's bytes, as quire writes
@@ -105,7 +166,7 @@ func (r *registry) scan(uid string) (Entry, bool, error) {
 			continue // a torn last line waits for its repair
 		}
 		var e Entry
-		if json.Unmarshal(data[i:i+nl], &e) != nil || e.UID != uid {
+		if json.Unmarshal(data[i:i+nl], &e) != nil || e.UID != uid || incompleteRun(&e) {
 			continue
 		}
 		return e, true, nil
@@ -200,7 +261,9 @@ func (v *Vault) Find(keep func(*Entry) bool) ([]Entry, error) {
 func (v *Vault) FindType(typ string, keep func(*Entry) bool) ([]Entry, error) {
 	r := v.reg
 	r.mu.Lock()
-	if r.grown.Held() {
+	if r.grown.Held() || typ == "playbook-run" {
+		// A run's line in the capsule's own form is completed from its
+		// folder (completeRun), which a line alone cannot be.
 		r.mu.Unlock()
 		return v.Find(func(e *Entry) bool { return e.Type == typ && keep(e) })
 	}
@@ -226,15 +289,27 @@ func (v *Vault) FindType(typ string, keep func(*Entry) bool) ([]Entry, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var e Entry
-		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("%s: a line is not a JSON object: %v", IndexFile, err)
+		e, msg := parseEntry(line)
+		if msg != "" {
+			continue // read past, as refresh does (BadLine)
 		}
 		if e.Type == typ && keep(&e) {
 			out = append(out, e)
 		}
 	}
 	return out, nil
+}
+
+// IndexProblems reads the index and answers its lines that are not index
+// lines (BadLine), in order.
+func (v *Vault) IndexProblems() ([]BadLine, error) {
+	r := v.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.refresh(); err != nil {
+		return nil, err
+	}
+	return append([]BadLine(nil), r.bad...), nil
 }
 
 // Register appends a thing's line to the index. The caller holds the lock,

@@ -14,7 +14,7 @@ func TestLookupScanAnswersWhatTheWholeIndexAnswers(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "00-index.jsonl")
 	lines := `{"uid":"a1","type":"project","path":"projects/a.md"}
-{"uid":"b2","type":"playbook-run","path":"playbook-runs/close-b2-2026-11-01","playbook":"finance"}
+{"uid":"b2","type":"playbook-run","path":"playbook-runs/close-b2-2026-11-01","playbook":"finance","name":"close","definition_type":"workflow"}
 { "uid": "c3", "type": "comment", "path": "org/comments/c3.md" }
 {"type":"definition","uid":"d4","path":"playbooks/finance/definitions/workflow/x.yaml"}
 {"uid":"e5","type":"project","path":"projects/{\"uid\":\"b2\"}.md","name":"{\"uid\":\"b2\"}"}

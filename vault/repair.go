@@ -85,6 +85,9 @@ func (v *Vault) checkIndexOnOpen() {
 	if v.gitOperation() != nil {
 		return // git's own operation is in the middle: its index is the person's
 	}
+	if _, detached := v.Detached(); detached || v.ReadOnly() {
+		return // nothing can be set right here; reads answer from the files
+	}
 	v.opening = true
 	err := v.Locked(func() error {
 		if v.indexInStep() {
@@ -306,6 +309,9 @@ type Finding struct {
 // with HEAD for quire's paths. The caller holds the lock (LockedRead).
 func (v *Vault) InspectGit() []Finding {
 	var out []Finding
+	if at, ok := v.Detached(); ok && v.gitOperation() == nil {
+		out = append(out, Finding{".git/HEAD", detachedWords(at)})
+	}
 	for _, lock := range v.gitLocks() {
 		out = append(out, Finding{".git/" + lock, "git's lock file is left here: every commit fails while it stands. " +
 			"If a quire writer left it, the next write or quire janitor removes it; if no git command is running, delete it"})

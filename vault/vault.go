@@ -65,6 +65,10 @@ type Vault struct {
 	mu     sync.Mutex // held while this process holds the file lock
 	lockF  *os.File
 	locked bool
+	// lockRO: lockF is open read-only, and lockErr says why it could not
+	// be opened to write (a read-only vault; see openLock).
+	lockRO  bool
+	lockErr error
 
 	objs    *objects
 	gitIdx  *gitIndex
@@ -143,14 +147,17 @@ func Open(dir string) (*Vault, error) {
 	}
 	ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: ")
 	if !ok {
-		return nil, fmt.Errorf("vault: HEAD is detached; check out a branch first")
+		// A detached HEAD (git checkout <commit>): reads answer from the
+		// files checked out, and HEAD itself holds the commit; every write
+		// is refused (headHolds).
+		ref = "HEAD"
 	}
 	v.branch = ref
 	v.objs = newObjects(gitDir)
 	v.gitIdx = &gitIndex{path: indexPath(gitDir)}
-	v.reg = &registry{path: filepath.Join(root, filepath.FromSlash(IndexFile))}
-	if err := os.MkdirAll(filepath.Join(root, QuireDir), 0o755); err != nil {
-		return nil, err
+	v.reg = &registry{path: filepath.Join(root, filepath.FromSlash(IndexFile)), root: root, log: v.logf}
+	if err := os.MkdirAll(filepath.Join(root, QuireDir), 0o755); err != nil && !fsys.IsReadOnly(err) {
+		return nil, err // a vault read-only here is read without it (openLock)
 	}
 	v.checkIndexOnOpen()
 	return v, nil
@@ -224,12 +231,18 @@ func (v *Vault) LockedRead(fn func() error) error {
 func (v *Vault) withLock(write bool, fn func() error) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.lockF == nil {
-		f, err := os.OpenFile(filepath.Join(v.gitDir, "quire.lock"), os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			return err
+	if err := v.openLock(); err != nil {
+		return err
+	}
+	if v.lockF == nil || v.lockRO {
+		if write {
+			return v.readOnlyRefusal()
 		}
-		v.lockF = f
+		if v.lockF == nil {
+			// No quire ever made the lock file, and this process cannot:
+			// no quire writer holds a lock that does not exist.
+			return fn()
+		}
 	}
 	if err := fsys.Lock(v.lockF); err != nil {
 		return err
@@ -253,12 +266,110 @@ func (v *Vault) withLock(write bool, fn func() error) error {
 	if op := v.gitOperation(); op != nil {
 		return op.Refusal()
 	}
+	if err := v.headHolds(); err != nil {
+		return err
+	}
 	if err := v.begin(); err != nil {
 		return err
 	}
 	err := fn()
 	v.end(err)
 	return err
+}
+
+// WritesRefused answers the refusal every write would get now for what
+// the vault is, without taking the lock: a vault read-only here, a HEAD
+// detached or moved to another branch; nil otherwise. A reader that would
+// write only derived state goes on without it.
+func (v *Vault) WritesRefused() error {
+	if v.ReadOnly() {
+		return v.readOnlyRefusal()
+	}
+	return v.headHolds()
+}
+
+// Detached reports whether HEAD is detached, and at which commit.
+func (v *Vault) Detached() (string, bool) {
+	data, err := os.ReadFile(filepath.Join(v.gitDir, "HEAD"))
+	if err != nil {
+		return "", false
+	}
+	head := strings.TrimSpace(string(data))
+	if strings.HasPrefix(head, "ref: ") {
+		return "", false
+	}
+	return head, true
+}
+
+// detachedWords say what a detached HEAD means for quire.
+func detachedWords(at string) string {
+	if len(at) > 12 {
+		at = at[:12]
+	}
+	return fmt.Sprintf("HEAD is detached (at %s): quire commits only onto a branch, so it writes nothing while HEAD is detached; reads answer from the files checked out. Check out a branch (git switch <branch>) to write", at)
+}
+
+// headHolds checks, before a write, that HEAD is the branch this vault
+// was opened on: a detached HEAD (git checkout <commit>) refuses every
+// write, as a commit on it would be left behind by the next checkout,
+// and a HEAD moved to another branch since the vault was opened (a
+// server running while a person switched) refuses it too, rather than
+// commit onto a branch the files are no longer checked out from.
+func (v *Vault) headHolds() error {
+	if at, ok := v.Detached(); ok {
+		return refusal.New(refusal.Conflict, "%s", detachedWords(at))
+	}
+	data, err := os.ReadFile(filepath.Join(v.gitDir, "HEAD"))
+	if err != nil {
+		return err
+	}
+	if ref := strings.TrimPrefix(strings.TrimSpace(string(data)), "ref: "); ref != v.branch {
+		return refusal.New(refusal.Conflict, "HEAD is on %s now, and this quire opened the vault on %s: start it again (quire serve, quire mcp) to write on %s", ref, v.branch, ref)
+	}
+	return nil
+}
+
+// openLock opens .git/quire.lock once. A vault this process may not
+// write (its files made read-only, a read-only mount, another user's) is
+// read all the same: the lock is taken through a read-only descriptor
+// (flock needs no more), and where the file does not exist and cannot be
+// made, there is no lock to take. lockErr keeps why for the refusal of a
+// write. The caller holds v.mu.
+func (v *Vault) openLock() error {
+	if v.lockF != nil || v.lockErr != nil {
+		return nil
+	}
+	p := filepath.Join(v.gitDir, "quire.lock")
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err == nil {
+		v.lockF = f
+		return nil
+	}
+	if !fsys.IsReadOnly(err) {
+		return err
+	}
+	v.lockErr = err
+	if f, err := os.Open(p); err == nil {
+		v.lockF, v.lockRO = f, true
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// readOnlyRefusal is what a write answers on a vault this process may not
+// write.
+func (v *Vault) readOnlyRefusal() error {
+	return refusal.New(refusal.Conflict, "this vault is read-only here (%v): quire writes nothing to it; reads and quire check answer", v.lockErr)
+}
+
+// ReadOnly reports whether this process may not write the vault (see
+// openLock): reads answer, writes are refused.
+func (v *Vault) ReadOnly() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.openLock()
+	return v.lockErr != nil
 }
 
 // Journaled reports whether a writer left its journal: it stopped in the

@@ -44,3 +44,9 @@ func Gone(pid int) bool { return syscall.Kill(pid, 0) == syscall.ESRCH }
 // KillSelf ends this process at once, as kill -9 would: no deferred
 // function runs and no file is closed by Go.
 func KillSelf() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+
+// IsReadOnly tells whether err says a file may not be written here: its
+// permissions, or a file system mounted read-only.
+func IsReadOnly(err error) bool {
+	return errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS)
+}

@@ -71,3 +71,9 @@ func KillSelf() {
 	p, _ := os.FindProcess(os.Getpid())
 	p.Kill()
 }
+
+// IsReadOnly tells whether err says a file may not be written here: its
+// permissions (a read-only file or folder, a share without write access).
+func IsReadOnly(err error) bool {
+	return errors.Is(err, os.ErrPermission) || errors.Is(err, windows.ERROR_WRITE_PROTECT)
+}

@@ -24,7 +24,22 @@ import (
 // index, every event line parsing, seq without gaps or repeats in each
 // playbook's history, and run.state.json agreeing with the events; then
 // the vault's git state and work tree (vaultProblems).
+//
+// All of it is read holding the vault's lock as a reader (Host.ReadLocked),
+// so that it sees the vault between two writes, never in the middle of
+// one: a line being appended, a seq reserved whose line is not written
+// yet, a history record ahead of its file. Writers wait for the check, as
+// they wait for each other.
 func (c *Checker) Check() (*CheckReport, error) {
+	var rep *CheckReport
+	err := c.h.ReadLocked(func() (err error) {
+		rep, err = c.check()
+		return err
+	})
+	return rep, err
+}
+
+func (c *Checker) check() (*CheckReport, error) {
 	rep := &CheckReport{Problems: []Problem{}}
 	add := func(p, format string, args ...any) {
 		rep.Problems = append(rep.Problems, Problem{Path: p, Message: fmt.Sprintf(format, args...)})
@@ -34,6 +49,12 @@ func (c *Checker) Check() (*CheckReport, error) {
 		add(vault.IndexFile, "%s", r.Message) // a link: reported, and the rest checked
 	} else if err != nil {
 		return nil, err
+	}
+	if bad, err := c.v.IndexProblems(); err == nil {
+		for _, b := range bad {
+			rep.Problems = append(rep.Problems, Problem{Path: vault.IndexFile, Line: b.Line, Message: b.Message +
+				"; quire reads and writes past it, so what it may name is not seen: mend the line or remove it (quire never rewrites the index)"})
+		}
 	}
 	inIndex := map[string]vault.Entry{}
 	for _, e := range entries {
@@ -152,7 +173,18 @@ func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(str
 	for _, name := range runfolder.Entries {
 		fi, err := os.Stat(c.v.Abs(path.Join(rel, name)))
 		if err != nil {
-			add(rel, "rule 6: the run folder lacks %s", name)
+			switch name {
+			case runfolder.StateFile:
+				// A folder another tool wrote in the capsule's form, or a
+				// state file deleted: derived state, which quire makes.
+				add(rel, "rule 6: the run folder lacks %s; quire janitor (or quire reindex) derives it from run.jsonl and definition.md and commits it", name)
+			case runfolder.ArtifactsDir:
+				// git keeps no empty folder: a clone of a run written
+				// elsewhere lacks it.
+				add(rel, "rule 6: the run folder lacks %s/; quire janitor (or quire reindex) makes it, with artifacts/.gitkeep so that git keeps it", name)
+			default:
+				add(rel, "rule 6: the run folder lacks %s", name)
+			}
 			continue
 		}
 		if (name == runfolder.ArtifactsDir) != fi.IsDir() {
@@ -204,7 +236,9 @@ func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(str
 	if fi, err := os.Stat(c.v.Abs(logPath)); err == nil && fi.Size() > replay.LogBytes {
 		addLine(logPath, lineNo+1, "a torn last line (a write cut short); the next write repairs it")
 	}
-	checkStateFile(f, add)
+	if c.v.Exists(path.Join(rel, runfolder.StateFile)) {
+		checkStateFile(f, add) // a missing one is rule 6's, above
+	}
 	if indexed && fm.UID != "" && fm.UID != e.UID {
 		add(defPath, "uid %s differs from the index's %s", fm.UID, e.UID)
 	}

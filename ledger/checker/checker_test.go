@@ -84,7 +84,7 @@ func TestCheckARunFolderMadeByHand(t *testing.T) {
 		run + ": the run folder is not in vault/00-index.jsonl",
 		run + ": rule 6: the run folder lacks context.md",
 		run + ": rule 6: the run folder lacks thread.md",
-		run + ": rule 6: the run folder lacks run.state.json",
+		run + ": rule 6: the run folder lacks run.state.json; quire janitor (or quire reindex) derives it from run.jsonl and definition.md and commits it",
 		run + "/artifacts: is a file; the capsule wants a folder",
 		run + "/definition.md: front matter lacks the required field(s) playbook, member_of, binding, started, executor, authorized_by",
 		run + `/definition.md: playbook_version "one" is not a version; rule 2 pins a concrete version`,
@@ -92,7 +92,6 @@ func TestCheckARunFolderMadeByHand(t *testing.T) {
 		run + `/run.jsonl:2: no "detail" field: every line holds the capsule's minimum fields event, timestamp, step (null where there is none) and detail`,
 		run + "/run.jsonl:3: rule 5: a step_completed line after the run was archived at line 2; archived runs are read-only",
 		run + "/run.jsonl:4: a torn last line (a write cut short); the next write repairs it",
-		run + "/run.state.json: open ",
 		".quire/history/finance.seq: the history of finance points past the files it indexes (a git stash, reset or checkout took lines back); the next write, or quire reindex, rebuilds it",
 		run + ": not in vault/00-index.jsonl, and cannot be added to it: it lacks context.md",
 	}

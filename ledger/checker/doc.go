@@ -14,7 +14,11 @@
 //
 // # What quire check checks
 //
-// Check reads the files as they are, each problem at its path and line:
+// Check reads the files as they are, each problem at its path and line,
+// all of it holding the vault's lock as a reader, so that it sees the
+// vault between two writes and never a write in the middle (a vault this
+// process may not write is read through a read-only descriptor of the
+// lock; check records nothing there):
 //
 //   - every run folder holds the capsule's six entries (rule 6), each a
 //     file or a folder as the capsule wants, and is in the index of things
@@ -30,7 +34,7 @@
 //     named;
 //   - each playbook's history numbers its events without a gap or a
 //     repeated seq; run.state.json agrees with run.jsonl and definition.md;
-//   - the vault's git state and work tree, holding the lock as a reader:
+//   - the vault's git state and work tree:
 //     git's lock files, HEAD and .git/index, a committed part edited by hand
 //     (a committed line of an append-only file, a definition.md; the write
 //     guard refuses the next write over it), staging folders and temporary
@@ -60,7 +64,9 @@
 // is kept in .quire/check-history.json (derived: delete it and the next
 // check walks the whole history again): the commits proved, the commit the
 // last walk ended at, and the problems found, which every later check
-// reports again while their commits are still in HEAD's history.
+// reports again while their commits are still in HEAD's history. The
+// record carries a digest of what it covers (digestOf); one that does not
+// match is not trusted, and the whole history is proved again.
 //
 // # What it repairs
 //

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -24,6 +25,19 @@ type historyState struct {
 	Head     string    `json:"head"`
 	Proved   string    `json:"proved"` // base64 of the proved commits' 20-byte ids
 	Problems []Problem `json:"problems"`
+	// Digest binds the record to what it covers: the SHA-256 of the
+	// commit it ended at, the commits it proved and the problems it found
+	// (digestOf). A record whose digest does not match (its problems
+	// emptied by hand, a commit added to what it proved) is not trusted:
+	// the whole history is proved again, and what it hid is found again.
+	Digest string `json:"digest"`
+}
+
+// digestOf is the digest a record of head, proved and problems carries.
+func digestOf(st historyState) string {
+	problems, _ := json.Marshal(st.Problems)
+	sum := sha256.Sum256([]byte("quire check-history 1\n" + st.Head + "\n" + st.Proved + "\n" + string(problems)))
+	return hex.EncodeToString(sum[:])
 }
 
 const historyStateFile = "check-history.json"
@@ -51,10 +65,14 @@ func (ck *Checker) CheckHistory() (*HistoryReport, []Problem, error) {
 		if err2 == nil {
 			ids, err2 = base64.StdEncoding.DecodeString(st.Proved)
 		}
-		if err2 != nil || len(ids)%20 != 0 {
+		switch {
+		case err2 != nil || len(ids)%20 != 0:
 			st = historyState{}
 			rep.Note = fmt.Sprintf("%s was unreadable; proved the whole history again", path.Join(vault.QuireDir, historyStateFile))
-		} else {
+		case st.Digest != digestOf(st):
+			st = historyState{}
+			rep.Note = fmt.Sprintf("%s does not match what it says it covers (edited, or written by an older quire); proved the whole history again", path.Join(vault.QuireDir, historyStateFile))
+		default:
 			for i := 0; i < len(ids); i += 20 {
 				var h vault.Hash
 				copy(h[:], ids[i:i+20])
@@ -143,7 +161,12 @@ func (ck *Checker) CheckHistory() (*HistoryReport, []Problem, error) {
 	for c := range proved {
 		ids = append(ids, c[:]...)
 	}
-	data, err := json.Marshal(historyState{Head: head.String(), Proved: base64.StdEncoding.EncodeToString(ids), Problems: all})
+	if ck.v.ReadOnly() {
+		return rep, all, nil // a vault read-only here: reported, not recorded
+	}
+	rec := historyState{Head: head.String(), Proved: base64.StdEncoding.EncodeToString(ids), Problems: all}
+	rec.Digest = digestOf(rec)
+	data, err := json.Marshal(rec)
 	if err != nil {
 		return nil, nil, err
 	}

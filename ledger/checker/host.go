@@ -15,6 +15,9 @@ type Vault interface {
 	Abs(rel string) string
 	Join(rel string) (string, error)
 	Exists(rel string) bool
+	// ReadOnly: this process may not write the vault; check reports and
+	// records nothing.
+	ReadOnly() bool
 
 	// The index of things (vault/00-index.jsonl).
 	Entries() ([]vault.Entry, error)
@@ -22,6 +25,8 @@ type Vault interface {
 	Find(keep func(*vault.Entry) bool) ([]vault.Entry, error)
 	FindType(typ string, keep func(*vault.Entry) bool) ([]vault.Entry, error)
 	Register(e vault.Entry) error
+	// IndexProblems are the index's lines that are not index lines.
+	IndexProblems() ([]vault.BadLine, error)
 
 	// The work tree against git: what changed since the last commit, the
 	// symbolic links, git's own state, the committed parts edited by hand.

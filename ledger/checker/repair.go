@@ -284,9 +284,10 @@ func (c *Checker) Recover() ([]string, error) {
 // vaultProblems is quire check's look at the vault's git state and work
 // tree: git's locks, HEAD, .git/index, staging folders, temporary files,
 // uncommitted changes, symbolic links and the history's derived state.
+// The caller holds the lock as a reader (Check).
 func (c *Checker) vaultProblems() ([]Problem, error) {
 	var out []Problem
-	err := c.h.ReadLocked(func() error {
+	err := func() error {
 		for _, f := range c.v.InspectGit() {
 			out = append(out, Problem{Path: f.Path, Message: f.Message})
 		}
@@ -314,7 +315,7 @@ func (c *Checker) vaultProblems() ([]Problem, error) {
 			return nil // the index of things is a link: quire check reports it
 		}
 		return err
-	})
+	}()
 	return out, err
 }
 
@@ -378,6 +379,11 @@ func (c *Checker) Repair() (*RepairReport, error) {
 		}
 		rep.Repaired = append(rep.Repaired, s.done...)
 		rep.Left = append(rep.Left, s.problems...)
+		derived, err := c.WriteDerived()
+		if err != nil {
+			return err
+		}
+		rep.Repaired = append(rep.Repaired, derived...)
 		for _, f := range c.v.InspectGit() {
 			rep.Left = append(rep.Left, Problem{Path: f.Path, Message: f.Message})
 		}
