@@ -34,11 +34,15 @@ type CheckArgs struct {
 func (l *Ledger) checker() *checker.Checker { return checker.New(l.v, checkHost{l}) }
 
 // Check validates the whole vault against the capsule (checker.Check).
-func (l *Ledger) Check() (*CheckReport, error) { return l.checker().Check() }
+func (l *Ledger) Check() (*CheckReport, error) {
+	l.followGitForRead()
+	return l.checker().Check()
+}
 
 // CheckWith is Check, and with History the walk over the git history, its
 // problems after the files' own.
 func (l *Ledger) CheckWith(a CheckArgs) (*CheckReport, error) {
+	l.followGitForRead() // as every read does: a git command moved the files
 	c := l.checker()
 	rep, err := c.Check()
 	if err != nil || !a.History {

@@ -178,7 +178,8 @@ func TestHistoryFollowsGitTakingFilesBack(t *testing.T) {
 	rec("step_started", "do/2") // not committed
 	rec("step_started", "do/3") // not committed
 	f.git("stash")
-	if rep, _ := f.l.Check(); len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].Message, "points past the files") {
+	// quire check is a read: it has the history follow git first.
+	if rep, _ := f.l.Check(); len(rep.Problems) != 0 {
 		t.Fatalf("check after git stash: %v", rep.Problems)
 	}
 	rec("step_completed", "do/2")

@@ -218,7 +218,7 @@ func TestCheckHistoryProvesTheAppendOnlyRules(t *testing.T) {
 	gitIn(t, dir, "merge", "-q", "--no-commit", "side")
 	merge := editCommit(t, dir, logA, func(s string) string { return strings.Replace(s, `"detail":"`, `"detail":"merged `, 1) })
 	rep, hist = checkHistory(t, v)
-	if rep.History.Commits != 2 || len(hist) != 2 || indexOf(hist, merge+" "+logA+":1: rule 3: committed line 1 of run.jsonl was changed") < 0 {
+	if rep.History.Commits != 2 || len(hist) != 2 || indexOf(hist, merge+" "+logA+":1: rule 3: the merge does not keep committed line 1 of a parent's run.jsonl in its place") < 0 {
 		t.Fatalf("after a merge that rewrites a line: %+v\n%s", rep.History, strings.Join(hist, "\n"))
 	}
 	// The operation table serves the same walk: check_vault with history.

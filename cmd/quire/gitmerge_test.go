@@ -116,3 +116,98 @@ func TestReadsFollowAResetAndARevert(t *testing.T) {
 		t.Fatalf("after the revert: %d events, want 3", n)
 	}
 }
+
+// Two clones of a vault each record an event of one run through quire,
+// and the pull of one into the other meets a conflict in the run's
+// run.jsonl, which the person resolves as git's union merge does (both
+// sides' lines kept) and commits. quire check accepts the vault, the next
+// write goes on from both sides' lines, nothing is quarantined, and every
+// line of both sides is in the history once.
+func TestAUnionResolvedPullIsAVault(t *testing.T) {
+	t.Parallel()
+	dir, v, runID := newCloseRun(t)
+	clone := filepath.Join(t.TempDir(), "clone")
+	if out, err := exec.Command("git", "clone", "-q", dir, clone).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v %s", err, out)
+	}
+	event := func(vault, step string) {
+		t.Helper()
+		if code, out, errs := quire(t, "", "--vault="+vault, "run", "event", "step_completed", "--playbook", "finance", "--run", runID, "--step", step, "--actor", "agent-7"); code != 0 {
+			t.Fatalf("event: %s %s", out, errs)
+		}
+	}
+	event(clone, "do/9/elsewhere")
+	event(dir, "do/1/here")
+	// Each also starts a run and comments (the index and the playbook's
+	// events.jsonl meet too).
+	project := gitIn(t, dir, "grep", "-h", "-o", `"uid":"[^"]*","type":"project"`, "--", "vault/00-index.jsonl")
+	project = strings.TrimSuffix(strings.TrimPrefix(project, `"uid":"`), `","type":"project"`)
+	for _, side := range []string{dir, clone} {
+		if code, out, errs := quire(t, "", "--vault="+side, "run", "start", "--playbook", "finance", "--name", "close", "--member-of", project,
+			"--executor", "agent-7", "--authorized-by", "ana"); code != 0 {
+			t.Fatalf("run start: %s %s", out, errs)
+		}
+		if code, out, errs := quire(t, "", "--vault="+side, "call", "make_comment", "--args", `{"playbook":"finance","address":"finance/runs/`+runID+`","text":"seen on `+filepath.Base(side)+`","author":"ana"}`); code != 0 {
+			t.Fatalf("comment: %s %s", out, errs)
+		}
+	}
+	pull := exec.Command("git", "-c", "pull.rebase=false", "pull", "-q", "--no-edit", clone, "main")
+	pull.Dir = dir
+	pull.Env = append(os.Environ(), "GIT_AUTHOR_NAME=ana", "GIT_AUTHOR_EMAIL=a@x", "GIT_COMMITTER_NAME=ana", "GIT_COMMITTER_EMAIL=a@x")
+	if out, err := pull.CombinedOutput(); err == nil {
+		t.Fatalf("the pull met no conflict: %s", out)
+	}
+	// The person resolves each conflicted file: a log as union, derived
+	// state as either side.
+	for _, rel := range strings.Fields(gitIn(t, dir, "diff", "--name-only", "--diff-filter=U")) {
+		if strings.HasSuffix(rel, ".jsonl") {
+			var sides [3]string
+			for i, stage := range []string{"2", "1", "3"} {
+				sides[i] = filepath.Join(t.TempDir(), "side")
+				show := exec.Command("git", "show", ":"+stage+":"+rel)
+				show.Dir = dir
+				data, err := show.Output()
+				if err != nil {
+					t.Fatalf("git show: %v", err)
+				}
+				os.WriteFile(sides[i], data, 0o644)
+			}
+			out, _ := exec.Command("git", "merge-file", "-p", "--union", sides[0], sides[1], sides[2]).Output()
+			os.WriteFile(filepath.Join(dir, rel), out, 0o644)
+		} else {
+			gitIn(t, dir, "checkout", "--ours", "--", rel)
+		}
+		gitIn(t, dir, "add", rel)
+	}
+	commit := exec.Command("git", "commit", "-q", "--no-edit")
+	commit.Dir = dir
+	commit.Env = pull.Env
+	if out, err := commit.CombinedOutput(); err != nil {
+		t.Fatalf("git commit: %v %s", err, out)
+	}
+	if code, out, _ := quire(t, "", v, "check"); code != 0 {
+		t.Errorf("check after the union merge: %s", out)
+	}
+	event(dir, "do/2/after")
+	code, out, errs := quire(t, "", v, "call", "list_playbook_events", "--args", `{"playbook":"finance","run_id":"`+runID+`","limit":1000}`)
+	if code != 0 {
+		t.Fatalf("list: %s %s", out, errs)
+	}
+	for _, step := range []string{"do/9/elsewhere", "do/1/here", "do/2/after"} {
+		if n := strings.Count(out, `"step": "`+step+`"`); n != 1 {
+			t.Errorf("step %s is in the history %d times", step, n)
+		}
+	}
+	if code, out, _ := quire(t, "", v, "call", "list_runs", "--args", `{"playbook":"finance"}`); code != 0 || strings.Count(out, `"run_id"`) != 3 {
+		t.Errorf("the runs of both sides: %s", out)
+	}
+	if code, out, _ := quire(t, "", v, "call", "list_comments", "--args", `{"playbook":"finance"}`); code != 0 || !strings.Contains(out, "seen on vault") || !strings.Contains(out, "seen on clone") {
+		t.Errorf("the comments of both sides: %s", out)
+	}
+	if q, _ := filepath.Glob(filepath.Join(dir, ".quire", "quarantine", "*")); len(q) > 0 {
+		t.Errorf("quarantined: %v", q)
+	}
+	if code, out, _ := quire(t, "", v, "check", "--history"); code != 0 {
+		t.Errorf("check --history after the next write: %s", out)
+	}
+}

@@ -211,6 +211,7 @@ type historyWalk struct {
 	order    []vault.Hash
 	problems []Problem
 	commitID string
+	merge    bool // the commit being proved is a merge (two parents or more)
 }
 
 // add records a problem of the commit being proved; a merge's problem found
@@ -280,6 +281,7 @@ func (w *historyWalk) commit(c vault.Hash) error {
 	if len(parents) == 0 {
 		parents = []vault.Hash{vault.ZeroHash}
 	}
+	w.merge = len(parents) > 1
 	for _, p := range parents {
 		theirs, err := w.runsTree(p)
 		if err != nil {
@@ -428,6 +430,10 @@ func (w *historyWalk) firstDiffer(o, n *vault.TreeEntry) string {
 // log proves one run.jsonl against its parent's version: only grown (rule
 // 3), and the lines it adds in seq order.
 func (w *historyWalk) log(file string, old, cur []byte, removed bool) {
+	if w.merge && !removed {
+		w.mergedLog(file, old, cur)
+		return
+	}
 	// Rule 3 is the write guard's rule of an append-only file: the old
 	// version's complete lines (a torn last line, a write cut short, was
 	// never a committed line) a byte prefix of the new.
@@ -472,6 +478,30 @@ func (w *historyWalk) log(file string, old, cur []byte, removed bool) {
 			}
 			prev, prevLine = s, i
 		}
+		return true
+	})
+}
+
+// mergedLog proves a merge's run.jsonl against one of its parents': git's
+// union of two clones' lines keeps each side's committed lines, in their
+// order, with the other side's among them (after the lines both had). So
+// every complete line of the parent's must be in the merge's, in order;
+// their seqs were given on the clone that wrote them, so they are not
+// proved in order against each other (the history places a repeated seq
+// as a line without one).
+func (w *historyWalk) mergedLog(file string, old, cur []byte) {
+	var have [][]byte
+	forEachLine(cur, func(_ int, raw []byte) bool { have = append(have, raw); return true })
+	k := 0
+	forEachLine(vault.CommittedLines(old), func(i int, raw []byte) bool {
+		for k < len(have) && !bytes.Equal(have[k], raw) {
+			k++
+		}
+		if k == len(have) {
+			w.add(file, i, "rule 3: the merge does not keep committed line %d of a parent's run.jsonl in its place; a merge keeps both sides' lines, in their order", i)
+			return false
+		}
+		k++
 		return true
 	})
 }

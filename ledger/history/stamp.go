@@ -1,14 +1,17 @@
 package history
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"quire/internal/fsys"
 	"quire/vault"
+	"quire/words/event"
 )
 
 // The history under .quire/history/ is derived from the event files, and
@@ -84,7 +87,7 @@ func (s *Store) FollowGit() error {
 	if err != nil || !ok {
 		written = nil // every file
 	}
-	stale, err := s.staleOf(written)
+	stale, err := s.staleOf(written, true)
 	if err != nil {
 		return err
 	}
@@ -108,11 +111,12 @@ func (s *Store) GitMoved() bool {
 // Stale lists the playbooks whose history points past the end of a file
 // it names (or into a file that is gone): git took lines back, and the
 // next write rebuilds it.
-func (s *Store) Stale() ([]string, error) { return s.staleOf(nil) }
+func (s *Store) Stale() ([]string, error) { return s.staleOf(nil, false) }
 
 // staleOf is Stale looking only at the files for which written answers
-// true (every file when it is nil).
-func (s *Store) staleOf(written func(path string) bool) ([]string, error) {
+// true (every file when it is nil), and with lacking also at the histories
+// that lack lines git brought in (lacksLines).
+func (s *Store) staleOf(written func(path string) bool, lacking bool) ([]string, error) {
 	seqs, err := filepath.Glob(filepath.Join(s.v.Abs(Dir), "*.seq"))
 	if err != nil {
 		return nil, err
@@ -120,11 +124,83 @@ func (s *Store) staleOf(written func(path string) bool) ([]string, error) {
 	var stale []string
 	for _, seq := range seqs {
 		p := strings.TrimSuffix(filepath.Base(seq), ".seq")
-		if s.pointsPast(seq, strings.TrimSuffix(seq, ".seq")+".files", written) {
+		if s.pointsPast(seq, strings.TrimSuffix(seq, ".seq")+".files", written) || lacking && s.lacksLines(p, seq, written) {
 			stale = append(stale, p)
 		}
 	}
 	return stale, nil
+}
+
+// lacksLines reports whether git brought lines the playbook's history
+// does not hold into its files: a merge or a pull of another clone's
+// lines (numbered there, so they carry a seq) into a run's log or the
+// playbook's events.jsonl, or a run folder of its own. The history is then
+// rebuilt by the files' rule, as a fresh clone's is. Lines written by hand
+// at a file's end (without a seq) are not reported: the next write to the
+// file numbers them.
+func (s *Store) lacksLines(playbook, seqPath string, written func(path string) bool) bool {
+	if s.src == nil {
+		return false
+	}
+	recs, err := os.ReadFile(seqPath)
+	if err != nil {
+		return false
+	}
+	names, err := os.ReadFile(strings.TrimSuffix(seqPath, ".seq") + ".files")
+	if err != nil {
+		return false
+	}
+	listed := strings.Split(strings.TrimSuffix(string(names), "\n"), "\n")
+	end := make(map[string]int64, len(listed))
+	for i := 0; i+recSize <= len(recs); i += recSize {
+		no := binary.BigEndian.Uint32(recs[i:])
+		if int(no) >= len(listed) {
+			return true
+		}
+		n := int64(binary.BigEndian.Uint32(recs[i+4:]))
+		off := int64(binary.BigEndian.Uint64(recs[i+8:]))
+		end[listed[no]] = max(end[listed[no]], off+n)
+	}
+	files, err := s.src.Files(playbook)
+	if err != nil {
+		return false
+	}
+	for _, f := range files {
+		if written != nil && !written(f) {
+			continue
+		}
+		fi, err := os.Stat(s.v.Abs(f))
+		if err != nil || fi.Size() <= end[f] {
+			continue
+		}
+		if numberedAfter(s.v.Abs(f), end[f]) {
+			return true
+		}
+	}
+	return false
+}
+
+// numberedAfter reports whether the whole lines of the file at abs after
+// offset off include one that carries a seq.
+func numberedAfter(abs string, off int64) bool {
+	f, err := os.Open(abs)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return false
+	}
+	br := bufio.NewReader(f)
+	for {
+		raw, err := br.ReadBytes('\n')
+		if err != nil {
+			return false
+		}
+		if ln, err := event.Parse(raw[:len(raw)-1]); err == nil && ln.Seq != 0 {
+			return true
+		}
+	}
 }
 
 func (s *Store) pointsPast(seqPath, filesPath string, written func(path string) bool) bool {
