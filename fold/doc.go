@@ -32,9 +32,10 @@
 // QuickJS through github.com/fastschema/qjs v0.0.6. A fresh runtime runs
 // the prelude (sandbox.js): it deletes every global the page format says
 // is absent (a list of the ones kept, so whatever qjs adds, such as print,
-// std, os, navigator, performance or gc, goes too), Function's
-// constructors among them, reached through (function(){}).constructor
-// and its generator and async kin; it replaces Date with one that reads
+// std, os, navigator, performance or gc, goes too; SharedArrayBuffer and
+// Atomics are not kept either, as the type check's library has no shared
+// memory), Function's constructors among them, reached through
+// (function(){}).constructor and its generator and async kin; it replaces Date with one that reads
 // only UTC and whose now is the event's time. Then the module is loaded
 // with one line appended (after its last line, so its lines keep their
 // numbers) that imports its own namespace and hands it to the prelude;
