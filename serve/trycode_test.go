@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -17,7 +18,27 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"quire/fold"
+	"quire/ledger"
 )
+
+// warmQuickJS compiles QuickJS into the vault's cache, as the vault's
+// first fold does, so the calls a test times start their workers from
+// it: a compilation takes some 0.7 s, and many times that under the race
+// detector, past try_code's 10 s for a call.
+func warmQuickJS(t *testing.T, l *ledger.Ledger) {
+	t.Helper()
+	p, err := fold.NewPool(fold.PoolOptions{CacheDir: filepath.Join(l.Root(), ".quire", "qjs-cache")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	prog := fold.NewProgram("export function fold(view, event) { return view; }", nil, 1, nil)
+	if _, err := p.Fold(context.Background(), prog, nil, []fold.Event{{Seq: 1, JSON: []byte(`{}`), Time: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // runawaySource is an AgentRun document whose one code node never returns.
 const runawaySource = `{"v": 2, "name": "spin", "schemas": {"N": {"type": "object"}}, "output": {"schemaId": "N", "path": "n"},
@@ -28,6 +49,7 @@ const runawaySource = `{"v": 2, "name": "spin", "schemas": {"N": {"type": "objec
 func TestTryCodeNeedsTheWriteScope(t *testing.T) {
 	t.Parallel()
 	l := newLedger(t)
+	warmQuickJS(t, l)
 	reader, _ := CreateToken(l, "rui", []string{"playbook:read"})
 	writer, _ := CreateToken(l, "ana", []string{"playbook:write"})
 	ts, c := newTestServer(t, newServer(l, false, nil))
@@ -80,6 +102,7 @@ func TestTryCodeRunawaysAreBounded(t *testing.T) {
 		}
 	}
 	l := newLedger(t)
+	warmQuickJS(t, l)
 	writer, _ := CreateToken(l, "ana", []string{"playbook:write"})
 	ts, c := newTestServer(t, newServer(l, false, nil))
 	const calls = 8
