@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // The worker process. The pool runs its folds in processes of the
@@ -105,6 +107,7 @@ const (
 	reqTimes
 	reqLimits
 	reqCrash
+	reqSpent // the CPU time (ns, in decimal) earlier tries of the first fold spent
 	reqParts
 )
 
@@ -112,11 +115,14 @@ const (
 // views' JSON text.
 type childHeader struct {
 	pageHeader
-	Killed string   `json:"killed,omitempty"` // the bound a fold ran past; the process ended
-	Index  int      `json:"index,omitempty"`  // the fold (from 1) running when it was killed
-	Trap   string   `json:"trap,omitempty"`   // the sandbox trapped; the process ended
-	Load   *jsError `json:"load,omitempty"`   // the module did not load
-	Fault  string   `json:"fault,omitempty"`  // the sandbox could not be made
+	Killed string `json:"killed,omitempty"` // the bound a fold ran past; the process ended
+	Index  int    `json:"index,omitempty"`  // the fold (from 1) running when it was killed
+	// CPU is the CPU time (ns) the fold running when it was killed had
+	// spent in this try.
+	CPU   time.Duration `json:"cpu,omitempty"`
+	Trap  string        `json:"trap,omitempty"`  // the sandbox trapped; the process ended
+	Load  *jsError      `json:"load,omitempty"`  // the module did not load
+	Fault string        `json:"fault,omitempty"` // the sandbox could not be made
 }
 
 // serveWorker folds what the pool asks until stdin ends. It keeps the
@@ -137,8 +143,8 @@ func serveWorker(stdin io.Reader, stdout io.Writer) int {
 			os.Exit(5)
 		}
 	}
-	onKill := func(reason string, index int) {
-		answer(childHeader{Killed: reason, Index: index}, "")
+	onKill := func(reason string, index int, cpu time.Duration) {
+		answer(childHeader{Killed: reason, Index: index, CPU: cpu}, "")
 		os.Exit(3)
 	}
 	dir := os.Getenv(dirEnv)
@@ -195,7 +201,8 @@ func serveWorker(stdin io.Reader, stdout io.Writer) int {
 			answer(childHeader{Trap: "a crash the test asked for"}, "")
 			return 4
 		}
-		head, views, trap := w.call(lim, string(parts[reqNames]), string(parts[reqViews]), string(parts[reqEvents]), string(parts[reqTimes]), onKill)
+		spent, _ := strconv.ParseInt(string(parts[reqSpent]), 10, 64)
+		head, views, trap := w.call(lim, time.Duration(spent), string(parts[reqNames]), string(parts[reqViews]), string(parts[reqEvents]), string(parts[reqTimes]), onKill)
 		if trap != nil {
 			answer(childHeader{Trap: trapText(trap)}, "")
 			return 4

@@ -32,9 +32,10 @@
 // QuickJS through github.com/fastschema/qjs v0.0.6. A fresh runtime runs
 // the prelude (sandbox.js): it deletes every global the page format says
 // is absent (a list of the ones kept, so whatever qjs adds, such as print,
-// std, os, navigator, performance or gc, goes too), Function's
-// constructors among them, reached through (function(){}).constructor
-// and its generator and async kin; it replaces Date with one that reads
+// std, os, navigator, performance or gc, goes too; SharedArrayBuffer and
+// Atomics are not kept either, as the type check's library has no shared
+// memory), Function's constructors among them, reached through
+// (function(){}).constructor and its generator and async kin; it replaces Date with one that reads
 // only UTC and whose now is the event's time. Then the module is loaded
 // with one line appended (after its last line, so its lines keep their
 // numbers) that imports its own namespace and hands it to the prelude;
@@ -121,6 +122,16 @@
 //     per-thread CPU clock; elsewhere, wall time). So the bound is 5 s of
 //     CPU, whatever else the machine runs. QuickJS's interrupt handler,
 //     the natural counter, is not reachable through qjs's wasm build.
+//     The bound is the fold's, counted over its tries: a try that runs
+//     out of time (below) hands on the CPU it spent, the next may spend
+//     only what is left, and the fold stalls as work once its tries
+//     together have spent 5 s. A page's call that the watchdog stopped
+//     is the first try of the event it stopped at. So a fold that never
+//     ends stalls as work at 5 s of CPU whatever the load: on a quarter
+//     of a processor, after two or three tries of 10 s, where it waited
+//     out twenty before (224 s at a load of 12 to 14 on two cores). The
+//     price: a fold that needs nearly all of the bound may stall as work
+//     on a loaded machine where a later try would have passed.
 //   - Memory, 64 MiB: the growth of the runtime's wasm memory past its
 //     size when the page's call began, read from Go by the watchdog every
 //     5 ms (memory.go: the worker backs the wasm memory itself and
@@ -129,7 +140,8 @@
 //   - Time, 10 s of wall time for one fold, from when the driver marks it
 //     started (an index in a typed array whose address in wasm memory the
 //     watchdog reads). A fold that runs out is tried again in a fresh
-//     worker; the views stall as time the 20th time.
+//     worker; the views stall as time the 20th time, unless the tries
+//     reach the work bound first.
 //   - Crash: a worker that ends or traps while folding is replaced and the
 //     fold tried again; the views stall as crash the 20th time. QuickJS
 //     built for WASI does not check its C stack (which holds about 200

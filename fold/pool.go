@@ -134,7 +134,7 @@ func (p *Pool) Fold(ctx context.Context, prog *Program, views json.RawMessage, e
 	}
 	defer func() { <-p.sem }()
 
-	h, out, err := p.call(ctx, prog, views, events)
+	h, out, err := p.call(ctx, prog, views, events, 0)
 	if err != nil {
 		return res, err
 	}
@@ -145,11 +145,27 @@ func (p *Pool) Fold(ctx context.Context, prog *Program, views json.RawMessage, e
 	if h.Killed == "" && h.Trap == "" && h.Kind == "" && h.N == len(events) && p.checkShapes(prog, out) == "" {
 		return Result{Views: out, Folded: len(events)}, nil
 	}
-	return p.oneByOne(ctx, prog, views, events)
+	// A fold the watchdog stopped for work or time was the first try of
+	// its event: the one-by-one folding counts it, and does not spend
+	// the work bound on that event again.
+	var first *try
+	if (h.Killed == killWork || h.Killed == killTime) && h.Index >= 1 && h.Index <= len(events) {
+		first = &try{index: h.Index - 1, killed: h.Killed, cpu: h.CPU}
+	}
+	return p.oneByOne(ctx, prog, views, events, first)
+}
+
+// try is a try of one event's fold that the watchdog stopped: the
+// event's index in the page, the bound it ran past and the CPU it spent.
+type try struct {
+	index  int
+	killed string
+	cpu    time.Duration
 }
 
 // call folds events in one call into a worker process.
-func (p *Pool) call(ctx context.Context, prog *Program, views json.RawMessage, events []Event) (childHeader, json.RawMessage, error) {
+// spent is the CPU time earlier tries of the first event's fold spent.
+func (p *Pool) call(ctx context.Context, prog *Program, views json.RawMessage, events []Event, spent time.Duration) (childHeader, json.RawMessage, error) {
 	w, err := p.get(prog)
 	if err != nil {
 		return childHeader{}, nil, err
@@ -170,7 +186,7 @@ func (p *Pool) call(ctx context.Context, prog *Program, views json.RawMessage, e
 	case p.opts.unfused:
 		shapes = prog.unfused
 	}
-	h, out, err := w.fold(ctx, prog, shapes, p.lim, views, events, crash, backstop)
+	h, out, err := w.fold(ctx, prog, shapes, p.lim, spent, views, events, crash, backstop)
 	p.put(w)
 	if err != nil {
 		return h, nil, err
@@ -181,11 +197,16 @@ func (p *Pool) call(ctx context.Context, prog *Program, views json.RawMessage, e
 	return h, out, nil
 }
 
-// oneByOne folds events one call each, checking each fold in full.
-func (p *Pool) oneByOne(ctx context.Context, prog *Program, views json.RawMessage, events []Event) (Result, error) {
+// oneByOne folds events one call each, checking each fold in full;
+// first, when not nil, is a try of one of them already made.
+func (p *Pool) oneByOne(ctx context.Context, prog *Program, views json.RawMessage, events []Event, first *try) (Result, error) {
 	res := Result{Views: views}
 	for i, ev := range events {
-		st, next, err := p.foldOne(ctx, prog, res.Views, ev)
+		var tried *try
+		if first != nil && first.index == i {
+			tried = first
+		}
+		st, next, err := p.foldOne(ctx, prog, res.Views, ev, tried)
 		if err != nil {
 			return res, err
 		}
@@ -200,24 +221,52 @@ func (p *Pool) oneByOne(ctx context.Context, prog *Program, views json.RawMessag
 }
 
 // foldOne folds one event, trying again in a fresh runtime when the fold
-// timed out or the worker crashed.
-func (p *Pool) foldOne(ctx context.Context, prog *Program, views json.RawMessage, ev Event) (*Stall, json.RawMessage, error) {
+// timed out or the worker crashed; tried, when not nil, is its first try,
+// made already.
+//
+// The work bound is the fold's, not a try's: each try that runs out of
+// its time hands on the CPU time it spent, and the next may spend only
+// what is left of the bound. So a fold that never ends stalls as work
+// once it has spent the bound's CPU, however many tries that takes: on a
+// machine so loaded that a try gets a quarter of a processor, in four
+// tries of 10 s rather than twenty. It stalls as time only where twenty
+// tries together had less than the bound of CPU.
+func (p *Pool) foldOne(ctx context.Context, prog *Program, views json.RawMessage, ev Event, tried *try) (*Stall, json.RawMessage, error) {
 	stackTraps := 0
+	budget := p.lim.Checkpoint * time.Duration(p.lim.Checkpoints)
+	var spent time.Duration
+	work := func(tries int) *Stall {
+		text := fmt.Sprintf("the fold did more work than one fold may: %d checkpoints (%v of CPU each)", p.lim.Checkpoints, p.lim.Checkpoint)
+		if tries > 1 {
+			text += fmt.Sprintf(", counted over %d tries", tries)
+		}
+		return stallAt(ev, KindWork, text, 0)
+	}
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		h, out, err := p.call(ctx, prog, views, []Event{ev})
+		var h childHeader
+		var out json.RawMessage
+		var err error
+		if attempt == 1 && tried != nil {
+			h.Killed, h.CPU = tried.killed, tried.cpu
+		} else {
+			h, out, err = p.call(ctx, prog, views, []Event{ev}, spent)
+		}
 		switch {
 		case err != nil:
 			return nil, nil, err
 		case h.Load != nil:
 			return stallAt(ev, KindRefused, h.Load.Text, prog.DocLine(h.Load.JSLine)), nil, nil
 		case h.Killed == killWork:
-			return stallAt(ev, KindWork, fmt.Sprintf("the fold did more work than one fold may: %d checkpoints (%v of CPU each)", p.lim.Checkpoints, p.lim.Checkpoint), 0), nil, nil
+			return work(attempt), nil, nil
 		case h.Killed == killMemory:
 			return stallAt(ev, KindMemory, fmt.Sprintf("the fold used more memory than its sandbox: %d MiB", p.lim.Memory>>20), 0), nil, nil
 		case h.Killed == killTime:
+			if spent += h.CPU; spent >= budget {
+				return work(attempt), nil, nil
+			}
 			if attempt < p.lim.Attempts {
 				continue
 			}

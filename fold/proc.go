@@ -103,7 +103,7 @@ func (p *proc) stop() {
 // that ends without answering is answered as a trap; one that does not
 // answer within backstop (the worker stops its own folds; this is for a
 // worker that hangs) is killed and answered as out of time.
-func (p *proc) fold(ctx context.Context, prog *Program, shapes string, lim Limits, views json.RawMessage, events []Event, crash bool, backstop time.Duration) (childHeader, json.RawMessage, error) {
+func (p *proc) fold(ctx context.Context, prog *Program, shapes string, lim Limits, spent time.Duration, views json.RawMessage, events []Event, crash bool, backstop time.Duration) (childHeader, json.RawMessage, error) {
 	var ev, times strings.Builder
 	ev.Grow(len(events) * 300)
 	times.WriteByte('[')
@@ -139,6 +139,7 @@ func (p *proc) fold(ctx context.Context, prog *Program, shapes string, lim Limit
 	parts[reqTimes] = []byte(times.String())
 	parts[reqLimits] = limits
 	parts[reqCrash] = crashFlag
+	parts[reqSpent] = []byte(strconv.FormatInt(int64(spent), 10))
 
 	type answer struct {
 		parts [][]byte

@@ -51,17 +51,24 @@ const (
 	killTime   = "time"
 )
 
+// killFunc is told the bound a fold ran past, the fold's index (from 1;
+// 0 before the first) and the CPU time that fold had spent; it does not
+// return.
+type killFunc func(reason string, index int, cpu time.Duration)
+
 // guard runs fn on a locked OS thread under the watchdog: a fold that
 // spends more CPU than the work bound, grows the wasm memory past the
-// memory bound or runs past the timeout is reported to onKill, which
-// does not return. A panic out of qjs (a wasm trap) is recovered and
-// returned.
+// memory bound or runs past the timeout is reported to onKill. spent is
+// the CPU time earlier tries of the call's first fold spent before they
+// ran out of time: that fold may spend only what is left of the work
+// bound (pool.go, foldOne). A panic out of qjs (a wasm trap) is recovered
+// and returned.
 //
 // Go's collector cannot stop a thread running compiled wasm (it has no
 // safe points), so a collection started while a fold loops would stop the
 // world for good, the watchdog with it. The collector is off while fn runs;
 // the memory bound keeps what piles up small.
-func (w *worker) guard(lim Limits, onKill func(reason string, index int), fn func()) (trap error) {
+func (w *worker) guard(lim Limits, spent time.Duration, onKill killFunc, fn func()) (trap error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
@@ -97,13 +104,18 @@ func (w *worker) guard(lim Limits, onKill func(reason string, index int), fn fun
 					last, cpuStart, wallStart = i, clockCPU(clock), time.Now()
 				}
 			}
+			left := budget
+			if last <= 1 {
+				left -= int64(spent)
+			}
+			cpu := clockCPU(clock) - cpuStart
 			switch {
 			case int64(mem.Size()) > int64(baseMem)+lim.Memory:
-				onKill(killMemory, int(last))
-			case clockCPU(clock)-cpuStart > budget:
-				onKill(killWork, int(last))
+				onKill(killMemory, int(last), time.Duration(cpu))
+			case cpu > left:
+				onKill(killWork, int(last), time.Duration(cpu))
 			case time.Since(wallStart) > lim.Timeout:
-				onKill(killTime, int(last))
+				onKill(killTime, int(last), time.Duration(cpu))
 			}
 		}
 	}()
@@ -125,7 +137,7 @@ func (w *worker) guard(lim Limits, onKill func(reason string, index int), fn fun
 // runtime's module loader could see), runs the prelude, loads the module
 // and seals the sandbox. A module that does not load answers loadErr
 // with the error's text; err is a fault of the sandbox itself.
-func newWorker(key, js, dir, cacheDir string, lim Limits, onKill func(string, int)) (w *worker, loadErr *jsError, err error) {
+func newWorker(key, js, dir, cacheDir string, lim Limits, onKill killFunc) (w *worker, loadErr *jsError, err error) {
 	if name, ok := moduleImport(js); ok {
 		return nil, importError(js, name), nil
 	}
@@ -144,7 +156,7 @@ func newWorker(key, js, dir, cacheDir string, lim Limits, onKill func(string, in
 	}
 	w.baseMem = w.rt.Mem().Size()
 	var setupErr error
-	trap := w.guard(lim, onKill, func() {
+	trap := w.guard(lim, 0, onKill, func() {
 		rt := w.rt
 		if _, e := rt.Eval("prelude.js", qjs.Code(prelude)); e != nil {
 			setupErr = fmt.Errorf("fold: the sandbox's prelude: %w", e)
@@ -205,10 +217,11 @@ type pageHeader struct {
 }
 
 // call folds a page in one call of the driver: views, events and times
-// are JSON texts (the events' CloudEvents forms and their times in ms).
+// are JSON texts (the events' CloudEvents forms and their times in ms);
+// spent is what earlier tries of its first fold spent (guard).
 // It answers the driver's header and the views' JSON text, or the trap
 // that ended the call, after which the worker is not used again.
-func (w *worker) call(lim Limits, names, views, events, times string, onKill func(string, int)) (head pageHeader, out string, trap error) {
+func (w *worker) call(lim Limits, spent time.Duration, names, views, events, times string, onKill killFunc) (head pageHeader, out string, trap error) {
 	var res string
 	var callErr error
 	c := w.rt.Context()
@@ -227,7 +240,7 @@ func (w *worker) call(lim Limits, names, views, events, times string, onKill fun
 	}
 	// The page's own text is not the fold's memory: the bound counts from here.
 	w.baseMem = w.rt.Mem().Size()
-	trap = w.guard(lim, onKill, func() {
+	trap = w.guard(lim, spent, onKill, func() {
 		defer func() {
 			for _, a := range args {
 				a.Free()

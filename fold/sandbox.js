@@ -65,14 +65,16 @@
   }
   g.Date = Date;
 
-  // --- What the page format says is absent.
+  // --- What the page format says is absent. SharedArrayBuffer and
+  // Atomics are not kept: shared memory has no use in a fold, which runs
+  // alone, and the type check refuses both names at save.
   const keep = new Set(['Object', 'Function', 'Error', 'EvalError', 'RangeError', 'ReferenceError', 'SyntaxError',
     'TypeError', 'URIError', 'InternalError', 'AggregateError', 'Iterator', 'Array', 'parseInt', 'parseFloat', 'isNaN',
     'isFinite', 'decodeURI', 'decodeURIComponent', 'encodeURI', 'encodeURIComponent', 'escape', 'unescape', 'Infinity',
     'NaN', 'undefined', 'Number', 'Boolean', 'String', 'Math', 'Reflect', 'Symbol', 'globalThis', 'Date', 'RegExp',
-    'JSON', 'Proxy', 'Map', 'Set', 'WeakMap', 'WeakSet', 'ArrayBuffer', 'SharedArrayBuffer', 'Uint8ClampedArray',
+    'JSON', 'Proxy', 'Map', 'Set', 'WeakMap', 'WeakSet', 'ArrayBuffer', 'Uint8ClampedArray',
     'Int8Array', 'Uint8Array', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'BigInt64Array',
-    'BigUint64Array', 'Float16Array', 'Float32Array', 'Float64Array', 'DataView', 'BigInt', 'Atomics']);
+    'BigUint64Array', 'Float16Array', 'Float32Array', 'Float64Array', 'DataView', 'BigInt']);
   for (const name of ownKeys(g)) {
     if (typeof name === 'string' && !keep.has(name)) delete g[name];
   }

@@ -32,7 +32,7 @@ func TestAbsentGlobals(t *testing.T) {
 	p := newTestPool(t, Limits{})
 	for _, name := range []string{"Math.random", "eval", "Function", "WeakRef", "FinalizationRegistry", "Promise", "console",
 		"fetch", "setTimeout", "setInterval", "clearTimeout", "clearInterval", "queueMicrotask", "Intl", "print", "std", "os",
-		"performance", "navigator", "gc", "scriptArgs", "bjson", "structuredClone", "require"} {
+		"performance", "navigator", "gc", "scriptArgs", "bjson", "structuredClone", "require", "SharedArrayBuffer", "Atomics"} {
 		got, st := probe(t, p, "return typeof "+name)
 		if st != nil || got != `"undefined"` {
 			t.Errorf("typeof %s = %s %v", name, got, st)

@@ -33,7 +33,7 @@ func TestSandboxShapeCheckAgreesWithGo(t *testing.T) {
 		for i := range n {
 			doc := genShape(r, name)
 			ev := event(int64(i+1), at, `{"v":`+doc+`}`)
-			h, out, err := p.call(context.Background(), prog, json.RawMessage(`{}`), []Event{ev})
+			h, out, err := p.call(context.Background(), prog, json.RawMessage(`{}`), []Event{ev}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -390,8 +390,8 @@ func answerAlike(t *testing.T, fused, unfused *Pool, prog *Program, data string)
 	t.Helper()
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	page := []Event{event(1, at, data), event(2, at, `{"probe":true}`)}
-	h1, out1, err1 := fused.call(context.Background(), prog, json.RawMessage(`{}`), page)
-	h2, out2, err2 := unfused.call(context.Background(), prog, json.RawMessage(`{}`), page)
+	h1, out1, err1 := fused.call(context.Background(), prog, json.RawMessage(`{}`), page, 0)
+	h2, out2, err2 := unfused.call(context.Background(), prog, json.RawMessage(`{}`), page, 0)
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}

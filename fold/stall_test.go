@@ -57,6 +57,12 @@ func TestHostileFolds(t *testing.T) {
 		// machine busy with the other tests.
 		{name: "loop for ever", kind: KindTime, lim: Limits{Timeout: 500 * time.Millisecond, Attempts: attempts},
 			js: `export function fold(view, event) { if (event.data.output) for (;;) {} return view; }`, text: fmt.Sprintf("ran out of its 500ms %d times", attempts)},
+		// Each try runs out of its half second with at most that much CPU
+		// spent; the tries together reach the 1.2 s of work, so the
+		// fold stalls as work after three tries or so, not as time after
+		// twenty.
+		{name: "loop for ever, its tries' work counted", kind: KindWork, lim: Limits{Timeout: 500 * time.Millisecond, Checkpoint: time.Millisecond, Checkpoints: 1200, Attempts: 20},
+			js: `export function fold(view, event) { if (event.data.output) for (;;) {} return view; }`, text: "1200 checkpoints (1ms of CPU each), counted over "},
 		{name: "work", kind: KindWork, lim: Limits{Checkpoint: time.Millisecond, Checkpoints: 50},
 			js: `export function fold(view, event) { if (event.data.output) for (;;) {} return view; }`, text: "50 checkpoints"},
 		{name: "allocate without end", kind: KindMemory, lim: Limits{Checkpoints: 6000, Timeout: 2 * time.Minute, Memory: memory},

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -150,28 +152,63 @@ func tryModule(code string) (string, []int) {
 	return head + code + "\n);\n", lines
 }
 
-func (l *Ledger) tryPool() (*fold.Pool, error) {
+// try_code's bounds. A call runs one function in a worker process of
+// try_code's own, one at a time, and at most tryWaiting more calls wait
+// their turn; one more is refused at once as unavailable, naming the
+// bound. A function may run tryTimeout of wall time: wall time and not
+// CPU, because the caller waits for the answer and every call queued
+// behind it waits too, so the bound must hold whatever else the machine
+// runs (a CPU bound stretches with the load: 5 s of CPU at a load of 14
+// on two cores is some 35 s of waiting for each caller in the queue). A
+// function that needs more than that on a busy machine is answered as
+// time, and may be tried again. The whole call, waiting included, has
+// tryDeadline, past which it is refused as unavailable: so every call
+// is answered within it, and the last of a full queue well within 12 s.
+const (
+	tryWorkers  = 1
+	tryWaiting  = 2
+	tryTimeout  = time.Second
+	tryDeadline = 10 * time.Second
+)
+
+// tryPool is try_code's pool of workers and its queue, a slot for each
+// call running or waiting.
+func (l *Ledger) tryPool() (*fold.Pool, chan struct{}, error) {
 	v := &l.views
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.tryPool == nil {
-		p, err := fold.NewPool(fold.PoolOptions{Workers: 1, Idle: 2,
+		p, err := fold.NewPool(fold.PoolOptions{Workers: tryWorkers, Idle: 2,
 			CacheDir: l.v.Abs(".quire/qjs-cache"),
+			// One try of tryTimeout: the caller may try again.
+			Limits: fold.Limits{Timeout: tryTimeout, Attempts: 1},
 			// The value is any JSON: no shape to check.
 			Check: func(string, []byte) []refusal.Issue { return nil }})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		v.tryPool = p
+		v.tryCalls = make(chan struct{}, tryWorkers+tryWaiting)
 	}
-	return v.tryPool, nil
+	return v.tryPool, v.tryCalls, nil
 }
 
 func (l *Ledger) runCode(ctx context.Context, label, code, as string, stateRaw json.RawMessage, state map[string]any) (*TryCode, error) {
-	pool, err := l.tryPool()
+	pool, calls, err := l.tryPool()
 	if err != nil {
 		return nil, err
 	}
+	select {
+	case calls <- struct{}{}:
+		defer func() { <-calls }()
+	default:
+		return nil, refusal.New(refusal.Unavailable,
+			"try_code is busy: it runs %d function at a time and at most %d more calls wait their turn, and %d are running or waiting; try again in a few seconds",
+			tryWorkers, tryWaiting, tryWorkers+tryWaiting)
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, tryDeadline)
+	defer cancel()
 	js, lines := tryModule(code)
 	prog := fold.NewProgram(js, lines, 1, map[string]string{"value": "", "undefined": ""})
 	now := time.Now().UTC()
@@ -179,11 +216,19 @@ func (l *Ledger) runCode(ctx context.Context, label, code, as string, stateRaw j
 		"data": map[string]json.RawMessage{"state": compact(stateRaw)}})
 	res, err := pool.Fold(ctx, prog, nil, []fold.Event{{Seq: 1, JSON: ev, Time: now}})
 	if err != nil {
+		if parent.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return nil, refusal.New(refusal.Unavailable,
+				"try_code could not run the function within %v, its time for a call, waiting included: the machine is busy; try again in a few seconds", tryDeadline)
+		}
 		return nil, err
 	}
 	out := &TryCode{Label: label}
 	if res.Stall != nil {
-		out.Error = &TryError{Kind: res.Stall.Kind, Message: res.Stall.Error, Line: refineLine(code, res.Stall.Error, res.Stall.Line)}
+		msg := res.Stall.Error
+		if res.Stall.Kind == fold.KindTime {
+			msg = fmt.Sprintf("the function ran for more than %v, try_code's bound of wall time: it may loop for ever, or need more than a busy machine gave it", tryTimeout)
+		}
+		out.Error = &TryError{Kind: res.Stall.Kind, Message: msg, Line: refineLine(code, res.Stall.Error, res.Stall.Line)}
 		return out, nil
 	}
 	var views struct {

@@ -153,8 +153,8 @@ func operations() []*Op {
 		// agentrun_ops.go
 		op(Op{Name: "inspect_workflow", Scope: ScopeRead, Method: "POST", Path: "/workflows/inspect", ReadOnly: true, Idempotent: true,
 			Description: "Inspect an AgentRun workflow (saved, or source) as its save does, running nothing: issues at JSON pointers, nodes' state keys, the final selection, what stays unknown."}, (*Ledger).inspectWorkflow),
-		op(Op{Name: "try_code", Scope: ScopeRead, Method: "POST", Path: "/workflows/try-code", ReadOnly: true, Idempotent: true,
-			Description: "Run an AgentRun workflow's code node over a state in the fold's sandbox (no Date, Promise, timers, Function, host globals): its value and the state after, or its error and line."}, (*Ledger).tryCode),
+		op(Op{Name: "try_code", Scope: ScopeWrite, Method: "POST", Path: "/workflows/try-code", ReadOnly: true, Idempotent: true,
+			Description: "Run an AgentRun workflow's code node over a state in the fold's sandbox (no Date, Promise, timers, Function, host globals): its value and the state after, or its error and line. Writes nothing, but runs code: needs playbook:write. One function runs at a time for at most 1 s (an error of kind time past it); a call finding 2 waiting is refused (unavailable)."}, (*Ledger).tryCode),
 		// check.go (the checker itself is ledger/checker)
 		op(Op{Name: "check_vault", Scope: ScopeAdmin, Method: "GET", Path: "/check", ReadOnly: true, Idempotent: true,
 			Description: "Validate the vault against the playbook-run capsule, each problem with its path and line. With history: true, also prove the append-only rules from the git history not proved before (run.jsonl only grew, definition.md and archived runs never changed, lines in seq order), each problem naming its commit."}, (*Ledger).checkVault),

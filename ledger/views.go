@@ -30,7 +30,8 @@ import (
 type views struct {
 	mu       sync.Mutex
 	pool     *fold.Pool
-	tryPool  *fold.Pool // try_code's, whose one view has no shape
+	tryPool  *fold.Pool    // try_code's, whose one view has no shape
+	tryCalls chan struct{} // try_code's calls running or waiting (agentrun_ops.go)
 	keepers  map[string]*keeperOf
 	programs map[string]*fold.Program // by data hash
 	serving  bool
