@@ -36,8 +36,18 @@ import (
 // whose writes the kernel keeps, not against the loss of the machine.
 const journalFile = "writing"
 
-// gitLockWait is how long a writer waits for a git lock another program holds.
-var gitLockWait = 3 * time.Second
+// gitLockWait is how long a writer waits, under the vault's lock, for a
+// git lock another program took lately (git's own commands hold theirs for
+// milliseconds). A lock held longer than gitLockOld (a person's long git
+// command, or one that was killed) is not waited for at all: every writer
+// would wait for it in turn, under the lock, and one boundary's commit is
+// not worth that. The commit is then left for the next writer (the write
+// answers committed: false), or refused with what to do.
+var gitLockWait = time.Second
+
+// gitLockOld is the age past which another program's git lock is not
+// waited for.
+const gitLockOld = time.Second
 
 // SetGitLockWait sets how long writers wait for a git lock another program
 // holds, and returns a function that sets it back: for tests that hold
@@ -287,17 +297,21 @@ func (v *Vault) takeGitLock(abs string) (*os.File, error) {
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, err
 		}
-		if fi, err := os.Lstat(abs); err == nil && inodeOf(fi) != noted {
-			noted = inodeOf(fi)
-			if err := v.note("foreign %s %d", rel, noted); err != nil {
-				return nil, err
+		old := false
+		if fi, err := os.Lstat(abs); err == nil {
+			old = time.Since(fi.ModTime()) > gitLockOld
+			if inodeOf(fi) != noted {
+				noted = inodeOf(fi)
+				if err := v.note("foreign %s %d", rel, noted); err != nil {
+					return nil, err
+				}
 			}
 		}
-		if time.Now().After(deadline) {
+		if old || time.Now().After(deadline) {
 			return nil, refusal.New(refusal.Unavailable,
-				"vault: git's lock .git/%s is held by another program (a git command?) and was not released within %s; "+
+				"vault: git's lock .git/%s is held by another program (a git command?); "+
 					"try again once it ends, or, if no git command is running in %s, delete .git/%s (a git command that was killed leaves it)",
-				rel, gitLockWait, v.root, rel)
+				rel, v.root, rel)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

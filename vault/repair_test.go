@@ -53,6 +53,14 @@ func TestForeignGitLockIsWaitedForThenRefused(t *testing.T) {
 		if time.Since(start) < gitLockWait {
 			t.Fatalf("%s: refused after %v, without waiting", lock, time.Since(start))
 		}
+		// A lock held for longer is not waited for: every writer would
+		// wait in turn.
+		old := time.Now().Add(-time.Minute)
+		os.Chtimes(filepath.Join(dir, lock), old, old)
+		start = time.Now()
+		if err := commitAll(t, v, "playbook-runs/a"); err == nil || time.Since(start) > gitLockWait/2 {
+			t.Fatalf("%s: an old lock: %v after %v", lock, err, time.Since(start))
+		}
 		// The lock is the person's: quire left it.
 		if _, err := os.Stat(filepath.Join(dir, lock)); err != nil {
 			t.Fatalf("%s: quire removed another program's lock", lock)
