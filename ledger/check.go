@@ -100,6 +100,7 @@ type checkHistories struct{ l *Ledger }
 
 func (h checkHistories) PointPast() ([]string, error)     { return h.l.staleHistories() }
 func (h checkHistories) Disagrees(playbook string) string { return h.l.historyStale(playbook) }
+func (h checkHistories) Pending() []string                { return h.l.hist.Pending() }
 
 // historyStale says how a playbook's history disagrees with its files, or
 // "" when it agrees (or is not built yet): checker.Histories' Disagrees,

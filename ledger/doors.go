@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,9 +94,17 @@ func (l *Ledger) Config() (vault.Config, error) { return l.v.Config() }
 // UpdateConfig changes quire.yaml as one write: fn changes the
 // configuration and answers the subject of the commit (or refuses, and
 // nothing is written). The commit is quire's; one that cannot be made is
-// finished by the next writer.
+// finished by the next writer. A change of quire.yaml that quire did not
+// make (a person's edit, not committed yet) is refused: quire would commit
+// it under its own name.
 func (l *Ledger) UpdateConfig(fn func(c *vault.Config) (subject string, err error)) error {
 	return l.write(writeArgs{}, func(t *tx) error {
+		if same, err := l.v.Unchanged(vault.ConfigFile); err != nil {
+			return err
+		} else if !same && !slices.Contains(l.hist.Pending(), vault.ConfigFile) {
+			return refusal.New(refusal.Conflict, "%s has a change that is not committed, and quire did not make it (a person's edit?): "+
+				"commit it with git under your name (git commit %s), or take it back (git checkout -- %s), before quire changes the file", vault.ConfigFile, vault.ConfigFile, vault.ConfigFile)
+		}
 		c, err := l.v.Config()
 		if err != nil {
 			return err
@@ -104,6 +113,7 @@ func (l *Ledger) UpdateConfig(fn func(c *vault.Config) (subject string, err erro
 		if err != nil {
 			return err
 		}
+		t.willCommit(vault.ConfigFile)
 		if err := l.v.WriteConfig(c); err != nil {
 			return err
 		}

@@ -179,6 +179,10 @@ func (t *tx) commit(paths []string, sig vault.Signature, m vault.Message) bool {
 	return ok
 }
 
+// willCommit says, before the write changes them, that paths are quire's
+// to commit (history.Store.WillCommit).
+func (t *tx) willCommit(paths ...string) { t.l.hist.WillCommit(paths) }
+
 // finishPending commits what earlier writes left uncommitted, for quire
 // janitor. It returns the paths it committed.
 func (t *tx) finishPending(sig vault.Signature) ([]string, error) {

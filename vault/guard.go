@@ -386,3 +386,25 @@ func (v *Vault) RestoreCommitted(he *HandEdit) (string, error) {
 	}
 	return kept, WriteAtomic(abs, restored)
 }
+
+// Unchanged reports whether the file rel holds what HEAD holds at rel
+// (absent from both counts): a file that differs was changed since the
+// last commit, by quire or by a person.
+func (v *Vault) Unchanged(rel string) (bool, error) {
+	abs, err := v.Join(rel)
+	if err != nil {
+		return false, err
+	}
+	id, inHead, err := v.headEntry(rel)
+	if err != nil {
+		return false, err
+	}
+	data, err := os.ReadFile(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return !inHead, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return inHead && hashObject("blob", data) == id, nil
+}

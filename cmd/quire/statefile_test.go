@@ -38,3 +38,41 @@ func TestAHandEditedStateIsMadeAgainByTheJanitor(t *testing.T) {
 		t.Fatalf("event after the janitor: %s %s", out, errs)
 	}
 }
+
+// quire janitor committed a person's edit of quire.yaml as vault-janitor,
+// and a token's write committed it under quire's name. A change quire did
+// not make is the person's: quire check and quire janitor name it and
+// leave it, a token's write is refused until it is committed or taken
+// back, and quire's own uncommitted writes are still committed.
+func TestAPersonsEditIsTheirs(t *testing.T) {
+	t.Parallel()
+	dir, v, _ := newCloseRun(t)
+	cfg := filepath.Join(dir, "quire.yaml")
+	data, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, append(data, []byte("# tried by ana\n")...), 0o644)
+	head := gitIn(t, dir, "rev-parse", "HEAD")
+	const words = "and not committed, and quire did not write it (a person's edit): commit it with git under your name (git commit quire.yaml)"
+	if code, out, _ := quire(t, "", v, "check"); code != 1 || !strings.Contains(out, "quire.yaml: modified "+words) {
+		t.Fatalf("check: %d %s", code, out)
+	}
+	if code, out, errs := quire(t, "", v, "janitor"); !strings.Contains(out+errs, "quire.yaml: modified "+words) {
+		t.Fatalf("janitor: %d %s %s", code, out, errs)
+	}
+	if now := gitIn(t, dir, "rev-parse", "HEAD"); now != head {
+		t.Fatalf("janitor committed: %s", gitIn(t, dir, "show", "--stat", "HEAD"))
+	}
+	code, _, errs := quire(t, "", v, "token", "create", "--principal", "ana", "--scope", "playbook:write", "--expires", "90d")
+	if code == 0 || !strings.Contains(errs, "quire.yaml has a change that is not committed, and quire did not make it") {
+		t.Fatalf("token create over a person's edit: %d %s", code, errs)
+	}
+	if st := gitIn(t, dir, "status", "--porcelain"); !strings.Contains(st, "M quire.yaml") {
+		t.Fatalf("the person's edit: %s", st)
+	}
+	gitIn(t, dir, "commit", "-qam", "ana's note")
+	if code, _, errs := quire(t, "", v, "token", "create", "--principal", "ana", "--scope", "playbook:write", "--expires", "90d"); code != 0 {
+		t.Fatalf("token create after the commit: %s", errs)
+	}
+	if who := gitIn(t, dir, "log", "-1", "--format=%an", "--", "quire.yaml"); who != "quire" {
+		t.Fatalf("the token's commit is %s's", who)
+	}
+}

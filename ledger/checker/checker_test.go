@@ -28,6 +28,7 @@ func (h *host) Folder(rel string) runfolder.Folder { return runfolder.Folder{V: 
 func (h *host) Histories() checker.Histories       { return h }
 func (h *host) PointPast() ([]string, error)       { return h.stale, nil }
 func (h *host) Disagrees(string) string            { return "" }
+func (h *host) Pending() []string                  { return nil }
 func (h *host) Reindex() error                     { h.reindexed++; return nil }
 func (h *host) Now() time.Time                     { return time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC) }
 func (h *host) Progress(task, unit string, done, total int) {

@@ -80,6 +80,8 @@ type Histories interface {
 	// Disagrees says how a playbook's history disagrees with its files,
 	// or "" when it agrees (or is not built yet).
 	Disagrees(playbook string) string
+	// Pending lists the paths quire's own writes left uncommitted.
+	Pending() []string
 }
 
 // A Checker checks and repairs one vault for its host.

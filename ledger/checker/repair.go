@@ -46,6 +46,10 @@ func (c *Checker) inspectVault(fix bool) (*vaultScan, error) {
 	for _, e := range entries {
 		registered[e.Path] = true
 	}
+	pending := map[string]bool{}
+	for _, p := range c.h.Histories().Pending() {
+		pending[p] = true
+	}
 	var commit []string // paths a commit should have taken
 	runs := map[string][]vault.Change{}
 	var runOrder []string
@@ -86,6 +90,13 @@ func (c *Checker) inspectVault(fix bool) (*vaultScan, error) {
 				runOrder = append(runOrder, dir)
 			}
 			runs[dir] = append(runs[dir], ch)
+			continue
+		}
+		if !quiresOwn(ch.Path, pending) {
+			// A person's edit: quire commits only what it wrote, under
+			// its own name.
+			add(ch.Path, "%s and not committed, and quire did not write it (a person's edit): commit it with git under your name (git commit %s), or take it back (git checkout -- %s); quire janitor leaves it to you",
+				ch.Kind, ch.Path, ch.Path)
 			continue
 		}
 		if !fix {
@@ -279,6 +290,24 @@ func (c *Checker) Recover() ([]string, error) {
 		return nil, err
 	}
 	return s.done, nil
+}
+
+// quiresOwn says whether a change beside the run folders is quire's to
+// commit: one its writes left uncommitted (listed pending), or a file of
+// the folders only quire writes in its own form (the index, playbooks,
+// projects, the members' marks). Anything else (quire.yaml, which people
+// edit too, unless quire's write listed it; a README a person keeps) is a
+// person's.
+func quiresOwn(p string, pending map[string]bool) bool {
+	if pending[p] {
+		return true
+	}
+	top, _, _ := strings.Cut(p, "/")
+	switch top {
+	case "vault", "playbooks", "projects", "org":
+		return true
+	}
+	return false
 }
 
 // vaultProblems is quire check's look at the vault's git state and work

@@ -56,6 +56,17 @@ func (s *Store) FinishPending(sig vault.Signature) (id string, paths []string, e
 	return id, pend, nil
 }
 
+// Pending lists the paths quire's writes left uncommitted: quire's own
+// changes, which its next commit or quire janitor commits.
+func (s *Store) Pending() []string { return s.pending() }
+
+// WillCommit lists paths in .quire/uncommitted before a write changes
+// them, so that a writer that stops between the change and its commit
+// leaves them known as quire's, for the next writer to commit (a file a
+// person also edits, such as quire.yaml). The caller holds the vault's
+// lock; the commit that takes them clears them.
+func (s *Store) WillCommit(paths []string) { s.addPending(paths) }
+
 // pending reads .quire/uncommitted.
 func (s *Store) pending() []string {
 	data, err := os.ReadFile(s.v.Abs(pendingFile))
