@@ -260,13 +260,14 @@ func (f Folder) LoadState() (*State, error) {
 		if _, err := fh.ReadAt(tail, st.LogBytes); err != nil {
 			return nil, err
 		}
+		var m conflictMarkers
 		for len(tail) > 0 {
 			i := bytes.IndexByte(tail, '\n')
 			if i < 0 {
 				break // torn
 			}
 			l, err := event.Parse(tail[:i])
-			if err == nil {
+			if !m.notHeads(tail[:i]) && err == nil {
 				st.Apply(&l, i+1)
 			} else {
 				st.LogBytes += int64(i + 1)
@@ -326,9 +327,10 @@ func (f Folder) Derive(upto string) (*State, error) {
 	if data, err := os.ReadFile(f.abs(StateFile)); err == nil && json.Unmarshal(data, &old) == nil {
 		st.OutputShape = old.OutputShape
 	}
+	var m conflictMarkers
 	err = f.ReadLines(func(off int64, raw []byte) error {
 		ln, err := event.Parse(raw)
-		if err != nil {
+		if m.notHeads(raw) || err != nil {
 			st.LogBytes += int64(len(raw) + 1)
 			return nil
 		}
@@ -351,6 +353,26 @@ func (f Folder) Derive(upto string) (*State, error) {
 }
 
 var errUpto = errors.New("upto")
+
+// conflictMarkers follows git's conflict markers through a run.jsonl that
+// a merge stopped in: between "<<<<<<< " and "=======" (or "||||||| ") are
+// HEAD's lines; between there and ">>>>>>> " the base's and the other
+// side's, which are not the run's until the merge is made. So a run's
+// state read during the merge is HEAD's.
+type conflictMarkers struct{ other bool }
+
+// notHeads reports whether raw is a marker or a line of the other side.
+func (m *conflictMarkers) notHeads(raw []byte) bool {
+	switch {
+	case bytes.HasPrefix(raw, []byte("<<<<<<< ")), bytes.HasPrefix(raw, []byte(">>>>>>> ")):
+		m.other = false
+		return true
+	case bytes.HasPrefix(raw, []byte("||||||| ")), bytes.Equal(raw, []byte("=======")):
+		m.other = true
+		return true
+	}
+	return m.other
+}
 
 // StateDisagrees compares run.state.json as it is on disk with the state
 // derived from definition.md and the lines of run.jsonl it says it

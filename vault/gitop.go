@@ -26,16 +26,7 @@ type GitOperation struct {
 
 // gitOperation answers the operation in progress, or nil.
 func (v *Vault) gitOperation() *GitOperation {
-	op := &GitOperation{}
-	for _, c := range []struct{ file, what string }{
-		{"MERGE_HEAD", "merge"}, {"CHERRY_PICK_HEAD", "cherry-pick"}, {"REVERT_HEAD", "revert"},
-		{"rebase-merge", "rebase"}, {"rebase-apply", "rebase"},
-	} {
-		if _, err := os.Lstat(filepath.Join(v.gitDir, c.file)); err == nil {
-			op.What = c.what
-			break
-		}
-	}
+	op := &GitOperation{What: v.operationMarked()}
 	// An index that cannot be read holds no conflict quire can see; the
 	// janitor rebuilds it from HEAD (unless a merge is in progress, found
 	// above), and quire check names it.
@@ -58,6 +49,21 @@ func (v *Vault) gitOperation() *GitOperation {
 		return nil
 	}
 	return op
+}
+
+// operationMarked names the operation git's own files say is in progress
+// (merge, cherry-pick, revert, rebase), or "": a few stats, and no read of
+// .git/index, so a reader holding no lock may ask.
+func (v *Vault) operationMarked() string {
+	for _, c := range []struct{ file, what string }{
+		{"MERGE_HEAD", "merge"}, {"CHERRY_PICK_HEAD", "cherry-pick"}, {"REVERT_HEAD", "revert"},
+		{"rebase-merge", "rebase"}, {"rebase-apply", "rebase"},
+	} {
+		if _, err := os.Lstat(filepath.Join(v.gitDir, c.file)); err == nil {
+			return c.what
+		}
+	}
+	return ""
 }
 
 // GitOperation answers git's operation stopped in the middle of the

@@ -278,12 +278,18 @@ func (v *Vault) withLock(write bool, fn func() error) error {
 }
 
 // WritesRefused answers the refusal every write would get now for what
-// the vault is, without taking the lock: a vault read-only here, a HEAD
-// detached or moved to another branch; nil otherwise. A reader that would
+// the vault is, without taking the lock: a vault read-only here, git's
+// merge (or cherry-pick, revert, rebase) not finished, a HEAD detached or
+// moved to another branch; nil otherwise. A reader that would
 // write only derived state goes on without it.
 func (v *Vault) WritesRefused() error {
 	if v.ReadOnly() {
 		return v.readOnlyRefusal()
+	}
+	if what := v.operationMarked(); what != "" {
+		// The refusal itself, with the files in conflict, is the write's
+		// (under the lock): a reader only learns it would get one.
+		return refusal.New(refusal.Conflict, "git's %s is not finished", what)
 	}
 	return v.headHolds()
 }

@@ -77,6 +77,21 @@ func TestAPullStoppedOnAConflictStopsEveryWrite(t *testing.T) {
 		t.Errorf("the conflicted run.jsonl was changed:\n%s", data)
 	}
 
+	// Reads answer meanwhile, with what HEAD and quire hold (the other
+	// side's line is not theirs until the merge is made).
+	for _, args := range [][]string{
+		{"call", "get_run", "--args", `{"playbook":"finance","run_id":"` + runID + `"}`},
+		{"call", "list_playbook_events", "--args", `{"playbook":"finance","run_id":"` + runID + `"}`},
+		{"call", "list_runs", "--args", `{"playbook":"finance"}`},
+	} {
+		code, out, errs := quire(t, "", append([]string{v}, args...)...)
+		if code != 0 || strings.Contains(out, "do/9/elsewhere") {
+			t.Errorf("%s during the merge: %d %s %s", args[1], code, out, errs)
+		}
+		if args[1] == "list_playbook_events" && !strings.Contains(out, `"step": "do/1/a"`) {
+			t.Errorf("%s during the merge lacks HEAD's event: %s", args[1], out)
+		}
+	}
 	// The person aborts the merge: quire writes again.
 	gitIn(t, dir, "merge", "--abort")
 	if code, out, errs := event("do/2/b"); code != 0 {
