@@ -101,5 +101,9 @@
 // keeping a form a person is typing in and the threads they opened; it
 // then dispatches "quire:updated" on document with {root} and calls
 // window.quireCharts.draw(root) where charts.js offers it, so the
-// figures swapped in are drawn.
+// figures swapped in are drawn. A stream ends when its token is no
+// longer taken (Options.Stream: package serve ends it within a quarter
+// of a second of the token's revocation or expiry, whichever process
+// revoked it); EventSource's reconnection is then refused with 401, and
+// the page stays as it was until it is reloaded.
 package web

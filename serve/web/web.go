@@ -27,6 +27,11 @@ type Options struct {
 	Authenticate func(r *http.Request, token string) (name string, open bool, err error)
 	// Call runs an operation of the table with the token's rights.
 	Call func(ctx context.Context, r *http.Request, token, op string, args any) (any, error)
+	// Stream, when set, ties a live stream to the token it was opened
+	// with: the context it answers (under ctx) ends when the token stops
+	// being taken (revoked or expired, by whichever process), and the
+	// stream with it; done is called when the stream ends.
+	Stream func(ctx context.Context, r *http.Request, token string) (_ context.Context, done func())
 	// Logger logs faults; nil logs nothing.
 	Logger *slog.Logger
 	// Secure marks the cookies Secure (a server behind a TLS proxy); a
