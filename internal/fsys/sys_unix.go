@@ -44,3 +44,19 @@ func Gone(pid int) bool { return syscall.Kill(pid, 0) == syscall.ESRCH }
 // KillSelf ends this process at once, as kill -9 would: no deferred
 // function runs and no file is closed by Go.
 func KillSelf() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+
+// TryLock takes f's exclusive whole-file lock if no one holds it, and
+// answers whether it took it.
+func TryLock(f *os.File) (bool, error) {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			return false, nil
+		case !errors.Is(err, syscall.EINTR):
+			return false, err
+		}
+	}
+}
