@@ -140,7 +140,7 @@ func TestRevokeEndsTheTokensStreams(t *testing.T) {
 		select {
 		case at := <-ended:
 			t.Logf("%s ended %v after the revoke", what, at.Sub(revoked).Round(time.Millisecond))
-		case <-time.After(revoked.Add(2 * time.Second).Sub(time.Now())):
+		case <-time.After(time.Until(revoked.Add(2 * time.Second))):
 			t.Errorf("%s still open 2 s after its token was revoked", what)
 		}
 	}
