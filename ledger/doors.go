@@ -81,6 +81,17 @@ func (l *Ledger) SetCompactContext(ctx context.Context) { l.v.SetCompactContext(
 // Compact packs the vault's loose objects now.
 func (l *Ledger) Compact(ctx context.Context) error { return l.v.Compact(ctx) }
 
+// CompactIfDue packs the vault's loose objects if a compaction is due and
+// none is under way in any process (the work of the process SetCompactBy
+// starts).
+func (l *Ledger) CompactIfDue(ctx context.Context) error { return l.v.CompactIfDue(ctx) }
+
+// SetCompactBy makes start what starts a compaction that is due, instead
+// of this process's background (nil: the background again): a short-lived
+// process starts another that calls CompactIfDue, so that it need not
+// wait for the compaction at Close.
+func (l *Ledger) SetCompactBy(start func() error) { l.v.SetCompactBy(start) }
+
 // Warm reads the index of things whole once, for a process that serves
 // many calls: a lookup then reads only the lines appended since.
 func (l *Ledger) Warm() error {

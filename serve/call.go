@@ -43,6 +43,9 @@ type server struct {
 	invoke func(ctx context.Context, op *ledger.Op, args any) (any, error)
 	// web is the browser's pages, once handler made them.
 	web *web.Web
+	// streams are the open streams, ended when their token is no longer
+	// taken (streams.go).
+	streams streams
 }
 
 func newServer(l *ledger.Ledger, open bool, log *slog.Logger) *server {
@@ -93,6 +96,12 @@ func unauthenticated(format string, args ...any) error {
 
 // authenticate finds who a request acts as from its Authorization header.
 func (s *server) authenticate(header string) (*principal, error) {
+	return s.identify(header, true)
+}
+
+// identify is authenticate; mark records the token's use (a stream's
+// token looked at again is not a use).
+func (s *server) identify(header string, mark bool) (*principal, error) {
 	_, tokens, err := s.keys.load()
 	if err != nil {
 		return nil, err
@@ -111,7 +120,7 @@ func (s *server) authenticate(header string) (*principal, error) {
 	if !strings.EqualFold(scheme, "bearer") || tok == "" {
 		return nil, unauthenticated("the Authorization header takes a bearer token: Authorization: Bearer <token>")
 	}
-	p, ok, err := s.keys.lookup(tok)
+	p, ok, err := s.keys.lookup(tok, mark)
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +128,13 @@ func (s *server) authenticate(header string) (*principal, error) {
 		return nil, unauthenticated("the bearer token is not one of this vault's tokens (it may have been revoked or have expired)")
 	}
 	return p, nil
+}
+
+// refused says whether err is a refusal of who a request is (401, 403),
+// not a fault in finding it out.
+func refused(err error) bool {
+	r, ok := refusal.As(err)
+	return ok && (r.Code == refusal.Unauthenticated || r.Code == refusal.Forbidden)
 }
 
 // call runs one operation for a principal with its arguments as JSON:

@@ -111,7 +111,14 @@
 // writes: a playbook:read operation writes nothing (mark_activity_seen,
 // which commits, needs playbook:write). A token is checked on every request
 // (quire.yaml is read again when it changes, so a new or revoked token
-// counts at once); an expired one is refused as an unknown one. With no
+// counts at once); an expired one is refused as an unknown one. A stream
+// outlives the request that opened it, so the streams (the pages' GET
+// /live, MCP's standalone GET /mcp) are held with their token
+// (streams.go): four times a second while one is open, quire.yaml's stat
+// is looked at (and the file read again when it changed), and a stream
+// whose token is revoked, by this server or by any other process (quire
+// token revoke), or has expired ends within a quarter of a second; opened
+// again, it is refused with 401 as any request. With no
 // token in quire.yaml, Run serves requests without one, addressed to
 // localhost only, and only on a loopback address; it refuses to start on
 // any other address. Once there is a token, every request needs one,

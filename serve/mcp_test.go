@@ -46,10 +46,20 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
+// connectHTTP connects an MCP client to url/mcp with token. The client
+// holds the session's standalone stream (GET /mcp) open for as long as the
+// session lives, so its HTTP client has no Timeout, which would cut that
+// stream after the time given however well the server does (and with no
+// retries the session then fails: "standalone SSE stream: exceeded 0
+// retries without progress", as it did under the race detector once a
+// test outlived 30 s). A server that does not answer is bounded instead by
+// the wait for each answer's header.
 func connectHTTP(t *testing.T, url, token string) (*mcp.ClientSession, error) {
 	t.Helper()
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.ResponseHeaderTimeout = 30 * time.Second
 	tr := &mcp.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1,
-		HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}, Timeout: 30 * time.Second}}
+		HTTPClient: &http.Client{Transport: bearer{token, base}}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "quire-test", Version: "1"}, nil).Connect(context.Background(), tr, nil)
 	if err == nil {
 		t.Cleanup(func() { cs.Close() })

@@ -102,6 +102,13 @@ func (s *server) pages() *web.Web {
 			}
 			return p.Name, p.open, nil
 		},
+		Stream: func(ctx context.Context, r *http.Request, token string) (context.Context, func()) {
+			h := ""
+			if token != "" {
+				h = "Bearer " + token
+			}
+			return s.hold(ctx, h)
+		},
 		Call: func(ctx context.Context, r *http.Request, token, name string, args any) (any, error) {
 			p, err := auth(r, token)
 			if err != nil {
@@ -131,8 +138,12 @@ func (s *server) handler() http.Handler {
 			return
 		}
 		if r.Method == http.MethodGet {
-			// The stream of server messages lives as long as the session.
+			// The stream of server messages lives as long as the session,
+			// or until its token is no longer taken.
 			http.NewResponseController(w).SetWriteDeadline(time.Time{})
+			ctx, done := s.hold(r.Context(), r.Header.Get("Authorization"))
+			defer done()
+			r = r.WithContext(ctx)
 		}
 		mcpH.ServeHTTP(w, r)
 	}))

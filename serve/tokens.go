@@ -285,8 +285,8 @@ func (k *keyring) load() (org string, tokens []ledger.Token, err error) {
 }
 
 // lookup finds the token tok, comparing hashes in constant time. An
-// expired token is not found, as a revoked one.
-func (k *keyring) lookup(tok string) (*principal, bool, error) {
+// expired token is not found, as a revoked one. mark records its use.
+func (k *keyring) lookup(tok string, mark bool) (*principal, bool, error) {
 	_, tokens, err := k.load()
 	if err != nil {
 		return nil, false, err
@@ -302,7 +302,9 @@ func (k *keyring) lookup(tok string) (*principal, bool, error) {
 				return nil, false, nil
 			}
 		}
-		k.markUsed(t.ID, now)
+		if mark {
+			k.markUsed(t.ID, now)
+		}
 		return &principal{Name: t.Principal, Scopes: t.Scopes}, true, nil
 	}
 	return nil, false, nil

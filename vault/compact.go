@@ -3,10 +3,12 @@ package vault
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"quire/internal/fsys"
 	"quire/vault/git/object"
 	"quire/vault/git/pack"
 )
@@ -24,19 +26,37 @@ import (
 // entries) and a pack of them is a few percent of their size. git's
 // gc.autoPackLimit (50) is kept as a second trigger: more packs than that,
 // made by anything, start a compaction even with few loose objects. A third:
-// the process wrote 256 MiB of loose objects since it last started one (a
-// large tree, stored uncompressed, is 1.6 MB at 20,000 runs: objects.go).
-// It runs in the background, without the write lock, under the vault's
-// context (SetCompactContext); Close waits for it.
+// 64 MiB of loose objects written by quire since the last compaction,
+// whichever processes wrote them (a large tree, stored uncompressed, is
+// 1.6 MB at 20,000 runs: objects.go; a thread of 16 MiB committed again at
+// each boundary is more). Each commit adds its loose bytes to the count in
+// .git/quire-loose, which a compaction lowers by what it packed; the count
+// of one process alone never passed the threshold in a short-lived CLI
+// process, so a vault written through the CLI was never compacted.
+//
+// Where. One compaction at a time for the whole vault, whatever process:
+// it holds .git/quire-compact.lock (flock), and a process that finds it
+// held starts none. A long-lived process (quire serve, mcp, the resident)
+// runs it in its background, without the write lock, under its context
+// (SetCompactContext); Close waits for it. A short-lived one (a CLI
+// command) hands it to another process (SetCompactBy), which the CLI
+// starts detached, as git's gc --auto detaches: the command answers at
+// once and does not wait for the compaction.
 const (
 	compactThreshold = 1024
 	compactPackLimit = 50
 	compactRetry     = 10 * time.Minute // after a compaction that failed
 )
 
-// compactLooseBytes: loose bytes written by this process that start a
-// compaction (a variable for the tests).
-var compactLooseBytes int64 = 256 << 20
+// compactLooseBytes: loose bytes written since the last compaction, by any
+// process, that start a compaction (a variable for the tests).
+var compactLooseBytes int64 = 64 << 20
+
+// The files of compaction in .git: the count of loose bytes and the lock.
+const (
+	looseFile       = "quire-loose"
+	compactLockFile = "quire-compact.lock"
+)
 
 // SetAutoCompact turns the background compaction after commits on (the
 // default) or off; with it off, the owner calls Compact itself.
@@ -55,15 +75,39 @@ func (v *Vault) SetCompactContext(ctx context.Context) {
 	v.compactMu.Unlock()
 }
 
+// SetCompactBy makes start what starts a compaction that is due, instead
+// of a goroutine of this process (nil: the goroutine again): for a
+// short-lived process, whose Close would otherwise wait for it. start
+// should start another process that calls CompactIfDue, and return.
+func (v *Vault) SetCompactBy(start func() error) {
+	v.compactMu.Lock()
+	v.compactBy = start
+	v.compactMu.Unlock()
+}
+
+// maybeCompact, after a commit: counts its loose bytes, and starts a
+// compaction when one is due and none is under way.
 func (v *Vault) maybeCompact() {
 	v.compactMu.Lock()
-	off, ctx, failed := v.noAutoCompact, v.compactCtx, v.compactFailed
+	off, ctx, by := v.noAutoCompact, v.compactCtx, v.compactBy
 	v.compactMu.Unlock()
+	if off {
+		return
+	}
+	loose, failed := v.addLoose(v.objs.looseBytes.Swap(0))
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if off || ctx.Err() != nil || time.Since(failed) < compactRetry ||
-		(v.looseEstimate() < compactThreshold && v.packCount() <= compactPackLimit && v.objs.looseBytes.Load() < compactLooseBytes) {
+	if ctx.Err() != nil || time.Since(failed) < compactRetry || !v.compactDue(loose) {
+		return
+	}
+	if by != nil {
+		if v.compactUnderWay() {
+			return
+		}
+		if err := by(); err != nil && v.log != nil {
+			v.log.Warn("vault: a compaction could not be started", "err", err)
+		}
 		return
 	}
 	v.compactMu.Lock()
@@ -73,23 +117,103 @@ func (v *Vault) maybeCompact() {
 	}
 	v.busy = true
 	v.compactMu.Unlock()
-	v.objs.looseBytes.Store(0)
 	v.compacting.Add(1)
 	go func() {
 		defer v.compacting.Done()
 		defer func() { v.compactMu.Lock(); v.busy = false; v.compactMu.Unlock() }()
-		// A loose object gone is another process's compaction at work.
-		err := v.Compact(ctx)
-		if err == nil || ctx.Err() != nil || errors.Is(err, os.ErrNotExist) {
-			return
-		}
-		v.compactMu.Lock()
-		v.compactFailed = time.Now()
-		v.compactMu.Unlock()
-		if v.log != nil {
+		if err := v.CompactIfDue(ctx); err != nil && v.log != nil {
 			v.log.Warn("vault: compaction stopped; it is tried again in 10 minutes", "err", err)
 		}
 	}()
+}
+
+// compactDue says whether a compaction is due, with loose bytes written
+// since the last one.
+func (v *Vault) compactDue(loose int64) bool {
+	return loose >= compactLooseBytes || v.looseEstimate() >= compactThreshold || v.packCount() > compactPackLimit
+}
+
+// CompactIfDue compacts when a compaction is due and no other is under
+// way in any process. A compaction that fails for another reason than
+// ctx's end or another's work is recorded, and none is started for
+// compactRetry after it.
+func (v *Vault) CompactIfDue(ctx context.Context) error {
+	f, err := os.OpenFile(filepath.Join(v.gitDir, compactLockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if ok, err := fsys.TryLock(f); err != nil || !ok {
+		return err
+	}
+	defer fsys.Unlock(f)
+	loose, failed := v.addLoose(0)
+	if time.Since(failed) < compactRetry || !v.compactDue(loose) {
+		return nil
+	}
+	err = v.compact(ctx)
+	// A loose object gone is another program's compaction at work (git gc).
+	if err == nil || ctx.Err() != nil || errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	v.updateLoose(func(n, _ int64) (int64, int64) { return n, time.Now().Unix() })
+	return err
+}
+
+// compactUnderWay says whether a process holds the compaction's lock.
+func (v *Vault) compactUnderWay() bool {
+	f, err := os.OpenFile(filepath.Join(v.gitDir, compactLockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	ok, err := fsys.TryLock(f)
+	if ok {
+		fsys.Unlock(f)
+	}
+	return err == nil && !ok
+}
+
+// addLoose adds n to the loose bytes counted in .git/quire-loose and
+// answers the count and when a compaction last failed.
+func (v *Vault) addLoose(n int64) (loose int64, failed time.Time) {
+	var at int64
+	v.updateLoose(func(old, f int64) (int64, int64) {
+		loose, at = old+n, f
+		return loose, f
+	})
+	if at > 0 {
+		failed = time.Unix(at, 0)
+	}
+	return loose, failed
+}
+
+// updateLoose changes .git/quire-loose, "<loose bytes> <unix time of the
+// last failed compaction>", under the file's own lock: any process may,
+// at any time. It is a count that starts compactions, not data: a fault
+// in reading or writing it loses nothing but its count.
+func (v *Vault) updateLoose(fn func(loose, failed int64) (int64, int64)) {
+	f, err := os.OpenFile(filepath.Join(v.gitDir, looseFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if fsys.Lock(f) != nil {
+		return
+	}
+	defer fsys.Unlock(f)
+	var buf [64]byte
+	k, _ := f.ReadAt(buf[:], 0)
+	var loose, failed int64
+	fmt.Sscan(string(buf[:k]), &loose, &failed)
+	nl, nf := fn(max(loose, 0), failed)
+	if nl == loose && nf == failed && k > 0 {
+		return
+	}
+	line := fmt.Sprintf("%d %d\n", max(nl, 0), nf)
+	if _, err := f.WriteAt([]byte(line), 0); err == nil && len(line) < k {
+		f.Truncate(int64(len(line)))
+	}
 }
 
 func (v *Vault) looseEstimate() int {
@@ -106,9 +230,26 @@ func (v *Vault) packCount() int {
 }
 
 // Compact packs the vault's loose objects, with the packs the geometric
-// progression needs rolled up (pack.Compact), and removes what it packed.
+// progression needs rolled up (pack.Compact), and removes what it packed,
+// now: after a compaction of another process under way, if there is one.
 // It stops, leaving everything as it was, when ctx ends.
 func (v *Vault) Compact(ctx context.Context) error {
+	f, err := os.OpenFile(filepath.Join(v.gitDir, compactLockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := fsys.Lock(f); err != nil {
+		return err
+	}
+	defer fsys.Unlock(f)
+	return v.compact(ctx)
+}
+
+// compact is Compact under the compaction's lock: the loose bytes counted
+// before it began are taken off the count once it is done.
+func (v *Vault) compact(ctx context.Context) error {
+	before, _ := v.addLoose(v.objs.looseBytes.Swap(0))
 	packed, err := pack.Compact(ctx, filepath.Join(v.gitDir, "objects"), func(id object.Hash) ([]byte, object.Type, error) {
 		return v.objs.readRaw(id)
 	})
@@ -116,6 +257,9 @@ func (v *Vault) Compact(ctx context.Context) error {
 		v.objs.mu.Lock()
 		v.objs.reopen()
 		v.objs.mu.Unlock()
+	}
+	if err == nil {
+		v.updateLoose(func(n, _ int64) (int64, int64) { return n - before, 0 })
 	}
 	return err
 }

@@ -42,8 +42,9 @@ type objects struct {
 	// decodes a pack's whole index at its first read: 7 ms of a `quire
 	// call` at 1,000 runs, growing with the vault); made at the first read.
 	packs *pack.Reader
-	// looseBytes counts the bytes of loose objects this process wrote since
-	// compaction last started: one trigger of compaction (compact.go).
+	// looseBytes counts the bytes of loose objects this process wrote
+	// since the vault's count (.git/quire-loose) last took them: one
+	// trigger of compaction (compact.go).
 	looseBytes atomic.Int64
 }
 

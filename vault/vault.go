@@ -83,7 +83,7 @@ type Vault struct {
 	busy          bool
 	noAutoCompact bool
 	compactCtx    context.Context
-	compactFailed time.Time // when a background compaction last failed
+	compactBy     func() error // what starts a compaction elsewhere (SetCompactBy)
 
 	reg *registry
 

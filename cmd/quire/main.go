@@ -38,6 +38,8 @@ import (
 func main() {
 	// Started by a fold pool as its worker, quire folds and exits here.
 	fold.ServeIfWorker()
+	// Started by a CLI command to compact the vault, quire does and exits.
+	compactIfWorker()
 	// QUIRE_CPUPROFILE=FILE writes a CPU profile of the command (go tool
 	// pprof reads it): how the bench finds where a `quire call` spends.
 	if p := os.Getenv("QUIRE_CPUPROFILE"); p != "" {
@@ -139,6 +141,10 @@ func openLedger(c *cli.Context) (*ledger.Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A command hands the compaction its writes make due to a process
+	// of its own (compactworker.go); serve, mcp and the resident keep
+	// it in their background.
+	l.SetCompactBy(compactElsewhere(l.Root()))
 	if isTerminal(c.App.ErrWriter) {
 		l.OnCatchUp = catchUpProgress(c.App.ErrWriter, time.Now)
 		l.OnProgress = taskProgress(c.App.ErrWriter, time.Now)

@@ -35,6 +35,7 @@ func residentCommand(e *env) *cli.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			l.SetCompactContext(ctx)
+			l.SetCompactBy(nil)
 			self, err := resident.Self()
 			if err != nil {
 				return err

@@ -23,6 +23,7 @@ import (
 // noting its arguments in QUIRE_TEST_ENGINE_LOG when it runs as the engine.
 func TestMain(m *testing.M) {
 	fold.ServeIfWorker()
+	compactIfWorker()
 	if os.Getenv(guideRunAsQuire) == "1" {
 		os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 	}

@@ -30,6 +30,7 @@ func serveCommand(e *env) *cli.Command {
 			// A signal abandons a compaction under way, so that the
 			// server stops within seconds (calls under way finish).
 			l.SetCompactContext(ctx)
+			l.SetCompactBy(nil)
 			log := slog.New(slog.NewTextHandler(e.err, nil))
 			// What the vault repairs on its own goes to the server's log.
 			l.SetLogger(log)
@@ -55,6 +56,7 @@ func mcpCommand(e *env) *cli.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			l.SetCompactContext(ctx)
+			l.SetCompactBy(nil)
 			return serve.ServeStdio(ctx, l)
 		}),
 	}

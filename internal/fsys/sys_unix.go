@@ -18,6 +18,22 @@ func Lock(f *os.File) error {
 	}
 }
 
+// TryLock takes f's exclusive whole-file lock if no one holds it, and
+// answers whether it took it.
+func TryLock(f *os.File) (bool, error) {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			return false, nil
+		case !errors.Is(err, syscall.EINTR):
+			return false, err
+		}
+	}
+}
+
 // Unlock releases the lock Lock took.
 func Unlock(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
 

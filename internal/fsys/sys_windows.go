@@ -19,6 +19,17 @@ func Lock(f *os.File) error {
 	return windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, ol)
 }
 
+// TryLock takes f's exclusive lock if no one holds it, and answers
+// whether it took it.
+func TryLock(f *os.File) (bool, error) {
+	ol := new(windows.Overlapped)
+	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
+	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // Unlock releases the lock Lock took.
 func Unlock(f *os.File) error {
 	ol := new(windows.Overlapped)

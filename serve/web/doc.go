@@ -40,11 +40,19 @@
 // quire_token (HttpOnly, SameSite=Strict, the browser's session; Secure
 // with Options.Secure), and a page without it sends the person there. A
 // request may also carry Authorization: Bearer. Every form (comments,
-// login, logout) carries the CSRF value of the cookie quire_csrf
-// (HttpOnly, SameSite=Strict, 32 random bytes, set by the first page
-// read), compared in constant time; a form without it is refused with
-// 403, as is a cross-origin POST (net/http's CrossOriginProtection, in
-// serve). A "back" or "next" path stays on this server.
+// login, logout) carries the CSRF value of its session: an HMAC-SHA256,
+// under a secret of the server process's own (32 random bytes made at
+// its start), of the session's id, the cookie quire_session (HttpOnly,
+// SameSite=Strict, 32 random bytes, set by the first page read and made
+// anew at login and logout), and of the token the request carries. It is
+// compared in constant time; a form without it, or with another
+// session's, is refused with 403 ("its CSRF value is missing or stale;
+// reload the page and send it again"), as is a cross-origin POST
+// (net/http's CrossOriginProtection, in serve). Since the token is in the
+// value, a session id planted in a browser is of no use to the planter.
+// A page shown before the server restarted has a value the new process
+// refuses: the reload the refusal asks for shows a good one. A "back" or
+// "next" path stays on this server.
 //
 // # Markdown, not HTML
 //
@@ -101,5 +109,9 @@
 // keeping a form a person is typing in and the threads they opened; it
 // then dispatches "quire:updated" on document with {root} and calls
 // window.quireCharts.draw(root) where charts.js offers it, so the
-// figures swapped in are drawn.
+// figures swapped in are drawn. A stream ends when its token is no
+// longer taken (Options.Stream: package serve ends it within a quarter
+// of a second of the token's revocation or expiry, whichever process
+// revoked it); EventSource's reconnection is then refused with 401, and
+// the page stays as it was until it is reloaded.
 package web

@@ -165,6 +165,13 @@ func (w *Web) live(rw http.ResponseWriter, r *http.Request) {
 		}
 		w.hub.mu.Unlock()
 	}
+	// The stream ends when its token stops being taken (Options.Stream).
+	ctx := r.Context()
+	if w.opts.Stream != nil {
+		var done func()
+		ctx, done = w.opts.Stream(ctx, r, c.Token)
+		defer done()
+	}
 	rc := http.NewResponseController(rw)
 	rc.SetWriteDeadline(time.Time{}) // the stream lives as long as the page
 	h := rw.Header()
@@ -179,7 +186,7 @@ func (w *Web) live(rw http.ResponseWriter, r *http.Request) {
 	defer ping.Stop()
 	for {
 		select {
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			return
 		case <-w.hub.done:
 			return

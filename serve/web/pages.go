@@ -108,7 +108,7 @@ func (w *Web) post(fn func(http.ResponseWriter, *http.Request, *reqCtx) (string,
 		}
 		var c *reqCtx
 		if err == nil {
-			err = checkCSRF(r)
+			err = w.checkCSRF(r)
 		}
 		if err == nil && r.URL.Path != "/login" {
 			c, err = w.who(rw, r)
@@ -649,10 +649,12 @@ func (w *Web) login(rw http.ResponseWriter, r *http.Request, _ *reqCtx) (string,
 		return "", refusal.Invalid("/token", "this server has no tokens: nobody needs to log in")
 	}
 	w.setCookie(rw, r, cookieToken, tok, 0)
+	w.newSession(rw, r)
 	return localPath(r.PostFormValue("next")), nil
 }
 
 func (w *Web) logout(rw http.ResponseWriter, r *http.Request, _ *reqCtx) (string, error) {
 	w.setCookie(rw, r, cookieToken, "", -1)
+	w.newSession(rw, r)
 	return "/login", nil
 }

@@ -2,7 +2,9 @@ package web
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
@@ -27,6 +29,11 @@ type Options struct {
 	Authenticate func(r *http.Request, token string) (name string, open bool, err error)
 	// Call runs an operation of the table with the token's rights.
 	Call func(ctx context.Context, r *http.Request, token, op string, args any) (any, error)
+	// Stream, when set, ties a live stream to the token it was opened
+	// with: the context it answers (under ctx) ends when the token stops
+	// being taken (revoked or expired, by whichever process), and the
+	// stream with it; done is called when the stream ends.
+	Stream func(ctx context.Context, r *http.Request, token string) (_ context.Context, done func())
 	// Logger logs faults; nil logs nothing.
 	Logger *slog.Logger
 	// Secure marks the cookies Secure (a server behind a TLS proxy); a
@@ -36,9 +43,9 @@ type Options struct {
 
 // Cookies the pages set. All are HttpOnly and SameSite=Strict.
 const (
-	cookieToken = "quire_token" // the bearer token a person logged in with
-	cookieCSRF  = "quire_csrf"  // the value every form posts back
-	cookieName  = "quire_name"  // the name given in the page, on a server without tokens
+	cookieToken   = "quire_token"   // the bearer token a person logged in with
+	cookieSession = "quire_session" // the browser's session: 32 random bytes, new at login and logout
+	cookieName    = "quire_name"    // the name given in the page, on a server without tokens
 )
 
 // CSP is the Content-Security-Policy of every page: nothing but this
@@ -54,11 +61,15 @@ type Web struct {
 	log  *slog.Logger
 	hub  *hub
 	mux  *http.ServeMux
+	// secret keys the CSRF values (csrfOf): 32 random bytes of this
+	// process's own.
+	secret []byte
 }
 
 // New makes the pages over l. Close stops their live updates.
 func New(l *ledger.Ledger, opts Options) *Web {
-	w := &Web{l: l, opts: opts, log: opts.Logger}
+	w := &Web{l: l, opts: opts, log: opts.Logger, secret: make([]byte, 32)}
+	rand.Read(w.secret)
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
 	}
@@ -113,18 +124,24 @@ type reqCtx struct {
 	Name  string // the name given on a server without tokens
 }
 
-// who finds who a request is. A token comes from the login cookie, or an
-// Authorization header (scripts, tests).
-func (w *Web) who(rw http.ResponseWriter, r *http.Request) (*reqCtx, error) {
-	c := &reqCtx{}
+// tokenOf is the token a request carries: the login cookie's, or an
+// Authorization header's (scripts, tests).
+func tokenOf(r *http.Request) string {
+	tok := ""
 	if ck, err := r.Cookie(cookieToken); err == nil {
-		c.Token = ck.Value
+		tok = ck.Value
 	}
 	if a := r.Header.Get("Authorization"); a != "" {
-		if scheme, tok, ok := strings.Cut(a, " "); ok && strings.EqualFold(scheme, "bearer") {
-			c.Token = strings.TrimSpace(tok)
+		if scheme, t, ok := strings.Cut(a, " "); ok && strings.EqualFold(scheme, "bearer") {
+			tok = strings.TrimSpace(t)
 		}
 	}
+	return tok
+}
+
+// who finds who a request is, from the token it carries.
+func (w *Web) who(rw http.ResponseWriter, r *http.Request) (*reqCtx, error) {
+	c := &reqCtx{Token: tokenOf(r)}
 	var err error
 	c.Who, c.Open, err = w.opts.Authenticate(r, c.Token)
 	if err != nil {
@@ -137,16 +154,53 @@ func (w *Web) who(rw http.ResponseWriter, r *http.Request) (*reqCtx, error) {
 	return c, nil
 }
 
-// csrfValue is the request's CSRF value: its cookie's, or a new one set.
+// CSRF. Every form posts back the CSRF value of the session it was
+// shown in: an HMAC-SHA256, under the server's secret, of the session's id
+// (the cookie quire_session) and of the token the request carries. A
+// value is so good only with the cookies it was made for: another
+// session's value is refused, as is the session's id itself, and a
+// session id planted in a browser (by a sibling domain's cookie, say) is
+// of no use without the value of that browser's token, which only its own
+// pages show. The secret is the process's own, so after a restart a page
+// shown before is refused once and its form is sent again from a reload.
+
+// csrfValue is the request's CSRF value, for its session: the session of
+// its cookie, or a new one set.
 func (w *Web) csrfValue(rw http.ResponseWriter, r *http.Request) string {
-	if ck, err := r.Cookie(cookieCSRF); err == nil && len(ck.Value) >= 32 {
-		return ck.Value
+	id, ok := sessionOf(r)
+	if !ok {
+		id = w.newSession(rw, r)
 	}
+	return w.csrfOf(id, tokenOf(r))
+}
+
+// sessionOf is the request's session id, if it carries one.
+func sessionOf(r *http.Request) (string, bool) {
+	ck, err := r.Cookie(cookieSession)
+	if err != nil || len(ck.Value) < 43 {
+		return "", false
+	}
+	return ck.Value, true
+}
+
+// newSession sets a new session id (at the first page, at login and at
+// logout) and answers it.
+func (w *Web) newSession(rw http.ResponseWriter, r *http.Request) string {
 	b := make([]byte, 32)
 	rand.Read(b)
-	v := base64.RawURLEncoding.EncodeToString(b)
-	w.setCookie(rw, r, cookieCSRF, v, 0)
-	return v
+	id := base64.RawURLEncoding.EncodeToString(b)
+	w.setCookie(rw, r, cookieSession, id, 0)
+	return id
+}
+
+// csrfOf is the CSRF value of the session id with the token.
+func (w *Web) csrfOf(session, token string) string {
+	m := hmac.New(sha256.New, w.secret)
+	m.Write([]byte("quire csrf\x00"))
+	m.Write([]byte(session))
+	m.Write([]byte{0})
+	m.Write([]byte(token))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
 func (w *Web) setCookie(rw http.ResponseWriter, r *http.Request, name, value string, maxAge time.Duration) {
@@ -160,12 +214,12 @@ func (w *Web) setCookie(rw http.ResponseWriter, r *http.Request, name, value str
 	http.SetCookie(rw, ck)
 }
 
-// checkCSRF refuses a POST whose form does not carry the CSRF cookie's
-// value.
-func checkCSRF(r *http.Request) error {
-	ck, err := r.Cookie(cookieCSRF)
+// checkCSRF refuses a POST whose form does not carry the CSRF value of
+// the request's session and token.
+func (w *Web) checkCSRF(r *http.Request) error {
+	id, ok := sessionOf(r)
 	form := r.PostFormValue("csrf")
-	if err != nil || len(ck.Value) < 32 || subtle.ConstantTimeCompare([]byte(ck.Value), []byte(form)) != 1 {
+	if !ok || subtle.ConstantTimeCompare([]byte(w.csrfOf(id, tokenOf(r))), []byte(form)) != 1 {
 		return refusal.At(refusal.Forbidden, "/csrf", "this form was not sent from one of this server's pages (its CSRF value is missing or stale); reload the page and send it again")
 	}
 	return nil

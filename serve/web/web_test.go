@@ -3,12 +3,14 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -160,17 +162,32 @@ func (d *demo) live(name string) {
 	d.t.Fatalf("the views of %s are not live after 15 s", name)
 }
 
-// form is a page's form values: csrf from the CSRF cookie the page set.
+// csrf is the CSRF value the forms of this browser's pages carry now: the
+// one of the login page's form.
 func (d *demo) csrf() string {
 	d.t.Helper()
-	u, _ := url.Parse(d.srv.URL)
-	for _, ck := range d.c.Jar.Cookies(u) {
-		if ck.Name == "quire_csrf" {
-			return ck.Value
-		}
+	_, body := d.get("/login")
+	return csrfOf(d.t, body)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]*)"`)
+
+// csrfOf is the CSRF value of a page's forms.
+func csrfOf(t testing.TB, body string) string {
+	t.Helper()
+	m := csrfField.FindStringSubmatch(body)
+	if m == nil || m[1] == "" {
+		t.Fatal("the page has no form with a CSRF value")
 	}
-	d.t.Fatal("no CSRF cookie: get a page first")
-	return ""
+	return m[1]
+}
+
+// another is another browser on the same server: cookies of its own.
+func (d *demo) another() *demo {
+	e := *d
+	jar, _ := cookiejar.New(nil)
+	e.c = &http.Client{Jar: jar, CheckRedirect: d.c.CheckRedirect}
+	return &e
 }
 
 func setCookie(resp *http.Response, name string) *http.Cookie {
@@ -391,9 +408,9 @@ func TestCommentsInPlace(t *testing.T) {
 	id := d.run("echo", "2026-11-01", `{"text":"hi"}`)
 	page := "/p/operations/runs/" + id
 	resp, body := d.get(page)
-	ck := setCookie(resp, "quire_csrf")
+	ck := setCookie(resp, "quire_session")
 	if ck == nil || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode {
-		t.Fatalf("the CSRF cookie: %+v", ck)
+		t.Fatalf("the session's cookie: %+v", ck)
 	}
 	block := "operations/runs/" + id + "/result/1"
 	if !strings.Contains(body, `name="address" value="`+block+`"`) {
@@ -482,6 +499,77 @@ func TestTokensAndLogin(t *testing.T) {
 	d.post("/login", url.Values{"csrf": {d.csrf()}, "token": {ro}})
 	if resp, _ := d.post("/p/operations/comments", url.Values{"csrf": {d.csrf()}, "address": {block}, "text": {"No."}}); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a comment with a read token: %d", resp.StatusCode)
+	}
+}
+
+// TestCSRFBoundToSession: a form's CSRF value is good only in the session
+// whose page showed it. Two browsers logged in with the same token each
+// have their own: the one's value is refused with the other's cookies, as
+// is the value shown before the login (a login starts a new session);
+// each browser's own is taken. And a session planted in a browser (the
+// cookies of another browser's, set by a sibling site) does not make the
+// planter's value good there: the value is also the token's.
+func TestCSRFBoundToSession(t *testing.T) {
+	d := newDemo(t, serve.Options{})
+	id := d.run("echo", "2026-11-01", `{"text":"hi"}`)
+	tok, err := serve.CreateToken(d.l, "bea", []string{"playbook:write"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := d, d.another()
+	before := b.csrf()
+	for _, br := range []*demo{a, b} {
+		if resp, body := br.post("/login", url.Values{"csrf": {br.csrf()}, "token": {tok}, "next": {"/"}}); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("login: %d %s", resp.StatusCode, body)
+		}
+	}
+	page := "/p/operations/runs/" + id
+	_, bodyA := a.get(page)
+	_, bodyB := b.get(page)
+	valueA, valueB := csrfOf(t, bodyA), csrfOf(t, bodyB)
+	if valueA == valueB {
+		t.Fatalf("two sessions of one token show the same CSRF value %q", valueA)
+	}
+	block := "operations/runs/" + id + "/result/1"
+	comment := func(br *demo, value string) (*http.Response, string) {
+		return br.post("/p/operations/comments", url.Values{"csrf": {value}, "address": {block}, "text": {"Checked."}, "back": {page}})
+	}
+	const stale = "this form was not sent from one of this server's pages (its CSRF value is missing or stale); reload the page and send it again"
+	refused := func(what string, br *demo, value string) {
+		t.Helper()
+		resp, body := comment(br, value)
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, html.EscapeString(stale)) {
+			t.Errorf("a form with %s: %d %s", what, resp.StatusCode, body)
+		}
+	}
+	refused("the other session's value", b, valueA)
+	refused("the value shown before login", b, before)
+	// The planter's session: its cookies but the token's, put into b.
+	planter := d.another()
+	planted := planter.csrf()
+	u, _ := url.Parse(d.srv.URL)
+	for _, ck := range planter.c.Jar.Cookies(u) {
+		if ck.Name != "quire_token" {
+			b.c.Jar.SetCookies(u, []*http.Cookie{{Name: ck.Name, Value: ck.Value, Path: "/"}})
+		}
+	}
+	refused("a planted session's value", b, planted)
+	if raw, _ := d.l.Call(context.Background(), "list_comments", json.RawMessage(`{"playbook":"operations","address":"`+block+`"}`)); len(raw.([]*ledger.Comment)) != 0 {
+		t.Fatalf("a refused form made comments: %v", raw)
+	}
+	_, bodyB = b.get(page)
+	valueB = csrfOf(t, bodyB)
+	for _, c := range []struct {
+		br    *demo
+		value string
+	}{{b, valueB}, {a, valueA}} {
+		if resp, body := comment(c.br, c.value); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("a form with its own session's value: %d %s", resp.StatusCode, body)
+		}
+	}
+	raw, _ := d.l.Call(context.Background(), "list_comments", json.RawMessage(`{"playbook":"operations","address":"`+block+`"}`))
+	if cs := raw.([]*ledger.Comment); len(cs) != 2 {
+		t.Fatalf("%d comments, not 2", len(cs))
 	}
 }
 

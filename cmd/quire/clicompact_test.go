@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"quire/internal/fsys"
+)
+
+// dirSize is the bytes of the files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// Writes through quire commands, each its own short-lived process, are
+// compacted: a thread appended to call by call (each commit stores the
+// whole thread.md again, as a boundary does) writes more than 64 MiB of
+// loose objects over some 45 commands, none of which alone writes 3 MiB;
+// once they passed the threshold, a compaction started by one of them
+// packs .git to a few times the thread's size, and git fsck finds the
+// vault whole. Before, the count of loose bytes was each process's own
+// and never passed the threshold: .git kept every copy.
+func TestCLIWritesAreCompacted(t *testing.T) {
+	t.Parallel()
+	dir, v, runID := newCloseRun(t)
+	if code, out, errs := quire(t, "", v, "call", "end_run", "--args",
+		fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"failed","actor":"agent-7"}`, runID)); code != 0 {
+		t.Fatalf("end_run: %d %s %s", code, out, errs)
+	}
+	var line strings.Builder
+	for line.Len() < 63<<10 {
+		fmt.Fprintf(&line, "- checked entry %d of the ledger against the bank's statement\n", line.Len())
+	}
+	thread := filepath.Join(dir, "playbook-runs")
+	start := time.Now()
+	calls := 0
+	for ; calls < 60 && dirSize(filepath.Join(dir, ".git", "objects"))-dirSize(filepath.Join(dir, ".git", "objects", "pack")) < 66<<20; calls++ {
+		args, _ := json.Marshal(map[string]string{"playbook": "finance", "run_id": runID, "actor": "agent-7", "text": fmt.Sprintf("## %d\n%s", calls, line.String())})
+		if code, out, errs := quire(t, "", v, "call", "append_thread", "--args", string(args)); code != 0 {
+			t.Fatalf("append_thread %d: %d %s %s", calls, code, out, errs)
+		}
+	}
+	took := time.Since(start)
+	size := dirSize(thread)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		git := dirSize(filepath.Join(dir, ".git"))
+		packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*.pack"))
+		if len(packs) > 0 && git < 3*size+(2<<20) {
+			t.Logf("%d appends in %v; the thread %d bytes, .git %d bytes in %d packs and %d loose objects, %v after the last append",
+				calls, took.Round(time.Millisecond), size, git, len(packs), looseCount(dir), time.Since(start.Add(took)).Round(time.Millisecond))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d appends: the thread is %d bytes and .git still %d bytes, %d packs and %d loose objects, a minute after the last",
+				calls, size, git, len(packs), looseCount(dir))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The worker is done once the compaction's lock is free (and the
+	// vault's folder may then be removed under it).
+	for {
+		f, err := os.OpenFile(filepath.Join(dir, ".git", "quire-compact.lock"), os.O_RDWR, 0)
+		if err != nil {
+			t.Fatalf("no compaction's lock: %v", err)
+		}
+		ok, err := fsys.TryLock(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the compaction still holds its lock a minute after the last append")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	g := exec.Command("git", "fsck", "--no-dangling")
+	g.Dir = dir
+	if out, err := g.CombinedOutput(); err != nil {
+		t.Fatalf("git fsck: %v %s", err, out)
+	}
+	if code, out, errs := quire(t, "", v, "check"); code != 0 {
+		t.Fatalf("quire check: %d %s %s", code, out, errs)
+	}
+	// The count the compaction took off is what it packed.
+	var loose, failed int64
+	if b, err := os.ReadFile(filepath.Join(dir, ".git", "quire-loose")); err != nil {
+		t.Fatal(err)
+	} else if n, _ := fmt.Sscan(string(b), &loose, &failed); n != 2 || loose > 8<<20 || failed != 0 {
+		t.Fatalf(".git/quire-loose after the compaction: %q", b)
+	}
+}
