@@ -28,6 +28,7 @@ type Ledger struct {
 	views    views
 	watch    watchers
 	requests requestLocks // requests.go
+	mirrors  mirrors      // the pushes to remotes (remotes.go)
 
 	// OnEvent, when set before the ledger is used, is called after every
 	// event the ledger records, outside the lock, with the playbook and its

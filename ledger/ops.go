@@ -160,6 +160,9 @@ func operations() []*Op {
 			Description: "Validate the vault against the playbook-run capsule, each problem with its path and line. With history: true, also prove the append-only rules from the git history not proved before (run.jsonl only grew, definition.md and archived runs never changed, lines in seq order), each problem naming its commit."}, (*Ledger).checkVault),
 		op(Op{Name: "archive_idle_runs", Scope: ScopeAdmin, Method: "POST", Path: "/janitor",
 			Description: "The janitor: commit what earlier writes could not (committed: false), then archive every complete or failed run idle 90 days or more, its archived event with the reason first."}, (*Ledger).archiveIdleRuns),
+		// remotes.go
+		op(Op{Name: "list_remotes", Scope: ScopeRead, Method: "GET", Path: "/remotes", ReadOnly: true, Idempotent: true,
+			Description: "The vault's git remotes: the last commit pushed to each, how many wait, the last push error."}, (*Ledger).listRemotes),
 		op(Op{Name: "repair_vault", Scope: ScopeAdmin, Method: "POST", Path: "/repair",
 			Description: "Finish or roll back what a stopped writer left (its git locks, .git/index out of step, staging folders, temp files, a run outside the index, uncommitted changes), rebuild a stale history; says what it did and what needs a person."}, (*Ledger).repairVault),
 	}

@@ -160,6 +160,7 @@ func (l *Ledger) recordCommit(id string) {
 	if h.IsZero() {
 		return
 	}
+	l.mirrors.kick() // the pushes to remotes take it along
 	through := l.commitsHead()
 	if through.IsZero() {
 		return // no index yet: the first read builds it

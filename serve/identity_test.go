@@ -190,6 +190,7 @@ func readArgs(t *testing.T, l *ledger.Ledger, project, runID, member string) map
 		"resolve_comment":      {"playbook": "finance", "id": cm["id"], "how": "acted", "actor": member},
 		"create_project":       {"name": "Other"},
 		"list_projects":        {},
+		"list_remotes":         {},
 		"create_playbook":      {"playbook": "other", "name": "Other"},
 		"get_playbook":         {"playbook": "finance"},
 		"list_playbooks":       {},

@@ -30,8 +30,9 @@ func TestToolsListForAnAgent(t *testing.T) {
 		}
 	}
 	t.Logf("tools/list: %d tools, %d bytes (%d of them output schemas)", len(res.Tools), len(b), out)
-	if len(b) >= 42_000 {
-		t.Errorf("tools/list is %d bytes; it must stay under 42 KB", len(b))
+	// 43 KB for 38 tools: about 1,100 bytes a tool, output schema included.
+	if len(b) >= 43_000 {
+		t.Errorf("tools/list is %d bytes; it must stay under 43 KB", len(b))
 	}
 	for _, tool := range res.Tools {
 		in, _ := json.Marshal(tool.InputSchema)

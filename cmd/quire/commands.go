@@ -16,7 +16,8 @@ import "github.com/urfave/cli/v2"
 //   - address and shape explain the words the other commands take;
 //   - check, janitor and reindex keep the vault sound, once there is
 //     something in it to keep;
-//   - serve, mcp and token open the vault to other programs, and call
+//   - serve, mcp and token open the vault to other programs, remote and
+//     status take it past this machine (git remotes it is pushed to), and call
 //     runs any operation by name, as those doors do: reached for once the
 //     verbs above are known;
 //   - tools, completion, version and help are about quire itself;
@@ -51,6 +52,8 @@ func commands(e *env, root func() *cli.Command) []*cli.Command {
 		serveCommand(e),
 		mcpCommand(e),
 		tokenCommand(e),
+		remoteCommand(e),
+		statusCommand(e),
 		callCommand(e),
 
 		toolsCommand(e),

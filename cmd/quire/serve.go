@@ -23,10 +23,13 @@ import (
 func serveCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name: "serve", Usage: "serve every operation over HTTP (/v1/orgs/{org}/…) and MCP (streamable HTTP at /mcp)",
-		Flags: []cli.Flag{&cli.StringFlag{Name: "addr", Value: serve.DefaultAddr, Usage: "HOST:PORT to listen on; without tokens, only a loopback address"}},
+		Flags: []cli.Flag{&cli.StringFlag{Name: "addr", Value: serve.DefaultAddr, Usage: "HOST:PORT to listen on; without tokens, only a loopback address"}, pushFlag},
 		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if err := mirrorTo(ctx, c, l); err != nil {
+				return err
+			}
 			// A signal abandons a compaction under way, so that the
 			// server stops within seconds (calls under way finish).
 			l.SetCompactContext(ctx)
@@ -52,14 +55,31 @@ func serveCommand(e *env) *cli.Command {
 func mcpCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name: "mcp", Usage: "serve every operation as MCP tools over standard input and output",
+		Flags: []cli.Flag{pushFlag},
 		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if err := mirrorTo(ctx, c, l); err != nil {
+				return err
+			}
 			l.SetCompactContext(ctx)
 			l.SetCompactBy(nil)
 			return serve.ServeStdio(ctx, l)
 		}),
 	}
+}
+
+// pushFlag names the remotes a server pushes every commit to.
+var pushFlag = &cli.StringSliceFlag{Name: "push", Usage: "push the branch to this git remote after every commit, in the background (quire remote add NAME URL; repeat for more)"}
+
+// mirrorTo starts the pushes --push names, until ctx ends.
+func mirrorTo(ctx context.Context, c *cli.Context, l *ledger.Ledger) error {
+	for _, name := range c.StringSlice("push") {
+		if err := l.Mirror(ctx, name); err != nil {
+			return fmt.Errorf("--push %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // quire token create|list|revoke: the bearer tokens quire serve takes.

@@ -14,9 +14,9 @@ import (
 
 // startServe starts quire serve on the vault dir at a port of its own and
 // answers its base URL (http://host:port).
-func startServe(t *testing.T, dir string) string {
+func startServe(t *testing.T, dir string, flags ...string) string {
 	t.Helper()
-	cmd := quireProcess(nil, "--vault", dir, "serve", "--addr", "127.0.0.1:0")
+	cmd := quireProcess(nil, append([]string{"--vault", dir, "serve", "--addr", "127.0.0.1:0"}, flags...)...)
 	stdout, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

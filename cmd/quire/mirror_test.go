@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// remoteStatus is quire remote list --json's line for name.
+func remoteStatus(t *testing.T, v, name string) map[string]any {
+	t.Helper()
+	code, out, errs := quire(t, "", v, "remote", "list", "--json")
+	var rs []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &rs) != nil {
+		t.Fatalf("remote list: %d %s %s", code, out, errs)
+	}
+	for _, r := range rs {
+		if r["remote"] == name {
+			return r
+		}
+	}
+	t.Fatalf("remote list lacks %s: %s", name, out)
+	return nil
+}
+
+// waitFor polls cond for up to d.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("%s: not within %v", what, d)
+}
+
+// quire serve --push origin pushes every boundary to a bare repository in
+// the background: the remote follows the vault's branch within seconds,
+// while the remote is gone the writes go on and quire remote list says
+// what waits and why, and once it is back everything reaches it.
+func TestServePushesEveryBoundaryToItsRemote(t *testing.T) {
+	t.Parallel()
+	dir, v, run := newCloseRun(t)
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init --bare: %v %s", err, out)
+	}
+	if code, out, errs := quire(t, "", v, "remote", "add", "origin", "file://"+bare); code != 0 || !strings.Contains(out, "Added the remote origin") {
+		t.Fatalf("remote add: %d %s %s", code, out, errs)
+	}
+	if code, _, errs := quire(t, "", v, "remote", "add", "origin", "file://"+bare); code == 0 || !strings.Contains(errs, `the vault has a remote "origin" already`) {
+		t.Fatalf("remote add twice: %d %s", code, errs)
+	}
+	if code, _, errs := quire(t, "", v, "remote", "add", "-x", "file://"+bare); code == 0 {
+		t.Fatalf("a bad remote name was taken: %s", errs)
+	}
+	if got := gitIn(t, dir, "remote", "get-url", "origin"); got != "file://"+bare {
+		t.Fatalf("git does not see the remote: %q", got)
+	}
+	base := startServe(t, dir, "--push", "origin")
+	remoteHead := func() string {
+		out, _ := exec.Command("git", "--git-dir", bare, "rev-parse", "--verify", "-q", "refs/heads/main").Output()
+		return strings.TrimSpace(string(out))
+	}
+	boundary := func(step string) {
+		t.Helper()
+		body := fmt.Sprintf(`{"event":"step_completed","step":%q,"actor":"agent-7"}`, step)
+		resp, err := http.Post(base+"/v1/orgs/acme/playbooks/finance/runs/"+run+"/events", "application/json", strings.NewReader(body))
+		if err != nil || resp.StatusCode != 201 && resp.StatusCode != 200 {
+			t.Fatalf("record_event over HTTP: %v %v", err, resp)
+		}
+		resp.Body.Close()
+	}
+	for i := range 20 {
+		boundary(fmt.Sprintf("do/%d/a", i+1))
+	}
+	waitFor(t, 10*time.Second, "the remote has the vault's branch", func() bool { return remoteHead() == gitIn(t, dir, "rev-parse", "HEAD") })
+	if st := remoteStatus(t, v, "origin"); st["waiting"].(float64) != 0 || st["last_error"] != nil {
+		t.Fatalf("status after the pushes: %v", st)
+	}
+
+	// The remote goes away: writes go on, and the status says why.
+	os.Rename(bare, bare+".away")
+	start := time.Now()
+	for i := range 5 {
+		boundary(fmt.Sprintf("do/%d/b", i+1))
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("5 boundaries took %v while the remote was down", took)
+	}
+	waitFor(t, 10*time.Second, "the status names the failed push", func() bool {
+		st := remoteStatus(t, v, "origin")
+		return st["last_error"] != nil && st["waiting"].(float64) == 5
+	})
+	os.Rename(bare+".away", bare)
+	waitFor(t, 40*time.Second, "the remote has every commit once it is back", func() bool { return remoteHead() == gitIn(t, dir, "rev-parse", "HEAD") })
+	if st := remoteStatus(t, v, "origin"); st["waiting"].(float64) != 0 || st["last_error"] != nil {
+		t.Fatalf("status once the remote is back: %v", st)
+	}
+	if out, err := exec.Command("git", "--git-dir", bare, "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Fatalf("git fsck of the remote: %v %s", err, out)
+	}
+	if code, out, _ := quire(t, "", v, "status"); code != 0 || !strings.Contains(out, "origin") || !strings.Contains(out, "file://"+bare) {
+		t.Fatalf("status: %s", out)
+	}
+	if code, out, errs := quire(t, "", v, "remote", "remove", "origin"); code != 0 || !strings.Contains(out, "Removed the remote origin") {
+		t.Fatalf("remote remove: %s %s", out, errs)
+	}
+	if code, out, _ := quire(t, "", v, "status"); code != 0 || !strings.Contains(out, "no remote") {
+		t.Fatalf("status without remotes: %s", out)
+	}
+}
