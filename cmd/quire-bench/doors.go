@@ -281,19 +281,7 @@ type mcpClient struct {
 	id  int
 }
 
-func startMCP(bin, dir string) *mcpClient {
-	cmd := exec.Command(bin, "--vault", dir, "mcp")
-	in, err := cmd.StdinPipe()
-	must(err)
-	out, err := cmd.StdoutPipe()
-	must(err)
-	cmd.Stderr = os.Stderr
-	must(cmd.Start())
-	m := &mcpClient{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
-	m.rpc("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"quire-bench","version":"1"}}`)
-	fmt.Fprintln(m.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return m
-}
+func startMCP(bin, dir string) *mcpClient { return startMCPWith(bin, dir) }
 
 func (m *mcpClient) rpc(method, params string) json.RawMessage {
 	m.id++

@@ -33,7 +33,9 @@ func main() {
 	hist := flag.String("history", "5000x50000", "runs x commits of the vault whose history quire check --history walks; empty to skip")
 	histRounds := flag.Int("history-rounds", 3, "full walks of the history timed")
 	doorRounds := flag.Int("door-rounds", 40, "boundaries measured per door and size (a multiple of 10)")
-	only := flag.String("only", "commit,doors,compact,history", "the sections to run: commit (quire's committer vs the git CLI), doors (a boundary from MCP, quire call and the git CLI), compact (background compaction's memory), history")
+	only := flag.String("only", "commit,doors,mirror,compact,history", "the sections to run: commit (quire's committer vs the git CLI), doors (a boundary from MCP, quire call and the git CLI), mirror (pushes to a remote), compact (background compaction's memory), history")
+	mirrorRate := flag.Int("mirror-rate", 100, "boundaries a second the mirror's writer records")
+	mirrorSecs := flag.Int("mirror-secs", 10, "seconds the mirror's writer records for")
 	quireBin := flag.String("quire", "", "the quire binary the doors run; built from this tree when empty")
 	compactEvents := flag.Int("compact-events", 30000, "events recorded with background compaction, its memory measured; 0 to skip")
 	sum := flag.Bool("summarize", false, "read go test -bench output on stdin and print medians, ratios and targets")
@@ -58,6 +60,9 @@ func main() {
 	}
 	if want["doors"] {
 		benchDoors(ns, *doorRounds, *quireBin)
+	}
+	if want["mirror"] {
+		benchMirror(*quireBin, 1000, *doorRounds, *mirrorRate, *mirrorSecs)
 	}
 	if want["compact"] && *compactEvents > 0 {
 		fmt.Println("== Background compaction: peak memory while recording events through the ledger")
