@@ -2,6 +2,12 @@ package ledger
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	"quire/ledger/mirror"
@@ -77,6 +83,76 @@ func (h mirrorHost) Head() (string, error) {
 		return "", err
 	}
 	return id.String(), nil
+}
+
+// unionFiles are the files several writers append to, which git merges
+// by keeping both sides' lines (git's union merge): the index of things
+// and the members' seen marks. The meeting of two writers declares them
+// in .git/info/attributes, git's own place for a repository's local
+// attributes, so that nothing committed changes.
+var unionFiles = []string{vault.IndexFile, "org/members/*/seen.jsonl"}
+
+// Meet takes the remote's branch into the vault's after the remote
+// refused a push as not a fast-forward: under the vault's lock, git
+// fetches the branch and merges it (each writer writes its own run
+// folders, and the files several append to are merged by union); the
+// histories then follow what the merge brought (FollowGit). A merge that
+// meets a conflict is taken back (git merge --abort) and says which
+// files: a person merges them.
+func (h mirrorHost) Meet(ctx context.Context, remote string) error {
+	l := h.l
+	branch := strings.TrimPrefix(l.v.Branch(), "refs/heads/")
+	tracking := "refs/remotes/" + remote + "/" + branch
+	return l.write(writeArgs{}, func(t *tx) error {
+		if _, err := mirror.Git(ctx, l.Root(), nil, "fetch", "--quiet", remote, "+refs/heads/"+branch+":"+tracking); err != nil {
+			return err
+		}
+		if err := declareUnion(filepath.Join(l.v.GitDir(), "info", "attributes")); err != nil {
+			return err
+		}
+		who := []string{"GIT_AUTHOR_NAME=quire", "GIT_AUTHOR_EMAIL=quire@quire.invalid", "GIT_COMMITTER_NAME=quire", "GIT_COMMITTER_EMAIL=quire@quire.invalid"}
+		if _, err := mirror.Git(ctx, l.Root(), who, "merge", "--quiet", "--no-edit", "-m", "Merge what "+remote+" holds (another writer's commits)", tracking); err != nil {
+			conflicted, _ := mirror.Git(ctx, l.Root(), nil, "diff", "--name-only", "--diff-filter=U")
+			mirror.Git(ctx, l.Root(), nil, "merge", "--abort")
+			if files := strings.Fields(conflicted); len(files) > 0 {
+				return fmt.Errorf("the remote's branch and this vault's change the same files (%s): a person merges them (git pull %s)", strings.Join(files, ", "), remote)
+			}
+			return err
+		}
+		return t.followGit()
+	})
+}
+
+// declareUnion adds git's union merge for unionFiles to the attributes
+// file at abs, once.
+func declareUnion(abs string) error {
+	data, err := os.ReadFile(abs)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	add := ""
+	for _, f := range unionFiles {
+		line := f + " merge=union"
+		if !strings.Contains("\n"+string(data), "\n"+line+"\n") {
+			add += line + "\n"
+		}
+	}
+	if add == "" {
+		return nil
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		add = "\n" + add
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString(add)
+	return err
 }
 
 // listRemotes is the operation list_remotes (ops.go).

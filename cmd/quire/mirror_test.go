@@ -116,3 +116,100 @@ func TestServePushesEveryBoundaryToItsRemote(t *testing.T) {
 		t.Fatalf("status without remotes: %s", out)
 	}
 }
+
+// Two writers push to one remote, each recording boundaries of its own
+// run at once: a push refused as not a fast-forward fetches, merges the
+// other's commits (each writes its own run folder) and pushes again, and
+// once they settle a clone of the remote holds every event of both runs
+// once, with quire check --history and git fsck --strict clean.
+func TestTwoWritersMeetAtTheirRemote(t *testing.T) {
+	t.Parallel()
+	dirA, vA, runA := newCloseRun(t)
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init --bare: %v %s", err, out)
+	}
+	quire(t, "", vA, "remote", "add", "origin", "file://"+bare)
+	gitIn(t, dirA, "push", "-q", "origin", "HEAD:refs/heads/main")
+	dirB := filepath.Join(t.TempDir(), "b")
+	if out, err := exec.Command("git", "clone", "-q", "-b", "main", bare, dirB).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v %s", err, out)
+	}
+	vB := "--vault=" + dirB
+	code, out, errs := quire(t, "", vB, "call", "list_projects", "--args", `{}`)
+	var projects []struct{ UID string }
+	if code != 0 || json.Unmarshal([]byte(out), &projects) != nil || len(projects) == 0 {
+		t.Fatalf("list_projects on the clone: %s %s", out, errs)
+	}
+	code, out, errs = quire(t, "", vB, "run", "start", "--playbook", "finance", "--name", "close", "--member-of", projects[0].UID,
+		"--executor", "agent-9", "--authorized-by", "ana", "--json")
+	var rb struct {
+		RunID string `json:"run_id"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rb) != nil {
+		t.Fatalf("run start on B: %s %s", out, errs)
+	}
+	baseA, baseB := startServe(t, dirA, "--push", "origin"), startServe(t, dirB, "--push", "origin")
+	const n = 15
+	done := make(chan error, 2)
+	for _, w := range []struct{ base, run string }{{baseA, runA}, {baseB, rb.RunID}} {
+		go func() {
+			for i := range n {
+				body := fmt.Sprintf(`{"event":"step_completed","step":"do/%d/x","actor":"agent-7"}`, i+1)
+				resp, err := http.Post(w.base+"/v1/orgs/acme/playbooks/finance/runs/"+w.run+"/events", "application/json", strings.NewReader(body))
+				if err != nil {
+					done <- err
+					return
+				}
+				resp.Body.Close()
+				if resp.StatusCode >= 300 {
+					done <- fmt.Errorf("record_event: %s", resp.Status)
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			done <- nil
+		}()
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Settled: both writers have pushed all they hold, and the remote holds both.
+	settled := func() bool {
+		for _, d := range []string{dirA, dirB} {
+			head := gitIn(t, d, "rev-parse", "HEAD")
+			if exec.Command("git", "--git-dir", bare, "merge-base", "--is-ancestor", head, "refs/heads/main").Run() != nil {
+				return false
+			}
+		}
+		return true
+	}
+	waitFor(t, 60*time.Second, "both writers' commits in the remote", settled)
+	if merges, _ := exec.Command("git", "--git-dir", bare, "log", "--merges", "--format=%s", "refs/heads/main").Output(); !strings.Contains(string(merges), "Merge what origin holds") {
+		t.Fatalf("no writer met the other: %s", merges)
+	}
+	dirC := filepath.Join(t.TempDir(), "c")
+	if out, err := exec.Command("git", "clone", "-q", "-b", "main", bare, dirC).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v %s", err, out)
+	}
+	vC := "--vault=" + dirC
+	for _, r := range []string{runA, rb.RunID} {
+		code, out, errs := quire(t, "", vC, "call", "list_playbook_events", "--args", `{"playbook":"finance","run_id":"`+r+`","limit":1000}`)
+		if code != 0 {
+			t.Fatalf("list on the clone: %s %s", out, errs)
+		}
+		for i := range n {
+			if c := strings.Count(out, fmt.Sprintf(`"step": "do/%d/x"`, i+1)); c != 1 {
+				t.Fatalf("run %s: step do/%d/x is on the clone %d times", r, i+1, c)
+			}
+		}
+	}
+	if code, out, _ := quire(t, "", vC, "check", "--history"); code != 0 {
+		t.Fatalf("check --history on the clone: %s", out)
+	}
+	if out, err := exec.Command("git", "--git-dir", bare, "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Fatalf("git fsck: %v %s", err, out)
+	}
+}

@@ -69,6 +69,10 @@ type Host interface {
 	Branch() string
 	// Head is the branch's commit now.
 	Head() (string, error)
+	// Meet takes the remote's branch into the vault's (fetched and
+	// merged, under the vault's lock) after the remote refused a push
+	// that was not a fast-forward: another writer pushed first.
+	Meet(ctx context.Context, remote string) error
 }
 
 // Pusher pushes one vault's branch to one remote. Make it with New, run
@@ -157,7 +161,18 @@ func (p *Pusher) Run(ctx context.Context) {
 				head = h // with what was committed meanwhile
 			}
 			last = time.Now()
-			if err := p.push(ctx, head); err != nil {
+			err := p.push(ctx, head)
+			if errors.Is(err, errBehind) {
+				// Another writer pushed first: take its commits in and
+				// push again at once.
+				if err = p.h.Meet(ctx, p.remote); err == nil {
+					if h, herr := p.h.Head(); herr == nil && h != "" {
+						head = h
+					}
+					err = p.push(ctx, head)
+				}
+			}
+			if err != nil {
 				if ctx.Err() != nil {
 					return
 				}
@@ -188,30 +203,39 @@ func (p *Pusher) Run(ctx context.Context) {
 func (p *Pusher) push(ctx context.Context, head string) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "push", "--porcelain", "--quiet", p.remote, head+":"+p.h.Branch())
-	cmd.Dir = p.h.Root()
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	out, err := Git(ctx, p.h.Root(), nil, "push", "--porcelain", p.remote, head+":"+p.h.Branch())
+	if err != nil && (strings.Contains(out, "[rejected]") || strings.Contains(out, "non-fast-forward") || strings.Contains(out, "fetch first")) {
+		return fmt.Errorf("%w: %v", errBehind, err)
+	}
+	return err
+}
+
+// errBehind is a push refused because the remote's branch has commits
+// the vault lacks.
+var errBehind = errors.New("the remote's branch has commits this vault lacks (another writer pushed)")
+
+// Git runs git in dir with the environment the pushes use (never a
+// prompt), and answers its output, or an error with its last lines.
+func Git(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0"), env...)
 	if os.Getenv("GIT_SSH_COMMAND") == "" && os.Getenv("GIT_SSH") == "" {
-		// Never wait for a passphrase or a host key nobody answers.
 		cmd.Env = append(cmd.Env, "GIT_SSH_COMMAND=ssh -o BatchMode=yes")
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
 		if errors.Is(err, exec.ErrNotFound) {
-			return errors.New("git is not installed here: quire pushes with git")
+			return "", errors.New("git is not installed here: quire pushes and fetches with git")
 		}
 		msg := strings.TrimSpace(out.String())
-		if msg == "" || !errors.As(err, &ee) {
+		if msg == "" {
 			msg = err.Error()
 		}
-		if strings.Contains(msg, "[rejected]") || strings.Contains(msg, "non-fast-forward") || strings.Contains(msg, "fetch first") {
-			msg = "the remote's branch has commits this vault lacks (another writer pushed): " + msg
-		}
-		return fmt.Errorf("git push %s: %s", p.remote, lastLines(msg, 3))
+		return out.String(), fmt.Errorf("git %s: %s", args[0], lastLines(msg, 3))
 	}
-	return nil
+	return out.String(), nil
 }
 
 func lastLines(s string, n int) string {
