@@ -144,6 +144,9 @@ type playbookFront struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
 	Page        string `yaml:"page,omitempty"`
+	// Home is the node that writes the playbook, when several servers
+	// meet at one remote (remotes.go); none: any node writes it.
+	Home string `yaml:"home,omitempty"`
 }
 
 func checkPlaybookID(p string) error {

@@ -231,6 +231,17 @@ func op[A any, R any](o Op, h func(l *Ledger, ctx context.Context, a *A) (R, err
 		}
 	}
 	call := withRequestID(o.Name, func(ctx context.Context, l *Ledger, a *A) (R, error) { return h(l, ctx, a) })
+	if pf := playbookField(o.Args); !o.ReadOnly && pf >= 0 {
+		// A write to a playbook homed at another node is that node's.
+		write := call
+		call = func(ctx context.Context, l *Ledger, a *A) (R, error) {
+			if err := l.homeHolds(reflect.ValueOf(a).Elem().Field(pf).String()); err != nil {
+				var zero R
+				return zero, err
+			}
+			return write(ctx, l, a)
+		}
+	}
 	if o.ReadOnly {
 		read := call
 		call = func(ctx context.Context, l *Ledger, a *A) (R, error) {

@@ -6,12 +6,19 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
+	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"quire/ledger/mirror"
 	"quire/vault"
+	"quire/words/event"
+	"quire/words/refusal"
 )
 
 // The vault's git remotes (vault/remotes.go) and the pushes to them
@@ -190,4 +197,116 @@ func (l *Ledger) commitsSince(head, since vault.Hash) int {
 		c = m.Parents[0]
 	}
 	return n
+}
+
+// Homes: each playbook may name the node that writes it (its home, in
+// playbook.md), so that servers meeting at one remote each write their
+// own playbooks' files and number their histories alone. A write to a
+// playbook homed elsewhere is refused (homeHolds, for every writing
+// operation with a playbook); one without a home is any node's.
+
+// playbookField is the index of an operation's Playbook argument, or -1.
+func playbookField(t reflect.Type) int {
+	if f, ok := t.FieldByName("Playbook"); ok && f.Type.Kind() == reflect.String && len(f.Index) == 1 {
+		return f.Index[0]
+	}
+	return -1
+}
+
+// Node is this vault's node name (vault.Node).
+func (l *Ledger) Node() string { return l.v.Node() }
+
+// SetNode sets it (quire node set).
+func (l *Ledger) SetNode(name string) error { return l.v.SetNode(name) }
+
+// homeHolds refuses a write to a playbook homed at another node.
+func (l *Ledger) homeHolds(playbook string) error {
+	if playbook == "" || checkPlaybookID(playbook) != nil {
+		return nil
+	}
+	home := l.homeOf(playbook)
+	if home == "" {
+		return nil
+	}
+	if node := l.v.Node(); home != node {
+		return refusal.At(refusal.Conflict, "/playbook", "playbook %s is written at its home, the node %s, and this is %s: send its writes to %s (quire playbook move %s --home %s makes this node its home)",
+			playbook, home, node, home, playbook, node)
+	}
+	return nil
+}
+
+// homeOf is the playbook's home as its playbook.md names it ("" for none,
+// or no playbook), read again only when the file changed.
+func (l *Ledger) homeOf(playbook string) string {
+	fi, err := os.Stat(l.v.Abs(path.Join(playbookDir(playbook), "playbook.md")))
+	if err != nil {
+		return ""
+	}
+	type known struct {
+		size int64
+		mod  time.Time
+		home string
+	}
+	if k, ok := l.homes.Load(playbook); ok {
+		if k := k.(known); k.size == fi.Size() && k.mod.Equal(fi.ModTime()) {
+			return k.home
+		}
+	}
+	f, err := l.readPlaybook(playbook)
+	if err != nil {
+		return ""
+	}
+	l.homes.Store(playbook, known{fi.Size(), fi.ModTime(), f.Home})
+	return f.Home
+}
+
+// MovePlaybook makes node the playbook's home (quire playbook move),
+// recorded as a commit of its playbook.md. It is refused unless this
+// vault holds every commit its remotes hold (fetched now): a new home
+// that lacked the old home's last commits would number the history
+// again from where it left it.
+func (l *Ledger) MovePlaybook(ctx context.Context, playbook, node, actor string) error {
+	if err := vault.CheckRemoteName(node); err != nil {
+		return refusal.Invalid("--home", "%q is not a node's name", node)
+	}
+	rs, err := l.v.Remotes()
+	if err != nil {
+		return err
+	}
+	branch := strings.TrimPrefix(l.v.Branch(), "refs/heads/")
+	for _, r := range rs {
+		tracking := "refs/remotes/" + r.Name + "/" + branch
+		if _, err := mirror.Git(ctx, l.Root(), nil, "fetch", "--quiet", r.Name, "+refs/heads/"+branch+":"+tracking); err != nil {
+			return refusal.New(refusal.Unavailable, "the remote %s cannot be read, so this vault cannot know it holds every commit of playbook %s: %v", r.Name, playbook, err)
+		}
+		if _, err := mirror.Git(ctx, l.Root(), nil, "merge-base", "--is-ancestor", tracking, "HEAD"); err != nil {
+			return refusal.At(refusal.Conflict, "--home", "the remote %s holds commits this vault lacks: take them in first (git pull %s %s), then move the playbook", r.Name, r.Name, branch)
+		}
+	}
+	return l.write(writeArgs{Keeps: playbookKeeps(playbook)}, func(t *tx) error {
+		f, err := l.readPlaybook(playbook)
+		if err != nil {
+			return err
+		}
+		from := f.Home
+		f.Home = node
+		fm, err := yaml.Marshal(f)
+		if err != nil {
+			return err
+		}
+		rel := playbookDir(playbook) + "/playbook.md"
+		if err := t.writeNew(rel, []byte("---\n"+string(fm)+"---\n")); err != nil {
+			return err
+		}
+		now := l.Now()
+		detail := "Home set to " + node
+		if from != "" {
+			detail = "Home moved from " + from + " to " + node
+		}
+		if err := t.recordPlaybookEvent(playbook, &event.Line{Event: event.PlaybookUpdated, Timestamp: event.FormatTime(now), Detail: detail, Actor: actorOr(actor)}); err != nil {
+			return err
+		}
+		t.commit([]string{playbookDir(playbook)}, vault.Signature{Name: actorOr(actor), When: now}, vault.Message{Subject: fmt.Sprintf("%s: %s", playbook, strings.ToLower(detail[:1])+detail[1:])})
+		return nil
+	})
 }

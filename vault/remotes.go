@@ -183,3 +183,31 @@ func (v *Vault) RemoteHead(name string) string {
 
 // Branch is the branch the vault commits onto, as a ref (refs/heads/main).
 func (v *Vault) Branch() string { return v.branch }
+
+// Node is this vault's node name, the name of the server that writes it
+// among those that meet at a remote: [quire] node in .git/config (outside
+// the committed tree, as git keeps a repository's own settings), or the
+// host's name when it is not set.
+func (v *Vault) Node() string {
+	if c, err := v.readConfig(); err == nil {
+		if n := c.Section("quire").Option("node"); n != "" {
+			return n
+		}
+	}
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return h
+}
+
+// SetNode sets the vault's node name in .git/config.
+func (v *Vault) SetNode(name string) error {
+	if err := CheckRemoteName(name); err != nil {
+		return refusal.Invalid("/node", "%q is not a node's name: 1 to 64 letters, digits, '.', '_' and '-'", name)
+	}
+	return v.editConfig(func(c *config.Config) error {
+		c.Section("quire").SetOption("node", name)
+		return nil
+	})
+}

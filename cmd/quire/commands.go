@@ -53,6 +53,7 @@ func commands(e *env, root func() *cli.Command) []*cli.Command {
 		mcpCommand(e),
 		tokenCommand(e),
 		remoteCommand(e),
+		nodeCommand(e),
 		statusCommand(e),
 		callCommand(e),
 

@@ -213,3 +213,55 @@ func TestTwoWritersMeetAtTheirRemote(t *testing.T) {
 		t.Fatalf("git fsck: %v %s", err, out)
 	}
 }
+
+// A playbook's home is the one node that writes it: a write at another
+// node is refused naming the home, the move to a node that lacks the
+// remote's commits is refused, and once moved the new home writes and
+// the old one refuses.
+func TestAPlaybookIsWrittenAtItsHome(t *testing.T) {
+	t.Parallel()
+	dirA, vA, run := newCloseRun(t)
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	exec.Command("git", "init", "-q", "--bare", bare).Run()
+	quire(t, "", vA, "remote", "add", "origin", "file://"+bare)
+	if code, out, errs := quire(t, "", vA, "node", "set", "alpha"); code != 0 || !strings.Contains(out, "This vault is the node alpha") {
+		t.Fatalf("node set: %s %s", out, errs)
+	}
+	gitIn(t, dirA, "push", "-q", "origin", "HEAD:refs/heads/main")
+	if code, out, errs := quire(t, "", vA, "playbook", "move", "finance", "--home", "alpha"); code != 0 || !strings.Contains(out, "finance is written at alpha from now on") {
+		t.Fatalf("move to alpha: %s %s", out, errs)
+	}
+	gitIn(t, dirA, "push", "-q", "origin", "HEAD:refs/heads/main")
+	dirB := filepath.Join(t.TempDir(), "b")
+	exec.Command("git", "clone", "-q", "-b", "main", bare, dirB).Run()
+	vB := "--vault=" + dirB
+	quire(t, "", vB, "node", "set", "beta")
+	event := func(v string) (int, string) {
+		code, out, errs := quire(t, "", v, "call", "record_event", "--args", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_started","step":"do/1/a","actor":"agent-7"}`, run))
+		return code, out + errs
+	}
+	if code, out := event(vB); code == 0 || !strings.Contains(out, "playbook finance is written at its home, the node alpha, and this is beta: send its writes to alpha") {
+		t.Fatalf("a write at beta: %d %s", code, out)
+	}
+	if code, out := event(vA); code != 0 {
+		t.Fatalf("a write at alpha: %s", out)
+	}
+	gitIn(t, dirA, "commit", "-qam", "a boundary by hand") // alpha has a commit the remote…
+	gitIn(t, dirA, "push", "-q", "origin", "HEAD:refs/heads/main")
+	// …and beta lacks it: the move is refused.
+	if code, _, errs := quire(t, "", vB, "playbook", "move", "finance", "--home", "beta"); code == 0 || !strings.Contains(errs, "the remote origin holds commits this vault lacks") {
+		t.Fatalf("a move to a home behind the remote: %d %s", code, errs)
+	}
+	gitIn(t, dirB, "pull", "-q", "--no-rebase", "origin", "main")
+	if code, out, errs := quire(t, "", vB, "playbook", "move", "finance", "--home", "beta"); code != 0 {
+		t.Fatalf("move to beta: %s %s", out, errs)
+	}
+	if code, out := event(vB); code != 0 {
+		t.Fatalf("a write at the new home: %s", out)
+	}
+	gitIn(t, dirB, "push", "-q", "origin", "HEAD:refs/heads/main")
+	gitIn(t, dirA, "pull", "-q", "--no-rebase", "origin", "main")
+	if code, out := event(vA); code == 0 || !strings.Contains(out, "the node beta, and this is alpha") {
+		t.Fatalf("a write at the old home: %d %s", code, out)
+	}
+}

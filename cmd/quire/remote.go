@@ -45,6 +45,29 @@ func remoteCommand(e *env) *cli.Command {
 	}
 }
 
+// quire node [set NAME]: this vault's node name among the servers that
+// meet at a remote (kept in .git/config; the host's name by default).
+func nodeCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name: "node", Usage: "this vault's node name, which a playbook's home names (kept in .git/config; the host's name when not set)",
+		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+			fmt.Fprintln(e.out, l.Node())
+			return nil
+		}),
+		Subcommands: []*cli.Command{{
+			Name: "set", Usage: "set this vault's node name", ArgsUsage: "NAME",
+			Before: wantArgs(1, 1, "NAME, the node's name"),
+			Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+				if err := l.SetNode(c.Args().First()); err != nil {
+					return err
+				}
+				fmt.Fprintf(e.out, "This vault is the node %s.\n", c.Args().First())
+				return nil
+			}),
+		}},
+	}
+}
+
 // quire status: where the vault stands against its remotes.
 func statusCommand(e *env) *cli.Command {
 	return &cli.Command{

@@ -91,6 +91,18 @@ func playbookCommand(e *env) *cli.Command {
 				}),
 			},
 			{
+				Name: "move", Usage: "make a node the playbook's home, the one server that writes it (refused unless this vault holds every commit its remotes hold)",
+				ArgsUsage: "ID", Flags: []cli.Flag{&cli.StringFlag{Name: "home", Required: true, Usage: "the node's name (quire node shows this vault's)"}, actorFlag()},
+				Before:    wantArgs(1, 1, "ID, the playbook's id"),
+				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+					if err := l.MovePlaybook(c.Context, c.Args().First(), c.String("home"), c.String("actor")); err != nil {
+						return err
+					}
+					fmt.Fprintf(e.out, "%s is written at %s from now on.\n", c.Args().First(), c.String("home"))
+					return nil
+				}),
+			},
+			{
 				Name: "list", Usage: "list the playbooks, in the order they were made", Flags: []cli.Flag{jsonFlag},
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					return callAndShow(e, c, l, "list_playbooks", map[string]any{}, func(res any) {
