@@ -474,8 +474,16 @@ func TestKilledMidStreamKeepsEveryAcknowledgedEvent(t *testing.T) {
 			t.Fatalf("acknowledged event %s lost", id)
 		}
 	}
-	// The torn tail was kept aside, and check reports it (and nothing else).
+	// The torn tail was kept aside, and check reports it (and nothing
+	// else); or the kill fell between a reservation and its line, and the
+	// tail went with the reservation, as unacknowledged, which is no
+	// problem.
 	rep, _ := f.l.Check()
+	if len(rep.Problems) == 0 {
+		if q, _ := filepath.Glob(filepath.Join(f.dir, ".quire", "quarantine", r.Path, "run.jsonl.*.unacknowledged")); len(q) == 1 {
+			return
+		}
+	}
 	if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].Message, "a torn line cut from "+r.Path+"/run.jsonl") {
 		t.Fatalf("check: %v", rep.Problems)
 	}

@@ -184,6 +184,15 @@ func (v *Vault) RemoteHead(name string) string {
 // Branch is the branch the vault commits onto, as a ref (refs/heads/main).
 func (v *Vault) Branch() string { return v.branch }
 
+// AttributesFile is the vault's .gitattributes, and UnionAttributes what
+// quire declares in it: git's union merge for the files several writers
+// append to (the index of things, the members' seen marks), so that two
+// writers' lines are both kept whoever merges.
+const (
+	AttributesFile  = ".gitattributes"
+	UnionAttributes = "vault/*.jsonl merge=union\norg/members/*/seen.jsonl merge=union\n"
+)
+
 // Node is this vault's node name, the name of the server that writes it
 // among those that meet at a remote: [quire] node in .git/config (outside
 // the committed tree, as git keeps a repository's own settings), or the

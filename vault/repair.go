@@ -19,7 +19,7 @@ import (
 // .git/index is kept true to HEAD for these; whatever a person stages
 // elsewhere is left alone.
 var ownedTop = map[string]bool{
-	".gitignore": true, ConfigFile: true, "vault": true, RunsDir: true,
+	".gitignore": true, AttributesFile: true, ConfigFile: true, "vault": true, RunsDir: true,
 	"playbooks": true, "projects": true, "org": true,
 }
 

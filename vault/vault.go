@@ -450,7 +450,11 @@ func Init(dir, org string, now time.Time) (*Vault, error) {
 	}
 	files := map[string][]byte{
 		".gitignore": []byte(".quire/\n"),
-		ConfigFile:   mustYAML(Config{Format: FormatVersion, Org: org}),
+		// Several writers that meet at a remote append to these; git's
+		// union merge keeps both sides' lines, for quire's meeting and a
+		// person's git pull alike.
+		AttributesFile: []byte(UnionAttributes),
+		ConfigFile:     mustYAML(Config{Format: FormatVersion, Org: org}),
 		IndexFile:    nil,
 		AgentsFile:   []byte(agentsMD),
 	}
@@ -468,7 +472,7 @@ func Init(dir, org string, now time.Time) (*Vault, error) {
 		return nil, err
 	}
 	err = v.Locked(func() error {
-		_, err := v.Commit([]string{".gitignore", ConfigFile, IndexFile, AgentsFile},
+		_, err := v.Commit([]string{".gitignore", AttributesFile, ConfigFile, IndexFile, AgentsFile},
 			Signature{Name: "quire", When: now}, "Make the vault of "+org)
 		return err
 	})
