@@ -100,8 +100,8 @@ func (h mirrorHost) Head() (string, error) {
 var unionFiles = []string{vault.IndexFile, "org/members/*/seen.jsonl"}
 
 // Meet takes the remote's branch into the vault's after the remote
-// refused a push as not a fast-forward: under the vault's lock, git
-// fetches the branch and merges it (each writer writes its own run
+// refused a push as not a fast-forward: git fetches the branch, then,
+// under the vault's lock, merges it (each writer writes its own run
 // folders, and the files several append to are merged by union); the
 // histories then follow what the merge brought (FollowGit). A merge that
 // meets a conflict is taken back (git merge --abort) and says which
@@ -110,10 +110,11 @@ func (h mirrorHost) Meet(ctx context.Context, remote string) error {
 	l := h.l
 	branch := strings.TrimPrefix(l.v.Branch(), "refs/heads/")
 	tracking := "refs/remotes/" + remote + "/" + branch
+	// The fetch outside the lock: writes never wait for the network.
+	if _, err := mirror.Git(ctx, l.Root(), nil, "fetch", "--quiet", remote, "+refs/heads/"+branch+":"+tracking); err != nil {
+		return err
+	}
 	return l.write(writeArgs{}, func(t *tx) error {
-		if _, err := mirror.Git(ctx, l.Root(), nil, "fetch", "--quiet", remote, "+refs/heads/"+branch+":"+tracking); err != nil {
-			return err
-		}
 		if err := declareUnion(filepath.Join(l.v.GitDir(), "info", "attributes")); err != nil {
 			return err
 		}
