@@ -85,6 +85,9 @@ type Standing struct {
 	LagMs          int64      `json:"lag_ms"`
 	NewestRecordAt *time.Time `json:"newest_record_at"`
 	Stalled        *Stall     `json:"stalled,omitempty"`
+	// Commit is the vault's commit (HEAD) the views reflect, once they
+	// have folded the history to its newest record; the ledger sets it.
+	Commit string `json:"commit,omitempty"`
 }
 
 // KeeperOptions configure a Keeper.

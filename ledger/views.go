@@ -334,6 +334,19 @@ const awaitFold = 2 * time.Second
 // background: a read whose views have not read the history to its newest
 // record wakes it and waits for it, at most awaitFold.
 func (l *Ledger) viewsOf(ctx context.Context, s *subject) (json.RawMessage, fold.Standing, error) {
+	views, st, err := l.foldedViews(ctx, s)
+	if err == nil && st.State == fold.StateLive {
+		// The histories followed git before this read (followGitForRead):
+		// views that folded to the newest record reflect HEAD.
+		if head, herr := l.v.HeadCommit(); herr == nil && !head.IsZero() {
+			st.Commit = head.String()
+		}
+	}
+	return views, st, err
+}
+
+// foldedViews is viewsOf without the commit.
+func (l *Ledger) foldedViews(ctx context.Context, s *subject) (json.RawMessage, fold.Standing, error) {
 	ko, err := l.keeper(s.Playbook)
 	if err != nil {
 		return nil, fold.Standing{}, err
