@@ -455,8 +455,8 @@ func Init(dir, org string, now time.Time) (*Vault, error) {
 		// person's git pull alike.
 		AttributesFile: []byte(UnionAttributes),
 		ConfigFile:     mustYAML(Config{Format: FormatVersion, Org: org}),
-		IndexFile:    nil,
-		AgentsFile:   []byte(agentsMD),
+		IndexFile:      nil,
+		AgentsFile:     []byte(agentsMD),
 	}
 	for rel, data := range files {
 		abs := filepath.Join(root, filepath.FromSlash(rel))

@@ -93,7 +93,7 @@ func playbookCommand(e *env) *cli.Command {
 			{
 				Name: "move", Usage: "make a node the playbook's home, the one server that writes it (refused unless this vault holds every commit its remotes hold)",
 				ArgsUsage: "ID", Flags: []cli.Flag{&cli.StringFlag{Name: "home", Required: true, Usage: "the node's name (quire node shows this vault's)"}, actorFlag()},
-				Before:    wantArgs(1, 1, "ID, the playbook's id"),
+				Before: wantArgs(1, 1, "ID, the playbook's id"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					if err := l.MovePlaybook(c.Context, c.Args().First(), c.String("home"), c.String("actor")); err != nil {
 						return err
