@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/cgi"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -263,5 +265,103 @@ func TestAPlaybookIsWrittenAtItsHome(t *testing.T) {
 	gitIn(t, dirA, "pull", "-q", "--no-rebase", "origin", "main")
 	if code, out := event(vA); code == 0 || !strings.Contains(out, "the node beta, and this is alpha") {
 		t.Fatalf("a write at the old home: %d %s", code, out)
+	}
+}
+
+// freePort is a TCP port nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// The pushes go over git's own transports: to a repository served by git
+// daemon (git://) and by git http-backend (http://, served here through
+// net/http/cgi). The server is killed (SIGKILL) while the writer records
+// boundaries and started again: the remote ends with every commit and a
+// clean git fsck --strict.
+func TestMirrorOverGitDaemonAndHTTP(t *testing.T) {
+	t.Parallel()
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Fatalf("git --exec-path: %v", err)
+	}
+	gitCore := strings.TrimSpace(string(execPath))
+	for _, transport := range []string{"git daemon", "http-backend"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			dir, v, run := newCloseRun(t)
+			root := t.TempDir()
+			bare := filepath.Join(root, "vault.git")
+			if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+				t.Fatalf("git init --bare: %v %s", err, out)
+			}
+			gitIn(t, bare, "config", "http.receivepack", "true")
+			port := freePort(t)
+			var url string
+			var start func() (stop func())
+			switch transport {
+			case "git daemon":
+				url = fmt.Sprintf("git://127.0.0.1:%d/vault.git", port)
+				start = func() func() {
+					d := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack", "--listen=127.0.0.1",
+						fmt.Sprintf("--port=%d", port), "--base-path="+root, root)
+					if err := d.Start(); err != nil {
+						t.Fatalf("git daemon: %v", err)
+					}
+					return func() { d.Process.Kill(); d.Wait() }
+				}
+			default:
+				url = fmt.Sprintf("http://127.0.0.1:%d/vault.git", port)
+				start = func() func() {
+					h := &cgi.Handler{Path: filepath.Join(gitCore, "git-http-backend"),
+						Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
+					var l net.Listener
+					for i := 0; i < 50; i++ {
+						if l, err = net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+							break
+						}
+						time.Sleep(20 * time.Millisecond)
+					}
+					if l == nil {
+						t.Fatalf("listen: %v", err)
+					}
+					srv := &http.Server{Handler: h}
+					go srv.Serve(l)
+					return func() { srv.Close() }
+				}
+			}
+			stop := start()
+			quire(t, "", v, "remote", "add", "origin", url)
+			base := startServe(t, dir, "--push", "origin")
+			remoteHead := func() string {
+				out, _ := exec.Command("git", "--git-dir", bare, "rev-parse", "--verify", "-q", "refs/heads/main").Output()
+				return strings.TrimSpace(string(out))
+			}
+			for i := range 30 {
+				if i == 10 {
+					stop() // the remote dies while pushes come
+				}
+				if i == 20 {
+					stop = start()
+				}
+				body := fmt.Sprintf(`{"event":"step_completed","step":"do/%d/a","actor":"agent-7"}`, i+1)
+				resp, err := http.Post(base+"/v1/orgs/acme/playbooks/finance/runs/"+run+"/events", "application/json", strings.NewReader(body))
+				if err != nil || resp.StatusCode >= 300 {
+					t.Fatalf("record_event: %v %v", err, resp)
+				}
+				resp.Body.Close()
+				time.Sleep(30 * time.Millisecond)
+			}
+			defer stop()
+			waitFor(t, 45*time.Second, "the remote has every commit", func() bool { return remoteHead() == gitIn(t, dir, "rev-parse", "HEAD") })
+			if out, err := exec.Command("git", "--git-dir", bare, "fsck", "--strict").CombinedOutput(); err != nil {
+				t.Fatalf("git fsck: %v %s", err, out)
+			}
+		})
 	}
 }
