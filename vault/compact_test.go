@@ -106,6 +106,18 @@ func TestCompactHoldsAWindowNotTheObjects(t *testing.T) {
 	if cerr != nil {
 		t.Fatal(cerr)
 	}
+	if bound := uint64(8 << 20); grew > bound {
+		// The collector lags on a loaded machine: a compaction that holds
+		// the objects grows the heap by them every time, one that holds a
+		// window does not twice. Measure a second one, of as many other
+		// objects (one byte longer each).
+		ids = versions(t, v, n, size+1)
+		grew2, took2 := peakHeap(func() { cerr = v.Compact(context.Background()) })
+		if cerr != nil {
+			t.Fatal(cerr)
+		}
+		grew, took = min(grew, grew2), took2
+	}
 	total := uint64(n * size)
 	t.Logf("%d objects, %d MB: compaction in %v, heap grew by at most %.1f MB", n, total>>20, took, float64(grew)/(1<<20))
 	if bound := uint64(8 << 20); grew > bound {
