@@ -234,6 +234,7 @@ func op[A any, R any](o Op, h func(l *Ledger, ctx context.Context, a *A) (R, err
 	if o.ReadOnly {
 		read := call
 		call = func(ctx context.Context, l *Ledger, a *A) (R, error) {
+			defer l.holdMoves()()
 			l.followGitForRead()
 			return read(ctx, l, a)
 		}
@@ -367,6 +368,11 @@ func (l *Ledger) Call(ctx context.Context, name string, raw json.RawMessage) (an
 func (l *Ledger) Invoke(ctx context.Context, op *Op, args any) (any, error) {
 	if reflect.TypeOf(args) != reflect.PointerTo(op.Args) {
 		return nil, fmt.Errorf("ledger: %s takes *%s, not %T", op.Name, op.Args, args)
+	}
+	if !op.ReadOnly {
+		if err := l.replicaRefusal(); err != nil {
+			return nil, err // a replica takes no write (replica.go)
+		}
 	}
 	res, err := op.call(ctx, l, args)
 	if err != nil {

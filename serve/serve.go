@@ -163,6 +163,8 @@ func (s *server) handler() http.Handler {
 	// token in a cookie, not a header.
 	s.web = s.pages()
 	top.Handle("/", cop.Handler(s.web))
+	// A forge's push webhook takes no token (sync.go).
+	top.Handle("POST /v1/orgs/{org}/sync", cop.Handler(http.HandlerFunc(s.sync)))
 	top.HandleFunc("/v1/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET")
