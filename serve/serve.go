@@ -67,9 +67,10 @@ func (o *Options) defaults() {
 //	/v1/orgs/{org}/…     one route per operation of the table (op.Method, op.Path)
 //	GET /v1/openapi.json the OpenAPI 3.1 document of those routes
 //	/mcp                 MCP over streamable HTTP, one tool per operation
+//	POST /v1/orgs/{org}/sync  a replica's fetch, now (a forge's push webhook; sync.go)
 //
-// Every request but GET /v1/openapi.json needs a bearer token of
-// quire.yaml, except while the vault has none and opts.Open is set.
+// Every request but GET /v1/openapi.json and POST .../sync needs a bearer
+// token of quire.yaml, except while the vault has none and opts.Open is set.
 // Panics answer 500 and the handler goes on.
 func Handler(l *ledger.Ledger, opts Options) http.Handler {
 	return newServer(l, opts.Open, opts.Logger).handler()
