@@ -301,3 +301,67 @@ func TestReplicasFollowTheWriter(t *testing.T) {
 		t.Errorf("the diverged branch was moved: %s, not %s", now, mine)
 	}
 }
+
+// A page's views follow on a replica: the writer's runs of
+// close-the-month end over HTTP, and the replica's render_page answers
+// the writer's, views and standing alike, once caught up, and again after
+// the next run.
+func TestAReplicasPageViewsFollow(t *testing.T) {
+	t.Parallel()
+	dir, v, project := newCLIVault(t)
+	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
+	if code, out, errs := quire(t, "", v, "definition", "save", "../../testdata/vault/close-the-month.yaml", "--playbook", "finance"); code != 0 {
+		t.Fatalf("definition save: %s %s", out, errs)
+	}
+	bare, url := bareRemote(t)
+	quire(t, "", v, "remote", "add", "origin", url)
+	writer := startServe(t, dir, "--push", "origin")
+	const pb = "/v1/orgs/acme/playbooks/finance"
+	closeMonth := func(month string, revenue int) {
+		t.Helper()
+		code, out := httpDo(t, "POST", writer+pb+"/definitions/workflow/close-the-month/runs",
+			fmt.Sprintf(`{"member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, project))
+		var r struct {
+			RunID string `json:"run_id"`
+		}
+		if code/100 != 2 || json.Unmarshal([]byte(out), &r) != nil {
+			t.Fatalf("run_definition: %d %s", code, out)
+		}
+		code, out = httpDo(t, "POST", writer+pb+"/runs/"+r.RunID+"/end",
+			fmt.Sprintf(`{"status":"succeeded","output":{"month":%q,"revenue":%d},"actor":"agent-7"}`, month, revenue))
+		if code/100 != 2 {
+			t.Fatalf("end_run: %d %s", code, out)
+		}
+	}
+	closeMonth("2026-10", 182450)
+	waitFor(t, 20*time.Second, "the push", func() bool {
+		out, _ := exec.Command("git", "--git-dir", bare, "rev-parse", "--verify", "-q", "refs/heads/main").Output()
+		return strings.TrimSpace(string(out)) == gitIn(t, dir, "rev-parse", "HEAD")
+	})
+	replica := filepath.Join(t.TempDir(), "replica")
+	if code, _, errs := quire(t, "", "clone", url, replica); code != 0 {
+		t.Fatalf("clone: %s", errs)
+	}
+	follower := startServe(t, replica, "--follow", "origin", "--follow-interval", "200ms")
+	render := func(base string) string {
+		code, out := httpDo(t, "POST", base+pb+"/definitions/workflow/close-the-month/render", `{}`)
+		if code != 200 {
+			t.Fatalf("render_page: %d %s", code, out)
+		}
+		return out
+	}
+	caughtUp := func(month string) {
+		t.Helper()
+		var w, r string
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			w, r = render(writer), render(follower)
+			if w == r && strings.Contains(w, month) && strings.Contains(w, `"live"`) {
+				return
+			}
+		}
+		t.Fatalf("the replica's page does not follow the writer's:\nwriter  %s\nreplica %s", w, r)
+	}
+	caughtUp("2026-10")
+	closeMonth("2026-11", 190300)
+	caughtUp("2026-11")
+}
