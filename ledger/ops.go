@@ -162,7 +162,7 @@ func operations() []*Op {
 			Description: "The janitor: commit what earlier writes could not (committed: false), then archive every complete or failed run idle 90 days or more, its archived event with the reason first."}, (*Ledger).archiveIdleRuns),
 		// remotes.go
 		op(Op{Name: "list_remotes", Scope: ScopeRead, Method: "GET", Path: "/remotes", ReadOnly: true, Idempotent: true,
-			Description: "The vault's git remotes: the last commit pushed to each, how many wait, the last push error."}, (*Ledger).listRemotes),
+			Description: "The vault's git remotes: the last commit pushed to each, how many wait, the last push error; on a replica (serve --follow), under follow: the commit last fetched and when, how far behind, the last fetch error."}, (*Ledger).listRemotes),
 		op(Op{Name: "repair_vault", Scope: ScopeAdmin, Method: "POST", Path: "/repair",
 			Description: "Finish or roll back what a stopped writer left (its git locks, .git/index out of step, staging folders, temp files, a run outside the index, uncommitted changes), rebuild a stale history; says what it did and what needs a person."}, (*Ledger).repairVault),
 	}
