@@ -98,7 +98,7 @@ func (l *Ledger) followGitForRead() {
 		return // an operation that needs no vault (explain_address)
 	}
 	if l.hist.GitMoved() {
-		_ = l.write(writeArgs{}, func(t *tx) error { return t.followGit() })
+		_ = l.write(writeArgs{derived: true}, func(t *tx) error { return t.followGit() })
 	}
 }
 
@@ -225,7 +225,7 @@ func (l *Ledger) adoptLinesOf(playbook, file string) error {
 			// for the next write.
 			return nil
 		}
-		return l.write(writeArgs{}, func(t *tx) error { return t.adoptLines(playbook, file) })
+		return l.write(writeArgs{derived: true}, func(t *tx) error { return t.adoptLines(playbook, file) })
 	})
 }
 

@@ -162,7 +162,7 @@ func operations() []*Op {
 			Description: "The janitor: commit what earlier writes could not (committed: false), then archive every complete or failed run idle 90 days or more, its archived event with the reason first."}, (*Ledger).archiveIdleRuns),
 		// remotes.go
 		op(Op{Name: "list_remotes", Scope: ScopeRead, Method: "GET", Path: "/remotes", ReadOnly: true, Idempotent: true,
-			Description: "The vault's git remotes: the last commit pushed to each, how many wait, the last push error."}, (*Ledger).listRemotes),
+			Description: "The vault's git remotes: the last commit pushed to each, how many wait, the last push error; on a replica (serve --follow), under follow: the commit last fetched and when, how far behind, the last fetch error."}, (*Ledger).listRemotes),
 		op(Op{Name: "repair_vault", Scope: ScopeAdmin, Method: "POST", Path: "/repair",
 			Description: "Finish or roll back what a stopped writer left (its git locks, .git/index out of step, staging folders, temp files, a run outside the index, uncommitted changes), rebuild a stale history; says what it did and what needs a person."}, (*Ledger).repairVault),
 	}
@@ -245,6 +245,7 @@ func op[A any, R any](o Op, h func(l *Ledger, ctx context.Context, a *A) (R, err
 	if o.ReadOnly {
 		read := call
 		call = func(ctx context.Context, l *Ledger, a *A) (R, error) {
+			defer l.holdMoves()()
 			l.followGitForRead()
 			return read(ctx, l, a)
 		}
@@ -378,6 +379,11 @@ func (l *Ledger) Call(ctx context.Context, name string, raw json.RawMessage) (an
 func (l *Ledger) Invoke(ctx context.Context, op *Op, args any) (any, error) {
 	if reflect.TypeOf(args) != reflect.PointerTo(op.Args) {
 		return nil, fmt.Errorf("ledger: %s takes *%s, not %T", op.Name, op.Args, args)
+	}
+	if !op.ReadOnly {
+		if err := l.replicaRefusal(); err != nil {
+			return nil, err // a replica takes no write (replica.go)
+		}
 	}
 	res, err := op.call(ctx, l, args)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"quire/ledger/follow"
 	"quire/ledger/mirror"
 	"quire/vault"
 	"quire/words/event"
@@ -26,8 +27,13 @@ import (
 // and the operation list_remotes.
 
 // Remote is a remote of the vault with what is known of pushing to it
-// (mirror.Status).
-type Remote = mirror.Status
+// (mirror.Status) and, on a replica, of following it (follow.Status:
+// the commit fetched last and when, how far behind it the branch is, the
+// last fetch error).
+type Remote struct {
+	mirror.Status
+	Follow *follow.Status `json:"follow,omitempty"`
+}
 
 // maxWaitingCount is how far back list_remotes counts the commits a
 // remote lacks: past it, it says that many.
@@ -60,6 +66,7 @@ func (l *Ledger) RemoveRemote(name string) error {
 		return err
 	}
 	mirror.Forget(l.Root(), name)
+	follow.Forget(l.Root(), name)
 	return nil
 }
 
@@ -180,7 +187,11 @@ func (l *Ledger) listRemotes(_ context.Context, _ *struct{}) ([]Remote, error) {
 			st.Pushed = l.v.RemoteHead(r.Name)
 		}
 		st.Waiting = l.commitsSince(head, parseHash(st.Pushed))
-		out = append(out, st)
+		fs, _ := l.followStatus(r.Name, head)
+		if fs != nil && fs.Fetched != "" && fs.Diverged == "" {
+			st.Waiting = 0 // the branch is the fetched commit or behind it
+		}
+		out = append(out, Remote{Status: st, Follow: fs})
 	}
 	return out, nil
 }

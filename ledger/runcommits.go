@@ -78,7 +78,7 @@ func (l *Ledger) runCommitsOf(runID string) ([]RunCommit, error) {
 		return nil, nil
 	}
 	if l.commitsHead() != head {
-		if err := l.write(writeArgs{}, func(t *tx) error { return t.catchUpCommits() }); err != nil {
+		if err := l.write(writeArgs{derived: true}, func(t *tx) error { return t.catchUpCommits() }); err != nil {
 			return nil, err
 		}
 	}

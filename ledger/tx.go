@@ -63,10 +63,19 @@ type writeArgs struct {
 	// records no event line to find it by (requestIn): its answer is
 	// kept in the transaction, with its effect (see settle).
 	Request *request
+	// derived says the write changes only what is derived (.quire/, or
+	// git's own move of a replica's branch), which a replica makes too;
+	// every other write of a replica is refused (replica.go).
+	derived bool
 }
 
 // write runs fn as one write transaction (see tx).
 func (l *Ledger) write(w writeArgs, fn func(t *tx) error) error {
+	if !w.derived {
+		if err := l.replicaRefusal(); err != nil {
+			return err
+		}
+	}
 	t := &tx{l: l}
 	err := l.v.Locked(func() error {
 		if w.RequestID != "" {

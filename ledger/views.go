@@ -201,7 +201,11 @@ func (l *Ledger) forgetViews(playbook string) {
 		ko.ids, ko.stamp = map[string]bool{}, -1
 		v.mu.Unlock()
 	}
-	os.RemoveAll(l.v.Abs(path.Join(vault.QuireDir, "views", playbook)))
+	// The folder is the keeper's, which made it once and goes on
+	// writing into it: it is emptied and made again, not left gone.
+	dir := l.v.Abs(path.Join(vault.QuireDir, "views", playbook))
+	os.RemoveAll(dir)
+	os.MkdirAll(dir, 0o755)
 }
 
 // keeper answers the playbook's keeper, registering its pages anew when the

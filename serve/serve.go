@@ -67,9 +67,10 @@ func (o *Options) defaults() {
 //	/v1/orgs/{org}/…     one route per operation of the table (op.Method, op.Path)
 //	GET /v1/openapi.json the OpenAPI 3.1 document of those routes
 //	/mcp                 MCP over streamable HTTP, one tool per operation
+//	POST /v1/orgs/{org}/sync  a replica's fetch, now (a forge's push webhook; sync.go)
 //
-// Every request but GET /v1/openapi.json needs a bearer token of
-// quire.yaml, except while the vault has none and opts.Open is set.
+// Every request but GET /v1/openapi.json and POST .../sync needs a bearer
+// token of quire.yaml, except while the vault has none and opts.Open is set.
 // Panics answer 500 and the handler goes on.
 func Handler(l *ledger.Ledger, opts Options) http.Handler {
 	return newServer(l, opts.Open, opts.Logger).handler()
@@ -163,6 +164,8 @@ func (s *server) handler() http.Handler {
 	// token in a cookie, not a header.
 	s.web = s.pages()
 	top.Handle("/", cop.Handler(s.web))
+	// A forge's push webhook takes no token (sync.go).
+	top.Handle("POST /v1/orgs/{org}/sync", cop.Handler(http.HandlerFunc(s.sync)))
 	top.HandleFunc("/v1/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET")

@@ -40,6 +40,11 @@ func checkFormat(root string) error {
 	return nil
 }
 
+// FormatOf answers the format a quire.yaml's text says (1 when it has no
+// format key), or why it cannot be told: quire clone judges a remote's
+// vault by it before it opens it.
+func FormatOf(data []byte) (int, error) { return readFormat(data) }
+
 // formatHolds checks the format again when quire.yaml changed since it
 // was last checked (a stat): a vault upgraded under a running quire serve
 // is refused at its next write, not written in the old form. The caller

@@ -6,7 +6,8 @@ import "github.com/urfave/cli/v2"
 // and the usage show them in its order, which is the order a newcomer
 // meets them in, as the README's walkthrough does:
 //
-//   - init makes a vault, the first thing anyone runs;
+//   - init makes a vault, the first thing anyone runs, and clone makes one
+//     from a remote a vault was pushed to;
 //   - project, playbook and definition make what a run needs before it
 //     starts: the project it belongs to, the playbook it is filed under,
 //     the definition it runs;
@@ -29,6 +30,7 @@ import "github.com/urfave/cli/v2"
 func commands(e *env, root func() *cli.Command) []*cli.Command {
 	return []*cli.Command{
 		initCommand(e),
+		cloneCommand(e),
 
 		projectCommand(e),
 		playbookCommand(e),

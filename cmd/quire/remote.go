@@ -103,4 +103,5 @@ func printRemotes(e *env, rs []ledger.Remote) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Remote, r.URL, pushed, r.Waiting, last)
 	}
 	tw.Flush()
+	printFollowed(e, rs)
 }

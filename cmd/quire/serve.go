@@ -23,11 +23,14 @@ import (
 func serveCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name: "serve", Usage: "serve every operation over HTTP (/v1/orgs/{org}/…) and MCP (streamable HTTP at /mcp)",
-		Flags: []cli.Flag{&cli.StringFlag{Name: "addr", Value: serve.DefaultAddr, Usage: "HOST:PORT to listen on; without tokens, only a loopback address"}, pushFlag},
+		Flags: []cli.Flag{&cli.StringFlag{Name: "addr", Value: serve.DefaultAddr, Usage: "HOST:PORT to listen on; without tokens, only a loopback address"}, pushFlag, followFlag, followIntervalFlag},
 		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if err := mirrorTo(ctx, c, l); err != nil {
+				return err
+			}
+			if err := followRemote(ctx, c, l); err != nil {
 				return err
 			}
 			// A signal abandons a compaction under way, so that the
@@ -44,6 +47,9 @@ func serveCommand(e *env) *cli.Command {
 				Ready: func(a net.Addr) {
 					fmt.Fprintf(e.out, "quire serves %s on http://%s/v1/ (OpenAPI at /v1/openapi.json, MCP at /mcp)\n", l.Root(), a)
 					fmt.Fprintf(e.out, "Open http://%s/ in a browser to read the vault's pages.\n", a)
+					if name := c.String("follow"); name != "" {
+						fmt.Fprintf(e.out, "It is a replica of %s: it serves reads of what it fetches, and refuses every write (POST /v1/orgs/{org}/sync fetches at once).\n", name)
+					}
 				},
 			})
 		}),
