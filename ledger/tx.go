@@ -20,7 +20,9 @@ import (
 //     half done is finished or rolled back first);
 //  2. looks the request id up again under the lock: a call repeating an id
 //     that another process wrote while this one waited answers the first
-//     answer and writes nothing (requests.go);
+//     answer and writes nothing (requests.go); a write whose effect records
+//     no run event line is made undoable until it keeps its answer (see
+//     settle below), so its answer and its effect are kept together;
 //  3. checks that every file the write will commit (writeArgs.Keeps, or
 //     t.keep where that is known only under the lock) still holds what
 //     HEAD holds of it (keepOf: HEAD's complete lines a prefix of an
