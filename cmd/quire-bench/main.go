@@ -36,6 +36,7 @@ func main() {
 	only := flag.String("only", "commit,doors,mirror,compact,history", "the sections to run: commit (quire's committer vs the git CLI), doors (a boundary from MCP, quire call and the git CLI), mirror (pushes to a remote), compact (background compaction's memory), history")
 	mirrorRate := flag.Int("mirror-rate", 100, "boundaries a second the mirror's writer records")
 	mirrorSecs := flag.Int("mirror-secs", 10, "seconds the mirror's writer records for")
+	lagRounds := flag.Int("lag-rounds", 20, "boundaries whose lag to a replica is measured")
 	quireBin := flag.String("quire", "", "the quire binary the doors run; built from this tree when empty")
 	compactEvents := flag.Int("compact-events", 30000, "events recorded with background compaction, its memory measured; 0 to skip")
 	sum := flag.Bool("summarize", false, "read go test -bench output on stdin and print medians, ratios and targets")
@@ -63,6 +64,7 @@ func main() {
 	}
 	if want["mirror"] {
 		benchMirror(*quireBin, 1000, *doorRounds, *mirrorRate, *mirrorSecs)
+		benchReplicaLag(*quireBin, *lagRounds)
 	}
 	if want["compact"] && *compactEvents > 0 {
 		fmt.Println("== Background compaction: peak memory while recording events through the ledger")

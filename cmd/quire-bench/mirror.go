@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"math/rand"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,4 +170,121 @@ func startMCPWith(bin, dir string, flags ...string) *mcpClient {
 	m.rpc("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"quire-bench","version":"1"}}`)
 	fmt.Fprintln(m.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return m
+}
+
+// benchReplicaLag measures how long a boundary on a writer (quire serve
+// --push origin) takes to be read on a replica (quire clone, quire serve
+// --follow origin): polling at the default 2 s, and with POST .../sync
+// sent as a forge's push webhook would, once the remote's branch moved.
+func benchReplicaLag(bin string, rounds int) {
+	if bin == "" {
+		bin = buildQuire()
+	}
+	root, err := os.MkdirTemp("", "quire-bench-replica")
+	must(err)
+	defer os.RemoveAll(root)
+	bare := filepath.Join(root, "remote.git")
+	must(exec.Command("git", "init", "-q", "--bare", bare).Run())
+	writer := filepath.Join(root, "writer")
+	must(exec.Command(bin, "init", writer, "--org", "bench").Run())
+	call := func(dir, op, args string) []byte {
+		out, err := exec.Command(bin, "--vault", dir, "call", op, "--args", args).Output()
+		must(err)
+		return out
+	}
+	var p struct{ UID string }
+	must(json.Unmarshal(call(writer, "create_project", `{"name":"Operations"}`), &p))
+	call(writer, "create_playbook", `{"playbook":"finance","name":"Finance"}`)
+	call(writer, "create_definition", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
+	var r struct {
+		RunID string `json:"run_id"`
+	}
+	must(json.Unmarshal(call(writer, "run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, p.UID)), &r))
+	git(writer, "remote", "add", "origin", "file://"+bare)
+	git(writer, "push", "-q", "origin", "HEAD:refs/heads/main")
+	replica := filepath.Join(root, "replica")
+	must(exec.Command(bin, "clone", "file://"+bare, replica).Run())
+
+	wbase, stopW := serveAt(bin, writer, "--push", "origin")
+	defer stopW()
+	pbase, stopP := serveAt(bin, replica, "--follow", "origin")
+	defer stopP()
+	hooked := filepath.Join(root, "hooked")
+	must(exec.Command(bin, "clone", "file://"+bare, hooked).Run())
+	hbase, stopH := serveAt(bin, hooked, "--follow", "origin", "--follow-interval", "1h")
+	defer stopH()
+
+	// The webhook: the remote's branch moved, so the forge would tell the
+	// replica.
+	stopHook := make(chan struct{})
+	defer close(stopHook)
+	go func() {
+		last := ""
+		for {
+			select {
+			case <-stopHook:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			out, _ := exec.Command("git", "--git-dir", bare, "rev-parse", "-q", "--verify", "refs/heads/main").Output()
+			if h := strings.TrimSpace(string(out)); h != last {
+				last = h
+				if resp, err := http.Post(hbase+"/v1/orgs/bench/sync", "application/json", nil); err == nil {
+					resp.Body.Close()
+				}
+			}
+		}
+	}()
+	sees := func(base, step string) bool {
+		resp, err := http.Get(base + "/v1/orgs/bench/playbooks/finance/runs/" + r.RunID)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var run struct {
+			CurrentStep string `json:"current_step"`
+		}
+		return json.NewDecoder(resp.Body).Decode(&run) == nil && run.CurrentStep == step
+	}
+	var polled, synced []time.Duration
+	for i := 0; i < rounds; i++ {
+		step := fmt.Sprintf("do/%d/lag", i+1)
+		body := fmt.Sprintf(`{"event":"step_completed","step":%q,"actor":"agent-7"}`, step)
+		resp, err := http.Post(wbase+"/v1/orgs/bench/playbooks/finance/runs/"+r.RunID+"/events", "application/json", strings.NewReader(body))
+		must(err)
+		resp.Body.Close()
+		t0 := time.Now()
+		var gotP, gotH time.Duration
+		for (gotP == 0 || gotH == 0) && time.Since(t0) < 30*time.Second {
+			if gotP == 0 && sees(pbase, step) {
+				gotP = time.Since(t0)
+			}
+			if gotH == 0 && sees(hbase, step) {
+				gotH = time.Since(t0)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		polled, synced = append(polled, gotP), append(synced, gotH)
+		time.Sleep(time.Duration(rand.Intn(500)) * time.Millisecond) // boundaries at no fixed phase of the polling
+	}
+	fmt.Printf("replica lag, a boundary on the writer to get_run on a replica (%d boundaries): polling every 2 s p50 %s p99 %s %s (target p50 at most 2.5 s); with POST .../sync p50 %s p99 %s %s (target p50 at most 0.5 s)\n",
+		rounds, ms(pct(polled, 50)), ms(pct(polled, 99)), targetText(2.5/pct(polled, 50).Seconds(), 1), ms(pct(synced, 50)), ms(pct(synced, 99)), targetText(0.5/pct(synced, 50).Seconds(), 1))
+}
+
+// serveAt starts quire serve on a free loopback port and answers its base
+// URL and how to stop it.
+func serveAt(bin, dir string, flags ...string) (string, func()) {
+	cmd := exec.Command(bin, append([]string{"--vault", dir, "serve", "--addr", "127.0.0.1:0"}, flags...)...)
+	out, err := cmd.StdoutPipe()
+	must(err)
+	must(cmd.Start())
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	i := strings.Index(line, "http://")
+	if i < 0 {
+		cmd.Process.Kill()
+		must(fmt.Errorf("quire serve said %q", line))
+	}
+	base := line[i:]
+	base = base[:strings.Index(base[len("http://"):], "/")+len("http://")]
+	return base, func() { cmd.Process.Kill(); cmd.Wait() }
 }
