@@ -55,7 +55,9 @@ func TestHostileFolds(t *testing.T) {
 		// Half a second, not less: the bound is of wall time, and loading
 		// the module and folding the first event must not reach it on a
 		// machine busy with the other tests.
-		{name: "loop for ever", kind: KindTime, lim: Limits{Timeout: 500 * time.Millisecond, Attempts: attempts},
+		// Its tries' work together stays under the bound (60 checkpoints of
+		// 10 ms a try of at most 500 ms), so the fold stalls for time.
+		{name: "loop for ever", kind: KindTime, lim: Limits{Timeout: 500 * time.Millisecond, Attempts: attempts, Checkpoint: 10 * time.Millisecond, Checkpoints: 60 * attempts},
 			js: `export function fold(view, event) { if (event.data.output) for (;;) {} return view; }`, text: fmt.Sprintf("ran out of its 500ms %d times", attempts)},
 		// Each try runs out of its half second with at most that much CPU
 		// spent; the tries together reach the 1.2 s of work, so the
