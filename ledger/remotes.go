@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"quire/internal/gitcmd"
 	"quire/ledger/follow"
 	"quire/ledger/mirror"
 	"quire/vault"
@@ -126,7 +127,8 @@ func (h mirrorHost) Meet(ctx context.Context, remote string) error {
 			return err
 		}
 		who := []string{"GIT_AUTHOR_NAME=quire", "GIT_AUTHOR_EMAIL=quire@quire.invalid", "GIT_COMMITTER_NAME=quire", "GIT_COMMITTER_EMAIL=quire@quire.invalid"}
-		if _, err := mirror.Git(ctx, l.Root(), who, "merge", "--quiet", "--no-edit", "-m", "Merge what "+remote+" holds (another writer's commits)", tracking); err != nil {
+		merge := append(append([]string(nil), gitcmd.NoMaintenance...), "merge", "--quiet", "--no-edit", "-m", "Merge what "+remote+" holds (another writer's commits)", tracking)
+		if _, err := mirror.Git(ctx, l.Root(), who, merge...); err != nil {
 			conflicted, _ := mirror.Git(ctx, l.Root(), nil, "diff", "--name-only", "--diff-filter=U")
 			mirror.Git(ctx, l.Root(), nil, "merge", "--abort")
 			if files := strings.Fields(conflicted); len(files) > 0 {

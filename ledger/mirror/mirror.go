@@ -27,19 +27,18 @@
 package mirror
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"quire/internal/atomicfile"
+	"quire/internal/gitcmd"
 )
 
 // Dir holds each remote's status, under the vault's root.
@@ -214,36 +213,10 @@ func (p *Pusher) push(ctx context.Context, head string) error {
 // the vault lacks.
 var errBehind = errors.New("the remote's branch has commits this vault lacks (another writer pushed)")
 
-// Git runs git in dir with the environment the pushes use (never a
-// prompt), and answers its output, or an error with its last lines.
+// Git runs git in dir with the environment the pushes use
+// (internal/gitcmd).
 func Git(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0"), env...)
-	if os.Getenv("GIT_SSH_COMMAND") == "" && os.Getenv("GIT_SSH") == "" {
-		cmd.Env = append(cmd.Env, "GIT_SSH_COMMAND=ssh -o BatchMode=yes")
-	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
-			return "", errors.New("git is not installed here: quire pushes and fetches with git")
-		}
-		msg := strings.TrimSpace(out.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return out.String(), fmt.Errorf("git %s: %s", args[0], lastLines(msg, 3))
-	}
-	return out.String(), nil
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " / ")
+	return gitcmd.Run(ctx, dir, env, args...)
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
