@@ -11,12 +11,14 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"quire/internal/fsys"
 	"quire/ledger"
 )
 
@@ -173,10 +175,23 @@ func TestRandomKillsLoseNothing(t *testing.T) {
 		t.Fatalf("check after janitor: %v %v", err, check.Problems)
 	}
 	// git status may show a run's log changed since its last boundary, by
-	// design; git itself must find the repository whole.
+	// design; git itself must find the repository whole. A compaction
+	// the writes started (detached) may still run: fsck reads the loose
+	// objects it packs and removes, as beside git gc, so it waits for it
+	// and holds off another (.git/quire-compact.lock).
+	lock, err := os.OpenFile(filepath.Join(dir, ".git", "quire-compact.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.Lock(lock); err != nil {
+		t.Fatal(err)
+	}
 	g := exec.Command("git", "fsck", "--no-dangling")
 	g.Dir = dir
-	if out, err := g.CombinedOutput(); err != nil {
+	out, err := g.CombinedOutput()
+	fsys.Unlock(lock)
+	lock.Close()
+	if err != nil {
 		t.Fatalf("git fsck: %v %s", err, out)
 	}
 	seen := map[string]int{}
