@@ -29,15 +29,13 @@ package follow
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"quire/internal/atomicfile"
+	"quire/internal/remotestate"
 )
 
 // Dir holds each followed remote's status, under the vault's root.
@@ -140,8 +138,7 @@ func (f *Follower) Status() Status {
 // when no follower ever followed it here.
 func Read(root, name string) (Status, bool) {
 	var st Status
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(Dir), name+".json"))
-	if err != nil || json.Unmarshal(data, &st) != nil {
+	if remotestate.Read(filepath.Join(root, filepath.FromSlash(Dir)), name, &st) != nil {
 		return Status{}, false
 	}
 	return st, true
@@ -149,17 +146,14 @@ func Read(root, name string) (Status, bool) {
 
 // Forget throws away what is known of following the remote name.
 func Forget(root, name string) {
-	os.Remove(filepath.Join(root, filepath.FromSlash(Dir), name+".json"))
+	remotestate.Forget(filepath.Join(root, filepath.FromSlash(Dir)), name)
 }
 
 func (f *Follower) save() {
 	f.mu.Lock()
-	data, _ := json.MarshalIndent(f.st, "", "  ")
+	st := f.st
 	f.mu.Unlock()
-	dir := filepath.Join(f.h.Root(), filepath.FromSlash(Dir))
-	if os.MkdirAll(dir, 0o755) == nil {
-		_ = atomicfile.Write(filepath.Join(dir, f.remote+".json"), append(data, '\n'))
-	}
+	remotestate.Write(filepath.Join(f.h.Root(), filepath.FromSlash(Dir)), f.remote, st)
 }
 
 // Run follows the remote until ctx ends: a fetch at once, then one every
@@ -179,7 +173,7 @@ func (f *Follower) Run(ctx context.Context) {
 				default:
 				}
 			}
-			if gap := MinGap - time.Since(last); gap > 0 && !sleep(ctx, gap) {
+			if gap := MinGap - time.Since(last); gap > 0 && !remotestate.Sleep(ctx, gap) {
 				return
 			}
 		case <-t.C:
@@ -198,8 +192,8 @@ func (f *Follower) Run(ctx context.Context) {
 			if f.st.LastError != err.Error() && f.Log != nil {
 				f.Log.Warn("follow: "+err.Error(), "remote", f.remote, "retry_in", wait.String())
 			}
-			f.st.LastError, f.st.LastErrorAt = err.Error(), stamp(time.Now())
-			f.st.RetryAt = stamp(time.Now().Add(wait))
+			f.st.LastError, f.st.LastErrorAt = err.Error(), remotestate.Stamp(time.Now())
+			f.st.RetryAt = remotestate.Stamp(time.Now().Add(wait))
 		} else {
 			f.st.Failures, f.st.LastError, f.st.LastErrorAt, f.st.RetryAt = 0, "", "", ""
 		}
@@ -231,7 +225,7 @@ func (f *Follower) once(ctx context.Context) error {
 	}
 	fetched := strings.TrimSpace(out)
 	f.mu.Lock()
-	f.st.Fetched, f.st.FetchedAt = fetched, stamp(time.Now())
+	f.st.Fetched, f.st.FetchedAt = fetched, remotestate.Stamp(time.Now())
 	f.mu.Unlock()
 	head, err := f.h.Head()
 	if err != nil {
@@ -307,14 +301,3 @@ func (f *Follower) divergedWords(ctx context.Context, head, fetched string) stri
 }
 
 func short(id string) string { return id[:min(12, len(id))] }
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}

@@ -35,6 +35,4 @@ func Redacted(raw string) string {
 // objects are packed as any clone's are.
 var noMaintenance = gitcmd.NoMaintenance
 
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -28,17 +28,15 @@ package mirror
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"quire/internal/atomicfile"
 	"quire/internal/gitcmd"
+	"quire/internal/remotestate"
 )
 
 // Dir holds each remote's status, under the vault's root.
@@ -109,28 +107,21 @@ func (p *Pusher) Kick() {
 // Read reads the status kept of the remote name.
 func Read(root, name string) (Status, error) {
 	var st Status
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(Dir), name+".json"))
-	if err != nil {
-		return Status{Remote: name}, err
-	}
-	err = json.Unmarshal(data, &st)
+	err := remotestate.Read(filepath.Join(root, filepath.FromSlash(Dir)), name, &st)
 	st.Remote = name
 	return st, err
 }
 
 // Forget throws away what is known of the remote name.
 func Forget(root, name string) {
-	os.Remove(filepath.Join(root, filepath.FromSlash(Dir), name+".json"))
+	remotestate.Forget(filepath.Join(root, filepath.FromSlash(Dir)), name)
 }
 
 func (p *Pusher) save() {
 	p.mu.Lock()
-	data, _ := json.MarshalIndent(p.st, "", "  ")
+	st := p.st
 	p.mu.Unlock()
-	dir := filepath.Join(p.h.Root(), filepath.FromSlash(Dir))
-	if os.MkdirAll(dir, 0o755) == nil {
-		_ = atomicfile.Write(filepath.Join(dir, p.remote+".json"), append(data, '\n'))
-	}
+	remotestate.Write(filepath.Join(p.h.Root(), filepath.FromSlash(Dir)), p.remote, st)
 }
 
 // Status is what the pusher knows now.
@@ -153,7 +144,7 @@ func (p *Pusher) Run(ctx context.Context) {
 			if backoff > 0 {
 				wait = backoff
 			}
-			if !sleep(ctx, wait) {
+			if !remotestate.Sleep(ctx, wait) {
 				return
 			}
 			if h, err := p.h.Head(); err == nil && h != "" {
@@ -177,14 +168,14 @@ func (p *Pusher) Run(ctx context.Context) {
 				}
 				backoff = min(max(2*backoff, time.Second), 30*time.Second)
 				p.mu.Lock()
-				p.st.LastError, p.st.LastErrorAt = err.Error(), stamp(time.Now())
+				p.st.LastError, p.st.LastErrorAt = err.Error(), remotestate.Stamp(time.Now())
 				p.mu.Unlock()
 				p.save()
 				continue
 			}
 			backoff = 0
 			p.mu.Lock()
-			p.st.Pushed, p.st.PushedAt, p.st.LastError, p.st.LastErrorAt = head, stamp(time.Now()), "", ""
+			p.st.Pushed, p.st.PushedAt, p.st.LastError, p.st.LastErrorAt = head, remotestate.Stamp(time.Now()), "", ""
 			p.mu.Unlock()
 			p.save()
 			continue
@@ -217,20 +208,4 @@ var errBehind = errors.New("the remote's branch has commits this vault lacks (an
 // (internal/gitcmd).
 func Git(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	return gitcmd.Run(ctx, dir, env, args...)
-}
-
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
