@@ -119,7 +119,7 @@ func (h mirrorHost) Meet(ctx context.Context, remote string) error {
 	branch := strings.TrimPrefix(l.v.Branch(), "refs/heads/")
 	tracking := "refs/remotes/" + remote + "/" + branch
 	// The fetch outside the lock: writes never wait for the network.
-	if _, err := mirror.Git(ctx, l.Root(), nil, "fetch", "--quiet", remote, "+refs/heads/"+branch+":"+tracking); err != nil {
+	if _, err := gitcmd.Run(ctx, l.Root(), nil, "fetch", "--quiet", remote, "+refs/heads/"+branch+":"+tracking); err != nil {
 		return err
 	}
 	return l.write(writeArgs{}, func(t *tx) error {
@@ -128,9 +128,9 @@ func (h mirrorHost) Meet(ctx context.Context, remote string) error {
 		}
 		who := []string{"GIT_AUTHOR_NAME=quire", "GIT_AUTHOR_EMAIL=quire@quire.invalid", "GIT_COMMITTER_NAME=quire", "GIT_COMMITTER_EMAIL=quire@quire.invalid"}
 		merge := append(append([]string(nil), gitcmd.NoMaintenance...), "merge", "--quiet", "--no-edit", "-m", "Merge what "+remote+" holds (another writer's commits)", tracking)
-		if _, err := mirror.Git(ctx, l.Root(), who, merge...); err != nil {
-			conflicted, _ := mirror.Git(ctx, l.Root(), nil, "diff", "--name-only", "--diff-filter=U")
-			mirror.Git(ctx, l.Root(), nil, "merge", "--abort")
+		if _, err := gitcmd.Run(ctx, l.Root(), who, merge...); err != nil {
+			conflicted, _ := gitcmd.Run(ctx, l.Root(), nil, "diff", "--name-only", "--diff-filter=U")
+			gitcmd.Run(ctx, l.Root(), nil, "merge", "--abort")
 			if files := strings.Fields(conflicted); len(files) > 0 {
 				return fmt.Errorf("the remote's branch and this vault's change the same files (%s): a person merges them (git pull %s)", strings.Join(files, ", "), remote)
 			}
@@ -290,10 +290,10 @@ func (l *Ledger) MovePlaybook(ctx context.Context, playbook, node, actor string)
 	branch := strings.TrimPrefix(l.v.Branch(), "refs/heads/")
 	for _, r := range rs {
 		tracking := "refs/remotes/" + r.Name + "/" + branch
-		if _, err := mirror.Git(ctx, l.Root(), nil, "fetch", "--quiet", r.Name, "+refs/heads/"+branch+":"+tracking); err != nil {
+		if _, err := gitcmd.Run(ctx, l.Root(), nil, "fetch", "--quiet", r.Name, "+refs/heads/"+branch+":"+tracking); err != nil {
 			return refusal.New(refusal.Unavailable, "the remote %s cannot be read, so this vault cannot know it holds every commit of playbook %s: %v", r.Name, playbook, err)
 		}
-		if _, err := mirror.Git(ctx, l.Root(), nil, "merge-base", "--is-ancestor", tracking, "HEAD"); err != nil {
+		if _, err := gitcmd.Run(ctx, l.Root(), nil, "merge-base", "--is-ancestor", tracking, "HEAD"); err != nil {
 			return refusal.At(refusal.Conflict, "--home", "the remote %s holds commits this vault lacks: take them in first (git pull %s %s), then move the playbook", r.Name, r.Name, branch)
 		}
 	}

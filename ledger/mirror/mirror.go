@@ -193,7 +193,7 @@ func (p *Pusher) Run(ctx context.Context) {
 func (p *Pusher) push(ctx context.Context, head string) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	out, err := Git(ctx, p.h.Root(), nil, "push", "--porcelain", p.remote, head+":"+p.h.Branch())
+	out, err := gitcmd.Run(ctx, p.h.Root(), nil, "push", "--porcelain", p.remote, head+":"+p.h.Branch())
 	if err != nil && (strings.Contains(out, "[rejected]") || strings.Contains(out, "non-fast-forward") || strings.Contains(out, "fetch first")) {
 		return fmt.Errorf("%w: %v", errBehind, err)
 	}
@@ -203,9 +203,3 @@ func (p *Pusher) push(ctx context.Context, head string) error {
 // errBehind is a push refused because the remote's branch has commits
 // the vault lacks.
 var errBehind = errors.New("the remote's branch has commits this vault lacks (another writer pushed)")
-
-// Git runs git in dir with the environment the pushes use
-// (internal/gitcmd).
-func Git(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	return gitcmd.Run(ctx, dir, env, args...)
-}
