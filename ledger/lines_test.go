@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -149,6 +150,10 @@ func (f *fixture) historyFiles() string {
 		f.t.Fatal(err)
 	}
 	files, _ := os.ReadFile(filepath.Join(f.dir, ".quire/history/finance.files"))
+	// A rebuild's list begins with a nonce of its own (history.go).
+	if strings.HasPrefix(string(files), "# rebuilt ") {
+		_, files, _ = bytes.Cut(files, []byte("\n"))
+	}
 	return string(seq) + "\x00" + string(files)
 }
 

@@ -17,8 +17,13 @@ import (
 // truncated it).
 //
 // The file only grew when it is the same file (same device and inode), is
-// at least as long as what was taken, and still holds the last line taken
-// (up to lastMax bytes) just before the old end. A file whose stat (size,
+// at least as long as what was taken, still begins with the bytes it began
+// with (up to headMax) and still holds the last line taken (up to lastMax
+// bytes) just before the old end. A file made anew may get the inode of
+// the one it replaced, and a list of paths of one length may hold the old
+// last line at the old end: a writer that makes such a file anew begins
+// it with a line of its own (a history's list of files begins with a
+// nonce), which the head tells. A file whose stat (size,
 // mtime, ctime, device, inode) is as it was is unchanged, unless the stat
 // was taken too soon after the file last changed (within racyWindow: a
 // write in the same tick of the file system's clock leaves the same times
@@ -28,6 +33,7 @@ import (
 type Grown struct {
 	n     int64        // bytes taken from the file's start
 	last  []byte       // the bytes just before n, up to lastMax
+	head  []byte       // the file's first bytes, up to headMax
 	stamp growStamp    // the file's stat when last read
 	at    time.Time    // when that stat was taken
 	sum   maphash.Hash // of the bytes taken, the file's first n
@@ -46,6 +52,8 @@ const (
 	// lastMax bounds the bytes kept to check the prefix: the last line
 	// taken (an index line, a path) is shorter.
 	lastMax = 4096
+	// headMax bounds the bytes kept of the file's start.
+	headMax = 64
 	// racyWindow is how long after a change the file's stat is not trusted
 	// to show the next change: file systems stamp times from a clock that
 	// ticks every few milliseconds (a jiffy, at most 10 ms on Linux; newer
@@ -91,7 +99,7 @@ func (g *Grown) Next(f *os.File) (from int64, data []byte, err error) {
 		if g.sumHolds(f) {
 			from = g.n
 		}
-	case g.Held() && s.dev == g.stamp.dev && s.ino == g.stamp.ino && s.size >= g.n && g.prefixHolds(f):
+	case g.Held() && s.dev == g.stamp.dev && s.ino == g.stamp.ino && s.size >= g.n && g.prefixHolds(f) && g.headHolds(f):
 		from = g.n
 	}
 	data = make([]byte, s.size-from)
@@ -129,6 +137,15 @@ func (g *Grown) prefixHolds(f *os.File) bool {
 	return bytes.Equal(b, g.last)
 }
 
+// headHolds reports whether f still begins with the bytes it began with.
+func (g *Grown) headHolds(f *os.File) bool {
+	b := make([]byte, len(g.head))
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return false
+	}
+	return bytes.Equal(b, g.head)
+}
+
 // sumHolds reports whether f's first n bytes are the ones taken.
 func (g *Grown) sumHolds(f *os.File) bool {
 	b := make([]byte, g.n)
@@ -145,8 +162,11 @@ func (g *Grown) sumHolds(f *os.File) bool {
 // lines: a torn last line is left for a later read).
 func (g *Grown) Took(from int64, data []byte, k int) {
 	if from == 0 {
-		g.n, g.last = 0, nil
+		g.n, g.last, g.head = 0, nil, nil
 		g.sum.Reset()
+	}
+	if len(g.head) < headMax && from == int64(len(g.head)) {
+		g.head = append(g.head, data[:min(k, headMax-len(g.head))]...)
 	}
 	if data != nil || from == 0 {
 		g.last = append(g.last, data[:k]...)

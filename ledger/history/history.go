@@ -3,6 +3,7 @@ package history
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,7 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
+	"time"
 
 	"quire/internal/crashpoint"
 	"quire/internal/fsys"
@@ -23,6 +26,7 @@ import (
 // state under .quire/history/, rebuilt from the files when missing.
 //
 //	<playbook>.files  the files that hold its events, one path a line
+//	                  (after a rebuild, first a line "# rebuilt <nonce>")
 //	<playbook>.seq    one 16-byte record per event, the record of seq n at
 //	                  (n-1)*16: file number (uint32), line length (uint32),
 //	                  offset (uint64), big-endian
@@ -56,6 +60,27 @@ type record struct {
 	file string
 	off  int64
 	n    int
+}
+
+// filesHead begins the first line of a list of files made by a rebuild,
+// which names no file.
+const filesHead = "# rebuilt "
+
+// listedFiles answers the files a list of files names, line by line,
+// passing its head line over.
+func listedFiles(data []byte) []string {
+	var out []string
+	for rest := data; len(rest) > 0; {
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			nl = len(rest)
+		}
+		if name := string(rest[:nl]); !strings.HasPrefix(name, filesHead) {
+			out = append(out, name)
+		}
+		rest = rest[min(nl+1, len(rest)):]
+	}
+	return out
 }
 
 func (h *History) seqPath() string   { return filepath.Join(h.dir, h.playbook+".seq") }
@@ -117,10 +142,7 @@ func (h *History) refreshFilesLocked() error {
 		h.files, h.fileNo = nil, map[string]uint32{}
 	}
 	end := bytes.LastIndexByte(data, '\n') + 1 // a torn last line is not a file yet
-	for rest := data[:end]; len(rest) > 0; {
-		nl := bytes.IndexByte(rest, '\n')
-		name := string(rest[:nl])
-		rest = rest[nl+1:]
+	for _, name := range listedFiles(data[:end]) {
 		h.fileNo[name] = uint32(len(h.files))
 		h.files = append(h.files, name)
 	}
@@ -374,10 +396,14 @@ func (h *History) Page(after int64, limit int) ([]Record, error) {
 // the place of a line is the seq it is presented with:
 //
 //  1. N is the number of event lines. A line's own seq is kept when it is
-//     1 to N, no line before took it, and it follows the seq kept for the
-//     line before it in its file. Every other line (one written by hand,
-//     or one whose seq cannot be kept) is unnumbered, and there are as
-//     many unnumbered lines as seqs left free in 1..N.
+//     1 to N, it follows the seq kept for the line before it in its file,
+//     and no other line carrying it was written later (by its time, then
+//     its id): a seq two lines carry was given back when git took back
+//     the lines the history had counted (a reset), and given again by the
+//     history to the later line, while the earlier one was numbered anew
+//     by the rebuild that followed. Every other line (one written by
+//     hand, or one whose seq cannot be kept) is unnumbered, and there are
+//     as many unnumbered lines as seqs left free in 1..N.
 //  2. Unnumbered lines followed in their file by a numbered one (seq S,
 //     the numbered line before them P) take the highest free seqs between
 //     P and S: where quire numbered them when it next wrote the file.
@@ -386,8 +412,9 @@ func (h *History) Page(after int64, limit int) ([]Record, error) {
 //     lowest free seq after the line before them, or else the lowest free
 //     seq: where quire numbered them when it read or rebuilt the history.
 //
-// So a rebuild of the same files gives the same history byte for byte,
-// lines quire wrote keep their seq, and nothing is numbered twice. (Lines
+// So a rebuild of the same files gives the same history (the same records
+// naming the same files; the list of files begins with a nonce of its
+// own), lines quire wrote keep their seq, and nothing is numbered twice. (Lines
 // written by hand at the ends of several runs and numbered at different
 // times may come back in another order among themselves.)
 func (h *History) rebuild() error {
@@ -397,6 +424,9 @@ func (h *History) rebuild() error {
 		n    int
 		own  int64 // the seq the line carries, 0 for none
 		seq  int64 // its place; 0 until given
+		// when and id order two lines that carry one seq (rule 1).
+		when time.Time
+		id   string
 	}
 	var files [][]*line
 	names, err := h.src.Files(h.playbook)
@@ -429,7 +459,12 @@ func (h *History) rebuild() error {
 				break // EOF, or a torn last line, which is not an event
 			}
 			if ln, perr := event.Parse(raw[:len(raw)-1]); perr == nil {
-				lines = append(lines, &line{file: file, off: off, n: len(raw), own: ln.Seq})
+				l := &line{file: file, off: off, n: len(raw), own: ln.Seq}
+				if ln.Seq != 0 {
+					l.when, _ = event.ParseTime(ln.Timestamp)
+					l.id = ln.ID
+				}
+				lines = append(lines, l)
 			}
 			off += int64(len(raw))
 		}
@@ -439,12 +474,26 @@ func (h *History) rebuild() error {
 	}
 	// 1. The seqs lines carry, where they can be kept.
 	at := make([]*line, total+1) // seq → line
+	later := func(a, b *line) bool {
+		if !a.when.Equal(b.when) {
+			return a.when.After(b.when)
+		}
+		return a.id > b.id
+	}
 	for _, lines := range files {
 		prev := int64(0)
 		for _, ln := range lines {
-			if s := ln.own; s > prev && s <= total && at[s] == nil {
-				ln.seq, at[s], prev = s, ln, s
+			s := ln.own
+			if s <= prev || s > total {
+				continue
 			}
+			if had := at[s]; had != nil {
+				if !later(ln, had) {
+					continue
+				}
+				had.seq = 0 // numbered by rules 2 and 3
+			}
+			ln.seq, at[s], prev = s, ln, s
 		}
 	}
 	// Free seqs, found from above and from below in near constant time.
@@ -520,6 +569,16 @@ func (h *History) rebuild() error {
 	os.Remove(h.filesPath())
 	h.count, h.files, h.fileNo = 0, nil, map[string]uint32{}
 	h.grown.Forget()
+	// The list made anew begins with a line of its own, so that a process
+	// that held the old one reads it whole (fsys.Grown's head): the new
+	// file may get the old one's inode, and the paths of a playbook's runs
+	// are often of one length, so its old last line may stand at its old
+	// end.
+	var nonce [8]byte
+	rand.Read(nonce[:])
+	if _, err := vault.AppendLine(h.filesPath(), []byte(fmt.Sprintf("%s%x\n", filesHead, nonce))); err != nil {
+		return err
+	}
 	for s := int64(1); s <= total; s++ {
 		ln := at[s]
 		if ln == nil {

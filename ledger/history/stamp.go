@@ -150,7 +150,7 @@ func (s *Store) lacksLines(playbook, seqPath string, written func(path string) b
 	if err != nil {
 		return false
 	}
-	listed := strings.Split(strings.TrimSuffix(string(names), "\n"), "\n")
+	listed := listedFiles(names)
 	end := make(map[string]int64, len(listed))
 	for i := 0; i+recSize <= len(recs); i += recSize {
 		no := binary.BigEndian.Uint32(recs[i:])
@@ -212,7 +212,7 @@ func (s *Store) pointsPast(seqPath, filesPath string, written func(path string) 
 	if err != nil {
 		return len(recs) > 0
 	}
-	files := strings.Split(strings.TrimSuffix(string(names), "\n"), "\n")
+	files := listedFiles(names)
 	end := make([]int64, len(files))
 	for i := 0; i+recSize <= len(recs); i += recSize {
 		no := binary.BigEndian.Uint32(recs[i:])
