@@ -2,7 +2,7 @@ package ledger
 
 import (
 	"context"
-	"strconv"
+	"sort"
 
 	"quire/runfolder"
 	"quire/vault"
@@ -59,16 +59,22 @@ func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error
 	}
 	start := len(runs) - 1
 	if a.Cursor != "" {
-		c, err := strconv.Atoi(a.Cursor)
-		if err != nil || c < 0 || c > len(runs) {
+		// A cursor is the uid of the run the next page starts with, so a
+		// page follows the one before it even when runs came between
+		// them (a merge brings older runs into the middle of the list).
+		at, ok, err := l.v.Lookup(a.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || at.Type != "playbook-run" || at.Playbook != a.Playbook {
 			return nil, refusal.Invalid("/cursor", "%q is not a cursor this list gave", a.Cursor)
 		}
-		start = c - 1
+		start = sort.Search(len(runs), func(i int) bool { return vault.Less(&at, &runs[i]) }) - 1
 	}
 	out := &RunPage{Runs: []*Run{}}
 	for i := start; i >= 0; i-- {
 		if len(out.Runs) == limit {
-			out.Next = strconv.Itoa(i + 1)
+			out.Next = runs[i].UID
 			out.Remaining = i + 1
 			break
 		}

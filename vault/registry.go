@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 
 	"quire/internal/fsys"
@@ -83,6 +84,7 @@ func (r *registry) refresh() error {
 	if from == 0 {
 		r.entries, r.byUID, r.lines, r.bad, r.incomplete = nil, map[string]int{}, 0, nil, nil
 	}
+	first := len(r.entries)
 	// Only whole lines count; a torn last line waits for its repair.
 	end := bytes.LastIndexByte(data, '\n') + 1
 	for rest := data[:end]; len(rest) > 0; {
@@ -106,7 +108,44 @@ func (r *registry) refresh() error {
 	}
 	r.grown.Took(from, data, end)
 	r.completeRuns()
+	r.order(first)
 	return nil
+}
+
+// Less orders index lines as every reader reads them: by the time the
+// thing was made, then by uid. The index is appended to at several homes
+// and met by git's union merge, which puts one side's new lines before the
+// other's as it merges; ordered by what each line carries, every clone of
+// the same commits reads the same index whichever side a merge took first
+// (docs/vault-format.md). A line without a time (written by hand) comes
+// first.
+func Less(a, b *Entry) bool {
+	if a.Created != b.Created {
+		return a.Created < b.Created
+	}
+	return a.UID < b.UID
+}
+
+// order keeps r.entries in Less's order once the lines from first on were
+// added: lines appended by quire come in order and cost a comparison each;
+// a line out of order (a merge's, a hand-written one) sorts them all again.
+func (r *registry) order(first int) {
+	if first < 1 {
+		first = 1
+	}
+	for i := first; i < len(r.entries); i++ {
+		if Less(&r.entries[i], &r.entries[i-1]) {
+			sort.SliceStable(r.entries, func(i, j int) bool { return Less(&r.entries[i], &r.entries[j]) })
+			r.byUID, r.incomplete = make(map[string]int, len(r.entries)), nil
+			for i := range r.entries {
+				r.byUID[r.entries[i].UID] = i
+				if incompleteRun(&r.entries[i]) {
+					r.incomplete = append(r.incomplete, i)
+				}
+			}
+			return
+		}
+	}
 }
 
 // parseEntry reads one line of the index: the entry, or why the line is
@@ -197,7 +236,7 @@ func (r *registry) mapped() ([]byte, func(), error) {
 	return data[:n], func() {}, nil
 }
 
-// Entries returns every line of the index, in order.
+// Entries returns every line of the index, in Less's order.
 func (v *Vault) Entries() ([]Entry, error) {
 	r := v.reg
 	r.mu.Lock()
@@ -252,7 +291,7 @@ func (v *Vault) Find(keep func(*Entry) bool) ([]Entry, error) {
 }
 
 // FindType returns the index lines of things of type typ for which keep
-// answers true, in order. A process that has not read the index (a `quire
+// answers true, in Less's order. A process that has not read the index (a `quire
 // call`) decodes only the lines that may be of that type: a line whose one
 // "type" key (the bytes "type" occur only as a key: a quote inside a JSON
 // string is escaped) says another type right after it, as quire writes
@@ -296,6 +335,9 @@ func (v *Vault) FindType(typ string, keep func(*Entry) bool) ([]Entry, error) {
 		if e.Type == typ && keep(&e) {
 			out = append(out, e)
 		}
+	}
+	if !sort.SliceIsSorted(out, func(i, j int) bool { return Less(&out[i], &out[j]) }) {
+		sort.SliceStable(out, func(i, j int) bool { return Less(&out[i], &out[j]) })
 	}
 	return out, nil
 }

@@ -1,7 +1,10 @@
 package vault
 
 import (
+	"fmt"
+	"math/rand"
 	"os"
+	"reflect"
 	"path/filepath"
 	"testing"
 )
@@ -87,8 +90,8 @@ func TestFindTypeAnswersWhatTheWholeIndexAnswers(t *testing.T) {
 func TestWarmIndexReadsAReplacedFileAgain(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "00-index.jsonl")
-	a := `{"uid":"a1","type":"project","path":"projects/a.md"}` + "\n"
-	b := `{"uid":"b2","type":"project","path":"projects/b.md"}` + "\n"
+	a := `{"uid":"a1","type":"project","path":"projects/a.md","created":"2026-01-02T00:00:00.000Z"}` + "\n"
+	b := `{"uid":"b2","type":"project","path":"projects/b.md","created":"2026-01-01T00:00:00.000Z"}` + "\n"
 	if err := os.WriteFile(path, []byte(a), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -110,5 +113,60 @@ func TestWarmIndexReadsAReplacedFileAgain(t *testing.T) {
 	}
 	if e, ok, err := v.Lookup("b2"); err != nil || !ok || e.Path != "projects/b.md" {
 		t.Fatalf("Lookup(b2) = %+v %v %v", e, ok, err)
+	}
+}
+
+// The index is appended to at several homes and met by git's union merge,
+// which may put either side's lines first: in any order of its lines, read
+// whole or as they are appended (a warm process), the index reads the
+// same, ordered by when each thing was made, then by uid, and FindType's
+// scan of a cold process answers the same order.
+func TestTheIndexReadsTheSameInAnyOrderOfItsLines(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	var lines []string
+	uids := rng.Perm(1000)
+	for i := range 40 {
+		// Times repeat, so that the uid decides between some.
+		created := fmt.Sprintf("2026-12-01T10:00:%02d.000Z", rng.Intn(15))
+		lines = append(lines, fmt.Sprintf(`{"uid":"u%03d","type":"project","path":"projects/p%d.md","created":%q}`, uids[i], i, created)+"\n")
+	}
+	read := func(order []string, warm bool) []Entry {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "00-index.jsonl")
+		os.WriteFile(path, nil, 0o644)
+		v := &Vault{reg: &registry{path: path}}
+		for i, l := range order {
+			fh, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			fh.WriteString(l)
+			fh.Close()
+			if warm && i%3 == 0 {
+				if _, err := v.Entries(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		es, err := v.Entries()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cold := &Vault{reg: &registry{path: path}}
+		scanned, err := cold.FindType("project", func(*Entry) bool { return true })
+		if err != nil || !reflect.DeepEqual(scanned, es) {
+			t.Fatalf("FindType of a cold process: %v %v\nEntries: %v", scanned, err, es)
+		}
+		return es
+	}
+	want := read(lines, false)
+	for i := 1; i < len(want); i++ {
+		if !Less(&want[i-1], &want[i]) {
+			t.Fatalf("entries %d and %d out of order: %+v %+v", i-1, i, want[i-1], want[i])
+		}
+	}
+	for round := range 20 {
+		order := append([]string(nil), lines...)
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		if got := read(order, round%2 == 0); !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: %v\nwant %v", round, got, want)
+		}
 	}
 }
