@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -372,5 +373,90 @@ func TestMirrorOverGitDaemonAndHTTP(t *testing.T) {
 				t.Fatalf("git fsck: %v %s", err, out)
 			}
 		})
+	}
+}
+
+// The old home is gone: a replica made by quire clone, which refused
+// writes while it followed, is made the playbook's home and takes its
+// writes, pushed to the remote; the old home, started again with --push,
+// meets what the remote took meanwhile at once and refuses writes to the
+// playbook, naming its new home.
+func TestAHomeMovedToAReplicaTakesItsWrites(t *testing.T) {
+	t.Parallel()
+	dirA, vA, run := newCloseRun(t)
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init --bare: %v %s", err, out)
+	}
+	quire(t, "", vA, "remote", "add", "origin", "file://"+bare)
+	quire(t, "", vA, "node", "set", "alpha")
+	gitIn(t, dirA, "push", "-q", "origin", "HEAD:refs/heads/main")
+	if code, out, errs := quire(t, "", vA, "playbook", "move", "finance", "--home", "alpha"); code != 0 {
+		t.Fatalf("move to alpha: %s %s", out, errs)
+	}
+	post := func(base, step string) (int, string) {
+		body := fmt.Sprintf(`{"event":"step_completed","step":%q,"actor":"agent-7"}`, step)
+		resp, err := http.Post(base+"/v1/orgs/acme/playbooks/finance/runs/"+run+"/events", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	remoteHead := func() string {
+		out, _ := exec.Command("git", "--git-dir", bare, "rev-parse", "--verify", "-q", "refs/heads/main").Output()
+		return strings.TrimSpace(string(out))
+	}
+	baseA, stopA := startServeStop(t, dirA, "--push", "origin")
+	for i := range 5 {
+		if code, out := post(baseA, fmt.Sprintf("do/%d/a", i+1)); code >= 300 {
+			t.Fatalf("a write at alpha: %d %s", code, out)
+		}
+	}
+	waitFor(t, 30*time.Second, "alpha's boundaries in the remote", func() bool { return remoteHead() == gitIn(t, dirA, "rev-parse", "HEAD") })
+
+	dirR := filepath.Join(t.TempDir(), "replica")
+	if code, out, errs := quire(t, "", "clone", "file://"+bare, dirR); code != 0 {
+		t.Fatalf("quire clone: %s %s", out, errs)
+	}
+	vR := "--vault=" + dirR
+	baseR, stopR := startServeStop(t, dirR, "--follow", "origin")
+	if code, out := post(baseR, "do/9/r"); code != http.StatusConflict || !strings.Contains(out, "this server follows origin") {
+		t.Fatalf("a write at the replica while it follows: %d %s", code, out)
+	}
+	stopR()
+	stopA() // the old home is gone
+	quire(t, "", vR, "node", "set", "beta")
+	if code, out, errs := quire(t, "", vR, "playbook", "move", "finance", "--home", "beta"); code != 0 || !strings.Contains(out, "finance is written at beta from now on") {
+		t.Fatalf("move to the replica: %s %s", out, errs)
+	}
+	baseR = startServe(t, dirR, "--push", "origin")
+	for i := range 5 {
+		if code, out := post(baseR, fmt.Sprintf("do/%d/b", i+1)); code >= 300 {
+			t.Fatalf("a write at the new home: %d %s", code, out)
+		}
+	}
+	waitFor(t, 30*time.Second, "beta's boundaries in the remote", func() bool { return remoteHead() == gitIn(t, dirR, "rev-parse", "HEAD") })
+
+	// The old home comes back, and learns of the move before any write.
+	baseA = startServe(t, dirA, "--push", "origin")
+	waitFor(t, 30*time.Second, "alpha meets the remote", func() bool { return gitIn(t, dirA, "rev-parse", "HEAD") == remoteHead() })
+	if code, out := post(baseA, "do/7/a"); code != http.StatusConflict || !strings.Contains(out, "the node beta, and this is alpha") {
+		t.Fatalf("a write at the old home: %d %s", code, out)
+	}
+	code, out, errs := quire(t, "", vA, "call", "list_playbook_events", "--args", `{"playbook":"finance","run_id":"`+run+`","limit":1000}`)
+	if code != 0 {
+		t.Fatalf("list at alpha: %s %s", out, errs)
+	}
+	for i := range 5 {
+		for _, side := range []string{"a", "b"} {
+			if c := strings.Count(out, fmt.Sprintf(`"step": "do/%d/%s"`, i+1, side)); c != 1 {
+				t.Fatalf("step do/%d/%s is at alpha %d times", i+1, side, c)
+			}
+		}
+	}
+	if code, out, _ := quire(t, "", vA, "check", "--history"); code != 0 {
+		t.Fatalf("check --history at alpha: %s", out)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -16,6 +17,14 @@ import (
 // answers its base URL (http://host:port).
 func startServe(t *testing.T, dir string, flags ...string) string {
 	t.Helper()
+	base, _ := startServeStop(t, dir, flags...)
+	return base
+}
+
+// startServeStop is startServe answering also how to stop the server
+// (SIGKILL: a machine that is gone).
+func startServeStop(t *testing.T, dir string, flags ...string) (base string, stop func()) {
+	t.Helper()
 	cmd := quireProcess(nil, append([]string{"--vault", dir, "serve", "--addr", "127.0.0.1:0"}, flags...)...)
 	stdout, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer
@@ -23,13 +32,15 @@ func startServe(t *testing.T, dir string, flags ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var once sync.Once
+	stop = func() { once.Do(func() { cmd.Process.Kill(); cmd.Wait() }) }
+	t.Cleanup(stop)
 	line, _ := bufio.NewReader(stdout).ReadString('\n')
-	base := regexp.MustCompile(`http://[^/\s]+`).FindString(line)
+	base = regexp.MustCompile(`http://[^/\s]+`).FindString(line)
 	if base == "" {
 		t.Fatalf("serve said %q %s", line, stderr.String())
 	}
-	return base
+	return base, stop
 }
 
 // openStream sends req and answers a channel told when the stream's answer

@@ -14,6 +14,9 @@
 //   - A push that fails (the remote down, refused, a credential missing)
 //     is tried again with backoff (1 s doubling to 30 s) while the remote
 //     stays down; writes never wait for it nor fail for it.
+//   - It pushes once when it starts, even when the remote took the
+//     branch's head before, so that a server started again meets what
+//     other writers pushed meanwhile.
 //   - What it knows is kept in .quire/remotes/<name>.json (derived, never
 //     committed): the last commit the remote took and when, the last
 //     error and when. list_remotes (quire remote list, quire status) adds
@@ -137,9 +140,15 @@ func (p *Pusher) Run(ctx context.Context) {
 	defer poll.Stop()
 	var last time.Time
 	var backoff time.Duration
+	// The first push is tried even when the remote took the branch's head
+	// before: a server started again learns at once what other writers
+	// pushed meanwhile (its push is refused, and it meets them), such as
+	// a move of a playbook's home away from it.
+	first := true
 	for {
 		head, err := p.h.Head()
-		if err == nil && head != "" && head != p.Status().Pushed {
+		if err == nil && head != "" && (head != p.Status().Pushed || first) {
+			first = false
 			wait := p.Gap - time.Since(last)
 			if backoff > 0 {
 				wait = backoff
