@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -278,6 +280,31 @@ func TestAPlaybookIsWrittenAtItsHome(t *testing.T) {
 	}
 }
 
+// killReceivePack waits up to d for a git receive-pack into the bare
+// repository at bare (a push being taken) and kills it with SIGKILL,
+// answering whether it found one. It reads /proc (Linux).
+func killReceivePack(bare string, d time.Duration) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, c := range cmdlines {
+			b, err := os.ReadFile(c)
+			if err != nil || !bytes.Contains(b, []byte("receive-pack")) {
+				continue
+			}
+			// It runs in the repository (git daemon and http-backend
+			// start it there, naming it ".").
+			if cwd, _ := os.Readlink(filepath.Join(filepath.Dir(c), "cwd")); cwd != bare && !bytes.Contains(b, []byte(bare)) {
+				continue
+			}
+			var pid int
+			if _, err := fmt.Sscanf(filepath.Base(filepath.Dir(c)), "%d", &pid); err == nil && syscall.Kill(pid, syscall.SIGKILL) == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // freePort is a TCP port nothing listens on now.
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -292,8 +319,9 @@ func freePort(t *testing.T) int {
 // The pushes go over git's own transports: to a repository served by git
 // daemon (git://) and by git http-backend (http://, served here through
 // net/http/cgi). The server is killed (SIGKILL) while the writer records
-// boundaries and started again: the remote ends with every commit and a
-// clean git fsck --strict.
+// boundaries, in the middle of a push (its receive-pack killed as it
+// takes the pack), and started again: the remote ends with every commit
+// and a clean git fsck --strict.
 func TestMirrorOverGitDaemonAndHTTP(t *testing.T) {
 	t.Parallel()
 	execPath, err := exec.Command("git", "--exec-path").Output()
@@ -352,12 +380,25 @@ func TestMirrorOverGitDaemonAndHTTP(t *testing.T) {
 				out, _ := exec.Command("git", "--git-dir", bare, "rev-parse", "--verify", "-q", "refs/heads/main").Output()
 				return strings.TrimSpace(string(out))
 			}
-			for i := range 30 {
+			// The remote dies in the middle of a push: its receive-pack is
+			// killed (SIGKILL) as it takes the pack, and the server with it.
+			killed := make(chan bool, 1)
+			var records int
+			for i := 0; i < 30 || i < records; i++ {
 				if i == 10 {
-					stop() // the remote dies while pushes come
+					go func() { ok := killReceivePack(bare, 10*time.Second); stop(); killed <- ok }()
+					records = 1 << 30 // record until it is dead
 				}
-				if i == 20 {
-					stop = start()
+				if records > 30 {
+					select {
+					case ok := <-killed:
+						if !ok {
+							t.Fatal("no push was in flight in 10 s to kill")
+						}
+						records = i + 10
+						stop = start()
+					default:
+					}
 				}
 				body := fmt.Sprintf(`{"event":"step_completed","step":"do/%d/a","actor":"agent-7"}`, i+1)
 				resp, err := http.Post(base+"/v1/orgs/acme/playbooks/finance/runs/"+run+"/events", "application/json", strings.NewReader(body))
