@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -280,31 +278,6 @@ func TestAPlaybookIsWrittenAtItsHome(t *testing.T) {
 	}
 }
 
-// killReceivePack waits up to d for a git receive-pack into the bare
-// repository at bare (a push being taken) and kills it with SIGKILL,
-// answering whether it found one. It reads /proc (Linux).
-func killReceivePack(bare string, d time.Duration) bool {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(time.Millisecond) {
-		cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-		for _, c := range cmdlines {
-			b, err := os.ReadFile(c)
-			if err != nil || !bytes.Contains(b, []byte("receive-pack")) {
-				continue
-			}
-			// It runs in the repository (git daemon and http-backend
-			// start it there, naming it ".").
-			if cwd, _ := os.Readlink(filepath.Join(filepath.Dir(c), "cwd")); cwd != bare && !bytes.Contains(b, []byte(bare)) {
-				continue
-			}
-			var pid int
-			if _, err := fmt.Sscanf(filepath.Base(filepath.Dir(c)), "%d", &pid); err == nil && syscall.Kill(pid, syscall.SIGKILL) == nil {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // freePort is a TCP port nothing listens on now.
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -393,7 +366,7 @@ func TestMirrorOverGitDaemonAndHTTP(t *testing.T) {
 					select {
 					case ok := <-killed:
 						if !ok {
-							t.Fatal("no push was in flight in 10 s to kill")
+							t.Fatal("no push was in flight in 10 s to kill (killReceivePack reads /proc: Linux only)")
 						}
 						records = i + 10
 						stop = start()
