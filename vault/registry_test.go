@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"reflect"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
