@@ -3,9 +3,12 @@ package ledger
 import (
 	"context"
 	"sort"
+	"strings"
+	"time"
 
 	"quire/runfolder"
 	"quire/vault"
+	"quire/words/event"
 	"quire/words/refusal"
 )
 
@@ -15,6 +18,10 @@ type ListRunsArgs struct {
 	Name     string `json:"name,omitempty"`
 	Status   string `json:"status,omitempty" enum:"started,succeeded,failed,rejected" jsonschema:"the runs' status"`
 	State    string `json:"state,omitempty" enum:"active,paused,complete,failed,archived" jsonschema:"the runs' state"`
+	Executor string `json:"executor,omitempty" jsonschema:"the runs' executor"`
+	Since    string `json:"since,omitempty" jsonschema:"started at or after: a date (YYYY-MM-DD, from its start, UTC) or an RFC 3339 time"`
+	Until    string `json:"until,omitempty" jsonschema:"started at or before: a date (to its end, UTC) or an RFC 3339 time"`
+	Search   string `json:"search,omitempty" jsonschema:"words the headline holds, in any case"`
 	Limit    int    `json:"limit,omitempty" range:"1,1000" jsonschema:"1 to 1000 (default 50)"`
 	Cursor   string `json:"cursor,omitempty" jsonschema:"the next of the page before"`
 }
@@ -22,9 +29,10 @@ type ListRunsArgs struct {
 type RunPage struct {
 	Runs []*Run `json:"runs"`
 	Next string `json:"next,omitempty"`
-	// Remaining is how many runs of the type and name asked lie past this
-	// page, when there is a next: status and state are read from each
-	// run as its page is made, so with them it is the most there can be.
+	// Remaining is how many runs of the type, name and dates asked lie
+	// past this page, when there is a next: status, state, executor and
+	// the headline are read from each run as its page is made, so with
+	// them it is the most there can be.
 	Remaining int `json:"remaining,omitempty"`
 }
 
@@ -50,12 +58,25 @@ func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error
 	default:
 		return nil, refusal.Invalid("/state", "%q is not active, paused, complete, failed or archived", a.State)
 	}
+	from, to, err := startedWithin(a.Since, a.Until)
+	if err != nil {
+		return nil, err
+	}
+	words := strings.Fields(strings.ToLower(a.Search))
 	runs, err := l.v.Find(func(e *vault.Entry) bool {
 		return e.Type == "playbook-run" && e.Playbook == a.Playbook &&
 			(a.Type == "" || e.DefType == a.Type) && (a.Name == "" || e.Name == a.Name)
 	})
 	if err != nil {
 		return nil, err
+	}
+	// The index is in the order of when runs started (vault.Less), so a
+	// range of dates is a range of the list.
+	if to != "" {
+		runs = runs[:sort.Search(len(runs), func(i int) bool { return runs[i].Created > to })]
+	}
+	if from != "" {
+		runs = runs[sort.Search(len(runs), func(i int) bool { return runs[i].Created >= from }):]
 	}
 	start := len(runs) - 1
 	if a.Cursor != "" {
@@ -82,9 +103,53 @@ func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error
 		if err != nil {
 			return nil, err
 		}
-		if (a.Status == "" || r.Status == a.Status) && (a.State == "" || r.State == a.State) {
+		if (a.Status == "" || r.Status == a.Status) && (a.State == "" || r.State == a.State) &&
+			(a.Executor == "" || r.Executor == a.Executor) && (len(words) == 0 || holdsWords(l.Headlines([]*Run{r})[0], words)) {
 			out.Runs = append(out.Runs, r)
 		}
 	}
 	return out, nil
+}
+
+// startedWithin reads list_runs' since and until as bounds on the times runs
+// started, in the form the index holds them (event.FormatTime): a date is
+// its whole day, UTC.
+func startedWithin(since, until string) (lo, hi string, err error) {
+	bound := func(v, field string, end bool) (string, error) {
+		if v == "" {
+			return "", nil
+		}
+		if d, err := time.Parse("2006-01-02", v); err == nil {
+			if end {
+				d = d.Add(24*time.Hour - time.Millisecond)
+			}
+			return event.FormatTime(d), nil
+		}
+		t, err := event.ParseTime(v)
+		if err != nil {
+			return "", refusal.Invalid(field, "%q is not a date (YYYY-MM-DD) or an RFC 3339 time", v)
+		}
+		return event.FormatTime(t), nil
+	}
+	if lo, err = bound(since, "/since", false); err != nil {
+		return "", "", err
+	}
+	if hi, err = bound(until, "/until", true); err != nil {
+		return "", "", err
+	}
+	if lo != "" && hi != "" && lo > hi {
+		return "", "", refusal.Invalid("/until", "%s is before since, %s", until, since)
+	}
+	return lo, hi, nil
+}
+
+// holdsWords says whether a headline holds every word (in lowercase).
+func holdsWords(headline string, words []string) bool {
+	h := strings.ToLower(headline)
+	for _, w := range words {
+		if !strings.Contains(h, w) {
+			return false
+		}
+	}
+	return true
 }

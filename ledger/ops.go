@@ -122,7 +122,7 @@ func operations() []*Op {
 			Description: "List a run's git commits (those whose Run-Id trailer names it), newest first, a page at a time (cursor). Refuses an unknown run (not_found)."}, (*Ledger).listRunCommits),
 		// list.go
 		op(Op{Name: "list_runs", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs", ReadOnly: true, Idempotent: true,
-			Description: "List a playbook's runs, newest first, filtered by definition type and name, status or state, a page at a time (cursor). Renders nothing."}, (*Ledger).listRuns),
+			Description: "List a playbook's runs, newest first, filtered by definition type and name, status, state, executor, the dates they started (since, until) and words of their headline (search), a page at a time (cursor)."}, (*Ledger).listRuns),
 		// events.go
 		op(Op{Name: "list_playbook_events", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/events", ReadOnly: true, Idempotent: true,
 			Description: "Read a playbook's history in CloudEvents form, in the order the playbook recorded it (by seq), a page at a time from after; with run_id, that run's events alone."}, (*Ledger).listPlaybookEvents),

@@ -266,6 +266,10 @@ func runsCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "name", Usage: "only runs of the definition of this name"},
 			&cli.StringFlag{Name: "status", Usage: "only runs of this status: started, succeeded, failed or rejected"},
 			&cli.StringFlag{Name: "state", Usage: "only runs in this state: active, paused, complete, failed or archived"},
+			&cli.StringFlag{Name: "executor", Usage: "only runs this executor records"},
+			&cli.StringFlag{Name: "since", Usage: "only runs started at or after this date (YYYY-MM-DD, UTC) or RFC 3339 time"},
+			&cli.StringFlag{Name: "until", Usage: "only runs started at or before this date (to its end, UTC) or RFC 3339 time"},
+			&cli.StringFlag{Name: "search", Usage: "only runs whose headline holds these words, in any case"},
 			&cli.IntFlag{Name: "limit", Usage: "at most this many runs a page, 1 to 1000 (default 50)"},
 			&cli.StringFlag{Name: "cursor", Usage: "the page after the one that printed this cursor"},
 			&cli.BoolFlag{Name: "all", Usage: "every page, not only the first"},
@@ -273,7 +277,8 @@ func runsCommand(e *env) *cli.Command {
 		},
 		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 			args := map[string]any{"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
-				"status": c.String("status"), "state": c.String("state"), "cursor": c.String("cursor")}
+				"status": c.String("status"), "state": c.String("state"), "cursor": c.String("cursor"),
+				"executor": c.String("executor"), "since": c.String("since"), "until": c.String("until"), "search": c.String("search")}
 			if c.IsSet("limit") {
 				args["limit"] = c.Int("limit")
 			}
@@ -304,8 +309,8 @@ func runsCommand(e *env) *cli.Command {
 			tw.Flush()
 			if page.Next != "" {
 				more := fmt.Sprintf("%d more", page.Remaining)
-				if c.String("status") != "" || c.String("state") != "" {
-					more = fmt.Sprintf("up to %d more (before the status and state filters)", page.Remaining)
+				if c.String("status") != "" || c.String("state") != "" || c.String("executor") != "" || c.String("search") != "" {
+					more = fmt.Sprintf("up to %d more (before the status, state, executor and search filters)", page.Remaining)
 				}
 				fmt.Fprintf(e.out, "%s: quire runs --cursor %s (or --all)\n", more, page.Next)
 			}
