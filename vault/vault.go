@@ -430,7 +430,7 @@ func BlobID(data []byte) string { return hashObject("blob", data).String() }
 
 // Init makes a vault at dir: a git repository on branch main, quire.yaml,
 // the index, playbook-runs/AGENTS.md, .gitignore and a first commit. dir
-// may exist but must not already be a vault.
+// may exist but must be empty.
 func Init(dir, org string, now time.Time) (*Vault, error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
@@ -441,6 +441,20 @@ func Init(dir, org string, now time.Time) (*Vault, error) {
 	}
 	if _, err := os.Stat(filepath.Join(root, ".git")); err == nil {
 		return nil, refusal.New(refusal.Conflict, "%s already holds a git repository; quire init makes a new one", root)
+	}
+	if names, err := os.ReadDir(root); err == nil && len(names) > 0 {
+		// As git clone refuses: files already there would show in the
+		// vault's git status, and a source tree's folder made a vault
+		// (quire init ./vault in quire's own clone) nests a repository.
+		shown := []string{}
+		for _, n := range names[:min(3, len(names))] {
+			shown = append(shown, n.Name())
+		}
+		more := ""
+		if len(names) > 3 {
+			more = fmt.Sprintf(" and %d more", len(names)-3)
+		}
+		return nil, refusal.New(refusal.Conflict, "%s is not empty (it holds %s%s): quire init makes a vault in a new or empty folder", root, strings.Join(shown, ", "), more)
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
