@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"quire/words/refusal"
 	"strings"
 	"text/tabwriter"
 
@@ -16,6 +17,14 @@ import (
 // callAndShow runs an operation and prints its answer as JSON (with
 // --json) or through show.
 func callAndShow(e *env, c *cli.Context, l *ledger.Ledger, op string, args map[string]any, show func(any)) error {
+	return callShowThen(e, c, l, op, args, show, nil)
+}
+
+// callShowThen is callAndShow that, once the answer is shown, judges it
+// with then: a write that was recorded but did not do what was asked
+// (a run ended succeeded whose output was rejected) exits non-zero with
+// its reason on stderr, though what it recorded stays.
+func callShowThen(e *env, c *cli.Context, l *ledger.Ledger, op string, args map[string]any, show func(any), then func(any) error) error {
 	for k, v := range args {
 		if s, ok := v.(string); ok && s == "" {
 			delete(args, k)
@@ -35,10 +44,17 @@ func callAndShow(e *env, c *cli.Context, l *ledger.Ledger, op string, args map[s
 		return err
 	}
 	if c.Bool("json") || show == nil {
-		return e.printJSON(res)
+		if err := e.printJSON(res); err != nil {
+			return err
+		}
+	} else {
+		show(res)
 	}
-	show(res)
-	return nil
+	if then == nil {
+		return nil
+	}
+	e.printed = true // the answer is out: a refusal after it is on stderr alone
+	return then(res)
 }
 
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print the answer, or the refusal object, as JSON on standard output"}
@@ -139,8 +155,8 @@ func runCommand(e *env) *cli.Command {
 				Name: "end", Usage: "end a run: succeeded, rejected or failed", ArgsUsage: "succeeded|rejected|failed",
 				Flags: append([]cli.Flag{
 					&cli.StringFlag{Name: "output", Usage: jsonUsage("the run's output")},
-					&cli.StringFlag{Name: "reason", Usage: textUsage("why it was rejected or failed")},
-					&cli.StringFlag{Name: "kind", Usage: "what kind of failure (a failed run's kind)"},
+					&cli.StringFlag{Name: "reason", Usage: textUsage("why it was rejected (a rejected run's reason; a failed one says it in --detail)")},
+					&cli.StringFlag{Name: "kind", Usage: "what kind of rejection (a rejected run's kind)"},
 					&cli.StringFlag{Name: "detail", Usage: textUsage("what happened, in a sentence")},
 					timeFlag("the end"),
 				}, runFlags()...),
@@ -158,11 +174,18 @@ func runCommand(e *env) *cli.Command {
 					if err != nil {
 						return err
 					}
-					return callAndShow(e, c, l, "end_run", map[string]any{
-						"playbook": c.String("playbook"), "run_id": c.String("run"), "status": c.Args().First(),
+					asked := c.Args().First()
+					return callShowThen(e, c, l, "end_run", map[string]any{
+						"playbook": c.String("playbook"), "run_id": c.String("run"), "status": asked,
 						"output": output, "reason": reason, "kind": c.String("kind"),
 						"detail": detail, "actor": c.String("actor"), "time": c.String("time"),
-					}, showRun)
+					}, showRun, func(res any) error {
+						r := res.(*ledger.Run)
+						if asked != "succeeded" || r.Status != "rejected" {
+							return nil
+						}
+						return refusal.Invalid("/output", "the run ended rejected, not succeeded: %s", rejectedWhy(r))
+					})
 				}),
 			},
 			{
@@ -317,4 +340,17 @@ func runsCommand(e *env) *cli.Command {
 			return nil
 		}),
 	}
+}
+
+// rejectedWhy says why a run ended rejected: its reason and the issues
+// its output was found with, each at its pointer.
+func rejectedWhy(r *ledger.Run) string {
+	why := r.Reason
+	if r.Kind != "" {
+		why += " (" + r.Kind + ")"
+	}
+	for _, is := range r.Issues {
+		why += fmt.Sprintf("; %s: %s", is.Path, is.Message)
+	}
+	return why
 }
