@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
 	"quire/fold"
 	"quire/internal/browser"
 	"quire/render"
@@ -339,5 +342,82 @@ func TestChartThatCannotDrawShowsItsTable(t *testing.T) {
 	}
 	if n := len(p.Errors()); n != 2 {
 		t.Errorf("%d console errors, want one for each block: %q", n, p.Errors())
+	}
+}
+
+// open serves a page of the fixtures, opens it at width × 800 in en-US
+// (the numbers the tests read are written as en-US writes them) and waits
+// until every figure is drawn.
+func open(t *testing.T, fx []fixture, width int64) *browser.Page {
+	t.Helper()
+	srv := server(t, page(fx))
+	p := browser.NewPage(t)
+	if _, err := chromedp.Call(p.Context(), emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: "en-US"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Viewport(width, 800); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Open(srv.URL + "/"); err != nil {
+		t.Fatal(err)
+	}
+	waitDrawn(t, p, len(fx), 10*time.Second)
+	if errs := p.Errors(); len(errs) > 0 {
+		t.Fatalf("console errors: %q", errs)
+	}
+	return p
+}
+
+// daySeries is a calendar's series: a value for each day from the first
+// of January of the year from to the last of December of the year to.
+func daySeries(from, to int) string {
+	var pts []string
+	for d := time.Date(from, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() <= to; d = d.AddDate(0, 0, 1) {
+		pts = append(pts, fmt.Sprintf(`{"at":"%s","value":%d}`, d.Format("2006-01-02"), d.Day()%5))
+	}
+	return `{"period":"day","unit":"posts","lines":[{"name":"Posts","points":[` + strings.Join(pts, ",") + `]}]}`
+}
+
+// The calendar labels each month over the week its first day is in, in
+// any year: 2026, 2027 (whose February and March begin in other weeks than
+// 2026's), the leap year 2028, and two years drawn one above the other.
+func TestCalendarMonthsOverTheirFirstWeek(t *testing.T) {
+	fx := []fixture{
+		{name: "2026", kind: "calendar", body: daySeries(2026, 2026)},
+		{name: "2027", kind: "calendar", body: daySeries(2027, 2027)},
+		{name: "2028", kind: "calendar", body: daySeries(2028, 2028)},
+		{name: "2027-2028", kind: "calendar", body: daySeries(2027, 2028)},
+	}
+	p := open(t, fx, 900)
+	// For each first of a month, the month's label nearest above its cell
+	// (in the cell's own year) must stand over the cell's column.
+	var wrong []string
+	err := p.Eval(`[...document.querySelectorAll("figure")].flatMap(fig => {
+		const labels = [...fig.querySelectorAll("svg text")].map(t => ({ text: t.textContent, box: t.getBoundingClientRect() }));
+		return [...fig.querySelectorAll("svg rect")].flatMap(cell => {
+			const title = cell.querySelector("title");
+			const m = title && /^(\w{3}) 1, (\d{4}):/.exec(title.textContent);
+			if (!m) return [];
+			const box = cell.getBoundingClientRect();
+			const above = labels.filter(l => l.text === m[1] && l.box.bottom <= box.top + 0.5)
+				.sort((a, b) => b.box.bottom - a.box.bottom);
+			if (!above.length) return [fig.id + ": no label " + m[1] + " above " + title.textContent];
+			const mid = (above[0].box.left + above[0].box.right) / 2;
+			return mid >= box.left - 0.5 && mid <= box.right + 0.5 ? [] :
+				[fig.id + ": " + m[1] + " " + m[2] + " labelled at x=" + mid.toFixed(1) + ", its first week is " + box.left.toFixed(1) + " to " + box.right.toFixed(1)];
+		});
+	})`, &wrong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range wrong {
+		t.Error(w)
+	}
+	var months int
+	if err := p.Eval(`[...document.querySelectorAll("svg rect title")].filter(t => / 1, \d{4}:/.test(t.textContent)).length`, &months); err != nil {
+		t.Fatal(err)
+	}
+	if months != 12*5 {
+		t.Errorf("%d firsts of a month drawn, want 60", months)
 	}
 }

@@ -441,23 +441,29 @@
   };
 
   // calendar: a cell for each day, shaded by its value, a row of weeks for
-  // each year.
+  // each year, over which each month's name stands at the week its first
+  // day is in. The weeks a month begins in differ from year to year, so the
+  // names are drawn in each year's row (on a row of their own, MONTHS, above
+  // Monday), not as one axis for all.
   KINDS.calendar = (s, roles, width) => {
     const pts = seriesPoints(s);
     const years = [...new Set(pts.map((p) => p.t.getUTCFullYear()))];
     const week = (t) => d3.utcMonday.count(d3.utcYear(t), t);
     const day = (t) => (t.getUTCDay() + 6) % 7;
+    const MONTHS = -1;
+    const monthStarts = years.flatMap((y) => d3.utcMonths(new Date(Date.UTC(y, 0, 1)), new Date(Date.UTC(y + 1, 0, 1))));
     const cell = Math.max(6, Math.min(14, Math.floor((width - 60) / 54)));
-    const monthStarts = d3.utcMonths(new Date(Date.UTC(2026, 0, 1)), new Date(Date.UTC(2027, 0, 1)));
     const plot = Plot.plot({
-      ...base(Math.min(width, 60 + cell * 54), years.length * (cell * 7 + 24) + 30),
+      ...base(Math.min(width, 60 + cell * 54), years.length * (cell * 8 + 24) + 20),
       marginLeft: 40,
+      marginTop: 10,
       padding: 0.1,
-      x: { axis: "top", ticks: monthStarts.map((m) => week(m)), tickFormat: (w) => d3.utcFormat("%b")(monthStarts.find((m) => week(m) === w)), tickSize: 0, label: null, domain: d3.range(54) },
-      y: { tickFormat: (d) => "MTWTFSS"[d], tickSize: 0, label: null, domain: d3.range(7) },
+      x: { axis: null, domain: d3.range(54) },
+      y: { tickFormat: (d) => (d === MONTHS ? "" : "MTWTFSS"[d]), tickSize: 0, label: null, domain: [MONTHS, ...d3.range(7)] },
       fy: { label: null, domain: years, tickFormat: (y) => String(y) },
       color: { type: "linear", scheme: "greens", label: yLabelOf(s) || "value", zero: true },
       marks: [
+        Plot.text(monthStarts, { x: week, y: () => MONTHS, fy: (m) => m.getUTCFullYear(), text: d3.utcFormat("%b"), fillOpacity: 0.85 }),
         Plot.cell(pts, {
           x: (d) => week(d.t),
           y: (d) => day(d.t),
