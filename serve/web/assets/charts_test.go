@@ -421,3 +421,53 @@ func TestCalendarMonthsOverTheirFirstWeek(t *testing.T) {
 		t.Errorf("%d firsts of a month drawn, want 60", months)
 	}
 }
+
+// bars over a table draws a bar for each row, grouped by color: rows at
+// the same x stand side by side, each from the baseline to its own value,
+// never stacked into one column.
+func TestBarsDrawOneBarForEachRow(t *testing.T) {
+	fx := []fixture{
+		{name: "x-repeats", kind: "bars", body: `{"columns":[{"name":"Day"},{"name":"Posts"}],"rows":[["Mon",3],["Mon",5],["Tue",2]]}`},
+		{name: "x-and-color-repeat", kind: "bars", roles: `{"x":"Week","y":"Orders","color":"Channel"}`,
+			body: `{"columns":[{"name":"Channel"},{"name":"Week"},{"name":"Orders"}],"rows":[["Web","2026-W40",4],["Web","2026-W40",2],["Shop","2026-W40",1],["Shop","2026-W41",3]]}`},
+	}
+	p := open(t, fx, 900)
+	type bar struct{ Left, Right, Top, Bottom float64 }
+	for i, f := range fx {
+		var got []bar
+		if err := p.Eval(fmt.Sprintf(`[...document.querySelectorAll("#chart-%d svg g[aria-label=bar] rect")].map(r => {
+			const b = r.getBoundingClientRect();
+			return { Left: b.left, Right: b.right, Top: b.top, Bottom: b.bottom };
+		})`, i+1), &got); err != nil {
+			t.Fatal(err)
+		}
+		var rows [][]any
+		var body struct{ Rows [][]any }
+		if err := json.Unmarshal([]byte(f.body), &body); err != nil {
+			t.Fatal(err)
+		}
+		rows = body.Rows
+		if len(got) != len(rows) {
+			t.Errorf("%s: %d bars, want one for each of the %d rows", f.name, len(got), len(rows))
+			continue
+		}
+		for j, b := range got {
+			for _, o := range got[:j] {
+				if b.Left < o.Right-0.5 && o.Left < b.Right-0.5 {
+					t.Errorf("%s: bars %v and %v overlap across: stacked, not side by side", f.name, o, b)
+				}
+			}
+			if d := b.Bottom - got[0].Bottom; d > 0.5 || d < -0.5 {
+				t.Errorf("%s: a bar ends at %v, another at %v: not all on the baseline", f.name, b.Bottom, got[0].Bottom)
+			}
+		}
+		// Each bar is as tall as its own row's value.
+		unit := (got[0].Bottom - got[0].Top) / rows[0][len(rows[0])-1].(float64)
+		for j, b := range got {
+			want := rows[j][len(rows[j])-1].(float64) * unit
+			if d := b.Bottom - b.Top - want; d > 1 || d < -1 {
+				t.Errorf("%s: bar %d is %.1f px tall, want %.1f (its value %v)", f.name, j+1, b.Bottom-b.Top, want, rows[j][len(rows[j])-1])
+			}
+		}
+	}
+}

@@ -482,8 +482,27 @@
     return c.values.map((v, i) => ({ name: v.name, value: v.value, low: v.low, high: v.high, i }));
   }
 
+  // slotsOf gives each row of a table its place within its x, as its slot:
+  // its color, then its turn among the rows of its x and color. So each row
+  // has a bar of its own. It answers the slots in their order across a
+  // group: the colors as they first come, each with as many slots as it
+  // has rows at one x at most.
+  function slotsOf(rows) {
+    const turns = new Map();
+    const most = new Map();
+    for (const r of rows) {
+      const color = r.color ?? "";
+      const key = `${r.x}\u0000${color}`;
+      const turn = turns.get(key) || 0;
+      turns.set(key, turn + 1);
+      r.slot = `${color}\u0000${turn}`;
+      most.set(color, Math.max(most.get(color) || 0, turn + 1));
+    }
+    return [...most].flatMap(([color, n]) => d3.range(n).map((turn) => `${color}\u0000${turn}`));
+  }
+
   // bars: a bar for each category, or for each row of a table at its x,
-  // grouped by color.
+  // side by side with the other rows there, grouped by color.
   KINDS.bars = (data, roles, width) => {
     let rows;
     let xLabel = null;
@@ -513,22 +532,22 @@
     const rotate = textWidth(xs) > slot - 6;
     const bottom = rotate ? Math.min(120, textWidth(xs.map((x) => clip(x, 18))) * 0.75 + 20) : 30;
     const marks = [];
-    let fx;
-    if (colored) {
-      const groups = [...new Set(rows.map((r) => r.color))];
-      marks.push(Plot.barY(rows, { fx: "x", x: "color", y: "y", fill: "color", title, insetLeft: 0.5, insetRight: 0.5 }));
-      fx = { domain: xs, label: xLabel, tickRotate: rotate ? -40 : 0, tickFormat: (d) => clip(d, 18), padding: 0.15 };
+    const slots = slotsOf(rows);
+    if (colored || slots.length > 1) {
+      // Each x is a group of bars side by side (Plot would stack the rows
+      // of one x into one column).
+      marks.push(Plot.barY(rows, { fx: "x", x: "slot", y: "y", fill: colored ? "color" : "var(--q-accent, #4269d0)", title, insetLeft: 0.5, insetRight: 0.5 }));
       const plot = Plot.plot({
         ...base(width, 240 + bottom),
         marginLeft: left,
         marginBottom: bottom,
-        fx,
-        x: { axis: null, domain: groups },
+        fx: { domain: xs, label: xLabel, tickRotate: rotate ? -40 : 0, tickFormat: (d) => clip(d, 18), padding: 0.15 },
+        x: { axis: null, domain: slots },
         y: { label: yLabel, grid: true, nice: true },
-        color: { domain: groups },
+        color: colored ? { domain: [...new Set(rows.map((r) => r.color))] } : undefined,
         marks: [...marks, Plot.ruleY([0])],
       });
-      return { plot, legend: colorLegend(plot) };
+      return { plot, legend: colored ? colorLegend(plot) : null };
     }
     marks.push(Plot.barY(rows, { x: "x", y: "y", fill: "var(--q-accent, #4269d0)", title }));
     // A bar is at most 90 pixels wide, however few they are.
