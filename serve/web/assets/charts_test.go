@@ -471,3 +471,86 @@ func TestBarsDrawOneBarForEachRow(t *testing.T) {
 		}
 	}
 }
+
+// A number is written to its data: a whole amount without cents, any
+// other with its own decimals (an amount with at least its cents), a sum's
+// rounding error or an unrounded division to two decimals; and a number
+// and its unit are never parted.
+func TestNumbersWrittenToTheirData(t *testing.T) {
+	fx := []fixture{
+		{name: "money", kind: "figure", body: `{"unit":"USD","values":[{"name":"Revenue","value":182450},{"name":"Average order","value":242.75},
+			{"name":"Fee","value":12.5},{"name":"Per call","value":0.125},{"name":"Sum","value":4.800000000000001},{"name":"Year","value":1234567.5}]}`},
+		{name: "plain", kind: "figure", body: `{"values":[{"name":"Tickets","value":182450},{"name":"Share","value":0.125},{"name":"Sum","value":4.800000000000001},
+			{"name":"Average","value":12.333333333333334},{"name":"Hours","value":3.5},{"name":"Small","value":0.0012345}]}`},
+		{name: "unit", kind: "figure", body: `{"unit":"orders","values":[{"name":"Orders","value":12}]}`},
+	}
+	want := [][]string{
+		{"$182,450", "$242.75", "$12.50", "$0.125", "$4.80", "$1,234,567.50"},
+		{"182,450", "0.125", "4.8", "12.33", "3.5", "0.0012"},
+		{"12\u00a0orders"},
+	}
+	p := open(t, fx, 900)
+	for i, f := range fx {
+		var got []string
+		if err := p.Eval(fmt.Sprintf(`[...document.querySelectorAll("#chart-%d .q-figure-value")].map(e => e.textContent)`, i+1), &got); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, " | ") != strings.Join(want[i], " | ") {
+			t.Errorf("%s: %q, want %q", f.name, got, want[i])
+		}
+	}
+
+	// At 360 px, each value stays on one line, inside its tile.
+	if err := p.Viewport(360, 800); err != nil {
+		t.Fatal(err)
+	}
+	var broken []string
+	if err := p.Eval(`[...document.querySelectorAll(".q-figure-value")].flatMap(v => {
+		const r = document.createRange();
+		r.selectNodeContents(v);
+		const lines = new Set([...r.getClientRects()].map(b => Math.round(b.top))).size;
+		const tile = v.parentElement.getBoundingClientRect(), box = r.getBoundingClientRect();
+		return lines === 1 && box.right <= tile.right + 0.5 ? [] : [v.textContent + ": " + lines + " lines, to x=" + box.right + " in a tile to " + tile.right];
+	})`, &broken); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range broken {
+		t.Error(b)
+	}
+}
+
+// An axis over whole numbers (counts) has only whole ticks; one over
+// fractions keeps its fractional ticks.
+func TestWholeNumbersGetWholeTicks(t *testing.T) {
+	fx := []fixture{
+		{name: "bars", kind: "bars", body: `{"unit":"posts","values":[{"name":"LinkedIn","value":3},{"name":"X","value":3},{"name":"Instagram","value":2}]}`},
+		{name: "histogram", kind: "histogram", body: `{"values":[{"name":"1","value":1},{"name":"2","value":2}]}`},
+		{name: "line", kind: "line", body: `{"period":"day","lines":[{"name":"Tickets","points":[{"at":"2026-10-01","value":1},{"at":"2026-10-02","value":3},{"at":"2026-10-03","value":2}]}]}`},
+		{name: "stacked", kind: "stacked", body: `{"period":"day","lines":[{"name":"A","points":[{"at":"2026-10-01","value":1},{"at":"2026-10-02","value":0}]},{"name":"B","points":[{"at":"2026-10-01","value":1},{"at":"2026-10-02","value":2}]}]}`},
+		{name: "scatter", kind: "scatter", body: `{"columns":[{"name":"Calls"},{"name":"Sales"}],"rows":[[1,2],[3,1],[2,4]]}`},
+		{name: "range", kind: "range", body: `{"values":[{"name":"Support","value":2,"low":1,"high":3}]}`},
+		{name: "fractions", kind: "bars", body: `{"values":[{"name":"A","value":0.5},{"name":"B","value":1.2}]}`},
+	}
+	p := open(t, fx, 900)
+	for i, f := range fx {
+		var ticks []string
+		if err := p.Eval(fmt.Sprintf(`[...document.querySelectorAll("#chart-%d svg g[aria-label='y-axis tick label'] text, #chart-%[1]d svg g[aria-label='x-axis tick label'] text")].map(t => t.textContent)`, i+1), &ticks); err != nil {
+			t.Fatal(err)
+		}
+		var fractional []string
+		for _, tick := range ticks {
+			if strings.Contains(tick, ".") {
+				fractional = append(fractional, tick)
+			}
+		}
+		if f.name == "fractions" {
+			if len(fractional) == 0 {
+				t.Errorf("%s: ticks %q, want fractions among them", f.name, ticks)
+			}
+			continue
+		}
+		if len(ticks) < 2 || len(fractional) > 0 {
+			t.Errorf("%s: ticks %q, want two or more, each a whole number", f.name, ticks)
+		}
+	}
+}
