@@ -153,7 +153,7 @@ func page(fx []fixture) string {
 		if table == "" {
 			table = "<pre>" + html.EscapeString(f.body) + "</pre>"
 		}
-		fmt.Fprintf(&b, "<details class=\"q-chart-table\"><summary>Data</summary>\n%s</details>\n</figure>\n", table)
+		fmt.Fprintf(&b, "<details class=\"q-chart-table\" open><summary>Data</summary>\n%s</details>\n</figure>\n", table)
 	}
 	b.WriteString("</main></body></html>")
 	return b.String()
@@ -551,6 +551,57 @@ func TestWholeNumbersGetWholeTicks(t *testing.T) {
 		}
 		if len(ticks) < 2 || len(fractional) > 0 {
 			t.Errorf("%s: ticks %q, want two or more, each a whole number", f.name, ticks)
+		}
+	}
+}
+
+// A chart's data table is open on a page read without JavaScript, so the
+// page shows its figures; with JavaScript it is folded under the drawing
+// (and a kind drawn as HTML, which is its table, keeps none).
+func TestChartTablesOpenWithoutJavaScript(t *testing.T) {
+	fx := []fixture{fixtures[0], fixtures[3], fixtures[17], fixtures[18]} // line, bars-by-color, table, figure
+	srv := server(t, page(fx))
+	type state struct {
+		Kind         string
+		Open, Hidden bool
+		Height       float64
+	}
+	tables := `[...document.querySelectorAll("figure")].map(f => {
+		const d = f.querySelector("details");
+		return { Kind: f.dataset.kind, Open: d.open, Hidden: d.hidden, Height: d.getBoundingClientRect().height };
+	})`
+
+	off := browser.NewPage(t)
+	if _, err := chromedp.Call(off.Context(), emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := off.Open(srv.URL + "/"); err != nil {
+		t.Fatal(err)
+	}
+	// With scripts off, Eval still reads the page (it is the debugger's).
+	var got []state
+	if err := off.Eval(tables, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range got {
+		// Open, it shows more than its summary's line.
+		if !s.Open || s.Hidden || s.Height < 40 {
+			t.Errorf("without JavaScript the %s chart's table is %+v, want open and shown", s.Kind, s)
+		}
+	}
+	if n, _ := off.Count("figure[data-drawn]"); n != 0 {
+		t.Errorf("%d figures drawn with JavaScript off", n)
+	}
+
+	on := open(t, fx, 900)
+	got = nil
+	if err := on.Eval(tables, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range got {
+		html := s.Kind == "table" || s.Kind == "figure"
+		if html && !s.Hidden || !html && (s.Open || s.Hidden) {
+			t.Errorf("with JavaScript the %s chart's table is %+v, want folded (a kind drawn as HTML: hidden)", s.Kind, s)
 		}
 	}
 }

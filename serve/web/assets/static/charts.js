@@ -11,8 +11,9 @@
 // charts.css) and styles only through the CSSOM. Data is shown with
 // textContent, never as HTML.
 //
-// A block's data stays in its <details> table (the page works without
-// JavaScript); a block charts.js cannot draw says so in one line, shows that
+// A block's data stays in its <details> table, which the server sends open
+// (the page works without JavaScript) and charts.js folds under the
+// drawing; a block charts.js cannot draw says so in one line, shows that
 // table, and the error goes to the console. Each figure drawn gets
 // data-drawn="true" (or "failed"), and redraws when its width changes.
 // window.quireCharts.draw(root) draws the figures a script added to root;
@@ -947,6 +948,17 @@
     return Math.max(240, Math.floor(w || 640));
   }
 
+  // foldTable folds a block's data table under its first drawing: the
+  // server sends it open, for a page read without JavaScript. A kind drawn
+  // as HTML is its table, so that one is hidden. A redrawn block keeps the
+  // table as the reader left it.
+  function foldTable(fig) {
+    const details = fig.querySelector(":scope > details.q-chart-table");
+    if (!details) return;
+    if (AS_HTML.has(fig.dataset.kind)) details.hidden = true;
+    else details.open = false;
+  }
+
   function draw(fig) {
     const target = fig.querySelector(":scope > .q-chart-draw");
     const script = fig.querySelector(":scope > script.q-chart-data");
@@ -971,10 +983,7 @@
       if (out.html) parts.push(out.html);
       target.replaceChildren(...parts);
       target.dataset.width = String(width);
-      if (AS_HTML.has(kind)) {
-        const details = fig.querySelector(":scope > details.q-chart-table");
-        if (details) details.hidden = true;
-      }
+      if (!fig.dataset.drawn) foldTable(fig);
       fig.dataset.drawn = "true";
     } catch (err) {
       fig.dataset.drawn = "failed";
