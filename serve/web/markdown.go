@@ -265,7 +265,8 @@ func (s *safeRenderer) figure(w util.BufWriter, c render.Chart) {
 	w.WriteString(jsonInScript.Replace(c.Body))
 	w.WriteString("</script>\n")
 	w.WriteString(`<div class="q-chart-draw"></div>` + "\n")
-	w.WriteString(`<details class="q-chart-table"><summary>Data</summary>` + "\n")
+	// Open for a page read without JavaScript; charts.js folds it.
+	w.WriteString(`<details class="q-chart-table" open><summary>Data</summary>` + "\n")
 	inner := &mdState{figures: s.st.figures}
 	w.WriteString(string(inner.toHTML(c.Table)))
 	w.WriteString("</details>\n</figure>\n")

@@ -315,7 +315,7 @@ func TestEveryDemoPage(t *testing.T) {
 	// fulfill-order's runs: a figure block, a row of three charts, a table.
 	_, body := d.get("/p/operations/workflow/fulfill-order")
 	for _, want := range []string{`data-kind="figure"`, `class="q-row q-cells-3"`, `data-kind="line"`, `data-kind="share"`, `data-kind="histogram"`, `data-kind="table"`,
-		`data-address="operations/definitions/workflow/fulfill-order/1/parts/runs-2-3"`, `<details class="q-chart-table"><summary>Data</summary>`,
+		`data-address="operations/definitions/workflow/fulfill-order/1/parts/runs-2-3"`, `<details class="q-chart-table" open><summary>Data</summary>`,
 		`<td>Revenue (USD)</td>`, "Order A-1041 fulfilled: $86.50, ordered through Web.", `q-state-live`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page of fulfill-order lacks %s", want)

@@ -20,7 +20,7 @@
 //	        data-address="close-the-month/runs/…/result/3" id="…">
 //	  <script type="application/json" class="q-chart-data">{…the block's body…}</script>
 //	  <div class="q-chart-draw"></div>  (charts.js draws the SVG here)
-//	  <details class="q-chart-table"><summary>Data</summary>
+//	  <details class="q-chart-table" open><summary>Data</summary>
 //	    …the block's figures as the page format's table, in HTML…
 //	  </details>
 //	</figure>
@@ -28,7 +28,9 @@
 // data-kind is the kind of the info string (`chart scatter x=Spend …`),
 // data-roles its roles as a JSON object; the JSON in the script elements is
 // not executed (its type is not JavaScript), so the page's strict
-// Content-Security-Policy (no inline script) allows it. A block that fails
+// Content-Security-Policy (no inline script) allows it. The table is open,
+// so that a page read without JavaScript shows its figures; charts.js
+// folds it under the drawing. A block that fails
 // its check is not a figure: it is the page format's line and table, as the
 // Markdown gives it.
 package assets

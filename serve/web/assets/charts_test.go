@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
 	"quire/fold"
 	"quire/internal/browser"
 	"quire/render"
@@ -150,7 +153,7 @@ func page(fx []fixture) string {
 		if table == "" {
 			table = "<pre>" + html.EscapeString(f.body) + "</pre>"
 		}
-		fmt.Fprintf(&b, "<details class=\"q-chart-table\"><summary>Data</summary>\n%s</details>\n</figure>\n", table)
+		fmt.Fprintf(&b, "<details class=\"q-chart-table\" open><summary>Data</summary>\n%s</details>\n</figure>\n", table)
 	}
 	b.WriteString("</main></body></html>")
 	return b.String()
@@ -339,5 +342,266 @@ func TestChartThatCannotDrawShowsItsTable(t *testing.T) {
 	}
 	if n := len(p.Errors()); n != 2 {
 		t.Errorf("%d console errors, want one for each block: %q", n, p.Errors())
+	}
+}
+
+// open serves a page of the fixtures, opens it at width × 800 in en-US
+// (the numbers the tests read are written as en-US writes them) and waits
+// until every figure is drawn.
+func open(t *testing.T, fx []fixture, width int64) *browser.Page {
+	t.Helper()
+	srv := server(t, page(fx))
+	p := browser.NewPage(t)
+	if _, err := chromedp.Call(p.Context(), emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: "en-US"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Viewport(width, 800); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Open(srv.URL + "/"); err != nil {
+		t.Fatal(err)
+	}
+	waitDrawn(t, p, len(fx), 10*time.Second)
+	if errs := p.Errors(); len(errs) > 0 {
+		t.Fatalf("console errors: %q", errs)
+	}
+	return p
+}
+
+// daySeries is a calendar's series: a value for each day from the first
+// of January of the year from to the last of December of the year to.
+func daySeries(from, to int) string {
+	var pts []string
+	for d := time.Date(from, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() <= to; d = d.AddDate(0, 0, 1) {
+		pts = append(pts, fmt.Sprintf(`{"at":"%s","value":%d}`, d.Format("2006-01-02"), d.Day()%5))
+	}
+	return `{"period":"day","unit":"posts","lines":[{"name":"Posts","points":[` + strings.Join(pts, ",") + `]}]}`
+}
+
+// The calendar labels each month over the week its first day is in, in
+// any year: 2026, 2027 (whose February and March begin in other weeks than
+// 2026's), the leap year 2028, and two years drawn one above the other.
+func TestCalendarMonthsOverTheirFirstWeek(t *testing.T) {
+	fx := []fixture{
+		{name: "2026", kind: "calendar", body: daySeries(2026, 2026)},
+		{name: "2027", kind: "calendar", body: daySeries(2027, 2027)},
+		{name: "2028", kind: "calendar", body: daySeries(2028, 2028)},
+		{name: "2027-2028", kind: "calendar", body: daySeries(2027, 2028)},
+	}
+	p := open(t, fx, 900)
+	// For each first of a month, the month's label nearest above its cell
+	// (in the cell's own year) must stand over the cell's column.
+	var wrong []string
+	err := p.Eval(`[...document.querySelectorAll("figure")].flatMap(fig => {
+		const labels = [...fig.querySelectorAll("svg text")].map(t => ({ text: t.textContent, box: t.getBoundingClientRect() }));
+		return [...fig.querySelectorAll("svg rect")].flatMap(cell => {
+			const title = cell.querySelector("title");
+			const m = title && /^(\w{3}) 1, (\d{4}):/.exec(title.textContent);
+			if (!m) return [];
+			const box = cell.getBoundingClientRect();
+			const above = labels.filter(l => l.text === m[1] && l.box.bottom <= box.top + 0.5)
+				.sort((a, b) => b.box.bottom - a.box.bottom);
+			if (!above.length) return [fig.id + ": no label " + m[1] + " above " + title.textContent];
+			const mid = (above[0].box.left + above[0].box.right) / 2;
+			return mid >= box.left - 0.5 && mid <= box.right + 0.5 ? [] :
+				[fig.id + ": " + m[1] + " " + m[2] + " labelled at x=" + mid.toFixed(1) + ", its first week is " + box.left.toFixed(1) + " to " + box.right.toFixed(1)];
+		});
+	})`, &wrong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range wrong {
+		t.Error(w)
+	}
+	var months int
+	if err := p.Eval(`[...document.querySelectorAll("svg rect title")].filter(t => / 1, \d{4}:/.test(t.textContent)).length`, &months); err != nil {
+		t.Fatal(err)
+	}
+	if months != 12*5 {
+		t.Errorf("%d firsts of a month drawn, want 60", months)
+	}
+}
+
+// bars over a table draws a bar for each row, grouped by color: rows at
+// the same x stand side by side, each from the baseline to its own value,
+// never stacked into one column.
+func TestBarsDrawOneBarForEachRow(t *testing.T) {
+	fx := []fixture{
+		{name: "x-repeats", kind: "bars", body: `{"columns":[{"name":"Day"},{"name":"Posts"}],"rows":[["Mon",3],["Mon",5],["Tue",2]]}`},
+		{name: "x-and-color-repeat", kind: "bars", roles: `{"x":"Week","y":"Orders","color":"Channel"}`,
+			body: `{"columns":[{"name":"Channel"},{"name":"Week"},{"name":"Orders"}],"rows":[["Web","2026-W40",4],["Web","2026-W40",2],["Shop","2026-W40",1],["Shop","2026-W41",3]]}`},
+	}
+	p := open(t, fx, 900)
+	type bar struct{ Left, Right, Top, Bottom float64 }
+	for i, f := range fx {
+		var got []bar
+		if err := p.Eval(fmt.Sprintf(`[...document.querySelectorAll("#chart-%d svg g[aria-label=bar] rect")].map(r => {
+			const b = r.getBoundingClientRect();
+			return { Left: b.left, Right: b.right, Top: b.top, Bottom: b.bottom };
+		})`, i+1), &got); err != nil {
+			t.Fatal(err)
+		}
+		var rows [][]any
+		var body struct{ Rows [][]any }
+		if err := json.Unmarshal([]byte(f.body), &body); err != nil {
+			t.Fatal(err)
+		}
+		rows = body.Rows
+		if len(got) != len(rows) {
+			t.Errorf("%s: %d bars, want one for each of the %d rows", f.name, len(got), len(rows))
+			continue
+		}
+		for j, b := range got {
+			for _, o := range got[:j] {
+				if b.Left < o.Right-0.5 && o.Left < b.Right-0.5 {
+					t.Errorf("%s: bars %v and %v overlap across: stacked, not side by side", f.name, o, b)
+				}
+			}
+			if d := b.Bottom - got[0].Bottom; d > 0.5 || d < -0.5 {
+				t.Errorf("%s: a bar ends at %v, another at %v: not all on the baseline", f.name, b.Bottom, got[0].Bottom)
+			}
+		}
+		// Each bar is as tall as its own row's value.
+		unit := (got[0].Bottom - got[0].Top) / rows[0][len(rows[0])-1].(float64)
+		for j, b := range got {
+			want := rows[j][len(rows[j])-1].(float64) * unit
+			if d := b.Bottom - b.Top - want; d > 1 || d < -1 {
+				t.Errorf("%s: bar %d is %.1f px tall, want %.1f (its value %v)", f.name, j+1, b.Bottom-b.Top, want, rows[j][len(rows[j])-1])
+			}
+		}
+	}
+}
+
+// A number is written to its data: a whole amount without cents, any
+// other with its own decimals (an amount with at least its cents), a sum's
+// rounding error or an unrounded division to two decimals; and a number
+// and its unit are never parted.
+func TestNumbersWrittenToTheirData(t *testing.T) {
+	fx := []fixture{
+		{name: "money", kind: "figure", body: `{"unit":"USD","values":[{"name":"Revenue","value":182450},{"name":"Average order","value":242.75},
+			{"name":"Fee","value":12.5},{"name":"Per call","value":0.125},{"name":"Sum","value":4.800000000000001},{"name":"Year","value":1234567.5}]}`},
+		{name: "plain", kind: "figure", body: `{"values":[{"name":"Tickets","value":182450},{"name":"Share","value":0.125},{"name":"Sum","value":4.800000000000001},
+			{"name":"Average","value":12.333333333333334},{"name":"Hours","value":3.5},{"name":"Small","value":0.0012345}]}`},
+		{name: "unit", kind: "figure", body: `{"unit":"orders","values":[{"name":"Orders","value":12}]}`},
+	}
+	want := [][]string{
+		{"$182,450", "$242.75", "$12.50", "$0.125", "$4.80", "$1,234,567.50"},
+		{"182,450", "0.125", "4.8", "12.33", "3.5", "0.0012"},
+		{"12\u00a0orders"},
+	}
+	p := open(t, fx, 900)
+	for i, f := range fx {
+		var got []string
+		if err := p.Eval(fmt.Sprintf(`[...document.querySelectorAll("#chart-%d .q-figure-value")].map(e => e.textContent)`, i+1), &got); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, " | ") != strings.Join(want[i], " | ") {
+			t.Errorf("%s: %q, want %q", f.name, got, want[i])
+		}
+	}
+
+	// At 360 px, each value stays on one line, inside its tile.
+	if err := p.Viewport(360, 800); err != nil {
+		t.Fatal(err)
+	}
+	var broken []string
+	if err := p.Eval(`[...document.querySelectorAll(".q-figure-value")].flatMap(v => {
+		const r = document.createRange();
+		r.selectNodeContents(v);
+		const lines = new Set([...r.getClientRects()].map(b => Math.round(b.top))).size;
+		const tile = v.parentElement.getBoundingClientRect(), box = r.getBoundingClientRect();
+		return lines === 1 && box.right <= tile.right + 0.5 ? [] : [v.textContent + ": " + lines + " lines, to x=" + box.right + " in a tile to " + tile.right];
+	})`, &broken); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range broken {
+		t.Error(b)
+	}
+}
+
+// An axis over whole numbers (counts) has only whole ticks; one over
+// fractions keeps its fractional ticks.
+func TestWholeNumbersGetWholeTicks(t *testing.T) {
+	fx := []fixture{
+		{name: "bars", kind: "bars", body: `{"unit":"posts","values":[{"name":"LinkedIn","value":3},{"name":"X","value":3},{"name":"Instagram","value":2}]}`},
+		{name: "histogram", kind: "histogram", body: `{"values":[{"name":"1","value":1},{"name":"2","value":2}]}`},
+		{name: "line", kind: "line", body: `{"period":"day","lines":[{"name":"Tickets","points":[{"at":"2026-10-01","value":1},{"at":"2026-10-02","value":3},{"at":"2026-10-03","value":2}]}]}`},
+		{name: "stacked", kind: "stacked", body: `{"period":"day","lines":[{"name":"A","points":[{"at":"2026-10-01","value":1},{"at":"2026-10-02","value":0}]},{"name":"B","points":[{"at":"2026-10-01","value":1},{"at":"2026-10-02","value":2}]}]}`},
+		{name: "scatter", kind: "scatter", body: `{"columns":[{"name":"Calls"},{"name":"Sales"}],"rows":[[1,2],[3,1],[2,4]]}`},
+		{name: "range", kind: "range", body: `{"values":[{"name":"Support","value":2,"low":1,"high":3}]}`},
+		{name: "fractions", kind: "bars", body: `{"values":[{"name":"A","value":0.5},{"name":"B","value":1.2}]}`},
+	}
+	p := open(t, fx, 900)
+	for i, f := range fx {
+		var ticks []string
+		if err := p.Eval(fmt.Sprintf(`[...document.querySelectorAll("#chart-%d svg g[aria-label='y-axis tick label'] text, #chart-%[1]d svg g[aria-label='x-axis tick label'] text")].map(t => t.textContent)`, i+1), &ticks); err != nil {
+			t.Fatal(err)
+		}
+		var fractional []string
+		for _, tick := range ticks {
+			if strings.Contains(tick, ".") {
+				fractional = append(fractional, tick)
+			}
+		}
+		if f.name == "fractions" {
+			if len(fractional) == 0 {
+				t.Errorf("%s: ticks %q, want fractions among them", f.name, ticks)
+			}
+			continue
+		}
+		if len(ticks) < 2 || len(fractional) > 0 {
+			t.Errorf("%s: ticks %q, want two or more, each a whole number", f.name, ticks)
+		}
+	}
+}
+
+// A chart's data table is open on a page read without JavaScript, so the
+// page shows its figures; with JavaScript it is folded under the drawing
+// (and a kind drawn as HTML, which is its table, keeps none).
+func TestChartTablesOpenWithoutJavaScript(t *testing.T) {
+	fx := []fixture{fixtures[0], fixtures[3], fixtures[17], fixtures[18]} // line, bars-by-color, table, figure
+	srv := server(t, page(fx))
+	type state struct {
+		Kind         string
+		Open, Hidden bool
+		Height       float64
+	}
+	tables := `[...document.querySelectorAll("figure")].map(f => {
+		const d = f.querySelector("details");
+		return { Kind: f.dataset.kind, Open: d.open, Hidden: d.hidden, Height: d.getBoundingClientRect().height };
+	})`
+
+	off := browser.NewPage(t)
+	if _, err := chromedp.Call(off.Context(), emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := off.Open(srv.URL + "/"); err != nil {
+		t.Fatal(err)
+	}
+	// With scripts off, Eval still reads the page (it is the debugger's).
+	var got []state
+	if err := off.Eval(tables, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range got {
+		// Open, it shows more than its summary's line.
+		if !s.Open || s.Hidden || s.Height < 40 {
+			t.Errorf("without JavaScript the %s chart's table is %+v, want open and shown", s.Kind, s)
+		}
+	}
+	if n, _ := off.Count("figure[data-drawn]"); n != 0 {
+		t.Errorf("%d figures drawn with JavaScript off", n)
+	}
+
+	on := open(t, fx, 900)
+	got = nil
+	if err := on.Eval(tables, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range got {
+		html := s.Kind == "table" || s.Kind == "figure"
+		if html && !s.Hidden || !html && (s.Open || s.Hidden) {
+			t.Errorf("with JavaScript the %s chart's table is %+v, want folded (a kind drawn as HTML: hidden)", s.Kind, s)
+		}
 	}
 }

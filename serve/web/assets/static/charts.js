@@ -11,8 +11,9 @@
 // charts.css) and styles only through the CSSOM. Data is shown with
 // textContent, never as HTML.
 //
-// A block's data stays in its <details> table (the page works without
-// JavaScript); a block charts.js cannot draw says so in one line, shows that
+// A block's data stays in its <details> table, which the server sends open
+// (the page works without JavaScript) and charts.js folds under the
+// drawing; a block charts.js cannot draw says so in one line, shows that
 // table, and the error goes to the console. Each figure drawn gets
 // data-drawn="true" (or "failed"), and redraws when its width changes.
 // window.quireCharts.draw(root) draws the figures a script added to root;
@@ -154,23 +155,84 @@
 
   // ---- numbers ---------------------------------------------------------------
 
-  const numberFormat = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
-  function num(v) {
-    return typeof v === "number" ? numberFormat.format(v) : String(v);
+  // A number is written to its data: with the decimals it has (242.75,
+  // 0.125, 3.5; a whole number with none), up to MOST_DECIMALS. One with
+  // more is a sum's rounding error or a division left unrounded
+  // (4.800000000000001, 12.333333333333334), shown to two decimals, or to
+  // two significant digits where that shows more (0.0012).
+  const MOST_DECIMALS = 4;
+  const UNROUNDED = { maximumFractionDigits: 2, maximumSignificantDigits: 2, roundingPriority: "morePrecision" };
+
+  // decimalsOf is how many decimals v is written with, or null for more
+  // than MOST_DECIMALS.
+  function decimalsOf(v) {
+    if (Number.isInteger(v)) return 0;
+    const m = /(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(Math.abs(v)));
+    const d = (m[1] ? m[1].length : 0) - (m[2] ? +m[2] : 0);
+    return d <= MOST_DECIMALS ? Math.max(0, d) : null;
   }
+
+  // formatOf is the browser's number format of opts, made once (a chart
+  // writes a title for each of its points).
+  const formats = new Map();
+  function formatOf(opts) {
+    const key = JSON.stringify(opts);
+    if (!formats.has(key)) formats.set(key, new Intl.NumberFormat(undefined, opts));
+    return formats.get(key);
+  }
+
+  function num(v) {
+    if (typeof v !== "number") return String(v);
+    const d = decimalsOf(v);
+    return formatOf(d === null ? UNROUNDED : { maximumFractionDigits: d }).format(v);
+  }
+
+  // money writes an amount in a currency: a whole amount without cents,
+  // any other with at least the currency's minor digits ($12.50) and its
+  // own decimals beyond them ($0.125). It throws for a code the browser
+  // knows no currency of.
+  function money(v, currency) {
+    const minor = formatOf({ style: "currency", currency }).resolvedOptions().maximumFractionDigits;
+    const d = decimalsOf(v);
+    const digits = d === 0 ? 0 : d === null ? minor : Math.max(minor, d);
+    return formatOf({ style: "currency", currency, minimumFractionDigits: digits, maximumFractionDigits: digits }).format(v);
+  }
+
+  // A part of a total, as a percent.
+  const percent = (part, total) => `${formatOf({ maximumFractionDigits: 2 }).format((part / total) * 100)}%`;
+
   // A value with its unit: a currency written as its code (USD) as money,
-  // any other unit after the number.
+  // any other unit after the number, never on a line apart from it.
   function withUnit(v, unit) {
     if (typeof v !== "number") return String(v);
     if (unit && /^[A-Z]{3}$/.test(unit)) {
       try {
-        return new Intl.NumberFormat(undefined, { style: "currency", currency: unit, maximumFractionDigits: 2 }).format(v);
+        return money(v, unit);
       } catch {
         // not a currency this browser knows: the number and the code
       }
     }
-    return unit ? `${num(v)} ${unit}` : num(v);
+    return unit ? `${num(v)}\u00a0${unit}` : num(v);
   }
+
+  // wholeTicks is the tick options of an axis over values. Over whole
+  // numbers alone (counts) it ticks at whole numbers only, at most one for
+  // each spacing pixels of the axis' length, as Plot would, and writes them
+  // as whole numbers; over any other values it is empty: Plot's own ticks.
+  // (Plot takes an object with a range(lo, hi) as an interval to tick at;
+  // this one answers d3's ticks over the domain at a step of at least 1.)
+  function wholeTicks(values, length, spacing) {
+    const nums = values.filter((v) => typeof v === "number");
+    if (!nums.length || !nums.every(Number.isInteger)) return {};
+    const most = Math.max(1, Math.floor(length / spacing));
+    const ticks = {
+      floor: (x) => x,
+      offset: (x) => x,
+      range: (lo, hi) => d3.ticks(lo, hi, Math.max(1, Math.min(most, Math.floor(hi - lo)))).filter(Number.isInteger),
+    };
+    return { ticks, tickFormat: num };
+  }
+
   function clip(s, n) {
     s = String(s);
     return s.length > n ? s.slice(0, n - 1) + "…" : s;
@@ -371,8 +433,11 @@
     const banded = pts.filter((p) => p.low !== undefined && p.high !== undefined);
     // One line takes the page's accent; several, Plot's categorical colors.
     const color = names.length === 1 ? { domain: names, range: ["var(--q-accent, #4269d0)"] } : { domain: names };
+    const levels = s.marks || [];
+    const ys = pts.flatMap((p) => [p.value, p.low, p.high]).concat(levels.map((m) => m.value)).filter((v) => typeof v === "number");
+    const yTicks = wholeTicks(ys, 260, 35);
     const marks = [
-      Plot.gridY({ strokeOpacity: 0.12 }),
+      Plot.gridY({ strokeOpacity: 0.12, ticks: yTicks.ticks }),
       Plot.areaY(banded, { x: "t", y1: "low", y2: "high", z: "z", fill: "line", fillOpacity: 0.18, curve: "linear" }),
       Plot.lineY(observed, { x: "t", y: "value", z: "z", stroke: "line", strokeWidth: 2 }),
     ];
@@ -387,19 +452,17 @@
     for (const p of pts) alone.set(p.z, (alone.get(p.z) || 0) + 1);
     const dots = pts.length <= Math.max(60, width / 6) ? pts : pts.filter((p) => alone.get(p.z) === 1);
     marks.push(Plot.dot(dots, { x: "t", y: "value", fill: "line", r: 2.5, title: pointTitle(s) }));
-    const levels = s.marks || [];
     if (levels.length) {
       marks.push(Plot.ruleY(levels, { y: "value", strokeDasharray: "4 3", strokeOpacity: 0.6 }));
       marks.push(Plot.text(levels, { y: "value", text: (m) => `${m.label}: ${withUnit(m.value, s.unit)}`, frameAnchor: "right", textAnchor: "end", dy: -6, fillOpacity: 0.85 }));
     }
-    const ys = pts.flatMap((p) => [p.value, p.low, p.high]).concat(levels.map((m) => m.value)).filter((v) => typeof v === "number");
     const plot = Plot.plot({
       ...base(width, 260),
       marginLeft: Math.max(40, textWidth(ys.map(num)) + 14),
       marginTop: origin ? 22 : 20,
       marginRight: 32, // room for half the last period's label
       x: { ...timeAxis(seriesTimes(pts), s.period, width), label: null },
-      y: { label: yLabelOf(s), nice: true, zero: ys.every((v) => v >= 0) && Math.min(...ys) < Math.max(...ys) * 0.5 },
+      y: { label: yLabelOf(s), ...yTicks, nice: true, zero: ys.every((v) => v >= 0) && Math.min(...ys) < Math.max(...ys) * 0.5 },
       color,
       marks,
     });
@@ -433,7 +496,7 @@
       marginLeft: Math.max(40, textWidth(totals.map(num)) + 14),
       marginRight: 32,
       x,
-      y: { label: s.unit || null, grid: true, nice: true },
+      y: { label: s.unit || null, grid: true, nice: true, ...wholeTicks([...pts.map((p) => p.value), ...totals], 260, 35) },
       color: { domain: names },
       marks: [...marks, Plot.ruleY([0])],
     });
@@ -441,23 +504,29 @@
   };
 
   // calendar: a cell for each day, shaded by its value, a row of weeks for
-  // each year.
+  // each year, over which each month's name stands at the week its first
+  // day is in. The weeks a month begins in differ from year to year, so the
+  // names are drawn in each year's row (on a row of their own, MONTHS, above
+  // Monday), not as one axis for all.
   KINDS.calendar = (s, roles, width) => {
     const pts = seriesPoints(s);
     const years = [...new Set(pts.map((p) => p.t.getUTCFullYear()))];
     const week = (t) => d3.utcMonday.count(d3.utcYear(t), t);
     const day = (t) => (t.getUTCDay() + 6) % 7;
+    const MONTHS = -1;
+    const monthStarts = years.flatMap((y) => d3.utcMonths(new Date(Date.UTC(y, 0, 1)), new Date(Date.UTC(y + 1, 0, 1))));
     const cell = Math.max(6, Math.min(14, Math.floor((width - 60) / 54)));
-    const monthStarts = d3.utcMonths(new Date(Date.UTC(2026, 0, 1)), new Date(Date.UTC(2027, 0, 1)));
     const plot = Plot.plot({
-      ...base(Math.min(width, 60 + cell * 54), years.length * (cell * 7 + 24) + 30),
+      ...base(Math.min(width, 60 + cell * 54), years.length * (cell * 8 + 24) + 20),
       marginLeft: 40,
+      marginTop: 10,
       padding: 0.1,
-      x: { axis: "top", ticks: monthStarts.map((m) => week(m)), tickFormat: (w) => d3.utcFormat("%b")(monthStarts.find((m) => week(m) === w)), tickSize: 0, label: null, domain: d3.range(54) },
-      y: { tickFormat: (d) => "MTWTFSS"[d], tickSize: 0, label: null, domain: d3.range(7) },
+      x: { axis: null, domain: d3.range(54) },
+      y: { tickFormat: (d) => (d === MONTHS ? "" : "MTWTFSS"[d]), tickSize: 0, label: null, domain: [MONTHS, ...d3.range(7)] },
       fy: { label: null, domain: years, tickFormat: (y) => String(y) },
       color: { type: "linear", scheme: "greens", label: yLabelOf(s) || "value", zero: true },
       marks: [
+        Plot.text(monthStarts, { x: week, y: () => MONTHS, fy: (m) => m.getUTCFullYear(), text: d3.utcFormat("%b"), fillOpacity: 0.85 }),
         Plot.cell(pts, {
           x: (d) => week(d.t),
           y: (d) => day(d.t),
@@ -476,8 +545,27 @@
     return c.values.map((v, i) => ({ name: v.name, value: v.value, low: v.low, high: v.high, i }));
   }
 
+  // slotsOf gives each row of a table its place within its x, as its slot:
+  // its color, then its turn among the rows of its x and color. So each row
+  // has a bar of its own. It answers the slots in their order across a
+  // group: the colors as they first come, each with as many slots as it
+  // has rows at one x at most.
+  function slotsOf(rows) {
+    const turns = new Map();
+    const most = new Map();
+    for (const r of rows) {
+      const color = r.color ?? "";
+      const key = `${r.x}\u0000${color}`;
+      const turn = turns.get(key) || 0;
+      turns.set(key, turn + 1);
+      r.slot = `${color}\u0000${turn}`;
+      most.set(color, Math.max(most.get(color) || 0, turn + 1));
+    }
+    return [...most].flatMap(([color, n]) => d3.range(n).map((turn) => `${color}\u0000${turn}`));
+  }
+
   // bars: a bar for each category, or for each row of a table at its x,
-  // grouped by color.
+  // side by side with the other rows there, grouped by color.
   KINDS.bars = (data, roles, width) => {
     let rows;
     let xLabel = null;
@@ -507,22 +595,22 @@
     const rotate = textWidth(xs) > slot - 6;
     const bottom = rotate ? Math.min(120, textWidth(xs.map((x) => clip(x, 18))) * 0.75 + 20) : 30;
     const marks = [];
-    let fx;
-    if (colored) {
-      const groups = [...new Set(rows.map((r) => r.color))];
-      marks.push(Plot.barY(rows, { fx: "x", x: "color", y: "y", fill: "color", title, insetLeft: 0.5, insetRight: 0.5 }));
-      fx = { domain: xs, label: xLabel, tickRotate: rotate ? -40 : 0, tickFormat: (d) => clip(d, 18), padding: 0.15 };
+    const slots = slotsOf(rows);
+    if (colored || slots.length > 1) {
+      // Each x is a group of bars side by side (Plot would stack the rows
+      // of one x into one column).
+      marks.push(Plot.barY(rows, { fx: "x", x: "slot", y: "y", fill: colored ? "color" : "var(--q-accent, #4269d0)", title, insetLeft: 0.5, insetRight: 0.5 }));
       const plot = Plot.plot({
         ...base(width, 240 + bottom),
         marginLeft: left,
         marginBottom: bottom,
-        fx,
-        x: { axis: null, domain: groups },
-        y: { label: yLabel, grid: true, nice: true },
-        color: { domain: groups },
+        fx: { domain: xs, label: xLabel, tickRotate: rotate ? -40 : 0, tickFormat: (d) => clip(d, 18), padding: 0.15 },
+        x: { axis: null, domain: slots },
+        y: { label: yLabel, grid: true, nice: true, ...wholeTicks(values, 240, 35) },
+        color: colored ? { domain: [...new Set(rows.map((r) => r.color))] } : undefined,
         marks: [...marks, Plot.ruleY([0])],
       });
-      return { plot, legend: colorLegend(plot) };
+      return { plot, legend: colored ? colorLegend(plot) : null };
     }
     marks.push(Plot.barY(rows, { x: "x", y: "y", fill: "var(--q-accent, #4269d0)", title }));
     // A bar is at most 90 pixels wide, however few they are.
@@ -534,7 +622,7 @@
       marginLeft: left,
       marginBottom: bottom,
       x: { domain: xs, label: xLabel, tickRotate: rotate ? -40 : 0, tickFormat: (d) => clip(d, 18), padding: pad },
-      y: { label: yLabel, grid: true, nice: true },
+      y: { label: yLabel, grid: true, nice: true, ...wholeTicks(values, 240, 35) },
       marks: [...marks, Plot.ruleY([0])],
     });
     return { plot, legend: null };
@@ -553,7 +641,7 @@
       marginLeft: left,
       marginBottom: bottom,
       x: { domain: xs, label: null, padding: 0, tickRotate: rotate ? -40 : 0, tickFormat: (d) => clip(d, 18) },
-      y: { label: c.unit || null, grid: true, nice: true },
+      y: { label: c.unit || null, grid: true, nice: true, ...wholeTicks(rows.map((r) => r.value), 240, 35) },
       marks: [
         Plot.barY(rows, { x: "name", y: "value", fill: "var(--q-accent, #4269d0)", insetLeft: 0.5, insetRight: 0.5, title: (d) => `${d.name}: ${withUnit(d.value, c.unit)}` }),
         Plot.ruleY([0]),
@@ -567,7 +655,7 @@
   KINDS.share = (c, roles, width) => {
     const rows = categoryRows(c);
     const total = d3.sum(rows, (r) => r.value);
-    const pct = (v) => (total > 0 ? `${numberFormat.format((v / total) * 100)}%` : "—");
+    const pct = (v) => (total > 0 ? percent(v, total) : "—");
     const names = rows.map((r) => r.name);
     const plot = Plot.plot({
       ...base(width, 90),
@@ -590,7 +678,7 @@
   KINDS.funnel = (c, roles, width) => {
     const rows = categoryRows(c);
     const first = rows.length ? rows[0].value : 0;
-    const part = (v) => (first > 0 ? `${numberFormat.format((v / first) * 100)}%` : "—");
+    const part = (v) => (first > 0 ? percent(v, first) : "—");
     const most = d3.max(rows, (r) => Math.abs(r.value)) || 1;
     const left = Math.min(width * 0.4, textWidth(rows.map((r) => clip(r.name, 28))) + 16);
     const plot = Plot.plot({
@@ -608,11 +696,11 @@
   };
 
   // An x of a table across: numbers, times or categories.
-  function xChannel(rows, role) {
+  function xChannel(rows, role, width) {
     const vals = rows.map((r) => r[role]);
     const k = xKindOf(vals);
     if (k === "time") return { k, get: (d) => timeOf(d[role]), scale: { type: "utc" } };
-    if (k === "number") return { k, get: (d) => d[role], scale: { type: "linear", nice: true } };
+    if (k === "number") return { k, get: (d) => d[role], scale: { type: "linear", nice: true, ...wholeTicks(vals, width, 80) } };
     return { k, get: (d) => cellText(d[role]), scale: { type: "point", domain: [...new Set(vals.map(cellText))], padding: 0.5 } };
   }
 
@@ -622,7 +710,7 @@
     return (table, roles, width) => {
       const t = rowsOf(kind, table, roles);
       const rows = t.rows.map((r) => ({ ...r, color: r.color === undefined || r.color === null ? undefined : cellText(r.color) }));
-      const x = xChannel(rows, "x");
+      const x = xChannel(rows, "x", width);
       const colored = t.has("color");
       const unitX = t.col("x").unit;
       const unitY = t.col("y").unit;
@@ -654,7 +742,7 @@
         marginRight: 16,
         inset: kind === "bubble" ? 18 : 8,
         x: { ...x.scale, label: colLabel(t.col("x")), grid: true },
-        y: { label: colLabel(t.col("y")), grid: true, nice: true },
+        y: { label: colLabel(t.col("y")), grid: true, nice: true, ...wholeTicks(rows.map((r) => r.y), 280, 35) },
         r: kind === "bubble" ? { range: [3, Math.max(12, Math.min(36, width / 20))] } : undefined,
         color: colored ? { type: "categorical" } : undefined,
         marks,
@@ -718,7 +806,7 @@
       ...base(width, names.length * ROW_HEIGHT + 50),
       marginLeft: left,
       marginRight: 16,
-      x: { label: xLabel, grid: true, nice: true },
+      x: { label: xLabel, grid: true, nice: true, ...wholeTicks(rows.flatMap((r) => [r.value, r.low, r.high]), width, 80) },
       y: { domain: names, label: null, tickFormat: (d) => clip(d, 28) },
       marks: [
         Plot.ruleY(ranged, { y: "name", x1: "low", x2: "high", stroke: "var(--q-accent, #4269d0)", strokeWidth: 6, strokeOpacity: 0.45, strokeLinecap: "round", title }),
@@ -824,6 +912,8 @@
       }
       wrap.append(tile);
     });
+    const longest = Math.max(0, ...[...wrap.querySelectorAll(".q-figure-value")].map((v) => v.textContent.length));
+    wrap.style.setProperty("--q-figure-chars", String(longest));
     return { html: wrap };
   };
 
@@ -858,6 +948,17 @@
     return Math.max(240, Math.floor(w || 640));
   }
 
+  // foldTable folds a block's data table under its first drawing: the
+  // server sends it open, for a page read without JavaScript. A kind drawn
+  // as HTML is its table, so that one is hidden. A redrawn block keeps the
+  // table as the reader left it.
+  function foldTable(fig) {
+    const details = fig.querySelector(":scope > details.q-chart-table");
+    if (!details) return;
+    if (AS_HTML.has(fig.dataset.kind)) details.hidden = true;
+    else details.open = false;
+  }
+
   function draw(fig) {
     const target = fig.querySelector(":scope > .q-chart-draw");
     const script = fig.querySelector(":scope > script.q-chart-data");
@@ -882,10 +983,7 @@
       if (out.html) parts.push(out.html);
       target.replaceChildren(...parts);
       target.dataset.width = String(width);
-      if (AS_HTML.has(kind)) {
-        const details = fig.querySelector(":scope > details.q-chart-table");
-        if (details) details.hidden = true;
-      }
+      if (!fig.dataset.drawn) foldTable(fig);
       fig.dataset.drawn = "true";
     } catch (err) {
       fig.dataset.drawn = "failed";
