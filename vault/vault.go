@@ -20,6 +20,7 @@ import (
 
 	"quire/internal/fsys"
 	"quire/vault/git/object"
+	"quire/words/address"
 	"quire/words/refusal"
 )
 
@@ -432,6 +433,11 @@ func BlobID(data []byte) string { return hashObject("blob", data).String() }
 // the index, playbook-runs/AGENTS.md, .gitignore and a first commit. dir
 // may exist but must be empty.
 func Init(dir, org string, now time.Time) (*Vault, error) {
+	// The org is a segment of every URL (/v1/orgs/<org>/…): it takes a
+	// playbook id's rule.
+	if !address.ValidPlaybookID(org) {
+		return nil, refusal.Invalid("--org", "%q is not an organization's id: 3 to 48 lowercase letters, digits and hyphens, beginning with a letter (acme, north-star)", org)
+	}
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
