@@ -160,10 +160,10 @@ func TestCheckOnAReadOnlyVault(t *testing.T) {
 	})
 	for _, vault := range []string{dir, clone} {
 		v := "--vault=" + vault
-		if code, out, errs := run(v, "check"); code != 0 || out != "1 runs, 3 events, 0 problems\n" || errs != "" {
+		if code, out, errs := run(v, "check"); code != 0 || out != "1 run, 3 events, 0 problems\n" || errs != "" {
 			t.Errorf("check of the read-only %s: %d %q %q", vault, code, out, errs)
 		}
-		if code, out, errs := run(v, "check", "--history"); code != 0 || !strings.HasSuffix(out, "1 runs, 3 events, 0 problems\n") || errs != "" {
+		if code, out, errs := run(v, "check", "--history"); code != 0 || !strings.HasSuffix(out, "1 run, 3 events, 0 problems\n") || errs != "" {
 			t.Errorf("check --history of the read-only %s: %d %q %q", vault, code, out, errs)
 		}
 		if code, out, errs := run(v, "call", "get_run", "--args", `{"playbook":"finance","run_id":"`+runID+`"}`); code != 0 || !strings.Contains(out, `"state": "active"`) {

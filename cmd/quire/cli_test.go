@@ -81,7 +81,7 @@ func TestCLIRunStory(t *testing.T) {
 	if code, out, _ := quire(t, "", v, "runs", "--playbook", "finance"); code != 0 || !strings.Contains(out, r.RunID+"  workflow/close") || !strings.HasPrefix(out, "RUN ") {
 		t.Fatalf("runs: %d %s", code, out)
 	}
-	if code, out, _ := quire(t, "", v, "check"); code != 0 || !strings.HasSuffix(out, "1 runs, 5 events, 0 problems\n") {
+	if code, out, _ := quire(t, "", v, "check"); code != 0 || !strings.HasSuffix(out, "1 run, 5 events, 0 problems\n") {
 		t.Fatalf("check: %d %s", code, out)
 	}
 	// A broken run folder: check names the path and exits 1.

@@ -58,9 +58,9 @@ func checkCommand(e *env) *cli.Command {
 					if h.Note != "" {
 						fmt.Fprintln(e.out, "history: "+h.Note)
 					}
-					fmt.Fprintf(e.out, "history: proved %d new commits (%d in all) up to %s, reading %d objects\n", h.Commits, h.Proved, h.Head, h.Reads)
+					fmt.Fprintf(e.out, "history: proved %s (%d in all) up to %s, reading %s\n", plural(h.Commits, "new commit"), h.Proved, h.Head, plural(h.Reads, "object"))
 				}
-				fmt.Fprintf(e.out, "%d runs, %d events, %d problems\n", rep.Runs, rep.Events, len(rep.Problems))
+				fmt.Fprintf(e.out, "%s, %s, %s\n", plural(rep.Runs, "run"), plural(rep.Events, "event"), plural(len(rep.Problems), "problem"))
 			}
 			if len(rep.Problems) > 0 {
 				return cli.Exit("", 1)
@@ -120,4 +120,13 @@ func janitorCommand(e *env) *cli.Command {
 			return nil
 		}),
 	}
+}
+
+// plural writes n and the noun, in the plural unless n is 1: "1 run",
+// "0 problems".
+func plural[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -65,7 +65,7 @@ func projectCommand(e *env) *cli.Command {
 func playbookCommand(e *env) *cli.Command {
 	show := func(res any) {
 		p := res.(*ledger.Playbook)
-		fmt.Fprintf(e.out, "%s  %s  %d definitions, %d runs\n", p.Playbook, p.Name, p.Definitions, p.Runs)
+		fmt.Fprintf(e.out, "%s  %s  %s, %s\n", p.Playbook, p.Name, plural(p.Definitions, "definition"), plural(p.Runs, "run"))
 		if p.Description != "" {
 			fmt.Fprintf(e.out, "  %s\n", p.Description)
 		}
