@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"quire/internal/browser"
 	"quire/serve"
@@ -146,4 +147,34 @@ func TestBrowserRunPageSaysWhatItWasAsked(t *testing.T) {
 	}
 	p.Screenshot(filepath.Join(dir, "run-page-paused.png"))
 	t.Logf("screenshots in %s", dir)
+}
+
+// A page opens with what it shows, not telemetry: the views' standing is
+// a few words in small type ("Up to date"), how many events they folded
+// and when the last was only on hover.
+func TestBrowserStandingIsNoTelemetry(t *testing.T) {
+	d := sharedDemo(t)
+	p := browser.NewPage(t)
+	var seen struct{ Text, Hover string }
+	for i := 0; ; i++ {
+		if err := p.Open(d.srv.URL + "/p/operations/workflow/fulfill-order"); err != nil {
+			t.Fatal(err)
+		}
+		err := p.Eval(`(() => { const s = document.querySelector(".q-standing");
+		  return {Text: s.innerText.trim(), Hover: (s.querySelector("[title]") || {}).title || ""}; })()`, &seen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen.Text != "Up to date" && i < 50 {
+			time.Sleep(100 * time.Millisecond) // the views are still being built
+			continue
+		}
+		break
+	}
+	if seen.Text != "Up to date" || !strings.Contains(seen.Hover, " events folded") {
+		t.Errorf("the standing reads %q, and on hover %q", seen.Text, seen.Hover)
+	}
+	if n, err := p.Count(".q-standing small"); err != nil || n != 1 {
+		t.Errorf("the standing is not in small type: %d %v", n, err)
+	}
 }
