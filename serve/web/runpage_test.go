@@ -146,6 +146,16 @@ func TestBrowserRunPageSaysWhatItWasAsked(t *testing.T) {
 		t.Errorf("the paused run's page: %q %v", text, err)
 	}
 	p.Screenshot(filepath.Join(dir, "run-page-paused.png"))
+	escalated := start(`{"month":"2026-12"}`)
+	d.call("record_event", map[string]any{"playbook": "operations", "run_id": escalated, "event": "pause_started", "actor": "agent-7",
+		"data": map[string]string{"kind": "needs_review", "stage": "evidence", "summary": "The evidence does not support the claim."}})
+	if err := p.Open(d.srv.URL + "/p/operations/runs/" + escalated); err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	if err := p.Eval(`document.querySelector(".q-pause dl").innerText`, &text); err != nil || strings.Join(strings.Fields(text), " ") != "Kind needs_review Stage evidence Summary The evidence does not support the claim." {
+		t.Errorf("the escalated run's page: %q %v", text, err)
+	}
 	t.Logf("screenshots in %s", dir)
 }
 
