@@ -433,6 +433,7 @@ type runPage struct {
 	Head    *block
 	Input   string        // the run's input, indented JSON
 	Context template.HTML // context.md
+	Source  string        // the definition's source at the run's version
 	Pause   *ledger.Pause
 	// PausedData is a pause's data that says no reason, kind, stage or
 	// summary (one recorded by hand), as it is.
@@ -486,6 +487,11 @@ func (w *Web) run(r *http.Request, c *reqCtx) (*view, error) {
 		rp.Head, rp.Blocks = headline(rp.Blocks, run.Page.Headline, st)
 	}
 	rp.Input, rp.Output = indented(run.Input), indented(run.Output)
+	// What the run was asked to follow: its definition at the version it
+	// is pinned to, which may be older than the definition's page.
+	if d, err := callAs[*ledger.Definition](w, r, c, "get_definition", map[string]any{"playbook": pb, "type": run.Type, "name": run.Name, "version": run.Version}); err == nil {
+		rp.Source = d.Source
+	}
 	if rp.Pause = run.Pause(); rp.Pause == nil {
 		rp.PausedData = indented(run.Paused)
 	}

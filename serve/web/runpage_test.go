@@ -81,7 +81,7 @@ func TestRunPageFilesAndCommits(t *testing.T) {
 // put the run's id on the page), and no heading of theirs is larger than
 // their section's. A paused run's page says why it waits.
 func TestBrowserRunPageSaysWhatItWasAsked(t *testing.T) {
-	d := sharedDemo(t)
+	d := newDemo(t, serve.Options{Open: true})
 	start := func(input string) string {
 		t.Helper()
 		r := d.call("run_definition", map[string]any{"playbook": "operations", "type": "workflow", "name": "echo",
@@ -90,6 +90,9 @@ func TestBrowserRunPageSaysWhatItWasAsked(t *testing.T) {
 		return r["run_id"].(string)
 	}
 	id := start(`{"month":"2026-10"}`)
+	// A version saved after the run started: the run keeps its own.
+	d.call("update_definition", map[string]any{"playbook": "operations", "type": "workflow", "name": "echo", "actor": "ana",
+		"source": "document:\n  name: echo\n  summary: version 2\npage:\n  result: |\n    {{ output.text }}\n"})
 	d.call("append_thread", map[string]any{"playbook": "operations", "run_id": id, "text": "# Checked\n\nAll **figures**.", "actor": "agent-7"})
 	d.call("end_run", map[string]any{"playbook": "operations", "run_id": id, "status": "succeeded", "actor": "agent-7",
 		"output": map[string]string{"text": "October closed with **$182,450**."}})
@@ -102,6 +105,7 @@ func TestBrowserRunPageSaysWhatItWasAsked(t *testing.T) {
 		Headlines                                      int
 		ContextHeads, ThreadHeads                      []string
 		Larger                                         bool
+		Source                                         string
 	}
 	script := `(() => {
 	  const text = s => (document.querySelector(s) || {}).textContent || "";
@@ -110,7 +114,7 @@ func TestBrowserRunPageSaysWhatItWasAsked(t *testing.T) {
 	  const section = document.querySelector(".q-threadmd").closest("section").querySelector("h2");
 	  const body = document.body.innerText;
 	  return {H1: text("h1"), Title: document.title, Text: body, Input: text(".q-input"), Asked: text(".q-asked"),
-	    Context: text(".q-context"), Thread: text(".q-threadmd"),
+	    Context: text(".q-context"), Source: text(".q-source pre"), Thread: text(".q-threadmd"),
 	    Headlines: body.split("October closed with $182,450.").length - 1,
 	    ContextHeads: heads(".q-context"), ThreadHeads: heads(".q-threadmd"),
 	    Larger: [...document.querySelectorAll(".q-threadmd :is(h1,h2,h3,h4,h5,h6)")].some(h => size(h) > size(section))};
@@ -121,7 +125,7 @@ func TestBrowserRunPageSaysWhatItWasAsked(t *testing.T) {
 	if seen.H1 != "October closed with $182,450." || seen.Headlines != 1 || strings.Contains(seen.Title, "October") {
 		t.Errorf("the headline is drawn %d times; the heading %q, the title %q", seen.Headlines, seen.H1, seen.Title)
 	}
-	if !strings.Contains(seen.Input, `"month": "2026-10"`) || !strings.Contains(seen.Asked, "at version 1") {
+	if !strings.Contains(seen.Input, `"month": "2026-10"`) || !strings.Contains(seen.Asked, "at version 1") || !strings.Contains(seen.Source, "name: echo") || strings.Contains(seen.Source, "version 2") {
 		t.Errorf("what the run was asked: %q", seen.Asked)
 	}
 	if !strings.HasPrefix(strings.TrimSpace(seen.Context), "The October close, asked by Ana.") || strings.Join(seen.ContextHeads, "|") != "H4 Books" {
