@@ -114,7 +114,7 @@ func operations() []*Op {
 		op(Op{Name: "transition_run", Scope: ScopeWrite, StatePath: "/to", Method: "POST", Path: "/playbooks/{playbook}/runs/{run_id}/transition",
 			Description: "Move a run to paused (pause_started), active (pause_resumed) or archived (its archived event with the reason first; then read-only). Only the executor or authorized_by may (rule 4). Runs end through end_run."}, (*Ledger).transitionRun),
 		op(Op{Name: "get_run", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}", ReadOnly: true, Idempotent: true,
-			Description: "Read a run: status, state, pinned version, started and ended, output, current step, what a paused run waits for, its folder; and page.result, the run rendered through its definition's page (first line the headline). With blocks, page.blocks lists the result's blocks with their addresses."}, (*Ledger).getRun),
+			Description: "Read a run: its input, status, state, pinned version, started and ended, output, current step, what a paused run waits for (paused), its folder; and page.result, the run rendered through its definition's page (first line the headline). With blocks, page.blocks lists the result's blocks with their addresses."}, (*Ledger).getRun),
 		// ops_runfiles.go
 		op(Op{Name: "get_run_files", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}/files", ReadOnly: true, Idempotent: true,
 			Description: "Read a run's context.md, thread.md, run.state.json (as JSON) and its artifacts' names and sizes. Refuses an unknown run (not_found)."}, (*Ledger).getRunFiles),

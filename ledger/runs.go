@@ -114,7 +114,7 @@ type TransitionRunArgs struct {
 	Playbook  string `json:"playbook"`
 	RunID     string `json:"run_id"`
 	To        string `json:"to" enum:"paused,active,archived" jsonschema:"paused, active (resume) or archived"`
-	Reason    string `json:"reason,omitempty" jsonschema:"required to archive"`
+	Reason    string `json:"reason,omitempty" jsonschema:"required to archive; a pause's is get_run's paused.reason"`
 	Actor     string `json:"actor"`
 	Time      string `json:"time,omitempty"`
 	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
@@ -131,6 +131,7 @@ type Run struct {
 	State        string          `json:"state"`
 	Started      string          `json:"started"`
 	Ended        string          `json:"ended,omitempty"`
+	Input        json.RawMessage `json:"input,omitempty" jsonschema:"get_run: the input the run was started with"`
 	Output       json.RawMessage `json:"output,omitempty"`
 	OutputShape  string          `json:"output_shape" jsonschema:"the shape the run's output takes: series, categories, table, text or none"`
 	Reason       string          `json:"reason,omitempty"`
@@ -140,7 +141,7 @@ type Run struct {
 	Executor     string          `json:"executor"`
 	AuthorizedBy string          `json:"authorized_by"`
 	CurrentStep  *string         `json:"current_step"`
-	Paused       json.RawMessage `json:"paused,omitempty" jsonschema:"while paused, its pause_started's data: what it waits for"`
+	Paused       json.RawMessage `json:"paused,omitempty" jsonschema:"while paused, its pause_started's data: what it waits for (reason; or kind, stage, summary)"`
 	Events       int             `json:"events"`
 	LastSeq      int64           `json:"last_seq"`
 	Path         string          `json:"path"`
@@ -150,6 +151,27 @@ type Run struct {
 	// write is recorded (durably, in the files) but its commit could not be
 	// made yet; the next writer's commit or quire janitor makes it.
 	Committed *bool `json:"committed,omitempty"`
+}
+
+// Pause is what a paused run waits for, as its pause_started's data says
+// it: the reason given to transition_run, or an AgentRun escalate's kind,
+// stage and summary.
+type Pause struct {
+	Reason  string `json:"reason,omitempty"`
+	Kind    string `json:"kind,omitempty"`
+	Stage   string `json:"stage,omitempty"`
+	Summary string `json:"summary,omitempty"`
+}
+
+// Pause reads r.Paused; nil when the run is not paused, or when its
+// pause says nothing of these (the data of a pause_started recorded by
+// hand may be any object).
+func (r *Run) Pause() *Pause {
+	var p Pause
+	if json.Unmarshal(r.Paused, &p) != nil || p == (Pause{}) {
+		return nil
+	}
+	return &p
 }
 
 // answerRun is the answer of a write that recorded a run's event: the run
@@ -651,6 +673,11 @@ func (l *Ledger) transitionRun(ctx context.Context, a *TransitionRunArgs) (*Run,
 	switch a.To {
 	case runfolder.Paused:
 		ln.Event, ln.Detail = event.PauseStarted, "Paused"
+		// The reason is the pause's data, as an escalate's kind, stage
+		// and summary are, so that get_run's paused says it.
+		if a.Reason != "" {
+			ln.Data = mustJSON(Pause{Reason: a.Reason})
+		}
 	case runfolder.Active:
 		ln.Event, ln.Detail = event.PauseResumed, "Resumed"
 	case runfolder.Archived:
@@ -675,11 +702,18 @@ func (l *Ledger) getRun(ctx context.Context, a *GetRunArgs) (*Run, error) {
 	if err := checkFormat(a.Format); err != nil {
 		return nil, err
 	}
-	e, st, err := l.runState(a.Playbook, a.RunID)
+	e, f, err := l.runFolder(a.Playbook, a.RunID)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.LoadState()
 	if err != nil {
 		return nil, err
 	}
 	r := runOf(e, st)
+	if r.Input, err = f.Input(); err != nil {
+		return nil, err
+	}
 	if r.Page, err = l.runPage(e, st, a.Blocks, a.Format); err != nil {
 		return nil, err
 	}

@@ -1,10 +1,12 @@
 package runfolder
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -629,4 +631,29 @@ func (f Folder) ReadLines(fn func(off int64, raw []byte) error) error {
 		data = data[i+1:]
 	}
 	return nil
+}
+
+// Input is the input the run was started with, as its run_created line,
+// the first of run.jsonl, recorded it; nil when it was started without
+// one. It reads that line alone, so a long log costs nothing more.
+func (f Folder) Input() (json.RawMessage, error) {
+	fh, err := os.Open(f.abs(LogFile))
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	first, err := bufio.NewReader(fh).ReadBytes('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	var ln struct {
+		Event string `json:"event"`
+		Data  struct {
+			Input json.RawMessage `json:"input"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(first, &ln) != nil || ln.Event != event.RunCreated {
+		return nil, nil // a log a hand edit broke; quire check says so
+	}
+	return ln.Data.Input, nil
 }

@@ -259,14 +259,19 @@ func runCommand(e *env) *cli.Command {
 							row("step", *r.CurrentStep)
 						}
 						row("events", fmt.Sprint(r.Events))
+						row("input", compactJSON(r.Input))
+						if p := r.Pause(); p != nil {
+							row("paused for", p.Reason)
+							row("pause kind", p.Kind)
+							row("pause stage", p.Stage)
+							row("pause summary", p.Summary)
+						} else {
+							row("paused for", compactJSON(r.Paused))
+						}
 						row("reason", r.Reason)
 						row("kind", r.Kind)
 						row("detail", r.Detail)
-						if len(r.Output) > 0 {
-							var b bytes.Buffer
-							json.Compact(&b, r.Output)
-							row("output", b.String())
-						}
+						row("output", compactJSON(r.Output))
 						for _, is := range r.Issues {
 							row("issue", is.Path+": "+is.Message)
 						}
@@ -353,4 +358,14 @@ func rejectedWhy(r *ledger.Run) string {
 		why += fmt.Sprintf("; %s: %s", is.Path, is.Message)
 	}
 	return why
+}
+
+// compactJSON is a JSON value on one line, as run show prints it; "" for
+// none.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
 }

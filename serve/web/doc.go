@@ -7,9 +7,11 @@
 //	GET  /p/{playbook}/{type}/{name}         a definition: runs over its views with the standing, its
 //	                                         versions, its runs (status, started, ended, executor, headline;
 //	                                         50 a page, ?runs=<cursor> for older ones)
-//	GET  /p/{playbook}/runs/{run_id}         a run: result over its output, its events as a timeline, its
-//	                                         thread, artifacts, state (run.state.json: get_run_files) and the
-//	                                         commits that recorded it (list_run_commits)
+//	GET  /p/{playbook}/runs/{run_id}         a run: its headline once, as its heading; why a paused run waits;
+//	                                         what it was asked (its input, context.md, its definition's source
+//	                                         at the pinned version); result over its output, its events as a
+//	                                         timeline, its thread, artifacts, state (run.state.json:
+//	                                         get_run_files) and the commits that recorded it (list_run_commits)
 //	GET  /p/{playbook}/runs/{run_id}/artifacts/{name...}  an artifact, as a download
 //	GET  /p/{playbook}/comments?address=…    the comments on one address, and the form that makes one
 //	POST /p/{playbook}/comments              make_comment (address, text; author on a server without tokens)
@@ -23,7 +25,7 @@
 // Options.Call, which package serve points at the one path every
 // transport takes (scopes, the token's principal as author, refusals), so
 // a page shows what its token may read and nothing else. A run's files
-// (thread.md, run.state.json, the list of artifacts/) are get_run_files',
+// (context.md, thread.md, run.state.json, the list of artifacts/) are get_run_files',
 // its commits list_run_commits' (from the ledger's index of commits, no
 // walk of the history); the package reads no file of the vault and runs
 // no program (TestWebReadsNoFileOfTheVault). An artifact's download is

@@ -44,7 +44,45 @@ type mdState struct {
 // toHTML renders Markdown as safe HTML.
 func (st *mdState) toHTML(md string) template.HTML {
 	src := []byte(md)
+	return st.render(src, parser.Parse(text.NewReader(src)))
+}
+
+// inSection renders Markdown a page draws under a section's own heading
+// of level, such as a run's thread.md or context.md: its headings go below
+// the section's (under an h2, an h1 as an h3), so none is drawn larger
+// than the section; and a first heading that only names the file (own says which,
+// such as thread.md's "Thread of run <id>") is left out, as the section's
+// heading says it, and a run's id is kept off the page.
+func (st *mdState) inSection(md string, level int, own func(title string) bool) template.HTML {
+	src := []byte(md)
 	doc := parser.Parse(text.NewReader(src))
+	if h, ok := doc.FirstChild().(*ast.Heading); ok && h.Level == 1 && own(plainText(h, src)) {
+		doc.RemoveChild(doc, h)
+	}
+	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if h, ok := n.(*ast.Heading); ok && entering {
+			h.Level = min(h.Level+level, 6)
+		}
+		return ast.WalkContinue, nil
+	})
+	return st.render(src, doc)
+}
+
+// inline renders one line of Markdown as safe inline HTML, for a heading
+// the page draws itself: its text and emphasis, links and code, in no
+// paragraph of its own.
+func (st *mdState) inline(line string) template.HTML {
+	out := string(st.toHTML(line))
+	if inner, ok := strings.CutPrefix(strings.TrimSpace(out), "<p>"); ok {
+		if inner, ok := strings.CutSuffix(inner, "</p>"); ok {
+			return template.HTML(inner)
+		}
+	}
+	return template.HTML(html.EscapeString(line))
+}
+
+// render writes a parsed document as safe HTML.
+func (st *mdState) render(src []byte, doc ast.Node) template.HTML {
 	if st.r == nil {
 		st.r = renderer.NewRenderer(renderer.WithNodeRenderers(
 			util.Prioritized(ghtml.NewRenderer(), 1000),
@@ -55,7 +93,7 @@ func (st *mdState) toHTML(md string) template.HTML {
 	}
 	var b bytes.Buffer
 	if err := st.r.Render(&b, src, doc); err != nil {
-		return template.HTML("<p>" + html.EscapeString(md) + "</p>")
+		return template.HTML("<p>" + html.EscapeString(string(src)) + "</p>")
 	}
 	return template.HTML(b.String())
 }

@@ -154,6 +154,7 @@ type block struct {
 	Address string
 	HTML    template.HTML
 	Cells   []cell
+	text    string // its Markdown
 }
 
 type cell struct {
@@ -167,7 +168,7 @@ type cell struct {
 func blocks(md string, st *mdState, blockAddr func(n int) string, cellAddr func(n, m int) string) []block {
 	var out []block
 	for _, b := range render.Blocks(md) {
-		hb := block{N: b.N, Kind: b.Kind, Address: blockAddr(b.N)}
+		hb := block{N: b.N, Kind: b.Kind, Address: blockAddr(b.N), text: b.Text}
 		if b.Kind == "row" {
 			for m, text := range b.CellText {
 				st.addr, st.cells = cellAddr(b.N, m+1), nil
@@ -424,16 +425,26 @@ func (w *Web) standing(pb string, s *fold.Standing) standingData {
 }
 
 type runPage struct {
-	R         *ledger.Run
-	Address   string
-	DefHref   string
-	Blocks    []block
-	Events    []eventRow
-	Thread    template.HTML
-	Artifacts []artifact
-	State     string
-	Commits   []commit
-	Output    string
+	R       *ledger.Run
+	Address string
+	DefHref string
+	// Head is the result's first block when it is the headline alone:
+	// drawn once, as the page's heading, with its address and comments.
+	Head    *block
+	Input   string        // the run's input, indented JSON
+	Context template.HTML // context.md
+	Source  string        // the definition's source at the run's version
+	Pause   *ledger.Pause
+	// PausedData is a pause's data that says no reason, kind, stage or
+	// summary (one recorded by hand), as it is.
+	PausedData string
+	Blocks     []block
+	Events     []eventRow
+	Thread     template.HTML
+	Artifacts  []artifact
+	State      string
+	Commits    []commit
+	Output     string
 }
 
 type eventRow struct {
@@ -460,7 +471,9 @@ func (w *Web) run(r *http.Request, c *reqCtx) (*view, error) {
 		return nil, err
 	}
 	rp := &runPage{R: run, Address: run.Address, DefHref: defHref(pb, run.Type, run.Name)}
-	v := &view{Title: run.Name + " · run", Playbook: pb, Template: "run", Data: rp,
+	// The title (and the crumb it is) names the run; the headline is
+	// drawn once, as the page's heading.
+	v := &view{Title: "Run of " + run.Name, Playbook: pb, Template: "run", Data: rp,
 		Crumbs: []crumb{{"Playbooks", "/"}, {pb, "/p/" + url.PathEscape(pb)}, {run.Name, rp.DefHref}}}
 	if run.Page != nil && run.Page.Result != "" {
 		st := &mdState{}
@@ -471,12 +484,16 @@ func (w *Web) run(r *http.Request, c *reqCtx) (*view, error) {
 		rp.Blocks = blocks(run.Page.Result, st,
 			func(n int) string { return byN[n].Address },
 			func(n, m int) string { return fmt.Sprintf("%s/parts/result-%d-%d", run.Address, n, m) })
+		rp.Head, rp.Blocks = headline(rp.Blocks, run.Page.Headline, st)
 	}
-	if len(run.Output) > 0 {
-		var b bytes.Buffer
-		if json.Indent(&b, run.Output, "", "  ") == nil {
-			rp.Output = b.String()
-		}
+	rp.Input, rp.Output = indented(run.Input), indented(run.Output)
+	// What the run was asked to follow: its definition at the version it
+	// is pinned to, which may be older than the definition's page.
+	if d, err := callAs[*ledger.Definition](w, r, c, "get_definition", map[string]any{"playbook": pb, "type": run.Type, "name": run.Name, "version": run.Version}); err == nil {
+		rp.Source = d.Source
+	}
+	if rp.Pause = run.Pause(); rp.Pause == nil {
+		rp.PausedData = indented(run.Paused)
 	}
 	if evs, err := callAs[*ledger.EventPage](w, r, c, "list_playbook_events", map[string]any{"playbook": pb, "run_id": id, "limit": 1000}); err == nil {
 		for _, e := range evs.Events {
@@ -493,8 +510,13 @@ func (w *Web) run(r *http.Request, c *reqCtx) (*view, error) {
 	// The run's files and commits, through the operations (get_run_files,
 	// list_run_commits) with the token's rights, as the rest of the page.
 	if files, err := callAs[*ledger.RunFiles](w, r, c, "get_run_files", map[string]any{"playbook": pb, "run_id": id}); err == nil {
+		// Each file's own title is the section's heading already;
+		// thread.md's names the run by its id, which stays off the page.
 		if strings.TrimSpace(files.Thread) != "" {
-			rp.Thread = (&mdState{}).toHTML(files.Thread)
+			rp.Thread = (&mdState{}).inSection(files.Thread, 2, func(h string) bool { return strings.HasPrefix(h, "Thread of run ") })
+		}
+		if strings.TrimSpace(files.Context) != "" {
+			rp.Context = (&mdState{}).inSection(files.Context, 3, func(h string) bool { return h == "Context" })
 		}
 		rp.State = stateText(files.State)
 		for _, a := range files.Artifacts {
@@ -509,6 +531,35 @@ func (w *Web) run(r *http.Request, c *reqCtx) (*view, error) {
 	}
 	w.comments(r, c, v, pb, run.Address)
 	return v, nil
+}
+
+// headline takes the result's first block out of bs when it is the
+// headline alone (one line, a sentence or a heading), so the page draws
+// the headline once: as its heading, the block's Markdown inline.
+func headline(bs []block, line string, st *mdState) (*block, []block) {
+	if len(bs) == 0 || line == "" || strings.Contains(strings.TrimSpace(bs[0].text), "\n") {
+		return nil, bs
+	}
+	head := bs[0]
+	text := strings.TrimSpace(head.text)
+	switch {
+	case head.Kind == "paragraph" && text == line:
+	case head.Kind == "heading" && strings.TrimSpace(strings.TrimLeft(text, "#")) == strings.TrimSpace(strings.TrimLeft(line, "#")):
+		text = strings.TrimSpace(strings.TrimLeft(text, "#"))
+	default:
+		return nil, bs
+	}
+	head.HTML = st.inline(text)
+	return &head, bs[1:]
+}
+
+// indented is a JSON value as the page shows it, "" for none.
+func indented(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if len(raw) == 0 || json.Indent(&b, raw, "", "  ") != nil {
+		return string(raw)
+	}
+	return b.String()
 }
 
 // stateText is run.state.json as the page shows it: indented, or its text
