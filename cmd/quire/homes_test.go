@@ -35,17 +35,7 @@ func TestTwoHomesRecordAtOnceAgainstOneRemote(t *testing.T) {
 			t.Fatalf("create_definition: %s %s", out, errs)
 		}
 	}
-	bare := filepath.Join(t.TempDir(), "remote.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
-		t.Fatalf("git init --bare: %v %s", err, out)
-	}
-	quire(t, "", vA, "remote", "add", "origin", "file://"+bare)
-	quire(t, "", vA, "node", "set", "alpha")
-	gitIn(t, dirA, "push", "-q", "origin", "HEAD:refs/heads/main")
-	if code, out, errs := quire(t, "", vA, "playbook", "move", "finance", "--home", "alpha"); code != 0 {
-		t.Fatalf("move finance: %s %s", out, errs)
-	}
-	gitIn(t, dirA, "push", "-q", "origin", "HEAD:refs/heads/main")
+	bare := homeWithRemote(t, dirA, "alpha", "finance")
 	dirB := filepath.Join(t.TempDir(), "b")
 	if code, out, errs := quire(t, "", "clone", "file://"+bare, dirB); code != 0 {
 		t.Fatalf("quire clone: %s %s", out, errs)
@@ -208,4 +198,22 @@ func TestTwoHomesRecordAtOnceAgainstOneRemote(t *testing.T) {
 			t.Fatalf("%s differs between the remote's clone and the person's pull", path)
 		}
 	}
+}
+
+// homeWithRemote makes the vault at dir the node of that name and the
+// home of playbook, with a new bare repository as its remote origin that
+// holds all of it (the move to the home among it), and answers the bare
+// repository's folder.
+func homeWithRemote(t *testing.T, dir, node, playbook string) string {
+	t.Helper()
+	v := "--vault=" + dir
+	bare, url := bareRemote(t)
+	quire(t, "", v, "remote", "add", "origin", url)
+	quire(t, "", v, "node", "set", node)
+	gitIn(t, dir, "push", "-q", "origin", "HEAD:refs/heads/main")
+	if code, out, errs := quire(t, "", v, "playbook", "move", playbook, "--home", node); code != 0 {
+		t.Fatalf("move %s to %s: %s %s", playbook, node, out, errs)
+	}
+	gitIn(t, dir, "push", "-q", "origin", "HEAD:refs/heads/main")
+	return bare
 }

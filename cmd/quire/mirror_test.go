@@ -398,16 +398,7 @@ func TestMirrorOverGitDaemonAndHTTP(t *testing.T) {
 func TestAHomeMovedToAReplicaTakesItsWrites(t *testing.T) {
 	t.Parallel()
 	dirA, vA, run := newCloseRun(t)
-	bare := filepath.Join(t.TempDir(), "remote.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
-		t.Fatalf("git init --bare: %v %s", err, out)
-	}
-	quire(t, "", vA, "remote", "add", "origin", "file://"+bare)
-	quire(t, "", vA, "node", "set", "alpha")
-	gitIn(t, dirA, "push", "-q", "origin", "HEAD:refs/heads/main")
-	if code, out, errs := quire(t, "", vA, "playbook", "move", "finance", "--home", "alpha"); code != 0 {
-		t.Fatalf("move to alpha: %s %s", out, errs)
-	}
+	bare := homeWithRemote(t, dirA, "alpha", "finance")
 	post := func(base, step string) (int, string) {
 		body := fmt.Sprintf(`{"event":"step_completed","step":%q,"actor":"agent-7"}`, step)
 		resp, err := http.Post(base+"/v1/orgs/acme/playbooks/finance/runs/"+run+"/events", "application/json", strings.NewReader(body))
