@@ -246,7 +246,7 @@ func (w *Web) home(r *http.Request, c *reqCtx) (*view, error) {
 				cd.Glances = append(cd.Glances, glance{Definition: d.Name, Href: defHref(p.Playbook, d.Type, d.Name), Items: glanceItems(json.RawMessage(full.Page.Glance))})
 			}
 		}
-		cd.Latest = w.runRows(r, c, p.Playbook, map[string]any{"playbook": p.Playbook, "limit": 5}, nil)
+		cd.Latest, _ = w.runRows(r, c, p.Playbook, map[string]any{"playbook": p.Playbook, "limit": 5}, nil) // a card without its runs is still the card
 		cards = append(cards, cd)
 	}
 	return &view{Title: "Playbooks", Template: "home", Data: cards}, nil
@@ -314,10 +314,10 @@ func defHref(pb, typ, name string) string {
 func runHref(pb, id string) string { return "/p/" + url.PathEscape(pb) + "/runs/" + url.PathEscape(id) }
 
 // runRows lists runs with their headlines (each run's result, rendered).
-func (w *Web) runRows(r *http.Request, c *reqCtx, pb string, args map[string]any, next *string) []runRow {
+func (w *Web) runRows(r *http.Request, c *reqCtx, pb string, args map[string]any, next *string) ([]runRow, error) {
 	page, err := callAs[*ledger.RunPage](w, r, c, "list_runs", args)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	if next != nil {
 		*next = page.Next
@@ -327,7 +327,7 @@ func (w *Web) runRows(r *http.Request, c *reqCtx, pb string, args map[string]any
 	for i, run := range page.Runs {
 		rows = append(rows, runRow{R: run, Href: runHref(pb, run.RunID), Headline: heads[i]})
 	}
-	return rows
+	return rows, nil
 }
 
 type playbookPage struct {
@@ -372,6 +372,51 @@ type definitionPage struct {
 	Runs     []runRow
 	Next     string
 	Href     string
+	// Filter is what the runs are found by, held in the page's URL so
+	// that a filtered list can be shared; RunsRefused says why list_runs
+	// refused it (a date that is not one).
+	Filter      runFilter
+	RunsRefused string
+}
+
+// runFilter is the runs list's filter, as the page's query holds it: the
+// arguments of list_runs of the same names, and runs, the cursor.
+type runFilter struct {
+	Status, Executor, Since, Until, Search, Cursor string
+}
+
+func runFilterOf(q url.Values) runFilter {
+	return runFilter{Status: q.Get("status"), Executor: q.Get("executor"), Since: q.Get("since"),
+		Until: q.Get("until"), Search: q.Get("search"), Cursor: q.Get("runs")}
+}
+
+// Any says whether the filter finds some runs rather than all.
+func (f runFilter) Any() bool {
+	return f.Status != "" || f.Executor != "" || f.Since != "" || f.Until != "" || f.Search != ""
+}
+
+// args adds the filter to list_runs' arguments.
+func (f runFilter) args(args map[string]any) {
+	for k, v := range map[string]string{"status": f.Status, "executor": f.Executor, "since": f.Since, "until": f.Until, "search": f.Search, "cursor": f.Cursor} {
+		if v != "" {
+			args[k] = v
+		}
+	}
+}
+
+// Href is the page at base with the filter and the cursor (none: the
+// newest runs).
+func (f runFilter) Href(base, cursor string) string {
+	q := url.Values{}
+	for k, v := range map[string]string{"status": f.Status, "executor": f.Executor, "since": f.Since, "until": f.Until, "search": f.Search, "runs": cursor} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if len(q) == 0 {
+		return base
+	}
+	return base + "?" + q.Encode()
 }
 
 // definition is a definition's page: runs over its views, with their
@@ -403,10 +448,11 @@ func (w *Web) definition(r *http.Request, c *reqCtx) (*view, error) {
 		dp.Versions = append(dp.Versions, old)
 	}
 	args := map[string]any{"playbook": pb, "type": typ, "name": name, "limit": 50}
-	if cur := r.URL.Query().Get("runs"); cur != "" {
-		args["cursor"] = cur
+	dp.Filter = runFilterOf(r.URL.Query())
+	dp.Filter.args(args)
+	if dp.Runs, err = w.runRows(r, c, pb, args, &dp.Next); err != nil {
+		dp.RunsRefused = refusal.Of(err).Message
 	}
-	dp.Runs = w.runRows(r, c, pb, args, &dp.Next)
 	w.comments(r, c, v, pb, fmt.Sprintf("%s/definitions/%s/%s", pb, typ, name))
 	return v, nil
 }

@@ -19,6 +19,7 @@ var templateFiles embed.FS
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"include":    func(name string, data any) (template.HTML, error) { return includeFn(name, data) },
 	"hasAsset":   hasAsset,
+	"statuses":   func() []string { return []string{"started", "succeeded", "failed", "rejected"} },
 	"chartKinds": func() map[string]render.ChartKind { return chartKinds },
 	"scripts":    scripts,
 	"when":       when,
