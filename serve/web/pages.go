@@ -17,6 +17,7 @@ import (
 	"quire/fold"
 	"quire/ledger"
 	"quire/render"
+	"quire/words/address"
 	"quire/words/refusal"
 )
 
@@ -462,6 +463,11 @@ func (w *Web) standing(pb string, s *fold.Standing) standingData {
 	d := standingData{S: s}
 	if s == nil {
 		return d
+	}
+	if s.Stalled != nil {
+		if run, _, ok := strings.Cut(s.Stalled.Event.ID, "_"); ok && address.ValidLowerUUID(run) {
+			d.StalledRun = runHref(pb, run)
+		}
 	}
 	if s.Checkpoint != nil {
 		d.Through, _ = strconv.ParseInt(*s.Checkpoint, 10, 64)

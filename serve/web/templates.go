@@ -104,6 +104,9 @@ type standingData struct {
 	S       *fold.Standing
 	Through int64 // the views' checkpoint (seq)
 	Newest  int64 // the playbook's history's length
+	// StalledRun is the page of the run whose event the views stopped
+	// at, when it is a run's (its id <run_id>_<n>).
+	StalledRun string
 }
 
 // Progress says how far views being built have read: "412 of 1,000

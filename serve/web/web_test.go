@@ -270,11 +270,12 @@ func TestEveryDemoPage(t *testing.T) {
 		paths = append(paths, "/p/operations/workflow/"+p)
 	}
 	// A page whose fold raises: its standing says at which event, of what
-	// kind, the fold's error and its line.
+	// kind, the fold's error and its line, and links the event's run.
 	for i := 0; ; i++ {
 		_, body := d.get("/p/operations/workflow/broken")
 		if strings.Contains(body, `data-state="stalled"`) {
-			if !strings.Contains(body, "Stalled at the event <code>") || !strings.Contains(body, "run_succeeded") ||
+			link := regexp.MustCompile(`Stalled at the event <a href="/p/operations/runs/([0-9a-f-]{36})"><code>([0-9a-f-]{36})_[0-9]+</code></a>`).FindStringSubmatch(body)
+			if link == nil || link[1] != link[2] || !strings.Contains(body, "run_succeeded") ||
 				!strings.Contains(body, "raised: ") || !strings.Contains(body, "no such order") || !strings.Contains(body, "on line 14 of the document") {
 				t.Errorf("the stalled standing:\n%s", body)
 			}
