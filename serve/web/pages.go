@@ -33,6 +33,9 @@ type view struct {
 	C       *reqCtx
 	Path    string // the page's own path and query, where a form sends the person back
 	Threads map[string][]*ledger.Comment
+	// onVersion is the version of each comment made on an older version
+	// of the definition the page shows, by the comment's id (olderVersions).
+	onVersion map[string]int
 }
 
 type crumb struct{ Name, Href string }
@@ -43,6 +46,15 @@ type Thread struct {
 	Comments []*ledger.Comment
 	v        *view
 	open     bool // shown open (the comments page)
+}
+
+// Older is the version a comment of the thread was made on, when that is
+// not the version the page shows; 0 otherwise.
+func (t Thread) Older(cm *ledger.Comment) int {
+	if t.v == nil {
+		return 0
+	}
+	return t.v.onVersion[cm.ID]
 }
 
 // thread answers the comments on an address among those the page read.
@@ -198,6 +210,45 @@ func (w *Web) comments(r *http.Request, c *reqCtx, v *view, pb, under string) {
 	}
 	for _, cm := range list {
 		v.Threads[cm.Address] = append(v.Threads[cm.Address], cm)
+	}
+}
+
+// olderVersions draws the comments made on other versions of the
+// definition at def (its address without a version) at the same address
+// of the version the page shows: a comment on a block of version 1 stays
+// on that block of version 2, marked with its version (Thread.Older). An
+// address's blocks and cells are numbered in the document, not by the
+// version, so the same address is the same place while the page keeps
+// its shape.
+func (v *view) olderVersions(def string, version int) {
+	prefix := def + "/"
+	moved := map[string][]*ledger.Comment{}
+	for addr, list := range v.Threads {
+		rest, ok := strings.CutPrefix(addr, prefix)
+		if !ok {
+			continue
+		}
+		n, tail, _ := strings.Cut(rest, "/")
+		ver, err := strconv.Atoi(n)
+		if err != nil || ver == version || ver < 1 {
+			continue
+		}
+		at := prefix + strconv.Itoa(version)
+		if tail != "" {
+			at += "/" + tail
+		}
+		if v.onVersion == nil {
+			v.onVersion = map[string]int{}
+		}
+		for _, cm := range list {
+			v.onVersion[cm.ID] = ver
+		}
+		moved[at] = append(moved[at], list...)
+	}
+	for at, list := range moved {
+		all := append(v.Threads[at], list...)
+		sort.SliceStable(all, func(i, j int) bool { return all[i].Created < all[j].Created })
+		v.Threads[at] = all
 	}
 }
 
@@ -454,7 +505,9 @@ func (w *Web) definition(r *http.Request, c *reqCtx) (*view, error) {
 	if dp.Runs, err = w.runRows(r, c, pb, args, &dp.Next); err != nil {
 		dp.RunsRefused = refusal.Of(err).Message
 	}
-	w.comments(r, c, v, pb, fmt.Sprintf("%s/definitions/%s/%s", pb, typ, name))
+	def := fmt.Sprintf("%s/definitions/%s/%s", pb, typ, name)
+	w.comments(r, c, v, pb, def)
+	v.olderVersions(def, d.Version)
 	return v, nil
 }
 

@@ -1,0 +1,39 @@
+package web_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"quire/serve"
+)
+
+// A comment made on a block of version 1 stays on that block after any
+// new version (a change to the summary alone), marked "on version 1",
+// and a comment on the version the page shows carries no mark.
+func TestCommentsStayOnNewerVersions(t *testing.T) {
+	t.Parallel()
+	d := newDemo(t, serve.Options{Open: true}, "close-the-month")
+	src, err := os.ReadFile("../../testdata/vault/close-the-month.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.call("make_comment", map[string]any{"playbook": "operations", "address": "operations/definitions/workflow/close-the-month/1/parts/runs-1", "text": "Is the chart right?", "author": "ana"})
+	d.call("update_definition", map[string]any{"playbook": "operations", "type": "workflow", "name": "close-the-month", "actor": "ana",
+		"source": strings.Replace(string(src), "summary: Closes a month's books.", "summary: Closes the books of a month.", 1)})
+	d.call("make_comment", map[string]any{"playbook": "operations", "address": "operations/definitions/workflow/close-the-month/2/parts/runs-1", "text": "Now it is.", "author": "ben"})
+	_, body := d.get("/p/operations/workflow/close-the-month")
+	thread := func(addr string) string {
+		i := strings.Index(body, `id="t-`+addr+`"`)
+		if i < 0 {
+			t.Fatalf("no thread for %s in:\n%s", addr, body)
+		}
+		return body[i : i+strings.Index(body[i:], "</details>")]
+	}
+	got := thread("operations/definitions/workflow/close-the-month/2/parts/runs-1")
+	older, newer := strings.Index(got, "Is the chart right?"), strings.Index(got, "Now it is.")
+	if older < 0 || newer < older || !strings.Contains(got[:newer], `<span class="q-badge">on version 1</span>`) ||
+		strings.Contains(got[newer:], "on version") || !strings.Contains(got, `<span class="q-count">2</span>`) {
+		t.Fatalf("the block's thread on version 2:\n%s", got)
+	}
+}
