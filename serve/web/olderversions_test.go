@@ -37,3 +37,36 @@ func TestCommentsStayOnNewerVersions(t *testing.T) {
 		t.Fatalf("the block's thread on version 2:\n%s", got)
 	}
 }
+
+// A comment on a run's row is drawn on that row of the definition's runs
+// list alone, and one on a playbook's card on its card on the home page.
+func TestCommentsOnRowsAndCardsAreDrawnThere(t *testing.T) {
+	t.Parallel()
+	d := newDemo(t, serve.Options{Open: true})
+	one := d.run("echo", "2026-11-01", `{"text":"one"}`)
+	two := d.run("echo", "2026-11-02", `{"text":"two"}`)
+	d.call("make_comment", map[string]any{"playbook": "operations", "address": "operations/runs/" + one + "/parts/row", "text": "Why so slow?", "author": "ana"})
+	d.call("make_comment", map[string]any{"playbook": "operations", "address": "playbooks/operations/parts/card", "text": "Who owns this playbook?", "author": "ben"})
+	_, body := d.get("/p/operations/workflow/echo")
+	row := func(id string) string {
+		i := strings.Index(body, `data-address="operations/runs/`+id+`"`)
+		if i < 0 {
+			t.Fatalf("no row for %s", id)
+		}
+		return body[i : i+strings.Index(body[i:], "</tr>")]
+	}
+	if r := row(one); !strings.Contains(r, "Why so slow?") || !strings.Contains(r, `id="t-operations/runs/`+one+`/parts/row"`) {
+		t.Errorf("the row's comment is not on its row:\n%s", r)
+	}
+	if strings.Contains(row(two), "Why so slow?") {
+		t.Error("the row's comment is on another row")
+	}
+	_, home := d.get("/")
+	i := strings.Index(home, `data-address="playbooks/operations"`)
+	if i < 0 {
+		t.Fatalf("no card:\n%s", home)
+	}
+	if card := home[i : i+strings.Index(home[i:], "</article>")]; !strings.Contains(card, "Who owns this playbook?") || !strings.Contains(card, `id="t-playbooks/operations/parts/card"`) {
+		t.Errorf("the card's comment is not on its card:\n%s", card)
+	}
+}

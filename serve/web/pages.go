@@ -201,7 +201,13 @@ func blocks(md string, st *mdState, blockAddr func(n int) string, cellAddr func(
 
 // comments reads the comments on and under an address into v.Threads.
 func (w *Web) comments(r *http.Request, c *reqCtx, v *view, pb, under string) {
-	list, err := callAs[[]*ledger.Comment](w, r, c, "list_comments", map[string]any{"playbook": pb, "under": under})
+	w.commentsOf(r, c, v, map[string]any{"playbook": pb, "under": under}, nil)
+}
+
+// commentsOf reads the comments list_comments answers for args (those
+// keep takes, all when it is nil) into v.Threads.
+func (w *Web) commentsOf(r *http.Request, c *reqCtx, v *view, args map[string]any, keep func(addr string) bool) {
+	list, err := callAs[[]*ledger.Comment](w, r, c, "list_comments", args)
 	if err != nil {
 		return // a page without its comments is still the page
 	}
@@ -209,7 +215,18 @@ func (w *Web) comments(r *http.Request, c *reqCtx, v *view, pb, under string) {
 		v.Threads = map[string][]*ledger.Comment{}
 	}
 	for _, cm := range list {
-		v.Threads[cm.Address] = append(v.Threads[cm.Address], cm)
+		if keep == nil || keep(cm.Address) {
+			v.Threads[cm.Address] = append(v.Threads[cm.Address], cm)
+		}
+	}
+}
+
+// rowThreads gives each run of rows the thread of its row (the address
+// <playbook>/runs/<run_id>/parts/row), drawn on that row alone.
+func (w *Web) rowThreads(r *http.Request, c *reqCtx, v *view, pb string, rows []runRow) {
+	w.commentsOf(r, c, v, map[string]any{"playbook": pb}, func(addr string) bool { return strings.HasSuffix(addr, "/parts/row") })
+	for i := range rows {
+		rows[i].Row = v.Thread(rows[i].R.Address + "/parts/row")
 	}
 }
 
@@ -258,6 +275,7 @@ type card struct {
 	P       *ledger.Playbook
 	Glances []glance
 	Latest  []runRow
+	Card    Thread // the comments on the card
 }
 
 type glance struct {
@@ -275,6 +293,7 @@ type runRow struct {
 	R        *ledger.Run
 	Headline string
 	Href     string
+	Row      Thread // the comments on the run's row, where a page draws them
 }
 
 // home lists the playbooks as cards.
@@ -301,7 +320,14 @@ func (w *Web) home(r *http.Request, c *reqCtx) (*view, error) {
 		cd.Latest, _ = w.runRows(r, c, p.Playbook, map[string]any{"playbook": p.Playbook, "limit": 5}, nil) // a card without its runs is still the card
 		cards = append(cards, cd)
 	}
-	return &view{Title: "Playbooks", Template: "home", Data: cards}, nil
+	v := &view{Title: "Playbooks", Template: "home", Data: cards}
+	for i := range cards {
+		// A comment on a playbook's card is drawn on its card.
+		addr := "playbooks/" + cards[i].P.Playbook + "/parts/card"
+		w.commentsOf(r, c, v, map[string]any{"playbook": cards[i].P.Playbook, "address": addr}, nil)
+		cards[i].Card = v.Thread(addr)
+	}
+	return v, nil
 }
 
 // glanceItems lays a glance out as its keys and values, a value that is a
@@ -505,6 +531,7 @@ func (w *Web) definition(r *http.Request, c *reqCtx) (*view, error) {
 	if dp.Runs, err = w.runRows(r, c, pb, args, &dp.Next); err != nil {
 		dp.RunsRefused = refusal.Of(err).Message
 	}
+	w.rowThreads(r, c, v, pb, dp.Runs)
 	def := fmt.Sprintf("%s/definitions/%s/%s", pb, typ, name)
 	w.comments(r, c, v, pb, def)
 	v.olderVersions(def, d.Version)
