@@ -47,6 +47,11 @@ func TestCommentsOnRowsAndCardsAreDrawnThere(t *testing.T) {
 	two := d.run("echo", "2026-11-02", `{"text":"two"}`)
 	d.call("make_comment", map[string]any{"playbook": "operations", "address": "operations/runs/" + one + "/parts/row", "text": "Why so slow?", "author": "ana"})
 	d.call("make_comment", map[string]any{"playbook": "operations", "address": "playbooks/operations/parts/card", "text": "Who owns this playbook?", "author": "ben"})
+	// Open comments are counted: one's result has one open and one
+	// resolved, beside the one on its row; two has none.
+	d.call("make_comment", map[string]any{"playbook": "operations", "address": "operations/runs/" + one + "/result/1", "text": "Typo?", "author": "ana"})
+	done := d.call("make_comment", map[string]any{"playbook": "operations", "address": "operations/runs/" + one + "/result/1", "text": "Fixed.", "author": "ana"})
+	d.call("resolve_comment", map[string]any{"playbook": "operations", "id": done["id"], "how": "acted"})
 	_, body := d.get("/p/operations/workflow/echo")
 	row := func(id string) string {
 		i := strings.Index(body, `data-address="operations/runs/`+id+`"`)
@@ -58,15 +63,19 @@ func TestCommentsOnRowsAndCardsAreDrawnThere(t *testing.T) {
 	if r := row(one); !strings.Contains(r, "Why so slow?") || !strings.Contains(r, `id="t-operations/runs/`+one+`/parts/row"`) {
 		t.Errorf("the row's comment is not on its row:\n%s", r)
 	}
-	if strings.Contains(row(two), "Why so slow?") {
+	if strings.Contains(row(two), "Why so slow?") || strings.Contains(row(two), "open comment") {
 		t.Error("the row's comment is on another row")
+	}
+	if r := row(one); !strings.Contains(r, `<span class="q-open" title="comments on the run not resolved yet">2 open comments</span>`) {
+		t.Errorf("the row does not count its run's 2 open comments:\n%s", r)
 	}
 	_, home := d.get("/")
 	i := strings.Index(home, `data-address="playbooks/operations"`)
 	if i < 0 {
 		t.Fatalf("no card:\n%s", home)
 	}
-	if card := home[i : i+strings.Index(home[i:], "</article>")]; !strings.Contains(card, "Who owns this playbook?") || !strings.Contains(card, `id="t-playbooks/operations/parts/card"`) {
+	if card := home[i : i+strings.Index(home[i:], "</article>")]; !strings.Contains(card, "Who owns this playbook?") || !strings.Contains(card, `id="t-playbooks/operations/parts/card"`) ||
+		!strings.Contains(card, `<span class="q-open">3 open comments</span>`) {
 		t.Errorf("the card's comment is not on its card:\n%s", card)
 	}
 }

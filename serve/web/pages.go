@@ -205,11 +205,11 @@ func (w *Web) comments(r *http.Request, c *reqCtx, v *view, pb, under string) {
 }
 
 // commentsOf reads the comments list_comments answers for args (those
-// keep takes, all when it is nil) into v.Threads.
-func (w *Web) commentsOf(r *http.Request, c *reqCtx, v *view, args map[string]any, keep func(addr string) bool) {
+// keep takes, all when it is nil) into v.Threads, and answers them all.
+func (w *Web) commentsOf(r *http.Request, c *reqCtx, v *view, args map[string]any, keep func(addr string) bool) []*ledger.Comment {
 	list, err := callAs[[]*ledger.Comment](w, r, c, "list_comments", args)
 	if err != nil {
-		return // a page without its comments is still the page
+		return nil // a page without its comments is still the page
 	}
 	if v.Threads == nil {
 		v.Threads = map[string][]*ledger.Comment{}
@@ -219,14 +219,28 @@ func (w *Web) commentsOf(r *http.Request, c *reqCtx, v *view, args map[string]an
 			v.Threads[cm.Address] = append(v.Threads[cm.Address], cm)
 		}
 	}
+	return list
+}
+
+// openOn counts the comments of list not resolved, on the address at or
+// under it.
+func openOn(list []*ledger.Comment, at string) int {
+	n := 0
+	for _, cm := range list {
+		if !cm.Resolved && (at == "" || cm.Address == at || strings.HasPrefix(cm.Address, at+"/")) {
+			n++
+		}
+	}
+	return n
 }
 
 // rowThreads gives each run of rows the thread of its row (the address
 // <playbook>/runs/<run_id>/parts/row), drawn on that row alone.
 func (w *Web) rowThreads(r *http.Request, c *reqCtx, v *view, pb string, rows []runRow) {
-	w.commentsOf(r, c, v, map[string]any{"playbook": pb}, func(addr string) bool { return strings.HasSuffix(addr, "/parts/row") })
+	all := w.commentsOf(r, c, v, map[string]any{"playbook": pb}, func(addr string) bool { return strings.HasSuffix(addr, "/parts/row") })
 	for i := range rows {
 		rows[i].Row = v.Thread(rows[i].R.Address + "/parts/row")
+		rows[i].Open = openOn(all, rows[i].R.Address)
 	}
 }
 
@@ -276,6 +290,7 @@ type card struct {
 	Glances []glance
 	Latest  []runRow
 	Card    Thread // the comments on the card
+	Open    int    // the playbook's comments not resolved yet
 }
 
 type glance struct {
@@ -294,6 +309,7 @@ type runRow struct {
 	Headline string
 	Href     string
 	Row      Thread // the comments on the run's row, where a page draws them
+	Open     int    // the comments on the run not resolved yet
 }
 
 // home lists the playbooks as cards.
@@ -324,8 +340,8 @@ func (w *Web) home(r *http.Request, c *reqCtx) (*view, error) {
 	for i := range cards {
 		// A comment on a playbook's card is drawn on its card.
 		addr := "playbooks/" + cards[i].P.Playbook + "/parts/card"
-		w.commentsOf(r, c, v, map[string]any{"playbook": cards[i].P.Playbook, "address": addr}, nil)
-		cards[i].Card = v.Thread(addr)
+		all := w.commentsOf(r, c, v, map[string]any{"playbook": cards[i].P.Playbook}, func(a string) bool { return a == addr })
+		cards[i].Card, cards[i].Open = v.Thread(addr), openOn(all, "")
 	}
 	return v, nil
 }
