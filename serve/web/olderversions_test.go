@@ -1,10 +1,15 @@
 package web_test
 
 import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
 
+	"quire/ledger"
 	"quire/serve"
 )
 
@@ -77,5 +82,49 @@ func TestCommentsOnRowsAndCardsAreDrawnThere(t *testing.T) {
 	if card := home[i : i+strings.Index(home[i:], "</article>")]; !strings.Contains(card, "Who owns this playbook?") || !strings.Contains(card, `id="t-playbooks/operations/parts/card"`) ||
 		!strings.Contains(card, `<span class="q-open">3 open comments</span>`) {
 		t.Errorf("the card's comment is not on its card:\n%s", card)
+	}
+}
+
+// A comment is resolved from the page it is drawn on, saying how: the
+// form carries the CSRF value (a form without it is refused), the person
+// gives their name on a server without tokens, and the page then shows
+// the comment resolved, with no form to resolve it again.
+func TestACommentIsResolvedFromThePage(t *testing.T) {
+	t.Parallel()
+	d := newDemo(t, serve.Options{Open: true})
+	id := d.run("echo", "2026-11-01", `{"text":"hi"}`)
+	page := "/p/operations/runs/" + id
+	cm := d.call("make_comment", map[string]any{"playbook": "operations", "address": "operations/runs/" + id + "/result/1", "text": "Is this right?", "author": "ana"})
+	_, body := d.get(page)
+	action := `action="/p/operations/comments/` + cm["id"].(string) + `/resolve"`
+	if !strings.Contains(body, action) {
+		t.Fatalf("no form to resolve the comment:\n%s", body)
+	}
+	resolve := "/p/operations/comments/" + cm["id"].(string) + "/resolve"
+	form := url.Values{"how": {"acted"}, "back": {page}, "author": {"Ben"}}
+	if resp, _ := d.post(resolve, form); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a form without its CSRF value: %d", resp.StatusCode)
+	}
+	form.Set("csrf", d.csrf())
+	form.Del("author")
+	if resp, body := d.post(resolve, form); resp.StatusCode == http.StatusSeeOther || !strings.Contains(body, "give your name to resolve the comment") {
+		t.Errorf("a resolve without a name: %d %s", resp.StatusCode, body)
+	}
+	form.Set("author", "Ben")
+	form.Set("how", "maybe")
+	if resp, body := d.post(resolve, form); resp.StatusCode == http.StatusSeeOther || !strings.Contains(body, "/how") {
+		t.Errorf("a how resolve_comment does not take: %d %s", resp.StatusCode, body)
+	}
+	form.Set("how", "acted")
+	resp, _ := d.post(resolve, form)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != page+"#c-"+cm["id"].(string) {
+		t.Fatalf("resolve: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	raw, _ := d.l.Call(context.Background(), "list_comments", json.RawMessage(`{"playbook":"operations","address":"operations/runs/`+id+`/result/1"}`))
+	if got := raw.([]*ledger.Comment); len(got) != 1 || !got[0].Resolved || got[0].How != "acted" || got[0].ResolvedBy != "Ben" {
+		t.Fatalf("the comment after: %+v", got)
+	}
+	if _, body := d.get(page); !strings.Contains(body, `<span class="q-badge">resolved: acted</span>`) || strings.Contains(body, action) {
+		t.Errorf("the page does not show it resolved, or offers to resolve it again")
 	}
 }

@@ -45,7 +45,8 @@ type Thread struct {
 	Address  string
 	Comments []*ledger.Comment
 	v        *view
-	open     bool // shown open (the comments page)
+	open     bool   // shown open (the comments page)
+	playbook string // the comments' playbook, when the page follows none (home)
 }
 
 // Older is the version a comment of the thread was made on, when that is
@@ -342,6 +343,7 @@ func (w *Web) home(r *http.Request, c *reqCtx) (*view, error) {
 		addr := "playbooks/" + cards[i].P.Playbook + "/parts/card"
 		all := w.commentsOf(r, c, v, map[string]any{"playbook": cards[i].P.Playbook}, func(a string) bool { return a == addr })
 		cards[i].Card, cards[i].Open = v.Thread(addr), openOn(all, "")
+		cards[i].Card.playbook = cards[i].P.Playbook
 	}
 	return v, nil
 }
@@ -828,6 +830,26 @@ func (w *Web) makeComment(rw http.ResponseWriter, r *http.Request, c *reqCtx) (s
 		return "", err
 	}
 	return localPath(r.PostFormValue("back")) + "#c-" + cm.ID, nil
+}
+
+// resolveComment resolves a comment through resolve_comment, saying how:
+// as the token's principal, or, on a server without tokens, as the name
+// given in the form.
+func (w *Web) resolveComment(rw http.ResponseWriter, r *http.Request, c *reqCtx) (string, error) {
+	id := r.PathValue("id")
+	args := map[string]any{"playbook": r.PathValue("playbook"), "id": id, "how": r.PostFormValue("how")}
+	if c.Open {
+		name := strings.TrimSpace(r.PostFormValue("author"))
+		if name == "" {
+			return "", refusal.Invalid("/actor", "give your name to resolve the comment: a server without tokens does not know who you are")
+		}
+		args["actor"] = name
+		w.setCookie(rw, r, cookieName, name, 365*24*time.Hour)
+	}
+	if _, err := callAs[*ledger.Comment](w, r, c, "resolve_comment", args); err != nil {
+		return "", err
+	}
+	return localPath(r.PostFormValue("back")) + "#c-" + id, nil
 }
 
 // loginPage asks for a token.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"quire/ledger/comments"
 	"time"
 
 	"quire/fold"
@@ -123,9 +124,17 @@ func (d standingData) Progress() string {
 }
 
 // Thread's fields for its template.
-func (t Thread) Playbook() string { return t.v.Playbook }
-func (t Thread) CSRF() string     { return t.v.C.CSRF }
-func (t Thread) Open() bool       { return t.v.C.Open }
-func (t Thread) Name() string     { return t.v.C.Name }
-func (t Thread) Back() string     { return t.v.Path }
-func (t Thread) OpenNow() bool    { return t.open }
+func (t Thread) Playbook() string {
+	if t.playbook != "" {
+		return t.playbook
+	}
+	return t.v.Playbook
+}
+func (t Thread) CSRF() string  { return t.v.C.CSRF }
+func (t Thread) Open() bool    { return t.v.C.Open }
+func (t Thread) Name() string  { return t.v.C.Name }
+func (t Thread) Back() string  { return t.v.Path }
+func (t Thread) OpenNow() bool { return t.open }
+
+// Hows are the ways a comment is resolved, as resolve_comment takes them.
+func (t Thread) Hows() []string { return comments.Hows }
