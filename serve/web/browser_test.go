@@ -227,3 +227,47 @@ func TestBrowserLiveKeepsUnchangedParts(t *testing.T) {
 		t.Error("the page's part was swapped (its charts drawn again) though the server's HTML of it had not changed")
 	}
 }
+
+// While a person types a comment on a run's row, the runs table and the
+// figures keep following: a new run appears within two seconds, and the
+// comment's text, its open thread and the focus are kept.
+func TestBrowserTypingACommentKeepsThePageLive(t *testing.T) {
+	d := sharedDemo(t)
+	p := browser.NewPage(t)
+	if err := p.Open(d.srv.URL + "/p/operations/workflow/echo"); err != nil {
+		t.Fatal(err)
+	}
+	var ok bool
+	if err := p.Eval(`(() => {
+	  const th = document.querySelector("tr.q-run details.q-thread");
+	  if (!th) return false;
+	  th.open = true;
+	  const ta = th.querySelector("textarea");
+	  ta.focus();
+	  ta.value = "Half a thought";
+	  ta.setSelectionRange(4, 4);
+	  window.__thread = th.id;
+	  return document.activeElement === ta;
+	})()`, &ok); err != nil || !ok {
+		t.Fatalf("no row thread to type in: %v", err)
+	}
+	time.Sleep(200 * time.Millisecond) // the stream is open
+	body := `{"type":"workflow","name":"echo","member_of":["` + d.project + `"],"executor":"agent-7","authorized_by":"ana"}`
+	r, err := http.Post(d.srv.URL+"/v1/orgs/acme/playbooks/operations/definitions/workflow/echo/runs", "application/json", strings.NewReader(body))
+	if err != nil || r.StatusCode != 200 {
+		t.Fatalf("run_definition: %v %v", err, r)
+	}
+	var run ledger.Run
+	json.NewDecoder(r.Body).Decode(&run)
+	r.Body.Close()
+	if err := p.Wait(`tr.q-run[data-address="operations/runs/`+run.RunID+`"]`, 2*time.Second); err != nil {
+		t.Fatalf("the runs table stopped following while a comment was typed: %v", err)
+	}
+	if err := p.Eval(`(() => {
+	  const th = document.getElementById(window.__thread);
+	  const ta = th && th.querySelector("textarea");
+	  return !!ta && th.open && ta.value === "Half a thought" && document.activeElement === ta && ta.selectionStart === 4;
+	})()`, &ok); err != nil || !ok {
+		t.Fatalf("the comment being typed was lost: %v", err)
+	}
+}

@@ -30,13 +30,29 @@
       var el = parts[i];
       var name = el.getAttribute('data-live');
       var fresh = doc.querySelector('[data-live="' + name + '"]');
-      if (!fresh || typing(el) || fresh.innerHTML === sent[name]) continue;
+      if (!fresh || fresh.innerHTML === sent[name]) continue;
+      // A comment being typed keeps its thread, text and focus, while the
+      // rest of the part (its figures, the runs table) is swapped around
+      // it; a part typed into elsewhere waits.
+      var a = document.activeElement, kept = null;
+      if (typing(el)) {
+        kept = a.closest('details[id]');
+        if (!kept || !fresh.querySelector('details[id="' + CSS.escape(kept.id) + '"]')) continue;
+      }
       sent[name] = fresh.innerHTML;
       var open = {};
       el.querySelectorAll('details[open][id]').forEach(function (d) { open[d.id] = true; });
       fresh.querySelectorAll('details[id]').forEach(function (d) { if (open[d.id]) d.setAttribute('open', ''); });
       var node = document.importNode(fresh, true);
+      if (kept) {
+        var from = a.selectionStart, to = a.selectionEnd;
+        node.querySelector('details[id="' + CSS.escape(kept.id) + '"]').replaceWith(kept);
+      }
       el.replaceWith(node);
+      if (kept) {
+        a.focus();
+        try { if (typeof from === 'number') a.setSelectionRange(from, to); } catch (e) { /* a field without a selection */ }
+      }
       // charts.js draws the figures of a part swapped in.
       document.dispatchEvent(new CustomEvent('quire:updated', { detail: { root: node } }));
       if (window.quireCharts && typeof window.quireCharts.draw === 'function') window.quireCharts.draw(node);
