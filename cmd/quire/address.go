@@ -116,7 +116,7 @@ func activityCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "playbook", Usage: "only this playbook's rows"},
 			&cli.StringFlag{Name: "since", Usage: "RFC 3339 time: only rows after it"},
-			&cli.IntFlag{Name: "limit", Usage: "at most this many rows (default 50)"},
+			&cli.IntFlag{Name: "limit", Usage: "at most this many rows", DefaultText: "50"},
 			&cli.StringFlag{Name: "member", Usage: "mark the rows this member has seen"},
 			jsonFlag,
 		},

@@ -298,7 +298,7 @@ func runsCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "since", Usage: "only runs started at or after this date (YYYY-MM-DD, UTC) or RFC 3339 time"},
 			&cli.StringFlag{Name: "until", Usage: "only runs started at or before this date (to its end, UTC) or RFC 3339 time"},
 			&cli.StringFlag{Name: "search", Usage: "only runs whose headline holds these words, in any case"},
-			&cli.IntFlag{Name: "limit", Usage: "at most this many runs a page, 1 to 1000 (default 50)"},
+			&cli.IntFlag{Name: "limit", Usage: "at most this many runs a page, 1 to 1000", DefaultText: "50"},
 			&cli.StringFlag{Name: "cursor", Usage: "the page after the one that printed this cursor"},
 			&cli.BoolFlag{Name: "all", Usage: "every page, not only the first"},
 			jsonFlag,
