@@ -681,6 +681,11 @@ func (l *Ledger) transitionRun(ctx context.Context, a *TransitionRunArgs) (*Run,
 	case runfolder.Active:
 		ln.Event, ln.Detail = event.PauseResumed, "Resumed"
 	case runfolder.Archived:
+		if st, err := f.LoadState(); err == nil && st.State == runfolder.Archived {
+			// Said before the missing reason: a second archive has
+			// nothing to give one for.
+			return nil, refusal.New(refusal.Conflict, "run %s is already archived", a.RunID)
+		}
 		if strings.TrimSpace(a.Reason) == "" {
 			return nil, refusal.Invalid("/reason", "an archive needs its reason, written to run.jsonl first")
 		}
