@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -126,5 +127,57 @@ func TestACommentIsResolvedFromThePage(t *testing.T) {
 	}
 	if _, body := d.get(page); !strings.Contains(body, `<span class="q-badge">resolved: acted</span>`) || strings.Contains(body, action) {
 		t.Errorf("the page does not show it resolved, or offers to resolve it again")
+	}
+}
+
+// A paused run's page offers its executor or authorizer to resume it
+// (and to archive it): on a server with tokens, the resume is recorded
+// as pause_resumed under the token's principal; a person who is neither
+// is offered nothing.
+func TestAPausedRunIsResumedFromItsPage(t *testing.T) {
+	t.Parallel()
+	d := newDemo(t, serve.Options{})
+	r := d.call("run_definition", map[string]any{"playbook": "operations", "type": "workflow", "name": "echo",
+		"member_of": []string{d.project}, "executor": "bea", "authorized_by": "ana"})
+	id := r["run_id"].(string)
+	d.call("transition_run", map[string]any{"playbook": "operations", "run_id": id, "to": "paused", "reason": "waiting for the bank", "actor": "bea"})
+	login := func(who string) {
+		tok, err := serve.CreateToken(d.l, who, []string{"playbook:write"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.post("/logout", url.Values{"csrf": {d.csrf()}})
+		if resp, _ := d.post("/login", url.Values{"csrf": {d.csrf()}, "token": {tok}, "next": {"/"}}); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("login as %s: %d", who, resp.StatusCode)
+		}
+	}
+	page := "/p/operations/runs/" + id
+	action := `action="/p/operations/runs/` + id + `/transition"`
+	login("cy") // neither the executor nor the authorizer
+	if _, body := d.get(page); strings.Contains(body, action) {
+		t.Error("a person who may not move the run is offered to")
+	}
+	login("bea")
+	_, body := d.get(page)
+	if !strings.Contains(body, "waiting for the bank") || !strings.Contains(body, ">Resume</button>") || !strings.Contains(body, ">Archive</button>") {
+		t.Fatalf("the paused run's page offers no resume:\n%s", body)
+	}
+	if resp, _ := d.post(page+"/transition", url.Values{"to": {"active"}}); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a resume without its CSRF value: %d", resp.StatusCode)
+	}
+	resp, _ := d.post(page+"/transition", url.Values{"csrf": {d.csrf()}, "to": {"active"}})
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != page {
+		t.Fatalf("resume: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	raw, err := d.l.Call(context.Background(), "list_playbook_events", json.RawMessage(`{"playbook":"operations","run_id":"`+id+`","limit":100}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(raw)
+	if !regexp.MustCompile(`"type":"pause_resumed"[^}]*"caller":"bea"`).Match(b) {
+		t.Fatalf("no pause_resumed by bea: %s", b)
+	}
+	if _, body := d.get(page); strings.Contains(body, ">Resume</button>") || !strings.Contains(body, ">Archive</button>") {
+		t.Error("the resumed run's page still offers a resume, or no archive")
 	}
 }

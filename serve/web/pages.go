@@ -17,6 +17,7 @@ import (
 	"quire/fold"
 	"quire/ledger"
 	"quire/render"
+	"quire/runfolder"
 	"quire/words/address"
 	"quire/words/refusal"
 )
@@ -595,6 +596,14 @@ type runPage struct {
 	State      string
 	Commits    []commit
 	Output     string
+	// Acts says the person may move the run (resume or archive it): on a
+	// server without tokens anyone who gives their name, with tokens the
+	// run's executor and authorizer (rule 4; the operation decides).
+	Acts bool
+	CSRF string
+	Open bool   // the person gives their name
+	Name string // remembered from the last form
+	Back string
 }
 
 type eventRow struct {
@@ -620,7 +629,9 @@ func (w *Web) run(r *http.Request, c *reqCtx) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	rp := &runPage{R: run, Address: run.Address, DefHref: defHref(pb, run.Type, run.Name)}
+	rp := &runPage{R: run, Address: run.Address, DefHref: defHref(pb, run.Type, run.Name),
+		Acts: (c.Open || c.Who == run.Executor || c.Who == run.AuthorizedBy) && run.State != runfolder.Archived,
+		CSRF: c.CSRF, Open: c.Open, Name: c.Name, Back: r.URL.RequestURI()}
 	// The title (and the crumb it is) names the run; the headline is
 	// drawn once, as the page's heading.
 	v := &view{Title: "Run of " + run.Name, Playbook: pb, Template: "run", Data: rp,
@@ -830,6 +841,28 @@ func (w *Web) makeComment(rw http.ResponseWriter, r *http.Request, c *reqCtx) (s
 		return "", err
 	}
 	return localPath(r.PostFormValue("back")) + "#c-" + cm.ID, nil
+}
+
+// moveRun resumes or archives a run through transition_run: as the
+// token's principal, who rule 4 wants the run's executor or authorizer,
+// or, on a server without tokens, as the name given in the form.
+func (w *Web) moveRun(rw http.ResponseWriter, r *http.Request, c *reqCtx) (string, error) {
+	pb, id := r.PathValue("playbook"), r.PathValue("run_id")
+	args := map[string]any{"playbook": pb, "run_id": id, "to": r.PostFormValue("to"), "reason": r.PostFormValue("reason")}
+	if c.Open {
+		name := strings.TrimSpace(r.PostFormValue("actor"))
+		if name == "" {
+			return "", refusal.Invalid("/actor", "give your name: a server without tokens does not know who you are, and a run is moved by its executor or authorizer")
+		}
+		args["actor"] = name
+		w.setCookie(rw, r, cookieName, name, 365*24*time.Hour)
+	} else {
+		args["actor"] = c.Who
+	}
+	if _, err := callAs[*ledger.Run](w, r, c, "transition_run", args); err != nil {
+		return "", err
+	}
+	return runHref(pb, id), nil
 }
 
 // resolveComment resolves a comment through resolve_comment, saying how:

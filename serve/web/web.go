@@ -87,6 +87,7 @@ func New(l *ledger.Ledger, opts Options) *Web {
 	mux.HandleFunc("GET /p/{playbook}/{type}/{name}", w.page(w.definition))
 	mux.HandleFunc("POST /p/{playbook}/comments", w.post(w.makeComment))
 	mux.HandleFunc("POST /p/{playbook}/comments/{id}/resolve", w.post(w.resolveComment))
+	mux.HandleFunc("POST /p/{playbook}/runs/{run_id}/transition", w.post(w.moveRun))
 	mux.HandleFunc("GET /login", w.page(w.loginPage))
 	mux.HandleFunc("POST /login", w.post(w.login))
 	mux.HandleFunc("POST /logout", w.post(w.logout))
