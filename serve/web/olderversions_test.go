@@ -181,3 +181,38 @@ func TestAPausedRunIsResumedFromItsPage(t *testing.T) {
 		t.Error("the resumed run's page still offers a resume, or no archive")
 	}
 }
+
+// A run's small CSV, Markdown and text artifacts are shown on its page
+// (a table, the page's safe Markdown, the text as it is), each still a
+// download; HTML and anything large are a download alone.
+func TestArtifactsAreShownInline(t *testing.T) {
+	t.Parallel()
+	d := newDemo(t, serve.Options{Open: true})
+	id := d.run("echo", "2026-11-01", `{"text":"hi"}`)
+	put := func(name, content string) {
+		d.call("put_artifact", map[string]any{"playbook": "operations", "run_id": id, "name": name, "content": content, "actor": "agent-7"})
+	}
+	put("orders.csv", "order,total\nA-1041,86.50\n\"B-7, late\",12\n")
+	put("notes.md", "# Notes\n\nReconciled **412** entries. <script>alert(1)</script>\n")
+	put("log.txt", "line one\n<b>line two</b>\n")
+	put("report.html", "<p>hello</p>")
+	put("big.csv", "a\n"+strings.Repeat("1\n", 40<<10))
+	_, page := d.get("/p/operations/runs/" + id)
+	for _, want := range []string{
+		`<thead><tr><th>order</th><th>total</th></tr></thead><tbody><tr><td>A-1041</td><td>86.50</td></tr><tr><td>B-7, late</td><td>12</td></tr></tbody>`,
+		`<strong>412</strong>`,
+		"line one\n&lt;b&gt;line two&lt;/b&gt;",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the run page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"<script>alert(1)", "<p>hello</p>", "<h1>Notes</h1>"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the run page shows %q", bad)
+		}
+	}
+	if strings.Count(page, `<table class="q-artifact-csv">`) != 1 {
+		t.Error("a large CSV is shown inline")
+	}
+}

@@ -2,9 +2,11 @@ package web
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -13,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"quire/fold"
 	"quire/ledger"
@@ -616,6 +619,46 @@ type eventRow struct {
 type artifact struct {
 	Name, Href, Type string
 	Size             int64
+	// Shown inline, by the kind of its name, when it is small: a CSV
+	// file as a table (its first row the header), Markdown through the
+	// page's renderer, plain text as it is.
+	CSV      [][]string
+	Markdown template.HTML
+	Text     string
+}
+
+// inlineMax is the largest artifact shown on the run page; any other is a
+// download only.
+const inlineMax = 64 << 10
+
+// inline fills in what of the artifact the run page shows, read from the
+// run's folder (OpenRunFile opens nothing outside it and no link).
+func (w *Web) inline(a *artifact, runPath string) {
+	ext := strings.ToLower(path.Ext(a.Name))
+	if a.Size > inlineMax || (ext != ".csv" && ext != ".md" && ext != ".txt") {
+		return
+	}
+	f, _, err := w.l.OpenRunFile(runPath, "artifacts/"+a.Name)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, inlineMax))
+	if err != nil || !utf8.Valid(data) {
+		return
+	}
+	switch ext {
+	case ".csv":
+		rd := csv.NewReader(bytes.NewReader(data))
+		rd.FieldsPerRecord = -1
+		if rows, err := rd.ReadAll(); err == nil && len(rows) > 0 {
+			a.CSV = rows
+		}
+	case ".md":
+		a.Markdown = (&mdState{}).inSection(string(data), 3, func(string) bool { return false })
+	default:
+		a.Text = string(data)
+	}
 }
 
 type commit struct {
@@ -681,8 +724,9 @@ func (w *Web) run(r *http.Request, c *reqCtx) (*view, error) {
 		}
 		rp.State = stateText(files.State)
 		for _, a := range files.Artifacts {
-			rp.Artifacts = append(rp.Artifacts, artifact{Name: a.Name, Type: contentType(a.Name), Size: a.Bytes,
-				Href: runHref(pb, id) + "/artifacts/" + escapePath(a.Name)})
+			art := artifact{Name: a.Name, Type: contentType(a.Name), Size: a.Bytes, Href: runHref(pb, id) + "/artifacts/" + escapePath(a.Name)}
+			w.inline(&art, run.Path)
+			rp.Artifacts = append(rp.Artifacts, art)
 		}
 	}
 	if page, err := callAs[*ledger.RunCommitPage](w, r, c, "list_run_commits", map[string]any{"playbook": pb, "run_id": id, "limit": 100}); err == nil {
