@@ -216,3 +216,39 @@ func TestArtifactsAreShownInline(t *testing.T) {
 		t.Error("a large CSV is shown inline")
 	}
 }
+
+// A definition's page shows what changed between two of its versions:
+// each version links the changes from the one before, lines taken away
+// and put in marked, and a version that is not one is said.
+func TestADefinitionsVersionsAreCompared(t *testing.T) {
+	t.Parallel()
+	d := newDemo(t, serve.Options{Open: true}, "close-the-month")
+	src, err := os.ReadFile("../../testdata/vault/close-the-month.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.call("update_definition", map[string]any{"playbook": "operations", "type": "workflow", "name": "close-the-month", "actor": "ana",
+		"source": strings.Replace(string(src), "summary: Closes a month's books.", "summary: Closes the books of a month.", 1)})
+	_, page := d.get("/p/operations/workflow/close-the-month")
+	link := `href="/p/operations/workflow/close-the-month?from=1&amp;to=2#changes"`
+	if !strings.Contains(page, link) {
+		t.Fatalf("version 2 does not link its changes:\n%s", page)
+	}
+	_, page = d.get("/p/operations/workflow/close-the-month?from=1&to=2")
+	for _, want := range []string{
+		`<h3 id="changes">Changes from version 1 to 2</h3>`,
+		`<span class="q-diff-del">-   summary: Closes a month&#39;s books.</span>`,
+		`<span class="q-diff-add">&#43;   summary: Closes the books of a month.</span>`,
+		`<span class="q-diff-same">    name: close-the-month</span>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the changes lack %q", want)
+		}
+	}
+	if strings.Count(page, `class="q-diff-add"`) != 1 || strings.Count(page, `class="q-diff-del"`) != 1 {
+		t.Error("the changes are more than the one line")
+	}
+	if _, page := d.get("/p/operations/workflow/close-the-month?from=7"); !strings.Contains(page, `/from: &#34;7&#34; is not a version of the document: 1 to 2`) {
+		t.Error("a version that is not one is not said")
+	}
+}

@@ -477,6 +477,48 @@ type definitionPage struct {
 	// refused it (a date that is not one).
 	Filter      runFilter
 	RunsRefused string
+	// Diff is the changes of the document between two of its versions,
+	// asked by the page's query (?from=N&to=M); DiffRefused says why not.
+	Diff        *versionDiff
+	DiffRefused string
+}
+
+// versionDiff is a definition's document from one version to another.
+type versionDiff struct {
+	From, To int
+	Lines    []diffLine
+}
+
+// versionDiffOf reads the two versions the query names (from, and to, the
+// version the page shows when left out) and diffs their documents.
+func (w *Web) versionDiffOf(r *http.Request, c *reqCtx, pb, typ, name string, latest int) (*versionDiff, error) {
+	q := r.URL.Query()
+	to := latest
+	from, err := strconv.Atoi(q.Get("from"))
+	if err != nil || from < 1 || from > latest {
+		return nil, refusal.Invalid("/from", "%q is not a version of the document: 1 to %d", q.Get("from"), latest)
+	}
+	if t := q.Get("to"); t != "" {
+		if to, err = strconv.Atoi(t); err != nil || to < 1 || to > latest {
+			return nil, refusal.Invalid("/to", "%q is not a version of the document: 1 to %d", t, latest)
+		}
+	}
+	source := func(ver int) (string, error) {
+		d, err := callAs[*ledger.Definition](w, r, c, "get_definition", map[string]any{"playbook": pb, "type": typ, "name": name, "version": ver})
+		if err != nil {
+			return "", err
+		}
+		return d.Source, nil
+	}
+	a, err := source(from)
+	if err != nil {
+		return nil, err
+	}
+	b, err := source(to)
+	if err != nil {
+		return nil, err
+	}
+	return &versionDiff{From: from, To: to, Lines: lineDiff(a, b)}, nil
 }
 
 // runFilter is the runs list's filter, as the page's query holds it: the
@@ -546,6 +588,11 @@ func (w *Web) definition(r *http.Request, c *reqCtx) (*view, error) {
 			break
 		}
 		dp.Versions = append(dp.Versions, old)
+	}
+	if r.URL.Query().Has("from") {
+		if dp.Diff, err = w.versionDiffOf(r, c, pb, typ, name, d.Latest); err != nil {
+			dp.DiffRefused = refusal.Of(err).Message
+		}
 	}
 	args := map[string]any{"playbook": pb, "type": typ, "name": name, "limit": 50}
 	dp.Filter = runFilterOf(r.URL.Query())

@@ -21,6 +21,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"include":    func(name string, data any) (template.HTML, error) { return includeFn(name, data) },
 	"hasAsset":   hasAsset,
 	"statuses":   func() []string { return []string{"started", "succeeded", "failed", "rejected"} },
+	"dec":        func(n int) int { return n - 1 },
 	"chartKinds": func() map[string]render.ChartKind { return chartKinds },
 	"scripts":    scripts,
 	"when":       when,
