@@ -205,7 +205,7 @@ func Run(ctx context.Context, l *ledger.Ledger, opts Options) error {
 	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
-		return err
+		return refusal.Invalid("--addr", "quire cannot listen on %s: %v; give another HOST:PORT with --addr or QUIRE_ADDR (port 0 takes a free one)", opts.Addr, errors.Unwrap(err))
 	}
 	s := newServer(l, loopback, opts.Logger)
 	srv := &http.Server{

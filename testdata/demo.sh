@@ -72,9 +72,11 @@ git -C "$V" log -12 --format='%h %an  %s'
 if "$Q" serve --help >/dev/null 2>&1; then
   echo
   echo "== quire serve"
-  echo "Open:  http://127.0.0.1:8080/   (the pages in a browser: playbooks, pages with their charts, runs, comments)"
-  echo "HTTP:  http://127.0.0.1:8080/v1/orgs/acme/playbooks/operations/runs"
-  echo "API:   http://127.0.0.1:8080/v1/openapi.json"
-  echo "MCP:   give a client the command: $Q mcp --vault $V   (or streamable HTTP at http://127.0.0.1:8080/mcp)"
-  [ -n "${QUIRE_DEMO_NO_SERVE:-}" ] || exec "$Q" serve
+  # A free port unless QUIRE_ADDR names one: the server prints its address
+  # once it listens, so the address printed is this vault's, never another
+  # program's that holds a fixed port.
+  echo "quire serve prints its address once it listens: open it in a browser for the pages (playbooks, charts, runs, comments);"
+  echo "under it, /v1/orgs/acme/playbooks/operations/runs (HTTP), /v1/openapi.json (the API) and /mcp (MCP over streamable HTTP)."
+  echo "MCP on standard input and output: give a client the command $Q mcp --vault $V"
+  [ -n "${QUIRE_DEMO_NO_SERVE:-}" ] || QUIRE_ADDR="${QUIRE_ADDR:-127.0.0.1:0}" exec "$Q" serve
 fi

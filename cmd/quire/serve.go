@@ -23,7 +23,7 @@ import (
 func serveCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name: "serve", Usage: "serve every operation over HTTP (/v1/orgs/{org}/…) and MCP (streamable HTTP at /mcp)",
-		Flags: []cli.Flag{&cli.StringFlag{Name: "addr", Value: serve.DefaultAddr, Usage: "HOST:PORT to listen on; without tokens, only a loopback address"}, pushFlag, followFlag, followIntervalFlag},
+		Flags: []cli.Flag{&cli.StringFlag{Name: "addr", Value: serve.DefaultAddr, EnvVars: []string{"QUIRE_ADDR"}, Usage: "HOST:PORT to listen on (port 0: a free one, printed once listening); without tokens, only a loopback address"}, pushFlag, followFlag, followIntervalFlag},
 		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
