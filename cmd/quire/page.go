@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"quire/words/refusal"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -22,7 +23,7 @@ func pageCommand(e *env) *cli.Command {
 			{
 				Name: "status", Usage: "the standing of a page's views", Flags: append(defFlags(), jsonFlag),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-					return callAndShow(e, c, l, "get_definition", map[string]any{
+					return callShowThen(e, c, l, "get_definition", map[string]any{
 						"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
 					}, func(res any) {
 						d := res.(*ledger.Definition)
@@ -42,7 +43,7 @@ func pageCommand(e *env) *cli.Command {
 							if s.CheckpointAt != nil {
 								fmt.Fprintf(e.out, " (recorded %s)", s.CheckpointAt.Format(time.RFC3339))
 							}
-							fmt.Fprintf(e.out, ", %s behind the newest record\n", time.Duration(s.LagMs)*time.Millisecond)
+							fmt.Fprintf(e.out, ", %s behind the newest record\n", inWords(time.Duration(s.LagMs)*time.Millisecond))
 						}
 						if st := s.Stalled; st != nil {
 							fmt.Fprintf(e.out, "  stalled at event %s (%s at %s), %s: %s\n", st.Event.ID, st.Event.Type, st.Event.Time, st.Kind, st.Error)
@@ -50,6 +51,14 @@ func pageCommand(e *env) *cli.Command {
 								fmt.Fprintf(e.out, "  at line %d of the definition's document\n", st.Line)
 							}
 						}
+					}, func(res any) error {
+						// Views that stopped are not a page's standing a script
+						// may go on from.
+						d := res.(*ledger.Definition)
+						if d.Page != nil && d.Page.Standing != nil && d.Page.Standing.Stalled != nil {
+							return refusal.New(refusal.Conflict, "the views of %s/%s are stalled: mend the page's module and save the definition again, and they are folded anew", d.Type, d.Name)
+						}
+						return nil
 					})
 				}),
 			},
@@ -85,4 +94,18 @@ func pageCommand(e *env) *cli.Command {
 			},
 		},
 	}
+}
+
+// inWords says a span of time as a person would, to its largest unit:
+// "12 seconds", "3 minutes", "5 hours", "29 days".
+func inWords(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return plural(int(d/time.Second), "second")
+	case d < time.Hour:
+		return plural(int(d/time.Minute), "minute")
+	case d < 24*time.Hour:
+		return plural(int(d/time.Hour), "hour")
+	}
+	return plural(int(d/(24*time.Hour)), "day")
 }

@@ -38,7 +38,7 @@ func TestCLIPageStatusAndRender(t *testing.T) {
 	status := []string{v, "page", "status", "--playbook", "social", "--name", "morning-social-content"}
 	// The history's first records (the playbook's, the definition's) are
 	// passed over: nothing to fold, and the checkpoint past them.
-	checkpoint := `  checkpoint \d+ \(recorded \d{4}-\d\d-\d\dT[0-9:]+Z\), \d+(\.\d+)?[µnm]?s behind the newest record\n$`
+	checkpoint := `  checkpoint \d+ \(recorded \d{4}-\d\d-\d\dT[0-9:]+Z\), \d+ (second|seconds|minute|minutes) behind the newest record\n$`
 	empty := regexp.MustCompile(`^workflow/morning-social-content, views of version 1: live\n  folded 0 events\n` + checkpoint)
 	if code, out, _ := quire(t, "", status...); code != 0 || !empty.MatchString(out) {
 		t.Fatalf("status before any run: %d %q", code, out)
@@ -84,13 +84,14 @@ func TestCLIPageStatusAndRender(t *testing.T) {
 		t.Fatal("the module's first line was not found")
 	}
 	save("update_definition", broken)
-	code, out, _ = quire(t, "", status...)
+	code, out, errs := quire(t, "", status...)
 	stalled := regexp.MustCompile(`^workflow/morning-social-content, views of version 2: stalled\n  folded 0 events\n` +
 		strings.TrimSuffix(checkpoint, "$") +
 		`  stalled at event [0-9a-f-]+_\d+ \(run_succeeded at [0-9T:.-]+Z\), raised: RangeError: no more posts\n` +
 		`  at line 26 of the definition's document\n$`)
-	if code != 0 || !stalled.MatchString(out) {
-		t.Fatalf("status when stalled: %d %q", code, out)
+	// Stalled views exit 1, saying so on standard error.
+	if code != 1 || !stalled.MatchString(out) || !strings.Contains(errs, "quire: the views of workflow/morning-social-content are stalled: mend the page's module") {
+		t.Fatalf("status when stalled: %d %q %q", code, out, errs)
 	}
 }
 
@@ -178,5 +179,17 @@ func TestCLIReadFoldsEverything(t *testing.T) {
 	s := d.Page.Standing
 	if s.State != fold.StateLive || *s.Checkpoint != strconv.FormatInt(total, 10) || s.Folded != int64(runs) {
 		t.Fatalf("%d runs, %d records: %s", runs, total, out)
+	}
+}
+
+// A lag is said in words, to its largest unit.
+func TestLagsInWords(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0 seconds", time.Second: "1 second", 59 * time.Second: "59 seconds", 90 * time.Second: "1 minute",
+		3 * time.Hour: "3 hours", 702*time.Hour + 38*time.Minute: "29 days",
+	} {
+		if got := inWords(d); got != want {
+			t.Errorf("inWords(%s) = %q, want %q", d, got, want)
+		}
 	}
 }
