@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"quire/words/refusal"
 	"time"
@@ -79,12 +80,17 @@ func pageCommand(e *env) *cli.Command {
 						"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
 						"sample_output": sample, "run_id": c.String("run"), "format": format,
 					}, func(res any) {
-						p := res.(*ledger.Definition).Page
+						d := res.(*ledger.Definition)
+						p := d.Page
 						if p == nil {
 							return
 						}
 						if p.Result != "" {
 							fmt.Fprintf(e.out, "# result\n\n%s\n\n", p.Result)
+						} else if !c.IsSet("sample") && c.String("run") == "" && !hasRun(c, l, d) {
+							// Said on standard error: the Markdown on standard
+							// output stays the page's alone.
+							fmt.Fprintf(e.err, "%s/%s has no run yet, so its result has nothing to render: --sample '<output JSON>' renders it over a sample output.\n", d.Type, d.Name)
 						}
 						if p.Runs != "" {
 							fmt.Fprintf(e.out, "# runs\n\n%s\n", p.Runs)
@@ -108,4 +114,12 @@ func inWords(d time.Duration) string {
 		return plural(int(d/time.Hour), "hour")
 	}
 	return plural(int(d/(24*time.Hour)), "day")
+}
+
+// hasRun says whether the definition has a run yet.
+func hasRun(c *cli.Context, l *ledger.Ledger, d *ledger.Definition) bool {
+	raw, _ := json.Marshal(map[string]any{"playbook": d.Playbook, "type": d.Type, "name": d.Name, "limit": 1})
+	res, err := l.Call(c.Context, "list_runs", raw)
+	page, ok := res.(*ledger.RunPage)
+	return err != nil || !ok || len(page.Runs) > 0
 }
