@@ -920,18 +920,29 @@ func (w *Web) makeComment(rw http.ResponseWriter, r *http.Request, c *reqCtx) (s
 	pb := r.PathValue("playbook")
 	args := map[string]any{"playbook": pb, "address": r.PostFormValue("address"), "text": r.PostFormValue("text")}
 	if c.Open {
-		name := strings.TrimSpace(r.PostFormValue("author"))
-		if name == "" {
-			return "", refusal.Invalid("/author", "give your name with the comment: a server without tokens does not know who you are")
+		name, err := w.formName(rw, r, "author", "give your name with the comment")
+		if err != nil {
+			return "", err
 		}
 		args["author"] = name
-		w.setCookie(rw, r, cookieName, name, 365*24*time.Hour)
 	}
 	cm, err := callAs[*ledger.Comment](w, r, c, "make_comment", args)
 	if err != nil {
 		return "", err
 	}
 	return localPath(r.PostFormValue("back")) + "#c-" + cm.ID, nil
+}
+
+// formName is the name a person gives in a form's field on a server
+// without tokens, remembered in a cookie for the next form; none is
+// refused with ask.
+func (w *Web) formName(rw http.ResponseWriter, r *http.Request, field, ask string) (string, error) {
+	name := strings.TrimSpace(r.PostFormValue(field))
+	if name == "" {
+		return "", refusal.Invalid("/"+field, "%s: a server without tokens does not know who you are", ask)
+	}
+	w.setCookie(rw, r, cookieName, name, 365*24*time.Hour)
+	return name, nil
 }
 
 // moveRun resumes or archives a run through transition_run: as the
@@ -941,12 +952,11 @@ func (w *Web) moveRun(rw http.ResponseWriter, r *http.Request, c *reqCtx) (strin
 	pb, id := r.PathValue("playbook"), r.PathValue("run_id")
 	args := map[string]any{"playbook": pb, "run_id": id, "to": r.PostFormValue("to"), "reason": r.PostFormValue("reason")}
 	if c.Open {
-		name := strings.TrimSpace(r.PostFormValue("actor"))
-		if name == "" {
-			return "", refusal.Invalid("/actor", "give your name: a server without tokens does not know who you are, and a run is moved by its executor or authorizer")
+		name, err := w.formName(rw, r, "actor", "give your name, as a run is moved by its executor or authorizer")
+		if err != nil {
+			return "", err
 		}
 		args["actor"] = name
-		w.setCookie(rw, r, cookieName, name, 365*24*time.Hour)
 	} else {
 		args["actor"] = c.Who
 	}
@@ -963,12 +973,11 @@ func (w *Web) resolveComment(rw http.ResponseWriter, r *http.Request, c *reqCtx)
 	id := r.PathValue("id")
 	args := map[string]any{"playbook": r.PathValue("playbook"), "id": id, "how": r.PostFormValue("how")}
 	if c.Open {
-		name := strings.TrimSpace(r.PostFormValue("author"))
-		if name == "" {
-			return "", refusal.Invalid("/actor", "give your name to resolve the comment: a server without tokens does not know who you are")
+		name, err := w.formName(rw, r, "author", "give your name to resolve the comment")
+		if err != nil {
+			return "", err
 		}
 		args["actor"] = name
-		w.setCookie(rw, r, cookieName, name, 365*24*time.Hour)
 	}
 	if _, err := callAs[*ledger.Comment](w, r, c, "resolve_comment", args); err != nil {
 		return "", err
