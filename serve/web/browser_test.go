@@ -115,15 +115,8 @@ func TestBrowserLiveRun(t *testing.T) {
 	var marker bool
 	p.Eval(`(window.__same = true)`, &marker) // gone if the page reloads
 	time.Sleep(200 * time.Millisecond)        // the stream is open
-	body := `{"type":"workflow","name":"echo","member_of":["` + d.project + `"],"executor":"agent-7","authorized_by":"ana"}`
 	start := time.Now()
-	r, err := http.Post(d.srv.URL+"/v1/orgs/acme/playbooks/operations/definitions/workflow/echo/runs", "application/json", strings.NewReader(body))
-	if err != nil || r.StatusCode != 200 {
-		t.Fatalf("run_definition: %v %v", err, r)
-	}
-	var run ledger.Run
-	json.NewDecoder(r.Body).Decode(&run)
-	r.Body.Close()
+	run := postEchoRun(t, d)
 	if err := p.Wait(`tr.q-run[data-address="operations/runs/`+run.RunID+`"]`, 2*time.Second); err != nil {
 		t.Fatalf("the new run is not on the page within 2 s: %v", err)
 	}
@@ -131,6 +124,21 @@ func TestBrowserLiveRun(t *testing.T) {
 	if err := p.Eval(`window.__same === true`, &marker); err != nil || !marker {
 		t.Error("the page reloaded")
 	}
+}
+
+// postEchoRun starts a run of echo through the HTTP API, as an agent
+// would beside an open page.
+func postEchoRun(t *testing.T, d *demo) ledger.Run {
+	t.Helper()
+	body := `{"type":"workflow","name":"echo","member_of":["` + d.project + `"],"executor":"agent-7","authorized_by":"ana"}`
+	r, err := http.Post(d.srv.URL+"/v1/orgs/acme/playbooks/operations/definitions/workflow/echo/runs", "application/json", strings.NewReader(body))
+	if err != nil || r.StatusCode != 200 {
+		t.Fatalf("run_definition: %v %v", err, r)
+	}
+	defer r.Body.Close()
+	var run ledger.Run
+	json.NewDecoder(r.Body).Decode(&run)
+	return run
 }
 
 func jsQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
@@ -214,12 +222,7 @@ func TestBrowserLiveKeepsUnchangedParts(t *testing.T) {
 	var ok bool
 	p.Eval(`(document.querySelector('[data-live="page"] .q-chart-draw svg').__kept = true)`, &ok)
 	time.Sleep(200 * time.Millisecond) // the stream is open
-	body := `{"type":"workflow","name":"echo","member_of":["` + d.project + `"],"executor":"agent-7","authorized_by":"ana"}`
-	r, err := http.Post(d.srv.URL+"/v1/orgs/acme/playbooks/operations/definitions/workflow/echo/runs", "application/json", strings.NewReader(body))
-	if err != nil || r.StatusCode != 200 {
-		t.Fatalf("run_definition: %v %v", err, r)
-	}
-	r.Body.Close()
+	postEchoRun(t, d)
 	if err := p.Wait(`body[data-live-at]`, 3*time.Second); err != nil {
 		t.Fatalf("the page did not follow the change: %v", err)
 	}
@@ -252,14 +255,7 @@ func TestBrowserTypingACommentKeepsThePageLive(t *testing.T) {
 		t.Fatalf("no row thread to type in: %v", err)
 	}
 	time.Sleep(200 * time.Millisecond) // the stream is open
-	body := `{"type":"workflow","name":"echo","member_of":["` + d.project + `"],"executor":"agent-7","authorized_by":"ana"}`
-	r, err := http.Post(d.srv.URL+"/v1/orgs/acme/playbooks/operations/definitions/workflow/echo/runs", "application/json", strings.NewReader(body))
-	if err != nil || r.StatusCode != 200 {
-		t.Fatalf("run_definition: %v %v", err, r)
-	}
-	var run ledger.Run
-	json.NewDecoder(r.Body).Decode(&run)
-	r.Body.Close()
+	run := postEchoRun(t, d)
 	if err := p.Wait(`tr.q-run[data-address="operations/runs/`+run.RunID+`"]`, 2*time.Second); err != nil {
 		t.Fatalf("the runs table stopped following while a comment was typed: %v", err)
 	}
