@@ -93,6 +93,7 @@ func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error
 		start = sort.Search(len(runs), func(i int) bool { return vault.Less(&at, &runs[i]) }) - 1
 	}
 	out := &RunPage{Runs: []*Run{}}
+	headline := l.headliner()
 	for i := start; i >= 0; i-- {
 		if len(out.Runs) == limit {
 			out.Next = runs[i].UID
@@ -104,7 +105,7 @@ func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error
 			return nil, err
 		}
 		if (a.Status == "" || r.Status == a.Status) && (a.State == "" || r.State == a.State) &&
-			(a.Executor == "" || r.Executor == a.Executor) && (len(words) == 0 || holdsWords(l.Headlines([]*Run{r})[0], words)) {
+			(a.Executor == "" || r.Executor == a.Executor) && (len(words) == 0 || holdsWords(headline(r), words)) {
 			out.Runs = append(out.Runs, r)
 		}
 	}

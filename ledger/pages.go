@@ -559,8 +559,18 @@ func (l *Ledger) renderPlaybookPage(ctx context.Context, a *RenderPlaybookPageAr
 // runs of a definition. The runs are those a read answered (list_runs).
 func (l *Ledger) Headlines(runs []*Run) []string {
 	out := make([]string, len(runs))
-	subjects := map[string]*subject{}
+	headline := l.headliner()
 	for i, r := range runs {
+		out[i] = headline(r)
+	}
+	return out
+}
+
+// headliner answers a function that renders runs' headlines, reading each
+// subject's page once however many runs it is asked for.
+func (l *Ledger) headliner() func(r *Run) string {
+	subjects := map[string]*subject{}
+	return func(r *Run) string {
 		key := r.Playbook + "/" + r.Type + "/" + r.Name
 		s, seen := subjects[key]
 		if !seen {
@@ -568,11 +578,10 @@ func (l *Ledger) Headlines(runs []*Run) []string {
 			subjects[key] = s
 		}
 		if s == nil || s.Retired || s.Page == nil || s.Page.Result == nil {
-			continue
+			return ""
 		}
 		st := &runfolder.State{Status: r.Status, Started: r.Started, Ended: r.Ended, Version: r.Version,
 			Reason: r.Reason, Kind: r.Kind, Detail: r.Detail, Output: r.Output}
-		out[i] = render.Headline(l.resultOf(s, st, ""))
+		return render.Headline(l.resultOf(s, st, ""))
 	}
-	return out
 }

@@ -50,19 +50,23 @@ func TestRunsAreFoundByStatusExecutorDateAndHeadline(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("quire runs %v: %s %s", args, out, errs)
 		}
-		var page struct {
-			Runs []struct {
-				RunID string `json:"run_id"`
-			} `json:"runs"`
-		}
-		json.Unmarshal([]byte(out), &page)
-		var got []string
-		for _, r := range page.Runs {
-			for i, m := range runs {
-				if m.id == r.RunID {
-					got = append(got, fmt.Sprint(i))
+		// The runs a page answers, by the order they were made in here.
+		made := func(body string) string {
+			var page struct {
+				Runs []struct {
+					RunID string `json:"run_id"`
+				} `json:"runs"`
+			}
+			json.Unmarshal([]byte(body), &page)
+			var got []string
+			for _, r := range page.Runs {
+				for i, m := range runs {
+					if m.id == r.RunID {
+						got = append(got, fmt.Sprint(i))
+					}
 				}
 			}
+			return strings.Join(got, ",")
 		}
 		// Over HTTP, the same filter as query parameters.
 		q := []string{}
@@ -73,16 +77,10 @@ func TestRunsAreFoundByStatusExecutorDateAndHeadline(t *testing.T) {
 		if code != 200 {
 			t.Fatalf("GET runs %v: %d %s", q, code, body)
 		}
-		var hp struct {
-			Runs []struct {
-				RunID string `json:"run_id"`
-			} `json:"runs"`
+		if made(body) != made(out) {
+			t.Fatalf("HTTP found runs %q for %v, the CLI %q", made(body), q, made(out))
 		}
-		json.Unmarshal([]byte(body), &hp)
-		if len(hp.Runs) != len(page.Runs) {
-			t.Fatalf("HTTP found %d runs for %v, the CLI %d", len(hp.Runs), q, len(page.Runs))
-		}
-		return strings.Join(got, ",")
+		return made(out)
 	}
 	today := runs[0].started[:10]
 	day, _ := time.Parse("2006-01-02", today)

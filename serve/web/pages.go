@@ -533,16 +533,26 @@ func runFilterOf(q url.Values) runFilter {
 }
 
 // Any says whether the filter finds some runs rather than all.
-func (f runFilter) Any() bool {
-	return f.Status != "" || f.Executor != "" || f.Since != "" || f.Until != "" || f.Search != ""
+func (f runFilter) Any() bool { return len(f.fields()) > 0 }
+
+// fields are the filter's values by list_runs' names, those given.
+func (f runFilter) fields() map[string]string {
+	out := map[string]string{}
+	for k, v := range map[string]string{"status": f.Status, "executor": f.Executor, "since": f.Since, "until": f.Until, "search": f.Search} {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	return out
 }
 
-// args adds the filter to list_runs' arguments.
+// args adds the filter and its cursor to list_runs' arguments.
 func (f runFilter) args(args map[string]any) {
-	for k, v := range map[string]string{"status": f.Status, "executor": f.Executor, "since": f.Since, "until": f.Until, "search": f.Search, "cursor": f.Cursor} {
-		if v != "" {
-			args[k] = v
-		}
+	for k, v := range f.fields() {
+		args[k] = v
+	}
+	if f.Cursor != "" {
+		args["cursor"] = f.Cursor
 	}
 }
 
@@ -550,10 +560,11 @@ func (f runFilter) args(args map[string]any) {
 // newest runs).
 func (f runFilter) Href(base, cursor string) string {
 	q := url.Values{}
-	for k, v := range map[string]string{"status": f.Status, "executor": f.Executor, "since": f.Since, "until": f.Until, "search": f.Search, "runs": cursor} {
-		if v != "" {
-			q.Set(k, v)
-		}
+	for k, v := range f.fields() {
+		q.Set(k, v)
+	}
+	if cursor != "" {
+		q.Set("runs", cursor)
 	}
 	if len(q) == 0 {
 		return base
