@@ -7,9 +7,11 @@ import (
 )
 
 // TestToolsListForAnAgent: what an agent host receives from tools/list is
-// what every agent pays for in tokens at start-up. It must stay under 42 KB
-// (40 KB until the run page's two reads, get_run_files and
-// list_run_commits, took 1.7 KB of it), every input property described,
+// what every agent pays for in tokens at start-up. It must stay under 48 KB
+// (43 KB for the 38 tools of stop 32; the reviewer's dry run, a commit's
+// diff and a page's receipts, verification and diffs may add about 1 KB a
+// tool, and no more: trim a description before raising this), every input
+// property described,
 // closed sets as enums, and every tool with its four hints.
 // closed are the arguments whose values are a closed set, wherever they are.
 var closed = map[string]bool{"status": true, "to": true, "how": true, "encoding": true, "format": true, "type": true, "event": true}
@@ -30,9 +32,9 @@ func TestToolsListForAnAgent(t *testing.T) {
 		}
 	}
 	t.Logf("tools/list: %d tools, %d bytes (%d of them output schemas)", len(res.Tools), len(b), out)
-	// 43 KB for 38 tools: about 1,100 bytes a tool, output schema included.
-	if len(b) >= 43_000 {
-		t.Errorf("tools/list is %d bytes; it must stay under 43 KB", len(b))
+	// About 1,100 bytes a tool, output schema included.
+	if len(b) >= 48_000 {
+		t.Errorf("tools/list is %d bytes; it must stay under 48 KB", len(b))
 	}
 	for _, tool := range res.Tools {
 		in, _ := json.Marshal(tool.InputSchema)
