@@ -631,7 +631,19 @@ func (k *Keeper) AsOf(ctx context.Context, id string, lastSeq int64) (json.RawMe
 	if !ok {
 		return nil, Standing{}, fmt.Errorf("fold: no page %q is registered", id)
 	}
-	st := kept{ID: id, Version: page.Version, Views: json.RawMessage(`{}`)}
+	return k.Replay(ctx, page, lastSeq)
+}
+
+// Replay is AsOf of a page that need not be registered: a page's dry run
+// folds a module not saved yet over the history, with the same fold and
+// limits, keeping its views in memory alone (never in Dir, where they
+// could be taken for the page's own).
+func (k *Keeper) Replay(ctx context.Context, page Page, lastSeq int64) (json.RawMessage, Standing, error) {
+	if page.Program == nil {
+		return nil, Standing{}, errors.New("fold: a page needs a program")
+	}
+	page.Program.init()
+	st := kept{ID: page.ID, Version: page.Version, Views: json.RawMessage(`{}`)}
 	outOfReach := Standing{State: StateOutOfReach, Version: page.Version}
 	if lastSeq > int64(k.opts.ReplayPages)*replayPageRecords {
 		return nil, outOfReach, nil

@@ -288,6 +288,37 @@ func TestKeeperAsOf(t *testing.T) {
 	}
 }
 
+// A page's dry run replays a page no keeper registered: it gives the
+// views a keeper of that page would have, and leaves the keeper's own
+// pages and folder as they were.
+func TestKeeperReplaysAnUnregisteredPage(t *testing.T) {
+	t.Parallel()
+	hist := mostlySteps(300, 10)
+	h := &memHistory{}
+	h.add(hist...)
+	k := newTestKeeper(t, h, KeeperOptions{Dir: t.TempDir()})
+	prog := tsProgram(t, morningTS, 1, morningViews)
+	registerMorning(t, k, prog, 1, "h1")
+	if _, err := k.CatchUp(context.Background(), "morning"); err != nil {
+		t.Fatal(err)
+	}
+	kept, _, _ := k.Views("morning")
+	before, _ := os.ReadDir(k.opts.Dir)
+
+	tried := Page{ID: "morning", Version: 2, DataHash: "h2", Program: tsProgram(t, morningTS, 1, morningViews), Filters: morningFilters(t)}
+	views, s, err := k.Replay(context.Background(), tried, int64(len(hist)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.State != StateLive || s.Version != 2 || string(views) != string(kept) {
+		t.Fatalf("replayed %s (%+v), want live version 2 with %s", views, s, kept)
+	}
+	after, _ := os.ReadDir(k.opts.Dir)
+	if now, _, _ := k.Views("morning"); string(now) != string(kept) || len(after) != len(before) {
+		t.Fatalf("the replay changed the keeper: views %s, %d files (was %d)", now, len(after), len(before))
+	}
+}
+
 func TestKeeperPassesOverDeepEvents(t *testing.T) {
 	t.Parallel()
 	h := &memHistory{}
