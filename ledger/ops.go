@@ -135,7 +135,7 @@ func operations() []*Op {
 			Description: "Render the playbook's own page: {page: {runs, standing}}. Refuses a playbook without a page (not_found)."}, (*Ledger).renderPlaybookPage),
 		// trypage.go
 		op(Op{Name: "try_page", Scope: ScopeWrite, Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/try", ReadOnly: true, Idempotent: true,
-			Description: "Dry run of a definition's page: check a new document (source, as update_definition takes it) as a save does, fold the whole history with its module and render it, saving nothing. Answers page (result over the latest run, runs, standing: out_of_reach past 10 pages of 1,000 records), views, and each view's changes from today's as JSON pointers. Refuses what a save refuses and a document without a page (/source)."}, (*Ledger).tryPage),
+			Description: "Dry run of a page: a new document (source) checked as a save checks it, folded over the whole history (out_of_reach past 10,000 records) and rendered, saving nothing: page, views, each view's changes from today's."}, (*Ledger).tryPage),
 		// comments.go
 		op(Op{Name: "make_comment", Scope: ScopeWrite, Method: "POST", Path: "/comments",
 			Description: "Comment on an address: with playbook, on one of its things (the playbook, a definition version, step, run, event, result block, request, or a part); without, the organization's own (org, org/connections/<id>, org/members/<id>, org/settings/<page>). A reply is a comment on the same address. Writes comments/<id>.md, records comment_made, commits as the author. Checks the address's form only. Refuses an address no comment takes (/address), a text empty or over 10,000 characters (/text), an unknown playbook."}, (*Ledger).makeComment),

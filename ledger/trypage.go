@@ -8,7 +8,6 @@ import (
 
 	"quire/fold"
 	"quire/fold/module"
-	"quire/render"
 	"quire/words/filter"
 	"quire/words/page"
 	"quire/words/refusal"
@@ -26,23 +25,30 @@ type TryPageArgs struct {
 	Playbook string `json:"playbook"`
 	Type     string `json:"type" enum:"@run_types"`
 	Name     string `json:"name"`
-	Source   string `json:"source" jsonschema:"the whole new document, as update_definition takes it"`
-	Format   string `json:"format,omitempty" enum:"markdown,text"`
+	Source   string `json:"source" jsonschema:"the whole new document"`
 }
 
 // TriedPage is what try_page answers: the page as the new document would
 // render it, its views, and how they differ from today's.
 type TriedPage struct {
 	// Version is the version the document would be saved as.
-	Version int `json:"version"`
-	// Page is the tried page: result over the latest run, runs over the
-	// tried views, and the standing of their fold (out_of_reach past the
-	// replay's reach, with no views).
-	Page  *PageView       `json:"page"`
-	Views json.RawMessage `json:"views,omitempty"`
-	// Today is the standing of today's views the changes are from.
-	Today   *fold.Standing `json:"today,omitempty"`
-	Changes []ViewChanges  `json:"changes,omitempty"`
+	Version int             `json:"version"`
+	Page    TriedRender     `json:"page"`
+	Views   json.RawMessage `json:"views,omitempty"`
+	// Today is the state of today's views the changes are from: live, or
+	// still being built (the changes are then from what they hold).
+	Today   string        `json:"today,omitempty"`
+	Changes []ViewChanges `json:"changes,omitempty"`
+}
+
+// TriedRender is the tried page rendered as render_page renders one:
+// result over the latest run, runs over the tried views, and the
+// standing of their fold (out_of_reach past the replay's reach, with no
+// views, runs or changes).
+type TriedRender struct {
+	Result   string         `json:"result,omitempty"`
+	Runs     string         `json:"runs,omitempty"`
+	Standing *fold.Standing `json:"standing,omitempty"`
 }
 
 // ViewChanges are one view's changes from today's to the tried: JSON
@@ -55,9 +61,6 @@ type ViewChanges struct {
 
 // tryPage is the operation try_page (ops.go).
 func (l *Ledger) tryPage(ctx context.Context, a *TryPageArgs) (*TriedPage, error) {
-	if err := checkFormat(a.Format); err != nil {
-		return nil, err
-	}
 	d, err := l.definition(a.Playbook, a.Type, a.Name)
 	if err != nil {
 		return nil, err
@@ -84,9 +87,9 @@ func (l *Ledger) tryPage(ctx context.Context, a *TryPageArgs) (*TriedPage, error
 	if tried.Description == "" {
 		tried.Description = description(a.Type, a.Source)
 	}
-	out := &TriedPage{Version: tried.Version, Page: &PageView{}}
+	out := &TriedPage{Version: tried.Version}
 	if info.Page.Data != nil {
-		if err := l.tryViews(ctx, today, &tried, out, a.Format); err != nil {
+		if err := l.tryViews(ctx, today, &tried, out); err != nil {
 			return nil, err
 		}
 	}
@@ -96,8 +99,7 @@ func (l *Ledger) tryPage(ctx context.Context, a *TryPageArgs) (*TriedPage, error
 			return nil, err
 		}
 		if latest != nil {
-			out.Page.Result = l.resultOf(&tried, latest, a.Format)
-			out.Page.Headline = render.Headline(out.Page.Result)
+			out.Page.Result = l.resultOf(&tried, latest, "")
 		}
 	}
 	return out, nil
@@ -105,7 +107,7 @@ func (l *Ledger) tryPage(ctx context.Context, a *TryPageArgs) (*TriedPage, error
 
 // tryViews folds the tried page's module over the whole history, renders
 // its runs over what it gave, and tells the changes from today's views.
-func (l *Ledger) tryViews(ctx context.Context, today, tried *subject, out *TriedPage, format string) error {
+func (l *Ledger) tryViews(ctx context.Context, today, tried *subject, out *TriedPage) error {
 	p := tried.Page
 	js, lines, err := module.TranspileMapped(p.Data.Module)
 	if err != nil {
@@ -134,7 +136,7 @@ func (l *Ledger) tryViews(ctx context.Context, today, tried *subject, out *Tried
 	}
 	out.Views = views
 	if p.Runs != nil {
-		out.Page.Runs = l.runsText(tried, views, st, l.Now(), format)
+		out.Page.Runs = l.runsText(tried, views, st, l.Now(), "")
 	}
 	old := json.RawMessage(`{}`)
 	if today.Page != nil && today.Page.Data != nil && !today.Retired {
@@ -142,7 +144,7 @@ func (l *Ledger) tryViews(ctx context.Context, today, tried *subject, out *Tried
 		if err != nil {
 			return err
 		}
-		old, out.Today = v, &tst
+		old, out.Today = v, tst.State
 	}
 	out.Changes, err = changesByView(old, views, tried.Page, today.Page)
 	return err
