@@ -3,23 +3,25 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"quire/words/refusal"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"quire/fold"
 	"quire/ledger"
+	"quire/words/refusal"
 )
 
-// quire page status|render: a definition's page, its standing and its
-// renders.
+// quire page status|render|try: a definition's page, its standing, its
+// renders and a dry run of a change to it.
 func pageCommand(e *env) *cli.Command {
 	defFlags := func() []cli.Flag {
 		return []cli.Flag{playbookFlag(), typeFlag(),
 			&cli.StringFlag{Name: "name", Required: true, Usage: "the definition's name"}}
 	}
 	return &cli.Command{
-		Name: "page", Usage: "read a definition's page: its standing and its renders",
+		Name: "page", Usage: "read a definition's page: its standing, its renders, a dry run of a change",
 		Subcommands: []*cli.Command{
 			{
 				Name: "status", Usage: "the standing of a page's views", Flags: append(defFlags(), jsonFlag),
@@ -98,8 +100,91 @@ func pageCommand(e *env) *cli.Command {
 					})
 				}),
 			},
+			{
+				Name: "try", ArgsUsage: "FILE (- reads standard input)",
+				Usage: "a dry run of a changed page: the definition's new document (FILE, as definition save takes it) checked, folded over the whole history " +
+					"and rendered, with each view's changes from today's; saves nothing",
+				Flags: []cli.Flag{playbookFlag(),
+					&cli.StringFlag{Name: "definition", Usage: "the definition, [TYPE/]NAME, when the file does not say it (as definition save reads it)"}, jsonFlag},
+				Before: wantArgs(1, 1, "FILE, the definition's new document"),
+				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+					file := c.Args().First()
+					at := "@" + file
+					if file == "-" {
+						at = "-"
+					}
+					source, _, err := e.readAt("FILE", at, true)
+					if err != nil {
+						return err
+					}
+					typ, name, _ := strings.Cut(c.String("definition"), "/")
+					if name == "" {
+						typ, name = "", typ
+					}
+					if typ, name, err = definitionOfFile(file, source, typ, name); err != nil {
+						return err
+					}
+					return callAndShow(e, c, l, "try_page", map[string]any{
+						"playbook": c.String("playbook"), "type": typ, "name": name, "source": source,
+					}, func(res any) { e.showTried(typ+"/"+name, res.(*ledger.TriedPage)) })
+				}),
+			},
 		},
 	}
+}
+
+// showTried prints a page's dry run: the tried result and runs as
+// Markdown, then each view's changes from today's, one pointer a line.
+// What is not the page's (that nothing was saved, a fold that stopped) is
+// said on standard error.
+func (e *env) showTried(def string, t *ledger.TriedPage) {
+	if t.Page.Result != "" {
+		fmt.Fprintf(e.out, "# result\n\n%s\n\n", t.Page.Result)
+	}
+	if t.Page.Runs != "" {
+		fmt.Fprintf(e.out, "# runs\n\n%s\n\n", t.Page.Runs)
+	}
+	switch st := t.Page.Standing; {
+	case st != nil && st.State == fold.StateOutOfReach:
+		fmt.Fprintf(e.err, "The history is past the dry run's reach (10 pages of 1,000 records): its views were not folded.\n")
+	case st != nil && st.Stalled != nil:
+		fmt.Fprintf(e.err, "The tried module stopped at event %s (%s): %s\n", st.Stalled.Event.ID, st.Stalled.Kind, st.Stalled.Error)
+	}
+	if t.Changes != nil {
+		fmt.Fprintf(e.out, "# views, changed from today's\n\n")
+		if t.Today != "" && t.Today != fold.StateLive {
+			fmt.Fprintf(e.out, "(today's views are %s: the changes are from what they hold so far)\n\n", t.Today)
+		}
+		for _, v := range t.Changes {
+			if len(v.Changes) == 0 {
+				fmt.Fprintf(e.out, "%s: unchanged\n", v.View)
+				continue
+			}
+			fmt.Fprintf(e.out, "%s:\n", v.View)
+			for _, ch := range v.Changes {
+				fmt.Fprintf(e.out, "  %s  %s -> %s\n", pointerOrWhole(ch.Pointer), sideOf(ch.Old), sideOf(ch.New))
+			}
+		}
+	}
+	fmt.Fprintf(e.err, "Nothing was saved: quire definition save saves it as %s version %d.\n", def, t.Version)
+}
+
+// pointerOrWhole names a change's place in its view: its JSON pointer,
+// or the whole view for the empty one.
+func pointerOrWhole(p string) string {
+	if p == "" {
+		return "(the view)"
+	}
+	return p
+}
+
+// sideOf is one side of a change: its JSON, or (none) where that side
+// has no such member or item.
+func sideOf(raw json.RawMessage) string {
+	if raw == nil {
+		return "(none)"
+	}
+	return string(raw)
 }
 
 // inWords says a span of time as a person would, to its largest unit:
