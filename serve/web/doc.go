@@ -7,6 +7,9 @@
 //	GET  /p/{playbook}/{type}/{name}         a definition: runs over its views with the standing, its
 //	                                         versions, its runs (status, started, ended, executor, headline;
 //	                                         50 a page, ?runs=<cursor> for older ones)
+//	POST /p/{playbook}/{type}/{name}/try     "Try a change": try_page's dry run of the document the form
+//	                                         holds beside today's page (render_page) and each view's
+//	                                         changes; it saves nothing
 //	GET  /p/{playbook}/runs/{run_id}         a run: its headline once, as its heading; why a paused run waits;
 //	                                         what it was asked (its input, context.md, its definition's source
 //	                                         at the pinned version); result over its output, its events as a

@@ -29,6 +29,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"short":      func(s string) string { return s[:min(12, len(s))] },
 	"blocksOf":   func(v *view, b []block) blocksData { return blocksData{V: v, Blocks: b} },
 	"openThread": func(v *view, addr string) Thread { t := v.Thread(addr); t.open = true; return t },
+	"tryForm":    func(href, csrf, source string) tryForm { return tryForm{Href: href, CSRF: csrf, Source: source} },
 }).ParseFS(templateFiles, "templates/*.html"))
 
 var includeFn func(string, any) (template.HTML, error)

@@ -88,6 +88,7 @@ func New(l *ledger.Ledger, opts Options) *Web {
 	mux.HandleFunc("POST /p/{playbook}/comments", w.post(w.makeComment))
 	mux.HandleFunc("POST /p/{playbook}/comments/{id}/resolve", w.post(w.resolveComment))
 	mux.HandleFunc("POST /p/{playbook}/runs/{run_id}/transition", w.post(w.moveRun))
+	mux.HandleFunc("POST /p/{playbook}/{type}/{name}/try", w.postPage(w.tryPage))
 	mux.HandleFunc("GET /login", w.page(w.loginPage))
 	mux.HandleFunc("POST /login", w.post(w.login))
 	mux.HandleFunc("POST /logout", w.post(w.logout))
