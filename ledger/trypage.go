@@ -8,7 +8,6 @@ import (
 
 	"quire/fold"
 	"quire/fold/module"
-	"quire/words/filter"
 	"quire/words/page"
 	"quire/words/refusal"
 	"quire/words/viewdiff"
@@ -113,10 +112,6 @@ func (l *Ledger) tryViews(ctx context.Context, today, tried *subject, out *Tried
 	if err != nil {
 		return fmt.Errorf("transpiling the module: %w", err)
 	}
-	filters := make(filter.Filters, len(p.Data.Filters))
-	for i, f := range p.Data.Filters {
-		filters[i] = f.Match
-	}
 	ko, err := l.keeper(tried.Playbook)
 	if err != nil {
 		return err
@@ -126,7 +121,7 @@ func (l *Ledger) tryViews(ctx context.Context, today, tried *subject, out *Tried
 		return err
 	}
 	views, st, err := ko.k.Replay(ctx, fold.Page{ID: tried.ID, Version: tried.Version, DataHash: tried.DataHash,
-		Program: fold.NewProgram(js, lines, p.Data.ModuleLine, p.ViewMap()), Filters: filters}, newest)
+		Program: fold.NewProgram(js, lines, p.Data.ModuleLine, p.ViewMap()), Filters: pageFilters(p)}, newest)
 	if err != nil {
 		return err
 	}

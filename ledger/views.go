@@ -289,11 +289,7 @@ func (l *Ledger) registerPages(playbook string, ko *keeperOf) error {
 		if err != nil {
 			continue // a page saved before its checks: it keeps no views
 		}
-		filters := make(filter.Filters, len(s.Page.Data.Filters))
-		for i, f := range s.Page.Data.Filters {
-			filters[i] = f.Match
-		}
-		if err := ko.k.Register(fold.Page{ID: s.ID, Version: s.Version, DataHash: s.DataHash, Program: prog, Filters: filters}); err != nil {
+		if err := ko.k.Register(fold.Page{ID: s.ID, Version: s.Version, DataHash: s.DataHash, Program: prog, Filters: pageFilters(s.Page)}); err != nil {
 			return err
 		}
 		seen[s.ID] = true
@@ -305,6 +301,15 @@ func (l *Ledger) registerPages(playbook string, ko *keeperOf) error {
 	}
 	ko.ids = seen
 	return nil
+}
+
+// pageFilters are a page's data.source.events as the keeper matches them.
+func pageFilters(p *page.Page) filter.Filters {
+	filters := make(filter.Filters, len(p.Data.Filters))
+	for i, f := range p.Data.Filters {
+		filters[i] = f.Match
+	}
+	return filters
 }
 
 func (l *Ledger) program(p *page.Page, hash string) (*fold.Program, error) {
