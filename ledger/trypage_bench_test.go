@@ -96,7 +96,7 @@ func BenchmarkTryPageFulfillOrder(b *testing.B) {
 // playbook's history holds total records, each copy with an id, seqs and
 // an order of its own, and answers the records the history holds and the
 // runs.
-func copyRuns(b *testing.B, f *fixture, r *Run, total int) (records, runs int) {
+func copyRuns(b testing.TB, f *fixture, r *Run, total int) (records, runs int) {
 	b.Helper()
 	base, err := f.l.HistoryLen("finance")
 	if err != nil {

@@ -40,6 +40,9 @@ type views struct {
 	// views (historySource.Forget).
 	stale    map[string]bool
 	pageSize int // records a keeper reads at once; 0 for the page format's 1,000 (tests set it)
+	// replayPages is how many pages of 1,000 records a replay reaches; 0
+	// for the page format's 10 (tests set it, to reach past it cheaply).
+	replayPages int
 }
 
 type keeperOf struct {
@@ -231,7 +234,7 @@ func (l *Ledger) keeper(playbook string) (*keeperOf, error) {
 		}
 		k, err := fold.NewKeeper(fold.KeeperOptions{
 			Dir: l.v.Abs(path.Join(vault.QuireDir, "views", playbook)), History: playbookHistory{l, playbook},
-			Pool: pool, MaxRebuilds: cfg.PageMaxRebuilds, PageSize: v.pageSize,
+			Pool: pool, MaxRebuilds: cfg.PageMaxRebuilds, PageSize: v.pageSize, ReplayPages: v.replayPages,
 			Moved: func(string) { l.tell(playbook, WatchViews) },
 			Log:   l.v.Logger(),
 			Progress: func(p fold.Progress) {
