@@ -81,11 +81,11 @@ func (l *Ledger) tryPage(ctx context.Context, a *TryPageArgs) (*TriedPage, error
 	if err != nil {
 		return nil, err
 	}
+	// The page as it would stand once saved: the next version, with the
+	// document's description and page.
 	tried := *today
-	tried.Version, tried.Description, tried.Page, tried.DataHash = d.latest().Version+1, info.Description, info.Page, info.DataHash
-	if tried.Description == "" {
-		tried.Description = description(a.Type, a.Source)
-	}
+	tried.Version, tried.Description = d.latest().Version+1, description(a.Type, a.Source)
+	tried.Page, tried.DataHash = info.Page, info.DataHash
 	out := &TriedPage{Version: tried.Version}
 	if info.Page.Data != nil {
 		if err := l.tryViews(ctx, today, &tried, out); err != nil {
@@ -157,16 +157,14 @@ func changesByView(old, new json.RawMessage, tried, today *page.Page) ([]ViewCha
 	}
 	byView := map[string][]viewdiff.Change{}
 	for _, c := range viewdiff.Diff(o, n) {
-		// A view's name is a word of letters, digits and underscores:
-		// its pointer token is the name itself, unescaped.
-		name, rest, _ := strings.Cut(strings.TrimPrefix(c.Pointer, "/"), "/")
-		if c.Pointer == "" {
-			continue // never: both sides are objects
+		// Both sides are objects of views, so every pointer begins with
+		// a view's name: a word of letters, digits and underscores, which
+		// its token writes as it is. The rest is the place in the view.
+		name, rest, inside := strings.Cut(strings.TrimPrefix(c.Pointer, "/"), "/")
+		c.Pointer = ""
+		if inside {
+			c.Pointer = "/" + rest
 		}
-		if rest != "" {
-			rest = "/" + rest
-		}
-		c.Pointer = rest
 		byView[name] = append(byView[name], c)
 	}
 	var out []ViewChanges

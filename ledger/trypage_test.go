@@ -10,6 +10,7 @@ import (
 
 	"quire/fold"
 	"quire/render"
+	"quire/words/page"
 )
 
 // tryArgs are try_page's arguments for close-the-month with src.
@@ -79,4 +80,31 @@ func readFile(t testing.TB, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Each view's changes are listed in the tried page's order, then the views
+// only today's page has; a view added or dropped is changed as a whole
+// (the pointer ""), and a view the same has no changes.
+func TestChangesAreGroupedByView(t *testing.T) {
+	pageOf := func(views string) *page.Page {
+		p, issues := page.Parse([]byte("page:\n  data:\n    language: typescript\n    source:\n      events:\n        - type: run_succeeded\n    views:\n"+views+
+			"    module: |\n      export function fold(view: View, event: Event): View { return view; }\n  runs: x\n"), page.Where{Form: page.InWorkflow, Subject: "workflow"})
+		if p == nil || p.Data == nil {
+			t.Fatalf("the page does not parse: %v", issues)
+		}
+		return p
+	}
+	today := pageOf("      total: categories\n      gone: text\n      same: text\n")
+	tried := pageOf("      same: text\n      total: categories\n      added: text\n")
+	got, err := changesByView(json.RawMessage(`{"total":{"values":[{"name":"a","value":1}]},"gone":{"text":"x"},"same":{"text":"y"}}`),
+		json.RawMessage(`{"same":{"text":"y"},"total":{"values":[{"name":"a","value":2}]},"added":{"text":"z"}}`), tried, today)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(got)
+	want := `[{"view":"same","changes":[]},{"view":"total","changes":[{"pointer":"/values/0/value","old":1,"new":2}]},` +
+		`{"view":"added","changes":[{"pointer":"","new":{"text":"z"}}]},{"view":"gone","changes":[{"pointer":"","old":{"text":"x"}}]}]`
+	if string(b) != want {
+		t.Errorf("changes:\n%s\nwant\n%s", b, want)
+	}
 }
