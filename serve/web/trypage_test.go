@@ -43,6 +43,7 @@ func TestBrowserTryAChangedPage(t *testing.T) {
 	if err := p.Open(d.srv.URL + page); err != nil {
 		t.Fatal(err)
 	}
+	opened := streams(p)
 	var ok bool
 	if err := p.Eval(`(() => {
 	  const f = document.querySelector("form.q-try-form");
@@ -80,6 +81,9 @@ func TestBrowserTryAChangedPage(t *testing.T) {
 	if errs := p.Errors(); len(errs) > 0 {
 		t.Errorf("console errors %q", errs)
 	}
+	if n := streams(p); n != opened {
+		t.Errorf("the dry run's page opened a live stream (%d, was %d): a fetch of its address would not give it again", n, opened)
+	}
 	dir := browser.ScreenshotDir(t)
 	if err := p.Screenshot(filepath.Join(dir, "dry-run.png")); err != nil {
 		t.Error(err)
@@ -98,6 +102,17 @@ func TestBrowserTryAChangedPage(t *testing.T) {
 	if _, after := d.get(page); pagePart(after) == "" || pagePart(after) != pagePart(before) || strings.Contains(after, "Orders placed") {
 		t.Errorf("the definition's page after the dry run:\n%s\nwas\n%s", pagePart(after), pagePart(before))
 	}
+}
+
+// streams counts the live streams a page opened so far.
+func streams(p *browser.Page) int {
+	n := 0
+	for _, r := range p.Requests() {
+		if u, err := url.Parse(r); err == nil && u.Path == "/live" {
+			n++
+		}
+	}
+	return n
 }
 
 // pagePart is the part of a definition's page its views draw.

@@ -7,6 +7,9 @@
 (function () {
   'use strict';
   if (!window.EventSource || !window.fetch || !window.DOMParser) return;
+  // A page with no part to follow (a dry run's answer to its form, which
+  // a fetch of its address would not give again) opens no stream.
+  if (!document.querySelector('[data-live]')) return;
   var pb = document.body.getAttribute('data-live-playbook') || '';
   var src = '/live' + (pb ? '?playbook=' + encodeURIComponent(pb) : '');
   var timer = null, busy = false, again = false;
