@@ -94,7 +94,14 @@ func TestBrowserTryAChangedPage(t *testing.T) {
 	if err := p.Screenshot(filepath.Join(dir, "dry-run.png")); err != nil {
 		t.Error(err)
 	}
-	t.Logf("screenshot in %s", dir)
+	p.Viewport(360, 800)
+	time.Sleep(200 * time.Millisecond)
+	var width int
+	if p.Eval(`document.documentElement.scrollWidth`, &width); width > 360 {
+		t.Errorf("the dry run's page at 360 px is %d px wide", width)
+	}
+	p.Screenshot(filepath.Join(dir, "dry-run-360.png"))
+	t.Logf("screenshots in %s", dir)
 
 	if now := d.gitOf("rev-parse", "HEAD"); now != head {
 		t.Errorf("the dry run committed: HEAD %s, was %s", now, head)
