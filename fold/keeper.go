@@ -132,11 +132,72 @@ type Keeper struct {
 	pages map[string]*pageState
 	reg   int64
 	wake  chan struct{}
+	// shared is the history the newest pass of Run reads through.
+	shared *sharedHistory
 	// changed is closed, and made anew, whenever a page's views move.
 	changed chan struct{}
 
 	toldMu sync.Mutex
 	told   map[int64]bool
+}
+
+// skippedBy answers the history of the newest pass of Run when that pass
+// skipped the page while it ran (nil when none did), and forgets it: the
+// page reads what woke that pass as the pages of that pass read it.
+func (k *Keeper) skippedBy(ps *pageState) History {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !ps.skipped {
+		return nil
+	}
+	ps.skipped = false
+	if !ps.st.Live {
+		return k.opts.History // see Run: a page being built reads its own way
+	}
+	return k.shared
+}
+
+// sharedHistory reads each page of the history once for every page that
+// asks for it during one pass of Run; concurrent askers wait for the one
+// read. It lives for one pass alone: the history grows between passes.
+type sharedHistory struct {
+	h  History
+	mu sync.Mutex
+	m  map[[2]int64]*sharedPage
+}
+
+type sharedPage struct {
+	done chan struct{}
+	hp   HistoryPage
+	err  error
+}
+
+func newSharedHistory(h History) *sharedHistory {
+	return &sharedHistory{h: h, m: map[[2]int64]*sharedPage{}}
+}
+
+func (s *sharedHistory) Page(ctx context.Context, after int64, limit int) (HistoryPage, error) {
+	key := [2]int64{after, int64(limit)}
+	s.mu.Lock()
+	p, ok := s.m[key]
+	if !ok {
+		p = &sharedPage{done: make(chan struct{})}
+		s.m[key] = p
+	}
+	s.mu.Unlock()
+	if !ok {
+		p.hp, p.err = s.h.Page(ctx, after, limit)
+		for i := range p.hp.Events {
+			p.hp.Events[i].match = filter.NewEvent(p.hp.Events[i].JSON)
+		}
+		close(p.done)
+	}
+	select {
+	case <-p.done:
+		return p.hp, p.err
+	case <-ctx.Done():
+		return HistoryPage{}, ctx.Err()
+	}
 }
 
 type pageState struct {
@@ -148,6 +209,7 @@ type pageState struct {
 	gen     int64 // bumped when the data changes: a fold of an older gen is dropped
 	st      kept
 	running bool
+	skipped bool   // a pass of Run found it running
 	failed  string // the error Run last logged for this page, "" once it advanced
 }
 
@@ -265,19 +327,38 @@ func (k *Keeper) Run(ctx context.Context) error {
 	defer wg.Wait()
 	for {
 		k.mu.Lock()
+		// The pages of one pass read the history through one memo: a
+		// thousand live pages at one checkpoint read its new records once.
+		h := newSharedHistory(k.opts.History)
+		k.shared = h
 		for _, ps := range k.pages {
-			if ps.running || ps.st.Stalled != nil || (!ps.st.Live && !k.grantedLocked(ps)) {
+			if ps.running {
+				// What woke this pass may be past what the page read:
+				// it looks again once it is done.
+				ps.skipped = true
+				continue
+			}
+			if ps.st.Stalled != nil || (!ps.st.Live && !k.grantedLocked(ps)) {
 				continue
 			}
 			ps.running = true
+			// A page being built reads its own way through the history:
+			// a memo of all it reads would hold the history in memory.
+			var hist History = h
+			if !ps.st.Live {
+				hist = k.opts.History
+			}
 			wg.Add(1)
-			go func(ps *pageState) {
+			go func(ps *pageState, hist History) {
 				defer wg.Done()
 				k.mu.Lock()
 				before := ps.st.Seq
 				wasLive := ps.st.Live
 				k.mu.Unlock()
-				err := k.advance(ctx, ps, nil)
+				err := k.advance(ctx, ps, hist, nil)
+				for again := k.skippedBy(ps); err == nil && again != nil; again = k.skippedBy(ps) {
+					err = k.advance(ctx, ps, again, nil)
+				}
 				k.mu.Lock()
 				ps.running = false
 				// The next pass tries again; an error is logged once,
@@ -292,10 +373,13 @@ func (k *Keeper) Run(ctx context.Context) error {
 					tell = ps.failed
 				}
 				id := ps.page.ID
-				// Wake the loop only when this page moved (a page that
-				// finished building frees a turn for one that waits);
-				// waking after a pass that found nothing would spin.
-				moved := ps.st.Seq != before || ps.st.Live != wasLive || ps.st.Stalled != nil
+				// Wake the loop only when this page's turn may pass to
+				// another: a page being built moved, went live or
+				// stalled. Waking after a pass that found nothing would
+				// spin, and so would a live page that read a new record:
+				// each of a thousand pages ending its step would start
+				// another pass over all of them.
+				moved := (!wasLive && ps.st.Seq != before) || ps.st.Live != wasLive || ps.st.Stalled != nil
 				k.mu.Unlock()
 				if tell != "" {
 					k.opts.Log.Error("fold: a page's views cannot advance; the keeper tries again at each pass", "page", id, "err", tell)
@@ -303,7 +387,7 @@ func (k *Keeper) Run(ctx context.Context) error {
 				if moved {
 					k.Wake()
 				}
-			}(ps)
+			}(ps, hist)
 		}
 		k.mu.Unlock()
 		select {
@@ -364,7 +448,7 @@ func (k *Keeper) CatchUp(ctx context.Context, id string) (Standing, error) {
 			k.opts.Progress(Progress{ID: id, From: from, Through: through, Newest: newest, Elapsed: time.Since(start), Done: done})
 		}
 	}
-	if err := k.advance(ctx, ps, progress); err != nil {
+	if err := k.advance(ctx, ps, k.opts.History, progress); err != nil {
 		return Standing{}, err
 	}
 	_, s, err := k.Views(id)
@@ -420,7 +504,7 @@ func standingOf(st *kept) Standing {
 // record, stalls, loses its turn or its data changes. progress, when not
 // nil, is told after every page of records how far the views have read
 // and where the history ends.
-func (k *Keeper) advance(ctx context.Context, ps *pageState, progress func(through, newest int64, done bool)) error {
+func (k *Keeper) advance(ctx context.Context, ps *pageState, h History, progress func(through, newest int64, done bool)) error {
 	ps.fold.Lock()
 	defer ps.fold.Unlock()
 	for {
@@ -432,7 +516,7 @@ func (k *Keeper) advance(ctx context.Context, ps *pageState, progress func(throu
 		gen, page, st := ps.gen, ps.page, ps.st
 		k.mu.Unlock()
 
-		more, newest, err := k.step(ctx, page, &st)
+		more, newest, err := k.step(ctx, h, page, &st)
 		if err != nil {
 			return err
 		}
@@ -472,10 +556,11 @@ func (k *Keeper) changedLocked() {
 // records no fold sees is a page like any other. The views are live once
 // they have read to the newest record. The views are written when the
 // page folded an event, stalled or made them live, and when the history
-// has nothing more (so the checkpoint at rest is on disk); a restart so
-// folds at most one page again.
-func (k *Keeper) step(ctx context.Context, page Page, st *kept) (more bool, newest int64, err error) {
-	hp, err := k.opts.History.Page(ctx, st.Seq, k.opts.PageSize)
+// has nothing more and the checkpoint moved unwrittenRecords past the one
+// on disk: a restart so folds at most one page again, and reads again at
+// most unwrittenRecords records none of its filters take.
+func (k *Keeper) step(ctx context.Context, h History, page Page, st *kept) (more bool, newest int64, err error) {
+	hp, err := h.Page(ctx, st.Seq, k.opts.PageSize)
 	if err != nil {
 		return false, 0, fmt.Errorf("fold: reading the history: %w", err)
 	}
@@ -498,7 +583,7 @@ func (k *Keeper) step(ctx context.Context, page Page, st *kept) (more bool, newe
 	if stall == nil && !more {
 		st.Live = true
 	}
-	if st.Folded != folded || stall != nil || st.Live != wasLive || !more {
+	if st.Folded != folded || stall != nil || st.Live != wasLive || (!more && st.Seq-st.written >= unwrittenRecords) {
 		err = writeKept(k.opts.Dir, st)
 	}
 	return more, hp.Newest, err
@@ -510,7 +595,7 @@ func (k *Keeper) step(ctx context.Context, page Page, st *kept) (more bool, newe
 func (k *Keeper) foldRecords(ctx context.Context, page Page, st *kept, hp HistoryPage) (*Stall, error) {
 	events := make([]Event, 0, len(hp.Events))
 	for _, r := range hp.Events {
-		if !page.Filters.MatchJSON(r.JSON) {
+		if !r.matches(page.Filters) {
 			continue
 		}
 		if d := jsonDepth(r.JSON); d > runline.MaxDepth+1 { // the event's own object, then its data's MaxDepth levels

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"quire/words/filter"
 	"sort"
 	"time"
 
@@ -104,6 +105,19 @@ type Event struct {
 	Seq  int64
 	JSON []byte
 	Time time.Time
+
+	// match, when set, is JSON decoded once for the filters of every page
+	// that reads this event (sharedHistory sets it); nil, it is decoded
+	// for each page.
+	match *filter.Event
+}
+
+// matches tells whether the filters take the event.
+func (e Event) matches(fs filter.Filters) bool {
+	if e.match != nil {
+		return fs.MatchEvent(e.match)
+	}
+	return fs.MatchJSON(e.JSON)
 }
 
 // Stall kinds of the page format's table "When the views stall".

@@ -30,7 +30,18 @@ type kept struct {
 	Stalled   *Stall          `json:"stalled"`
 	NewestAt  time.Time       `json:"newest_at"`
 	Views     json.RawMessage `json:"views"`
+
+	// written is the Seq of this page's file on disk: a checkpoint that
+	// moved past records its filters passed over is written only now and
+	// then (unwrittenRecords), not at every boundary.
+	written int64
 }
+
+// unwrittenRecords is how far a live page's checkpoint may move past
+// records its filters take none of before it is written: a restart reads
+// at most so many records again, and folds none of them. Writing it at
+// every boundary cost a thousand pages a thousand fsyncs a boundary.
+const unwrittenRecords = 5000
 
 // keptFormat is the version of the file's format; a file of another is
 // thrown away and the views rebuilt (they are derived state).
@@ -53,6 +64,7 @@ func readKept(dir, id string) (*kept, error) {
 	if json.Unmarshal(b, &k) != nil || k.Format != keptFormat || k.ID != id || len(k.Views) == 0 {
 		return nil, nil // derived state that cannot be read is rebuilt
 	}
+	k.written = k.Seq
 	return &k, nil
 }
 
@@ -65,5 +77,6 @@ func writeKept(dir string, k *kept) error {
 	if err := atomicfile.Write(keptPath(dir, k.ID), b); err != nil {
 		return fmt.Errorf("fold: keeping views: %w", err)
 	}
+	k.written = k.Seq
 	return nil
 }

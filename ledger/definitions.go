@@ -348,7 +348,15 @@ type defInfo struct {
 func (d *defInfo) latest() defVersion { return d.Versions[len(d.Versions)-1] }
 
 // definitions reads every definition of a playbook from its events.jsonl.
+// definitions reads the playbook's definitions from its events.jsonl,
+// once for each version of the file (readsOnce): every caller shares the
+// answer, and none may change it.
 func (l *Ledger) definitions(p string) (map[string]*defInfo, error) {
+	file := l.v.Abs(path.Join(playbookDir(p), "events.jsonl"))
+	return readsOnce(&l.reads.defs, p, []string{file}, func() (map[string]*defInfo, error) { return l.readDefinitions(p) })
+}
+
+func (l *Ledger) readDefinitions(p string) (map[string]*defInfo, error) {
 	out := map[string]*defInfo{}
 	f, err := os.Open(l.v.Abs(path.Join(playbookDir(p), "events.jsonl")))
 	if isNotExist(err) {

@@ -25,6 +25,7 @@ type Ledger struct {
 	// hist is the playbooks' histories (histories.go).
 	hist *history.Store
 
+	reads    reads // readsonce.go
 	views    views
 	watch    watchers
 	requests requestLocks // requests.go

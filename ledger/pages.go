@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -86,7 +87,20 @@ func description(typ, src string) string {
 // pagedSubjects lists a playbook's subjects with their pages: each
 // definition with the page of its document, or else the page saved as a
 // definition of its own whose of names it, and the playbook's own page.
+// pagedSubjects is read once for each version of the files it reads from
+// (readsOnce): every caller shares the answer, and none may change it. A
+// get_definition read them all: the home page of 1,000 definitions read
+// them a million times.
 func (l *Ledger) pagedSubjects(playbook string) ([]*subject, error) {
+	files := []string{
+		l.v.Abs(path.Join(playbookDir(playbook), "events.jsonl")),
+		l.v.Abs(path.Join(playbookDir(playbook), "playbook.md")),
+		l.v.Abs(vault.IndexFile),
+	}
+	return readsOnce(&l.reads.subjects, playbook, files, func() ([]*subject, error) { return l.readPagedSubjects(playbook) })
+}
+
+func (l *Ledger) readPagedSubjects(playbook string) ([]*subject, error) {
 	defs, err := l.definitions(playbook)
 	if err != nil {
 		return nil, err

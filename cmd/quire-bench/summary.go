@@ -55,6 +55,13 @@ var targets = []target{
 	{bench: "BenchmarkTryPageFulfillOrder", metric: "try-ms", what: "issue 26: the same dry run"},
 	{bench: "BenchmarkTryPageFulfillOrder", metric: "rebuild-ms", what: "issue 26: the same views rebuilt from the start"},
 	{bench: "BenchmarkDefinitionPageFulfillOrder", metric: "median-ms", max: 20, what: "issue 16: the definition page of fulfill-order with 1,000 runs, answered by the server"},
+	{bench: "BenchmarkBoundaryWithPages/pages=1", metric: "p50-ms", what: "issue 28: a run's two boundaries (started, succeeded) with one page live, through the ledger"},
+	{bench: "BenchmarkBoundaryWithPages/pages=1", metric: "cpu-ms/op", what: "issue 28: the same, CPU of the process (the fold workers apart)"},
+	{bench: "BenchmarkBoundaryWithPages/pages=1000", metric: "p50-ms", what: "issue 28: the same with 1,000 pages live in the playbook, one of them taking the run's events"},
+	{bench: "BenchmarkBoundaryWithPages/pages=1000", metric: "cpu-ms/op", what: "issue 28: the same, CPU of the process"},
+	{bench: "BenchmarkBoundaryWithPages/pages=1000", metric: "idle-%core", max: 1, what: "issue 28: what the keeper of 1,000 live pages spends while nothing is written, in % of a core"},
+	{bench: "BenchmarkListPagesWithDefinitions/home", metric: "median-ms", max: 100, what: "issue 28: the home page with 1,000 workflows (pages and glances) in one playbook"},
+	{bench: "BenchmarkListPagesWithDefinitions/playbook", metric: "median-ms", max: 100, what: "issue 28: the playbook's page listing the same 1,000 workflows"},
 	{bench: "BenchmarkDrawFulfillOrder", metric: "drawn-ms", max: 500, what: "issue 16: the same page drawn in headless Chromium, from the navigation's start to every chart's SVG in the DOM"},
 	{bench: "BenchmarkDrawFulfillOrder", metric: "after-html-ms", what: "issue 16: the same, from the end of the server's answer (scripts and drawing)"},
 }
@@ -120,6 +127,14 @@ func summarize(r io.Reader, w io.Writer) {
 			fmt.Fprintf(w, "fold ratio %-24s whole path / the engine alone with JSON between folds = %.3f (BenchmarkFoldRatio: the median of rounds taken in turn; target at least 0.75 %s); the engine alone: %.0f events/s with JSON, %.0f without\n",
 				pg, median(r), targetText(median(r), 0.75), median(e), median(b))
 		}
+	}
+	if one, many := values["BenchmarkBoundaryWithPages/pages=1"]["p50-ms"], values["BenchmarkBoundaryWithPages/pages=1000"]["p50-ms"]; len(one) > 0 && len(many) > 0 {
+		r := median(many) / median(one)
+		verdict := "met"
+		if r > 2 {
+			verdict = "NOT met"
+		}
+		fmt.Fprintf(w, "pages ratio a boundary with 1,000 pages / with one = %.2f (%.1f vs %.1f ms; target at most 2: %s)\n", r, median(many), median(one), verdict)
 	}
 	var rest []string
 	for b := range values {

@@ -95,3 +95,46 @@ func (d *demo) runsOf(name string) int {
 	}
 	return len(raw.(*ledger.RunPage).Runs)
 }
+
+// BenchmarkListPagesWithDefinitions: the home page and a playbook's page
+// with 1,000 workflows in one playbook (QUIRE_BENCH_DEFINITIONS), each
+// with a page and a glance (issue 28: each under 100 ms, no call per
+// definition).
+func BenchmarkListPagesWithDefinitions(b *testing.B) {
+	n := 1000
+	if v, err := strconv.Atoi(os.Getenv("QUIRE_BENCH_DEFINITIONS")); err == nil && v > 0 {
+		n = v
+	}
+	d := newDemo(b, serve.Options{Open: true})
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("w-%04d", i)
+		d.call("create_definition", map[string]any{"playbook": "operations", "type": "workflow", "name": name, "actor": "ana",
+			"source": "document:\n  name: " + name + "\npage:\n  result: |\n    {{ output.text }}\n  glance:\n    headline: '{{ output.text }}'\n    runs: '{{ run.status }}'\n"})
+	}
+	d.run("w-0000", "2026-11-01", `{"text":"The first."}`)
+	h := d.srv.Config.Handler
+	for _, pg := range []struct{ name, page string }{{"home", "/"}, {"playbook", "/p/operations"}} {
+		page := pg.page
+		b.Run(pg.name, func(b *testing.B) {
+			get := func() time.Duration {
+				req := httptest.NewRequest("GET", "http://127.0.0.1"+page, nil)
+				rec := httptest.NewRecorder()
+				t := time.Now()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%s: %d %s", page, rec.Code, rec.Body)
+				}
+				return time.Since(t)
+			}
+			get()
+			var times []time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				times = append(times, get())
+			}
+			b.StopTimer()
+			sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+			b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "median-ms")
+		})
+	}
+}

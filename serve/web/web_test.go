@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -646,5 +647,26 @@ func TestLiveViews(t *testing.T) {
 		t.Logf("views told after %s", time.Since(start))
 	case <-time.After(2 * time.Second):
 		t.Error("the views' move not told within 2 s")
+	}
+}
+
+// A playbook's card shows the glances of its first workflows alone, and
+// says how many more there are, linked to the playbook.
+func TestACardShowsTheGlancesOfItsFirstWorkflows(t *testing.T) {
+	t.Parallel()
+	d := newDemo(t, serve.Options{Open: true})
+	for i := 0; i < 8; i++ {
+		name := fmt.Sprintf("w-%04d", i)
+		d.call("create_definition", map[string]any{"playbook": "operations", "type": "workflow", "name": name, "actor": "ana",
+			"source": "document:\n  name: " + name + "\npage:\n  result: |\n    {{ output.text }}\n  glance:\n    runs: '{{ run.status }}'\n"})
+		d.run(name, "2026-11-01", `{"text":"Done."}`)
+	}
+	_, body := d.get("/")
+	// echo and the first five: six workflows asked, five with a glance.
+	if n := strings.Count(body, `class="q-glance"`); n != 5 {
+		t.Errorf("%d glances drawn, want 5:\n%s", n, body)
+	}
+	if !strings.Contains(body, `<a href="/p/operations">3 more workflows</a>`) {
+		t.Errorf("no link to the 3 more workflows:\n%s", body)
 	}
 }

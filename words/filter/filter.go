@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"sync"
 
 	"quire/words/refusal"
 )
@@ -269,52 +270,77 @@ func (fs Filters) Match(event map[string]any) bool {
 // attributes the filters name, and data only when a filter has data. An
 // event that is not a JSON object matches nothing.
 func (fs Filters) MatchJSON(raw []byte) bool {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(raw, &top) != nil {
+	return fs.MatchEvent(NewEvent(raw))
+}
+
+// Event is an event's JSON text, decoded once for any number of filters:
+// the pages of a playbook, a thousand of them, match each new event
+// against their own. Its decoding is safe for concurrent use.
+type Event struct {
+	raw      []byte
+	topOnce  sync.Once
+	top      map[string]json.RawMessage
+	dataOnce sync.Once
+	data     any
+}
+
+// NewEvent wraps an event's JSON text; nothing is decoded until a filter
+// asks.
+func NewEvent(raw []byte) *Event { return &Event{raw: raw} }
+
+func (e *Event) attrs() map[string]json.RawMessage {
+	e.topOnce.Do(func() {
+		if json.Unmarshal(e.raw, &e.top) != nil {
+			e.top = nil
+		}
+	})
+	return e.top
+}
+
+func (e *Event) dataValue() any {
+	e.dataOnce.Do(func() {
+		if rv, present := e.attrs()["data"]; present {
+			_ = json.Unmarshal(rv, &e.data)
+		}
+	})
+	return e.data
+}
+
+// MatchEvent is MatchJSON over an event decoded once.
+func (fs Filters) MatchEvent(e *Event) bool {
+	top := e.attrs()
+	if top == nil {
 		return false
 	}
-	var data any
-	dataRead := false
 	for _, f := range fs {
-		ok := true
-		for k, want := range f.Attrs {
-			rv, present := top[k]
-			if !present {
-				ok = false
-				break
-			}
-			if len(rv) > 0 && rv[0] == '"' && bytes.IndexByte(rv, '\\') < 0 {
-				if string(rv[1:len(rv)-1]) != want {
-					ok = false
-					break
-				}
-				continue
-			}
-			var v any
-			if json.Unmarshal(rv, &v) != nil {
-				ok = false
-				break
-			}
-			if got, isText := scalarText(v); !isText || got != want {
-				ok = false
-				break
-			}
-		}
-		if !ok {
-			continue
-		}
-		if f.Data == nil {
-			return true
-		}
-		if !dataRead {
-			dataRead = true
-			if rv, present := top["data"]; present {
-				_ = json.Unmarshal(rv, &data)
-			}
-		}
-		if subset(f.Data, data) {
+		if f.matchAttrs(top) && (f.Data == nil || subset(f.Data, e.dataValue())) {
 			return true
 		}
 	}
 	return false
+}
+
+// matchAttrs tells whether every attribute the filter names is the
+// event's, as text.
+func (f Filter) matchAttrs(top map[string]json.RawMessage) bool {
+	for k, want := range f.Attrs {
+		rv, present := top[k]
+		if !present {
+			return false
+		}
+		if len(rv) > 0 && rv[0] == '"' && bytes.IndexByte(rv, '\\') < 0 {
+			if string(rv[1:len(rv)-1]) != want {
+				return false
+			}
+			continue
+		}
+		var v any
+		if json.Unmarshal(rv, &v) != nil {
+			return false
+		}
+		if got, isText := scalarText(v); !isText || got != want {
+			return false
+		}
+	}
+	return true
 }
