@@ -22,6 +22,7 @@ import (
 	"quire/render"
 	"quire/runfolder"
 	"quire/words/address"
+	"quire/words/linediff"
 	"quire/words/refusal"
 )
 
@@ -486,7 +487,7 @@ type definitionPage struct {
 // versionDiff is a definition's document from one version to another.
 type versionDiff struct {
 	From, To int
-	Lines    []diffLine
+	Lines    []linediff.Line
 }
 
 // versionDiffOf reads the two versions the query names (from, and to, the
@@ -518,7 +519,7 @@ func (w *Web) versionDiffOf(r *http.Request, c *reqCtx, pb, typ, name string, la
 	if err != nil {
 		return nil, err
 	}
-	return &versionDiff{From: from, To: to, Lines: lineDiff(a, b)}, nil
+	return &versionDiff{From: from, To: to, Lines: linediff.Diff(a, b)}, nil
 }
 
 // runFilter is the runs list's filter, as the page's query holds it: the
