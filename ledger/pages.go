@@ -484,6 +484,7 @@ type RenderPageArgs struct {
 	Name         string          `json:"name"`
 	SampleOutput json.RawMessage `json:"sample_output,omitempty" jsonschema:"an output to render result over, as a run that succeeded"`
 	RunID        string          `json:"run_id,omitempty" jsonschema:"render as of this run: its result, and runs as they stood when it ended"`
+	At           string          `json:"at,omitempty" jsonschema:"render as of this commit (id or ref): its files, history and time"`
 	Format       string          `json:"format,omitempty" enum:"markdown,text"`
 }
 
@@ -500,6 +501,9 @@ type RenderedPlaybook struct {
 func (l *Ledger) renderPage(ctx context.Context, a *RenderPageArgs) (*Definition, error) {
 	if err := checkFormat(a.Format); err != nil {
 		return nil, err
+	}
+	if a.At != "" {
+		return l.renderPageAt(ctx, a)
 	}
 	if a.RunID != "" && len(a.SampleOutput) > 0 {
 		return nil, refusal.Invalid("/run_id", "run_id and sample_output do not go together: a preview renders over one or the other")
