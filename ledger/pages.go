@@ -484,7 +484,7 @@ type RenderPageArgs struct {
 	Name         string          `json:"name"`
 	SampleOutput json.RawMessage `json:"sample_output,omitempty" jsonschema:"an output to render result over, as a run that succeeded"`
 	RunID        string          `json:"run_id,omitempty" jsonschema:"render as of this run: its result, and runs as they stood when it ended"`
-	At           string          `json:"at,omitempty" jsonschema:"render as of this commit (id or ref): its files, history and time"`
+	At           string          `json:"at,omitempty" jsonschema:"render as of this commit (id or ref)"`
 	Format       string          `json:"format,omitempty" enum:"markdown,text"`
 }
 

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,7 +17,9 @@ import (
 	"quire/runfolder"
 	"quire/vault"
 	"quire/words/event"
+	"quire/words/linediff"
 	"quire/words/refusal"
+	"quire/words/viewdiff"
 )
 
 // A page rendered as of a commit (render_page's at, diff_page) reads
@@ -39,18 +43,20 @@ const viewsAtDir = "views-at"
 // commitFiles is pageFiles of one commit.
 type commitFiles struct {
 	l       *Ledger
+	arg     string // the argument that named the commit: at, old or new
 	snap    *vault.Snapshot
 	entries []vault.Entry // the commit's index
 	states  map[string]*runfolder.State
 	hist    map[string]*commitHistory // by playbook
 }
 
-// atCommit opens the commit at names (a commit's id, whole or abbreviated,
-// or a ref), refusing, at /at, what names none. Close it when done.
-func (l *Ledger) atCommit(ctx context.Context, at string) (*commitFiles, error) {
-	id, err := l.v.ResolveCommit(ctx, at)
+// atCommit opens the commit rev names (a commit's id, whole or
+// abbreviated, or a ref), refusing what names none at the argument arg
+// that gave it. Close it when done.
+func (l *Ledger) atCommit(ctx context.Context, arg, rev string) (*commitFiles, error) {
+	id, err := l.v.ResolveCommit(ctx, rev)
 	if errors.Is(err, vault.ErrNoCommit) {
-		return nil, refusal.At(refusal.NotFound, "/at", "%q names no commit of this vault: give a commit's id, whole or abbreviated, or a ref such as main", at)
+		return nil, refusal.At(refusal.NotFound, "/"+arg, "%s: %q names no commit of this vault: give a commit's id, whole or abbreviated, or a ref such as main", arg, rev)
 	}
 	if err != nil {
 		return nil, err
@@ -64,13 +70,15 @@ func (l *Ledger) atCommit(ctx context.Context, at string) (*commitFiles, error) 
 		snap.Close()
 		return nil, err
 	}
-	return &commitFiles{l: l, snap: snap, entries: entries, states: map[string]*runfolder.State{}, hist: map[string]*commitHistory{}}, nil
+	return &commitFiles{l: l, arg: arg, snap: snap, entries: entries, states: map[string]*runfolder.State{}, hist: map[string]*commitHistory{}}, nil
 }
 
 func (c *commitFiles) close() { c.snap.Close() }
 
-// short is the commit's id as refusals name it.
-func (c *commitFiles) short() string { return c.snap.Commit.String()[:12] }
+// refuse refuses what the commit lacks, at the argument that named it.
+func (c *commitFiles) refuse(code refusal.Code, format string, args ...any) error {
+	return refusal.At(code, "/"+c.arg, "%s: commit %s %s", c.arg, c.snap.Commit.String()[:12], fmt.Sprintf(format, args...))
+}
 
 // subject finds a definition's subject as the commit holds it, and the
 // definition of its version then; a definition the commit lacks is
@@ -88,7 +96,7 @@ func (c *commitFiles) subject(playbook, typ, name string) (*subject, *Definition
 	}
 	d := defs[typ+"/"+name]
 	if d == nil {
-		return nil, nil, refusal.At(refusal.NotFound, "/at", "commit %s holds no %s %q in playbook %s", c.short(), typ, name, playbook)
+		return nil, nil, c.refuse(refusal.NotFound, "holds no %s %q in playbook %s", typ, name, playbook)
 	}
 	var es []vault.Entry
 	for _, e := range c.entries {
@@ -110,7 +118,7 @@ func (c *commitFiles) subject(playbook, typ, name string) (*subject, *Definition
 		c.l.withShape(out)
 		return s, out, nil
 	}
-	return nil, nil, refusal.At(refusal.NotFound, "/at", "commit %s holds no document of %s %q that reads", c.short(), typ, name)
+	return nil, nil, c.refuse(refusal.NotFound, "holds no document of %s %q that reads", typ, name)
 }
 
 func (c *commitFiles) now() time.Time { return c.snap.Meta.Committed }
@@ -139,7 +147,7 @@ func (c *commitFiles) state(e vault.Entry) (*runfolder.State, error) {
 	}
 	if ok {
 		if err := json.Unmarshal(data, st); err != nil {
-			return nil, fmt.Errorf("%s at commit %s: %w", path.Join(e.Path, runfolder.StateFile), c.short(), err)
+			return nil, fmt.Errorf("%s at commit %s: %w", path.Join(e.Path, runfolder.StateFile), c.snap.Commit, err)
 		}
 	}
 	c.states[e.Path] = st
@@ -260,7 +268,7 @@ func (l *Ledger) renderPageAt(ctx context.Context, a *RenderPageArgs) (*Definiti
 	if err := checkDefinitionArgs(a.Playbook, a.Type, a.Name); err != nil {
 		return nil, err
 	}
-	c, err := l.atCommit(ctx, a.At)
+	c, err := l.atCommit(ctx, "at", a.At)
 	if err != nil {
 		return nil, err
 	}
@@ -275,11 +283,141 @@ func (l *Ledger) pageAt(ctx context.Context, c *commitFiles, playbook, typ, name
 		return nil, err
 	}
 	if s.Page == nil {
-		return nil, refusal.At(refusal.NotFound, "/at", "at commit %s the %s %q has no page", c.short(), typ, name)
+		return nil, c.refuse(refusal.NotFound, "holds the %s %q without a page", typ, name)
 	}
 	if s.Retired {
-		return nil, refusal.At(refusal.Conflict, "/at", "at commit %s the %s %q is retired: its page rendered nowhere", c.short(), typ, name)
+		return nil, c.refuse(refusal.Conflict, "holds the %s %q retired: its page rendered nowhere", typ, name)
 	}
 	d.Page, err = l.definitionPage(ctx, c, s, true, nil, format)
 	return d, err
+}
+
+// DiffPageArgs are diff_page's arguments.
+type DiffPageArgs struct {
+	Playbook string `json:"playbook"`
+	Type     string `json:"type" enum:"@definition_types"`
+	Name     string `json:"name"`
+	Old      string `json:"old" jsonschema:"a commit (id or ref)"`
+	New      string `json:"new,omitempty" jsonschema:"a commit; default: now"`
+}
+
+// PageDiff is what changed between two renders of a page: its Markdown
+// line by line, and the values of its views that changed.
+type PageDiff struct {
+	Old      string          `json:"old" jsonschema:"the old commit's id"`
+	New      string          `json:"new,omitempty" jsonschema:"the new commit's id; none for the vault as it stands"`
+	Markdown []linediff.Line `json:"markdown" jsonschema:"the page's Markdown (# result, # runs), line by line: op ' ', '-' or '+'"`
+	Views    []ViewDiff      `json:"views" jsonschema:"the views that changed"`
+}
+
+// ViewDiff is one view's values that changed, by JSON pointers within
+// the view.
+type ViewDiff struct {
+	View    string            `json:"view"`
+	Changes []viewdiff.Change `json:"changes"`
+}
+
+// diffPage is the operation diff_page (ops.go).
+func (l *Ledger) diffPage(ctx context.Context, a *DiffPageArgs) (*PageDiff, error) {
+	if a.Old == "" {
+		return nil, refusal.Invalid("/old", "old is a commit to render the page as of: its id, whole or abbreviated, or a ref")
+	}
+	oldPage, oldID, err := l.pageOfCommit(ctx, a, "old", a.Old)
+	if err != nil {
+		return nil, err
+	}
+	var newPage *PageView
+	newID := ""
+	if a.New != "" {
+		newPage, newID, err = l.pageOfCommit(ctx, a, "new", a.New)
+	} else {
+		var d *Definition
+		if d, err = l.renderPage(ctx, &RenderPageArgs{Playbook: a.Playbook, Type: a.Type, Name: a.Name}); err == nil {
+			newPage = d.Page
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	views, err := diffViews(oldPage.Views, newPage.Views)
+	if err != nil {
+		return nil, err
+	}
+	return &PageDiff{Old: oldID, New: newID, Markdown: linediff.Diff(oldPage.Markdown(), newPage.Markdown()), Views: views}, nil
+}
+
+// pageOfCommit renders the page of a's definition as of the commit rev,
+// which the argument arg (old or new) gave.
+func (l *Ledger) pageOfCommit(ctx context.Context, a *DiffPageArgs, arg, rev string) (*PageView, string, error) {
+	if err := checkDefinitionArgs(a.Playbook, a.Type, a.Name); err != nil {
+		return nil, "", err
+	}
+	c, err := l.atCommit(ctx, arg, rev)
+	if err != nil {
+		return nil, "", err
+	}
+	defer c.close()
+	d, err := l.pageAt(ctx, c, a.Playbook, a.Type, a.Name, "")
+	if err != nil {
+		return nil, "", err
+	}
+	return d.Page, c.snap.Commit.String(), nil
+}
+
+// Markdown is the page's Markdown as quire page render prints it: its
+// result and its runs, each under its heading.
+func (p *PageView) Markdown() string {
+	var b strings.Builder
+	if p.Result != "" {
+		fmt.Fprintf(&b, "# result\n\n%s\n\n", p.Result)
+	}
+	if p.Runs != "" {
+		fmt.Fprintf(&b, "# runs\n\n%s\n", p.Runs)
+	}
+	return b.String()
+}
+
+// diffViews lists, view by view in the order of their names, the values
+// that changed between two pages' views (objects of views by name).
+func diffViews(old, new json.RawMessage) ([]ViewDiff, error) {
+	var o, n map[string]any
+	for _, v := range []struct {
+		raw json.RawMessage
+		to  *map[string]any
+	}{{old, &o}, {new, &n}} {
+		if len(v.raw) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(v.raw, v.to); err != nil {
+			return nil, fmt.Errorf("reading a page's views: %w", err)
+		}
+	}
+	names := make([]string, 0, len(o)+len(n))
+	for name := range o {
+		names = append(names, name)
+	}
+	for name := range n {
+		if _, ok := o[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	out := []ViewDiff{}
+	for _, name := range names {
+		ov, inOld := o[name]
+		nv, inNew := n[name]
+		var changes []viewdiff.Change
+		switch {
+		case !inOld:
+			changes = []viewdiff.Change{{New: nv, Added: true}}
+		case !inNew:
+			changes = []viewdiff.Change{{Old: ov, Removed: true}}
+		default:
+			changes = viewdiff.Diff(ov, nv)
+		}
+		if len(changes) > 0 {
+			out = append(out, ViewDiff{View: name, Changes: changes})
+		}
+	}
+	return out, nil
 }

