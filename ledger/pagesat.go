@@ -421,3 +421,27 @@ func diffViews(old, new json.RawMessage) ([]ViewDiff, error) {
 	}
 	return out, nil
 }
+
+// SavedCommit answers the commit that saved a version of a definition:
+// the commit that put that version's document at its path (the nearest to
+// HEAD that did), "" when none within reach did. The browser diffs a page
+// between two versions as it stood at the commits that saved them.
+func (l *Ledger) SavedCommit(playbook, typ, name string, version int) (string, error) {
+	d, err := l.definition(playbook, typ, name)
+	if err != nil {
+		return "", err
+	}
+	if version < 1 || version > len(d.Versions) {
+		return "", refusal.At(refusal.NotFound, "/version", "%s/%s has no version %d; its versions are 1 to %d", typ, name, version, len(d.Versions))
+	}
+	v := d.Versions[version-1]
+	blob, err := vault.ParseHash(v.Blob)
+	if err != nil {
+		return "", err
+	}
+	id, err := l.v.SavedIn(v.Path, blob)
+	if err != nil || id.IsZero() {
+		return "", err
+	}
+	return id.String(), nil
+}

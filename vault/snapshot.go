@@ -152,3 +152,44 @@ func (s *Snapshot) Entries() ([]Entry, error) {
 	sort.SliceStable(out, func(i, j int) bool { return Less(&out[i], &out[j]) })
 	return out, nil
 }
+
+// maxSavedWalk bounds the commits SavedIn walks back from HEAD.
+const maxSavedWalk = 20000
+
+// SavedIn finds the commit that put the blob at rel: walking back from HEAD
+// along first parents, the oldest commit of the run of commits that hold
+// that blob there, the run nearest HEAD. It answers the zero hash when no
+// commit within maxSavedWalk does.
+func (v *Vault) SavedIn(rel string, blob Hash) (Hash, error) {
+	id, err := v.head()
+	if err != nil || id.IsZero() {
+		return ZeroHash, err
+	}
+	h := v.History()
+	defer h.Close()
+	found := ZeroHash
+	for n := 0; !id.IsZero() && n < maxSavedWalk; n++ {
+		tree, parents, err := h.Commit(id)
+		if err != nil {
+			return ZeroHash, err
+		}
+		s := &Snapshot{Commit: id, h: h, trees: map[string][]byte{}}
+		if s.trees[""], err = h.Tree(tree); err != nil {
+			return ZeroHash, err
+		}
+		b, ok, err := s.Blob(rel)
+		if err != nil {
+			return ZeroHash, err
+		}
+		if ok && b == blob {
+			found = id
+		} else if !found.IsZero() {
+			break
+		}
+		if len(parents) == 0 {
+			break
+		}
+		id = parents[0]
+	}
+	return found, nil
+}

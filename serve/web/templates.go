@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -27,11 +28,25 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"when":       when,
 	"clip":       clipHeadline,
 	"short":      func(s string) string { return s[:min(12, len(s))] },
+	"jsonText":   jsonText,
 	"blocksOf":   func(v *view, b []block) blocksData { return blocksData{V: v, Blocks: b} },
 	"openThread": func(v *view, addr string) Thread { t := v.Thread(addr); t.open = true; return t },
 }).ParseFS(templateFiles, "templates/*.html"))
 
 var includeFn func(string, any) (template.HTML, error)
+
+// jsonText is a value as compact JSON, for a view's values that changed;
+// "—" for none (a value added or removed).
+func jsonText(v any, absent bool) string {
+	if absent {
+		return "—"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
 
 func init() { includeFn = include }
 
