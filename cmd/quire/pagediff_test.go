@@ -65,7 +65,7 @@ func demoVault(t *testing.T, days int, workflows ...string) (dir, v string, head
 // quire page diff between two commits of the demo vault names the views
 // that changed, with their old and new values, and the Markdown's lines;
 // against the vault as it stands it says what changed since; a commit that
-// is none is refused naming it.
+// is none is refused naming it, by page diff and by page render --at.
 func TestCLIPageDiffNamesTheChangedViews(t *testing.T) {
 	t.Parallel()
 	_, v, heads := demoVault(t, 2, "fulfill-order")
@@ -104,5 +104,13 @@ func TestCLIPageDiffNamesTheChangedViews(t *testing.T) {
 	code, _, errs = quire(t, "", append(page, "no-such-ref")...)
 	if code == 0 || !strings.Contains(errs, `old: "no-such-ref" names no commit`) {
 		t.Fatalf("page diff of no commit: %d %s", code, errs)
+	}
+	render := []string{v, "page", "render", "--playbook", "operations", "--name", "fulfill-order", "--at"}
+	if code, out, errs := quire(t, "", append(render, heads[0])...); code != 0 || !strings.Contains(out, "# runs\n") {
+		t.Fatalf("page render --at: %d %s %s", code, out, errs)
+	}
+	code, _, errs = quire(t, "", append(render, "no-such-ref")...)
+	if code == 0 || !strings.Contains(errs, `at: "no-such-ref" names no commit`) {
+		t.Fatalf("page render --at of no commit: %d %s", code, errs)
 	}
 }
