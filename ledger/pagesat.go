@@ -378,19 +378,16 @@ func (p *PageView) Markdown() string {
 }
 
 // diffViews lists, view by view in the order of their names, the values
-// that changed between two pages' views (objects of views by name).
+// that changed between two pages' views (objects of views by name). A view
+// only one side has is one change at its root, the other side left out.
 func diffViews(old, new json.RawMessage) ([]ViewDiff, error) {
-	var o, n map[string]any
-	for _, v := range []struct {
-		raw json.RawMessage
-		to  *map[string]any
-	}{{old, &o}, {new, &n}} {
-		if len(v.raw) == 0 {
-			continue
-		}
-		if err := json.Unmarshal(v.raw, v.to); err != nil {
-			return nil, fmt.Errorf("reading a page's views: %w", err)
-		}
+	o, err := viewsByName(old)
+	if err != nil {
+		return nil, err
+	}
+	n, err := viewsByName(new)
+	if err != nil {
+		return nil, err
 	}
 	names := make([]string, 0, len(o)+len(n))
 	for name := range o {
@@ -407,19 +404,36 @@ func diffViews(old, new json.RawMessage) ([]ViewDiff, error) {
 		ov, inOld := o[name]
 		nv, inNew := n[name]
 		var changes []viewdiff.Change
-		switch {
-		case !inOld:
-			changes = []viewdiff.Change{{New: nv, Added: true}}
-		case !inNew:
-			changes = []viewdiff.Change{{Old: ov, Removed: true}}
-		default:
-			changes = viewdiff.Diff(ov, nv)
+		if inOld && inNew {
+			var a, b any
+			if err := json.Unmarshal(ov, &a); err != nil {
+				return nil, fmt.Errorf("reading the view %s: %w", name, err)
+			}
+			if err := json.Unmarshal(nv, &b); err != nil {
+				return nil, fmt.Errorf("reading the view %s: %w", name, err)
+			}
+			changes = viewdiff.Diff(a, b)
+		} else {
+			changes = []viewdiff.Change{{Old: ov, New: nv}}
 		}
 		if len(changes) > 0 {
 			out = append(out, ViewDiff{View: name, Changes: changes})
 		}
 	}
 	return out, nil
+}
+
+// viewsByName reads a page's views, an object of views by name; none for
+// a page without views.
+func viewsByName(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 {
+		return m, nil
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("reading a page's views: %w", err)
+	}
+	return m, nil
 }
 
 // SavedCommit answers the commit that saved a version of a definition:

@@ -149,24 +149,15 @@ func printPageDiff(e *env, d *ledger.PageDiff) {
 				ptr = "(the whole view)"
 			}
 			switch {
-			case ch.Added:
-				fmt.Fprintf(e.out, "  %s: added %s\n", ptr, jsonText(ch.New))
-			case ch.Removed:
-				fmt.Fprintf(e.out, "  %s: removed (was %s)\n", ptr, jsonText(ch.Old))
+			case ch.Old == nil:
+				fmt.Fprintf(e.out, "  %s: added %s\n", ptr, ch.New)
+			case ch.New == nil:
+				fmt.Fprintf(e.out, "  %s: removed (was %s)\n", ptr, ch.Old)
 			default:
-				fmt.Fprintf(e.out, "  %s: %s → %s\n", ptr, jsonText(ch.Old), jsonText(ch.New))
+				fmt.Fprintf(e.out, "  %s: %s → %s\n", ptr, ch.Old, ch.New)
 			}
 		}
 	}
-}
-
-// jsonText is a value as compact JSON.
-func jsonText(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 // inWords says a span of time as a person would, to its largest unit:

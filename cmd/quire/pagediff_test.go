@@ -92,8 +92,7 @@ func TestCLIPageDiffNamesTheChangedViews(t *testing.T) {
 			View    string
 			Changes []struct {
 				Pointer  string
-				Old, New any
-				Added    bool
+				Old, New json.RawMessage
 			}
 		}
 	}

@@ -35,17 +35,13 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 
 var includeFn func(string, any) (template.HTML, error)
 
-// jsonText is a value as compact JSON, for a view's values that changed;
-// "—" for none (a value added or removed).
-func jsonText(v any, absent bool) string {
-	if absent {
+// jsonText is one side of a view's value that changed, as its JSON; "—"
+// for a side without one (a value added or removed).
+func jsonText(raw json.RawMessage) string {
+	if raw == nil {
 		return "—"
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
+	return string(raw)
 }
 
 func init() { includeFn = include }

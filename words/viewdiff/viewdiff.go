@@ -1,16 +1,17 @@
-// Package viewdiff tells what changed between two JSON values, as the
-// JSON pointers (RFC 6901) of the values that differ with their old and new
-// values: how quire page diff says what changed in a page's views.
+// Package viewdiff tells how two views differ: each place where they
+// differ, named by its JSON Pointer (RFC 6901), with the value on each
+// side. A page's dry run (try_page) shows it against today's views, and
+// `quire page diff` between two versions.
 //
-// Values are as encoding/json decodes into any: maps, slices, strings,
-// float64 or json.Number, bools and nil. Objects are compared key by key
-// (in sorted order, so the changes come in one order on every run), arrays
-// index by index; any other pair that differs is one change at its
-// pointer. A key or index only one side has is a change whose other side is
-// absent (Old or New nil, with Added or Removed set).
+// The views are compared as encoding/json decodes them into any: objects
+// member by member, arrays index by index (an array that grew or shrank
+// differs at each index one side lacks), anything else as a whole. The
+// walk is a pure function of its two values.
 package viewdiff
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 	"sort"
 	"strconv"
@@ -18,78 +19,90 @@ import (
 	"quire/words/jsonptr"
 )
 
-// Change is one value that differs: at Pointer, Old became New. Added says
-// the old value had nothing there, Removed that the new one has nothing.
+// Change is one place where the views differ. Old and New are the JSON
+// there on each side; a side without the member or the index at all
+// leaves its side out (nil), which a JSON null does not (null).
 type Change struct {
-	Pointer string `json:"pointer"`
-	Old     any    `json:"old"`
-	New     any    `json:"new"`
-	Added   bool   `json:"added,omitempty"`
-	Removed bool   `json:"removed,omitempty"`
+	Pointer string          `json:"pointer"`
+	Old     json.RawMessage `json:"old,omitempty"`
+	New     json.RawMessage `json:"new,omitempty"`
 }
 
-// Diff lists the changes from old to new, in document order (object keys
-// sorted); none when they are equal.
+// Diff lists where old and new differ, in document order (an object's
+// members by name, an array's items by index); none when they are equal.
 func Diff(old, new any) []Change {
 	var out []Change
-	diff("", old, new, &out)
+	walk("", old, new, &out)
 	return out
 }
 
-func diff(ptr string, old, new any, out *[]Change) {
-	switch o := old.(type) {
+func walk(ptr string, a, b any, out *[]Change) {
+	switch av := a.(type) {
 	case map[string]any:
-		if n, ok := new.(map[string]any); ok {
-			diffObjects(ptr, o, n, out)
+		if bv, ok := b.(map[string]any); ok {
+			walkObjects(ptr, av, bv, out)
 			return
 		}
 	case []any:
-		if n, ok := new.([]any); ok {
-			diffArrays(ptr, o, n, out)
+		if bv, ok := b.([]any); ok {
+			walkArrays(ptr, av, bv, out)
 			return
 		}
 	}
-	if !reflect.DeepEqual(old, new) {
-		*out = append(*out, Change{Pointer: ptr, Old: old, New: new})
+	if !reflect.DeepEqual(a, b) {
+		*out = append(*out, Change{Pointer: ptr, Old: encode(a), New: encode(b)})
 	}
 }
 
-func diffObjects(ptr string, o, n map[string]any, out *[]Change) {
-	keys := make([]string, 0, len(o)+len(n))
-	for k := range o {
-		keys = append(keys, k)
+func walkObjects(ptr string, a, b map[string]any, out *[]Change) {
+	names := make([]string, 0, len(a)+len(b))
+	for n := range a {
+		names = append(names, n)
 	}
-	for k := range n {
-		if _, ok := o[k]; !ok {
-			keys = append(keys, k)
+	for n := range b {
+		if _, both := a[n]; !both {
+			names = append(names, n)
 		}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		ov, inOld := o[k]
-		nv, inNew := n[k]
-		at := jsonptr.Append(ptr, k)
+	sort.Strings(names)
+	for _, n := range names {
+		at := jsonptr.Append(ptr, n)
+		av, inA := a[n]
+		bv, inB := b[n]
 		switch {
-		case !inOld:
-			*out = append(*out, Change{Pointer: at, New: nv, Added: true})
-		case !inNew:
-			*out = append(*out, Change{Pointer: at, Old: ov, Removed: true})
+		case !inA:
+			*out = append(*out, Change{Pointer: at, New: encode(bv)})
+		case !inB:
+			*out = append(*out, Change{Pointer: at, Old: encode(av)})
 		default:
-			diff(at, ov, nv, out)
+			walk(at, av, bv, out)
 		}
 	}
 }
 
-func diffArrays(ptr string, o, n []any, out *[]Change) {
-	for i := 0; i < max(len(o), len(n)); i++ {
+func walkArrays(ptr string, a, b []any, out *[]Change) {
+	for i := 0; i < max(len(a), len(b)); i++ {
 		at := ptr + "/" + strconv.Itoa(i)
 		switch {
-		case i >= len(o):
-			*out = append(*out, Change{Pointer: at, New: n[i], Added: true})
-		case i >= len(n):
-			*out = append(*out, Change{Pointer: at, Old: o[i], Removed: true})
+		case i >= len(a):
+			*out = append(*out, Change{Pointer: at, New: encode(b[i])})
+		case i >= len(b):
+			*out = append(*out, Change{Pointer: at, Old: encode(a[i])})
 		default:
-			diff(at, o[i], n[i], out)
+			walk(at, a[i], b[i], out)
 		}
 	}
+}
+
+// encode writes a side's value as JSON, as a person reads it: < > and &
+// as themselves, not escaped for HTML. The values are JSON's own, as
+// decoded, so they always encode; one that does not reads as null.
+func encode(v any) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return json.RawMessage("null")
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
