@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -347,7 +348,6 @@ type defInfo struct {
 
 func (d *defInfo) latest() defVersion { return d.Versions[len(d.Versions)-1] }
 
-// definitions reads every definition of a playbook from its events.jsonl.
 // definitions reads the playbook's definitions from its events.jsonl,
 // once for each version of the file (readsOnce): every caller shares the
 // answer, and none may change it.
@@ -357,16 +357,22 @@ func (l *Ledger) definitions(p string) (map[string]*defInfo, error) {
 }
 
 func (l *Ledger) readDefinitions(p string) (map[string]*defInfo, error) {
-	out := map[string]*defInfo{}
 	f, err := os.Open(l.v.Abs(path.Join(playbookDir(p), "events.jsonl")))
 	if isNotExist(err) {
-		return out, nil
+		return map[string]*defInfo{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return definitionsIn(f)
+}
+
+// definitionsIn reads every definition of a playbook from the lines of its
+// events.jsonl.
+func definitionsIn(r io.Reader) (map[string]*defInfo, error) {
+	out := map[string]*defInfo{}
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), event.MaxLine+1)
 	for sc.Scan() {
 		ln, err := event.Parse(sc.Bytes())
@@ -604,7 +610,7 @@ func (l *Ledger) getDefinition(ctx context.Context, a *GetDefinitionArgs) (*Defi
 	if len(a.SampleOutput) > 0 {
 		sample = compact(a.SampleOutput)
 	}
-	if d.Page, err = l.definitionPage(ctx, s, a.Render, sample, a.Format); err != nil {
+	if d.Page, err = l.definitionPage(ctx, workTree{l}, s, a.Render, sample, a.Format); err != nil {
 		return nil, err
 	}
 	return d, nil

@@ -130,7 +130,10 @@ func operations() []*Op {
 			Description: "Read one event by its id, in CloudEvents form: <run_id>_<n> for a run's nth event, <playbook uid>_<n> for a hand-written line of events.jsonl."}, (*Ledger).getEvent),
 		// pages.go
 		op(Op{Name: "render_page", Scope: ScopeRead, Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/render", ReadOnly: true, Idempotent: true,
-			Description: "Preview a definition's page: the definition as get_definition answers it, with page.result (over sample_output or the latest run) and page.runs. With run_id, the page as it stood when that run ended, folded again (out_of_reach past 10 pages of 1,000 records). Refuses a definition without a page (not_found), a retired one (conflict), a run of another definition or run_id with sample_output."}, (*Ledger).renderPage),
+			Description: "Preview a definition's page: the definition as get_definition answers it, with page.result (over sample_output or the latest run) and page.runs. With run_id, the page as it stood when that run ended, folded again (out_of_reach past 10 pages of 1,000 records). With at, as of a commit. Refuses a definition without a page (not_found), a retired one (conflict), a run of another definition or run_id with sample_output."}, (*Ledger).renderPage),
+		// pagesat.go
+		op(Op{Name: "diff_page", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/definitions/{type}/{name}/diff", ReadOnly: true, Idempotent: true,
+			Description: "Diff a page rendered at commit old and at new (default: now): its Markdown's lines, and each view's changed values by JSON pointer."}, (*Ledger).diffPage),
 		op(Op{Name: "render_playbook_page", Scope: ScopeRead, Method: "POST", Path: "/playbooks/{playbook}/render", ReadOnly: true, Idempotent: true,
 			Description: "Render the playbook's own page: {page: {runs, standing}}. Refuses a playbook without a page (not_found)."}, (*Ledger).renderPlaybookPage),
 		// trypage.go

@@ -109,6 +109,16 @@ func (l *Ledger) readPagedSubjects(playbook string) ([]*subject, error) {
 	if err != nil {
 		return nil, err
 	}
+	out := l.definedSubjects(playbook, defs, es)
+	if pb, err := l.playbookSubject(playbook); err == nil && pb.Page != nil {
+		out = append(out, pb)
+	}
+	return out, nil
+}
+
+// definedSubjects lists the subjects of a playbook's definitions (defs, in
+// the order of their index entries es) with their pages.
+func (l *Ledger) definedSubjects(playbook string, defs map[string]*defInfo, es []vault.Entry) []*subject {
 	var out []*subject
 	own := map[string]*page.Page{} // pages saved as definitions, by subject
 	for _, e := range es {
@@ -141,10 +151,7 @@ func (l *Ledger) readPagedSubjects(playbook string) ([]*subject, error) {
 		}
 		out = append(out, s)
 	}
-	if pb, err := l.playbookSubject(playbook); err == nil && pb.Page != nil {
-		out = append(out, pb)
-	}
-	return out, nil
+	return out
 }
 
 func (l *Ledger) playbookSubject(playbook string) (*subject, error) {
@@ -180,20 +187,56 @@ func (l *Ledger) subjectOf(playbook, typ, name string) (*subject, error) {
 	return nil, refusal.At(refusal.NotFound, "/name", "playbook %s has no %s %q", playbook, typ, name)
 }
 
+// pageFiles is what a page's render reads: the work tree as it stands (the
+// live views, the runs' folders and the clock), or a commit's files
+// (pagesat.go), so that one render serves both.
+type pageFiles interface {
+	// views answers the subject's views and their standing.
+	views(ctx context.Context, s *subject) (json.RawMessage, fold.Standing, error)
+	// runs lists the subject's runs in the index's order.
+	runs(s *subject) ([]vault.Entry, error)
+	// state reads a run's state.
+	state(e vault.Entry) (*runfolder.State, error)
+	// now is the time the page is rendered at.
+	now() time.Time
+}
+
+// workTree is pageFiles of the vault as it stands.
+type workTree struct{ l *Ledger }
+
+func (w workTree) views(ctx context.Context, s *subject) (json.RawMessage, fold.Standing, error) {
+	return w.l.viewsOf(ctx, s)
+}
+
+func (w workTree) runs(s *subject) ([]vault.Entry, error) {
+	return w.l.v.Find(func(e *vault.Entry) bool { return ranOf(e, s) })
+}
+
+func (w workTree) state(e vault.Entry) (*runfolder.State, error) {
+	return runfolder.Folder{V: w.l.v, Rel: e.Path}.LoadState()
+}
+
+func (w workTree) now() time.Time { return w.l.Now() }
+
+// ranOf says whether an index entry is a run of the subject.
+func ranOf(e *vault.Entry, s *subject) bool {
+	return e.Type == "playbook-run" && e.Playbook == s.Playbook && e.DefType == s.Type && e.Name == s.Name
+}
+
 // runsPage renders a subject's runs template over its views, or the line
 // in place of it.
-func (l *Ledger) runsPage(ctx context.Context, s *subject, format string) (string, *fold.Standing, error) {
+func (l *Ledger) runsPage(ctx context.Context, src pageFiles, s *subject, format string) (string, *fold.Standing, json.RawMessage, error) {
 	if s.Page == nil || s.Page.Data == nil {
-		return "", nil, nil
+		return "", nil, nil, nil
 	}
-	views, st, err := l.viewsOf(ctx, s)
+	views, st, err := src.views(ctx, s)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	if s.Page.Runs == nil {
-		return "", &st, nil
+		return "", &st, views, nil
 	}
-	return l.runsText(s, views, st, l.Now(), format), &st, nil
+	return l.runsText(s, views, st, src.now(), format), &st, views, nil
 }
 
 func (l *Ledger) runsText(s *subject, views json.RawMessage, st fold.Standing, now time.Time, format string) string {
@@ -208,11 +251,11 @@ func (l *Ledger) runsText(s *subject, views json.RawMessage, st fold.Standing, n
 	return render.Runs(s.Page.Runs.Text, views, s.render(), now, render.Options{Format: format, FirstLine: s.Page.Runs.Line})
 }
 
-// resultOf renders a run through its subject's result template.
-func (l *Ledger) resultOf(s *subject, st *runfolder.State, format string) string {
+// resultOf renders a run through its subject's result template, at now.
+func (l *Ledger) resultOf(s *subject, st *runfolder.State, now time.Time, format string) string {
 	run := render.Run{Status: st.Status, Started: st.Started, Ended: st.Ended, Version: st.Version,
 		Reason: st.Reason, Kind: st.Kind, Detail: st.Detail}
-	return render.Result(s.Page.Result.Text, run, s.render(), st.Output, l.Now(),
+	return render.Result(s.Page.Result.Text, run, s.render(), st.Output, now,
 		render.Options{Format: format, FirstLine: s.Page.Result.Line})
 }
 
@@ -284,7 +327,7 @@ func (l *Ledger) runPage(e vault.Entry, st *runfolder.State, blocks bool, format
 	if s.Retired || s.Page == nil || s.Page.Result == nil {
 		return nil, nil
 	}
-	res := l.resultOf(s, st, format)
+	res := l.resultOf(s, st, l.Now(), format)
 	p := &PageView{Result: res, Headline: render.Headline(res)}
 	if blocks {
 		p.Blocks = blocksOf(e.Playbook, st.RunID, res)
@@ -293,31 +336,26 @@ func (l *Ledger) runPage(e vault.Entry, st *runfolder.State, blocks bool, format
 }
 
 // latestRun is a subject's latest run, nil before its first.
-func (l *Ledger) latestRun(s *subject) (*runfolder.State, error) {
-	runs, err := l.v.Find(func(e *vault.Entry) bool {
-		return e.Type == "playbook-run" && e.Playbook == s.Playbook && e.DefType == s.Type && e.Name == s.Name
-	})
+func latestRun(src pageFiles, s *subject) (*runfolder.State, error) {
+	runs, err := src.runs(s)
 	if err != nil || len(runs) == 0 {
 		return nil, err
 	}
-	last := runs[len(runs)-1]
-	return runfolder.Folder{V: l.v, Rel: last.Path}.LoadState()
+	return src.state(runs[len(runs)-1])
 }
 
 // latestEndedRun is the subject's run that ended last (of two that ended
 // at the same time, the one started later), nil before one has ended. A
 // run still going is not one: glance renders over the latest ended run.
-func (l *Ledger) latestEndedRun(s *subject) (*runfolder.State, error) {
-	runs, err := l.v.Find(func(e *vault.Entry) bool {
-		return e.Type == "playbook-run" && e.Playbook == s.Playbook && e.DefType == s.Type && e.Name == s.Name
-	})
+func latestEndedRun(src pageFiles, s *subject) (*runfolder.State, error) {
+	runs, err := src.runs(s)
 	if err != nil {
 		return nil, err
 	}
 	var latest *runfolder.State
 	var at time.Time
 	for i := len(runs) - 1; i >= 0; i-- {
-		st, err := runfolder.Folder{V: l.v, Rel: runs[i].Path}.LoadState()
+		st, err := src.state(runs[i])
 		if err != nil {
 			return nil, err
 		}
@@ -337,14 +375,10 @@ func (l *Ledger) latestEndedRun(s *subject) (*runfolder.State, error) {
 
 // glanceOf renders a workflow's glance over the views and the latest ended
 // run's output and run, in the shape the page writes it.
-func (l *Ledger) glanceOf(ctx context.Context, s *subject, format string) (Glance, error) {
-	latest, err := l.latestEndedRun(s)
+func glanceOf(src pageFiles, s *subject, views json.RawMessage, format string) (Glance, error) {
+	latest, err := latestEndedRun(src, s)
 	if err != nil {
 		return nil, err
-	}
-	var views json.RawMessage
-	if s.Page.Data != nil {
-		views, _, _ = l.viewsOf(ctx, s)
 	}
 	run := render.Run{}
 	var output []byte
@@ -352,7 +386,7 @@ func (l *Ledger) glanceOf(ctx context.Context, s *subject, format string) (Glanc
 		run = render.Run{Status: latest.Status, Started: latest.Started, Ended: latest.Ended, Version: latest.Version, Reason: latest.Reason, Kind: latest.Kind, Detail: latest.Detail}
 		output = latest.Output
 	}
-	now := l.Now()
+	now := src.now()
 	return Glance(s.Page.RenderGlance(func(g page.Template) string {
 		return render.Glance(g.Text, views, run, s.render(), output, now, render.Options{Format: format, FirstLine: g.Line})
 	})), nil
@@ -360,35 +394,36 @@ func (l *Ledger) glanceOf(ctx context.Context, s *subject, format string) (Glanc
 
 // definitionPage is get_definition's page: runs and standing, glance, and
 // in a preview result over the latest run or a sample output.
-func (l *Ledger) definitionPage(ctx context.Context, s *subject, preview bool, sample json.RawMessage, format string) (*PageView, error) {
+func (l *Ledger) definitionPage(ctx context.Context, src pageFiles, s *subject, preview bool, sample json.RawMessage, format string) (*PageView, error) {
 	if s.Page == nil || s.Retired {
 		return nil, nil
 	}
 	p := &PageView{}
-	runs, st, err := l.runsPage(ctx, s, format)
+	runs, st, views, err := l.runsPage(ctx, src, s, format)
 	if err != nil {
 		return nil, err
 	}
-	p.Runs, p.Standing = runs, st
+	p.Runs, p.Standing, p.Views = runs, st, views
 	if s.Page.GlanceValue != nil {
-		if p.Glance, err = l.glanceOf(ctx, s, format); err != nil {
+		if p.Glance, err = glanceOf(src, s, views, format); err != nil {
 			return nil, err
 		}
 	}
 	var latest *runfolder.State
 	if preview {
-		if latest, err = l.latestRun(s); err != nil {
+		if latest, err = latestRun(src, s); err != nil {
 			return nil, err
 		}
 	}
 	if preview && s.Page.Result != nil {
+		now := src.now()
 		switch {
 		case sample != nil:
-			now := event.FormatTime(l.Now())
-			st := &runfolder.State{Status: "succeeded", Started: now, Ended: now, Version: s.Version, Output: sample}
-			p.Result = l.resultOf(s, st, format)
+			at := event.FormatTime(now)
+			st := &runfolder.State{Status: "succeeded", Started: at, Ended: at, Version: s.Version, Output: sample}
+			p.Result = l.resultOf(s, st, now, format)
 		case latest != nil:
-			p.Result = l.resultOf(s, latest, format)
+			p.Result = l.resultOf(s, latest, now, format)
 		}
 		if p.Result != "" {
 			p.Headline = render.Headline(p.Result)
@@ -463,6 +498,7 @@ type RenderPageArgs struct {
 	Name         string          `json:"name"`
 	SampleOutput json.RawMessage `json:"sample_output,omitempty" jsonschema:"an output to render result over, as a run that succeeded"`
 	RunID        string          `json:"run_id,omitempty" jsonschema:"render as of this run: its result, and runs as they stood when it ended"`
+	At           string          `json:"at,omitempty" jsonschema:"render as of this commit (id or ref)"`
 	Format       string          `json:"format,omitempty" enum:"markdown,text"`
 }
 
@@ -479,6 +515,9 @@ type RenderedPlaybook struct {
 func (l *Ledger) renderPage(ctx context.Context, a *RenderPageArgs) (*Definition, error) {
 	if err := checkFormat(a.Format); err != nil {
 		return nil, err
+	}
+	if a.At != "" {
+		return l.renderPageAt(ctx, a)
 	}
 	if a.RunID != "" && len(a.SampleOutput) > 0 {
 		return nil, refusal.Invalid("/run_id", "run_id and sample_output do not go together: a preview renders over one or the other")
@@ -505,7 +544,7 @@ func (l *Ledger) renderPage(ctx context.Context, a *RenderPageArgs) (*Definition
 			}
 			sample = compact(a.SampleOutput)
 		}
-		d.Page, err = l.definitionPage(ctx, s, true, sample, a.Format)
+		d.Page, err = l.definitionPage(ctx, workTree{l}, s, true, sample, a.Format)
 		return d, err
 	}
 	_, st, err := l.runState(a.Playbook, a.RunID)
@@ -517,13 +556,13 @@ func (l *Ledger) renderPage(ctx context.Context, a *RenderPageArgs) (*Definition
 	}
 	p := &PageView{}
 	if s.Page.Result != nil {
-		p.Result = l.resultOf(s, st, a.Format)
+		p.Result = l.resultOf(s, st, l.Now(), a.Format)
 		p.Headline = render.Headline(p.Result)
 	}
 	if s.Page.Data != nil {
 		if st.Ended == "" {
 			// A run still going renders over the views as they stand.
-			runs, std, err := l.runsPage(ctx, s, a.Format)
+			runs, std, _, err := l.runsPage(ctx, workTree{l}, s, a.Format)
 			if err != nil {
 				return nil, err
 			}
@@ -560,7 +599,7 @@ func (l *Ledger) renderPlaybookPage(ctx context.Context, a *RenderPlaybookPageAr
 	if s.Page == nil {
 		return nil, refusal.At(refusal.NotFound, "/playbook", "the playbook %s has no page", a.Playbook)
 	}
-	runs, st, err := l.runsPage(ctx, s, a.Format)
+	runs, st, _, err := l.runsPage(ctx, workTree{l}, s, a.Format)
 	if err != nil {
 		return nil, err
 	}
@@ -596,6 +635,6 @@ func (l *Ledger) headliner() func(r *Run) string {
 		}
 		st := &runfolder.State{Status: r.Status, Started: r.Started, Ended: r.Ended, Version: r.Version,
 			Reason: r.Reason, Kind: r.Kind, Detail: r.Detail, Output: r.Output}
-		return render.Headline(l.resultOf(s, st, ""))
+		return render.Headline(l.resultOf(s, st, l.Now(), ""))
 	}
 }

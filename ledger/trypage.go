@@ -93,12 +93,12 @@ func (l *Ledger) tryPage(ctx context.Context, a *TryPageArgs) (*TriedPage, error
 		}
 	}
 	if info.Page.Result != nil {
-		latest, err := l.latestRun(today)
+		latest, err := latestRun(workTree{l}, today)
 		if err != nil {
 			return nil, err
 		}
 		if latest != nil {
-			out.Page.Result = l.resultOf(&tried, latest, "")
+			out.Page.Result = l.resultOf(&tried, latest, l.Now(), "")
 		}
 	}
 	return out, nil

@@ -87,6 +87,12 @@ func (h playbookHistory) Page(ctx context.Context, after int64, limit int) (fold
 	if err != nil {
 		return fold.HistoryPage{}, err
 	}
+	return historyPage(h.playbook, recs, after, limit, newest, newestAt)
+}
+
+// historyPage is a keeper's page of the records recs read after after (at
+// most limit), in a history whose newest record is newest.
+func historyPage(playbook string, recs []Record, after int64, limit int, newest int64, newestAt time.Time) (fold.HistoryPage, error) {
 	hp := fold.HistoryPage{Through: after, Newest: newest, NewestAt: newestAt, Events: make([]fold.Event, 0, len(recs))}
 	for i := range recs {
 		r := &recs[i]
@@ -95,7 +101,7 @@ func (h playbookHistory) Page(ctx context.Context, after int64, limit int) (fold
 		if unseen(r.Line.Event) {
 			continue
 		}
-		raw, err := json.Marshal(r.Line.ToCloud(h.playbook))
+		raw, err := json.Marshal(r.Line.ToCloud(playbook))
 		if err != nil {
 			return fold.HistoryPage{}, err
 		}
@@ -292,7 +298,7 @@ func (l *Ledger) registerPages(playbook string, ko *keeperOf) error {
 		if err != nil {
 			continue // a page saved before its checks: it keeps no views
 		}
-		if err := ko.k.Register(fold.Page{ID: s.ID, Version: s.Version, DataHash: s.DataHash, Program: prog, Filters: pageFilters(s.Page)}); err != nil {
+		if err := ko.k.Register(foldPage(s, prog)); err != nil {
 			return err
 		}
 		seen[s.ID] = true
@@ -304,6 +310,11 @@ func (l *Ledger) registerPages(playbook string, ko *keeperOf) error {
 	}
 	ko.ids = seen
 	return nil
+}
+
+// foldPage is the subject's page as a keeper keeps its views.
+func foldPage(s *subject, prog *fold.Program) fold.Page {
+	return fold.Page{ID: s.ID, Version: s.Version, DataHash: s.DataHash, Program: prog, Filters: pageFilters(s.Page)}
 }
 
 // pageFilters are a page's data.source.events as the keeper matches them.

@@ -201,6 +201,7 @@ func readArgs(t *testing.T, l *ledger.Ledger, project, runID, member string) map
 		"list_definitions":     {"playbook": "finance"},
 		"retire_definition":    def,
 		"render_page":          with(def, "run_id", runID),
+		"diff_page":            with(def, "old", "HEAD"),
 		"render_playbook_page": {"playbook": "finance"},
 		"try_page":             with(def, "source", workflowSource(t)),
 		"list_playbook_events": {"playbook": "finance", "limit": 10},

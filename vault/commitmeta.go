@@ -20,7 +20,10 @@ type CommitMeta struct {
 	Parents []Hash
 	Author  string    // the author's name, without the email
 	When    time.Time // the author's time, in the zone the commit gives
-	Message string
+	// Committed is the committer's time: when the commit was made, which
+	// a page rendered as of the commit takes for its now.
+	Committed time.Time
+	Message   string
 }
 
 // ReadCommitOf reads a commit's parents, author and message from a walk
@@ -85,10 +88,18 @@ func parseCommitMeta(id Hash, data []byte) (CommitMeta, error) {
 				return m, fmt.Errorf("vault: commit %s: author: %w", id, err)
 			}
 			sawAuthor = true
+		case "committer":
+			var err error
+			if _, m.Committed, err = parseIdent(val); err != nil {
+				return m, fmt.Errorf("vault: commit %s: committer: %w", id, err)
+			}
 		}
 	}
 	if !sawAuthor {
 		return m, fmt.Errorf("vault: commit %s has no author", id)
+	}
+	if m.Committed.IsZero() {
+		m.Committed = m.When
 	}
 	return m, nil
 }

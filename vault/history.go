@@ -42,3 +42,6 @@ func TreeFind(raw []byte, name string) (TreeEntry, bool, error) { return walk.Tr
 func DiffTrees(a, b []byte, fn func(old, new *TreeEntry) error) error {
 	return walk.DiffTrees(a, b, fn)
 }
+
+// ParseHash reads a git object id written in hex.
+func ParseHash(s string) (Hash, error) { return object.ParseHash(s) }

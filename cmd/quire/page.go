@@ -68,7 +68,9 @@ func pageCommand(e *env) *cli.Command {
 			{
 				Name: "render", Usage: "render a page: runs, and result over a sample output (--sample) or as of a run (--run)",
 				Flags: append(defFlags(), &cli.StringFlag{Name: "sample", Usage: jsonUsage("a sample output to render the result over")},
-					&cli.StringFlag{Name: "run", Usage: "render as of this run (its id)"}, &cli.BoolFlag{Name: "text", Usage: "print chart blocks as tables"}, jsonFlag),
+					&cli.StringFlag{Name: "run", Usage: "render as of this run (its id)"},
+					&cli.StringFlag{Name: "at", Usage: "render as of this commit (its id, whole or abbreviated, or a ref): its files, history and time"},
+					&cli.BoolFlag{Name: "text", Usage: "print chart blocks as tables"}, jsonFlag),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					sample, err := e.jsonValue(c, "sample")
 					if err != nil {
@@ -80,7 +82,7 @@ func pageCommand(e *env) *cli.Command {
 					}
 					return callAndShow(e, c, l, "render_page", map[string]any{
 						"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
-						"sample_output": sample, "run_id": c.String("run"), "format": format,
+						"sample_output": sample, "run_id": c.String("run"), "at": c.String("at"), "format": format,
 					}, func(res any) {
 						d := res.(*ledger.Definition)
 						p := d.Page
@@ -89,7 +91,7 @@ func pageCommand(e *env) *cli.Command {
 						}
 						if p.Result != "" {
 							fmt.Fprintf(e.out, "# result\n\n%s\n\n", p.Result)
-						} else if !c.IsSet("sample") && c.String("run") == "" && !hasRun(c, l, d) {
+						} else if !c.IsSet("sample") && c.String("run") == "" && c.String("at") == "" && !hasRun(c, l, d) {
 							// Said on standard error: the Markdown on standard
 							// output stays the page's alone.
 							fmt.Fprintf(e.err, "%s/%s has no run yet, so its result has nothing to render: --sample '<output JSON>' renders it over a sample output.\n", d.Type, d.Name)
@@ -127,6 +129,19 @@ func pageCommand(e *env) *cli.Command {
 					return callAndShow(e, c, l, "try_page", map[string]any{
 						"playbook": c.String("playbook"), "type": typ, "name": name, "source": source,
 					}, func(res any) { e.showTried(typ+"/"+name, res.(*ledger.TriedPage)) })
+				}),
+			},
+			{
+				Name: "diff", Usage: "what changed in a page between two commits, or a commit and the vault as it stands",
+				ArgsUsage: "OLD [NEW]", Flags: append(defFlags(), jsonFlag),
+				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+					if c.NArg() < 1 || c.NArg() > 2 {
+						return refusal.Invalid("OLD", "quire page diff takes one commit (OLD, diffed against the vault as it stands) or two (OLD NEW)")
+					}
+					return callAndShow(e, c, l, "diff_page", map[string]any{
+						"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
+						"old": c.Args().Get(0), "new": c.Args().Get(1),
+					}, func(res any) { printPageDiff(e, res.(*ledger.PageDiff)) })
 				}),
 			},
 		},
@@ -185,6 +200,49 @@ func sideOf(raw json.RawMessage) string {
 		return "(none)"
 	}
 	return string(raw)
+}
+
+// printPageDiff prints a page's diff as a reviewer reads one: the lines of
+// its Markdown taken away and put in, then each view's values that changed.
+func printPageDiff(e *env, d *ledger.PageDiff) {
+	to := "the vault as it stands"
+	if d.New != "" {
+		to = d.New
+	}
+	fmt.Fprintf(e.out, "--- %s\n+++ %s\n", d.Old, to)
+	changed := false
+	for _, ln := range d.Markdown {
+		if ln.Op != " " {
+			changed = true
+		}
+	}
+	if changed {
+		for _, ln := range d.Markdown {
+			fmt.Fprintf(e.out, "%s%s\n", ln.Op, ln.Text)
+		}
+	} else {
+		fmt.Fprintln(e.out, "The Markdown is the same.")
+	}
+	if len(d.Views) == 0 {
+		fmt.Fprintln(e.out, "No view changed.")
+	}
+	for _, v := range d.Views {
+		fmt.Fprintf(e.out, "view %s:\n", v.View)
+		for _, ch := range v.Changes {
+			ptr := ch.Pointer
+			if ptr == "" {
+				ptr = "(the whole view)"
+			}
+			switch {
+			case ch.Old == nil:
+				fmt.Fprintf(e.out, "  %s: added %s\n", ptr, ch.New)
+			case ch.New == nil:
+				fmt.Fprintf(e.out, "  %s: removed (was %s)\n", ptr, ch.Old)
+			default:
+				fmt.Fprintf(e.out, "  %s: %s → %s\n", ptr, ch.Old, ch.New)
+			}
+		}
+	}
 }
 
 // inWords says a span of time as a person would, to its largest unit:

@@ -418,17 +418,7 @@ func (h *History) Page(after int64, limit int) ([]Record, error) {
 // written by hand at the ends of several runs and numbered at different
 // times may come back in another order among themselves.)
 func (h *History) rebuild() error {
-	type line struct {
-		file string
-		off  int64
-		n    int
-		own  int64 // the seq the line carries, 0 for none
-		seq  int64 // its place; 0 until given
-		// when and id order two lines that carry one seq (rule 1).
-		when time.Time
-		id   string
-	}
-	var files [][]*line
+	var files [][]*placed
 	names, err := h.src.Files(h.playbook)
 	if err != nil {
 		return err
@@ -441,7 +431,6 @@ func (h *History) rebuild() error {
 	if err := h.v.Kept(names); err != nil {
 		return err
 	}
-	total := int64(0)
 	for _, file := range names {
 		fh, err := os.Open(h.v.Abs(file))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -450,31 +439,84 @@ func (h *History) rebuild() error {
 		if err != nil {
 			return err
 		}
-		var lines []*line
-		br := bufio.NewReaderSize(fh, 64<<10)
-		off := int64(0)
-		for {
-			raw, err := br.ReadBytes('\n')
-			if err != nil {
-				break // EOF, or a torn last line, which is not an event
-			}
-			if ln, perr := event.Parse(raw[:len(raw)-1]); perr == nil {
-				l := &line{file: file, off: off, n: len(raw), own: ln.Seq}
-				if ln.Seq != 0 {
-					l.when, _ = event.ParseTime(ln.Timestamp)
-					l.id = ln.ID
-				}
-				lines = append(lines, l)
-			}
-			off += int64(len(raw))
-		}
+		files = append(files, scanLines(file, fh))
 		fh.Close()
-		files = append(files, lines)
+	}
+	at, err := number(files)
+	if err != nil {
+		return fmt.Errorf("history of %s: %w", h.playbook, err)
+	}
+	if err := os.MkdirAll(h.dir, 0o755); err != nil {
+		return err
+	}
+	os.Remove(h.seqPath())
+	os.Remove(h.filesPath())
+	h.count, h.files, h.fileNo = 0, nil, map[string]uint32{}
+	h.grown.Forget()
+	// The list made anew begins with a line of its own, so that a process
+	// that held the old one reads it whole (fsys.Grown's head): the new
+	// file may get the old one's inode, and the paths of a playbook's runs
+	// are often of one length, so its old last line may stand at its old
+	// end.
+	var nonce [8]byte
+	rand.Read(nonce[:])
+	if _, err := vault.AppendLine(h.filesPath(), []byte(fmt.Sprintf("%s%x\n", filesHead, nonce))); err != nil {
+		return err
+	}
+	for _, ln := range at {
+		if _, err := h.Reserve(ln.file, ln.off, ln.n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// placed is one event line of a file, as a rebuild numbers it.
+type placed struct {
+	file string
+	off  int64
+	n    int
+	own  int64 // the seq the line carries, 0 for none
+	seq  int64 // its place; 0 until given
+	// when and id order two lines that carry one seq (rule 1).
+	when time.Time
+	id   string
+}
+
+// scanLines reads the event lines of an event file, passing over lines that
+// are not events and a torn last line.
+func scanLines(file string, r io.Reader) []*placed {
+	var lines []*placed
+	br := bufio.NewReaderSize(r, 64<<10)
+	off := int64(0)
+	for {
+		raw, err := br.ReadBytes('\n')
+		if err != nil {
+			break // EOF, or a torn last line, which is not an event
+		}
+		if ln, perr := event.Parse(raw[:len(raw)-1]); perr == nil {
+			l := &placed{file: file, off: off, n: len(raw), own: ln.Seq}
+			if ln.Seq != 0 {
+				l.when, _ = event.ParseTime(ln.Timestamp)
+				l.id = ln.ID
+			}
+			lines = append(lines, l)
+		}
+		off += int64(len(raw))
+	}
+	return lines
+}
+
+// number gives every line of the files its place by rebuild's rules, and
+// answers the lines in seq order (the line of seq s at s-1).
+func number(files [][]*placed) ([]*placed, error) {
+	total := int64(0)
+	for _, lines := range files {
 		total += int64(len(lines))
 	}
 	// 1. The seqs lines carry, where they can be kept.
-	at := make([]*line, total+1) // seq → line
-	later := func(a, b *line) bool {
+	at := make([]*placed, total+1) // seq → line
+	later := func(a, b *placed) bool {
 		if !a.when.Equal(b.when) {
 			return a.when.After(b.when)
 		}
@@ -508,7 +550,7 @@ func (h *History) rebuild() error {
 		}
 		return i
 	}
-	take := func(s int64, ln *line) {
+	take := func(s int64, ln *placed) {
 		ln.seq, at[s] = s, ln
 		up[s], down[s] = s+1, s-1
 	}
@@ -520,7 +562,7 @@ func (h *History) rebuild() error {
 	down[0], up[total+1] = 0, total+1
 	// 2. Unnumbered lines before a numbered one, the latest block first.
 	type block struct {
-		lines []*line
+		lines []*placed
 		p, s  int64
 	}
 	var blocks []block
@@ -562,31 +604,10 @@ func (h *History) rebuild() error {
 			prev = ln.seq
 		}
 	}
-	if err := os.MkdirAll(h.dir, 0o755); err != nil {
-		return err
-	}
-	os.Remove(h.seqPath())
-	os.Remove(h.filesPath())
-	h.count, h.files, h.fileNo = 0, nil, map[string]uint32{}
-	h.grown.Forget()
-	// The list made anew begins with a line of its own, so that a process
-	// that held the old one reads it whole (fsys.Grown's head): the new
-	// file may get the old one's inode, and the paths of a playbook's runs
-	// are often of one length, so its old last line may stand at its old
-	// end.
-	var nonce [8]byte
-	rand.Read(nonce[:])
-	if _, err := vault.AppendLine(h.filesPath(), []byte(fmt.Sprintf("%s%x\n", filesHead, nonce))); err != nil {
-		return err
-	}
 	for s := int64(1); s <= total; s++ {
-		ln := at[s]
-		if ln == nil {
-			return fmt.Errorf("history of %s: seq %d was given no line", h.playbook, s)
-		}
-		if _, err := h.Reserve(ln.file, ln.off, ln.n); err != nil {
-			return err
+		if at[s] == nil {
+			return nil, fmt.Errorf("seq %d was given no line", s)
 		}
 	}
-	return nil
+	return at[1:], nil
 }

@@ -527,3 +527,36 @@ func TestVerifyNamesARecordWithoutItsLine(t *testing.T) {
 		t.Fatalf("Verify: %v, want %s", err, want)
 	}
 }
+
+// Replay of files held in memory (a commit's blobs) gives the history a
+// rebuild of the same files gives: the same seqs, ids and lines.
+func TestReplayGivesWhatARebuildGives(t *testing.T) {
+	f := newFixture(t)
+	f.appendRaw(events, line("playbook_created", "L1", "id-1", 1))
+	f.hand(events, "E2")
+	f.appendRaw(runLog, line("run_created", "R1", "id-2", 2))
+	f.hand(runLog, "R2")
+	f.appendRaw(runLog, line("step_started", "R3", "id-6", 6))
+	f.appendRaw(runLog, line("step_started", "R4", "id-2b", 2))
+	rebuilt := f.places(f.s)
+	var files []history.File
+	for _, name := range []string{events, runLog} {
+		data, err := os.ReadFile(filepath.Join(f.dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner, run := f.src.Owner(name)
+		files = append(files, history.File{Name: name, Data: data, Owner: owner, Run: run})
+	}
+	recs, err := history.Replay(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replayed []string
+	for _, r := range recs {
+		replayed = append(replayed, fmt.Sprintf("%d %s %s", r.Seq, r.Line.ID, r.Line.Detail))
+	}
+	if !slices.Equal(replayed, rebuilt) {
+		t.Fatalf("replayed:\n%s\nrebuilt:\n%s", strings.Join(replayed, "\n"), strings.Join(rebuilt, "\n"))
+	}
+}

@@ -211,6 +211,11 @@ func eachLine(abs string, fn func(off int64, raw []byte) error) error {
 	if err != nil {
 		return err
 	}
+	return eachLineOf(data, fn)
+}
+
+// eachLineOf calls fn with every whole line of data and its offset.
+func eachLineOf(data []byte, fn func(off int64, raw []byte) error) error {
 	for off := 0; ; {
 		i := bytes.IndexByte(data[off:], '\n')
 		if i < 0 {
@@ -234,26 +239,41 @@ func (lf *lineFiller) fill(file string, off int64, ln *event.Line) error {
 		if owner == "" {
 			return nil
 		}
-		f = &filledFile{owner: owner, run: run, events: map[int64]int{}}
+		var subject string
+		var version int
 		if run {
 			rf := runfolder.Folder{V: lf.v, Rel: path.Dir(file)}
 			if st, err := rf.LoadState(); err == nil && st.Type != "" {
-				f.subject, f.version = st.Type+"/"+st.Name, st.Version
+				subject, version = st.Type+"/"+st.Name, st.Version
 			}
 		}
-		n := 0
-		err := eachLine(lf.v.Abs(file), func(off int64, raw []byte) error {
-			if _, err := event.Parse(raw); err == nil {
-				n++
-				f.events[off] = n
-			}
-			return nil
-		})
+		data, err := os.ReadFile(lf.v.Abs(file))
 		if err != nil {
 			return err
 		}
+		f = newFilledFile(owner, run, subject, version, data)
 		lf.files[file] = f
 	}
+	return f.fill(file, off, ln)
+}
+
+// newFilledFile numbers the event lines of a file's data, whose lines
+// written by hand are owner's.
+func newFilledFile(owner string, run bool, subject string, version int, data []byte) *filledFile {
+	f := &filledFile{owner: owner, run: run, subject: subject, version: version, events: map[int64]int{}}
+	n := 0
+	eachLineOf(data, func(off int64, raw []byte) error {
+		if _, err := event.Parse(raw); err == nil {
+			n++
+			f.events[off] = n
+		}
+		return nil
+	})
+	return f
+}
+
+// fill completes ln, the line at off in the file, where it lacks an id.
+func (f *filledFile) fill(file string, off int64, ln *event.Line) error {
 	n, ok := f.events[off]
 	if !ok {
 		return fmt.Errorf("%s: no event line at byte %d", file, off)

@@ -22,6 +22,7 @@ import (
 	"quire/render"
 	"quire/runfolder"
 	"quire/words/address"
+	"quire/words/linediff"
 	"quire/words/refusal"
 )
 
@@ -498,15 +499,20 @@ type definitionPage struct {
 	DiffRefused string
 }
 
-// versionDiff is a definition's document from one version to another.
+// versionDiff is a definition's document from one version to another,
+// and its page as it stood at the commits that saved them (Page, or
+// PageRefused saying why not).
 type versionDiff struct {
-	From, To int
-	Lines    []diffLine
+	From, To    int
+	Lines       []linediff.Line
+	Page        *ledger.PageDiff
+	PageRefused string
 }
 
 // versionDiffOf reads the two versions the query names (from, and to, the
-// version the page shows when left out) and diffs their documents.
-func (w *Web) versionDiffOf(r *http.Request, c *reqCtx, pb, typ, name string, latest int) (*versionDiff, error) {
+// version the page shows when left out) and diffs their documents, and
+// withPage their page.
+func (w *Web) versionDiffOf(r *http.Request, c *reqCtx, pb, typ, name string, latest int, withPage bool) (*versionDiff, error) {
 	q := r.URL.Query()
 	to := latest
 	from, err := strconv.Atoi(q.Get("from"))
@@ -533,7 +539,31 @@ func (w *Web) versionDiffOf(r *http.Request, c *reqCtx, pb, typ, name string, la
 	if err != nil {
 		return nil, err
 	}
-	return &versionDiff{From: from, To: to, Lines: lineDiff(a, b)}, nil
+	vd := &versionDiff{From: from, To: to, Lines: linediff.Diff(a, b)}
+	if withPage {
+		vd.Page, err = w.pageDiffOf(r, c, pb, typ, name, from, to)
+		if err != nil {
+			vd.PageRefused = refusal.Of(err).Message
+		}
+	}
+	return vd, nil
+}
+
+// pageDiffOf diffs the page as it stood at the commits that saved the
+// versions from and to (diff_page).
+func (w *Web) pageDiffOf(r *http.Request, c *reqCtx, pb, typ, name string, from, to int) (*ledger.PageDiff, error) {
+	var commits [2]string
+	for i, ver := range []int{from, to} {
+		id, err := w.l.SavedCommit(pb, typ, name, ver)
+		if err != nil {
+			return nil, err
+		}
+		if id == "" {
+			return nil, refusal.New(refusal.NotFound, "the commit that saved version %d is out of reach: the page cannot be rendered as it stood then", ver)
+		}
+		commits[i] = id
+	}
+	return callAs[*ledger.PageDiff](w, r, c, "diff_page", map[string]any{"playbook": pb, "type": typ, "name": name, "old": commits[0], "new": commits[1]})
 }
 
 // runFilter is the runs list's filter, as the page's query holds it: the
@@ -616,7 +646,7 @@ func (w *Web) definition(r *http.Request, c *reqCtx) (*view, error) {
 		dp.Versions = append(dp.Versions, old)
 	}
 	if r.URL.Query().Has("from") {
-		if dp.Diff, err = w.versionDiffOf(r, c, pb, typ, name, d.Latest); err != nil {
+		if dp.Diff, err = w.versionDiffOf(r, c, pb, typ, name, d.Latest, d.Page != nil); err != nil {
 			dp.DiffRefused = refusal.Of(err).Message
 		}
 	}

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -27,12 +28,22 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"when":       when,
 	"clip":       clipHeadline,
 	"short":      func(s string) string { return s[:min(12, len(s))] },
+	"jsonText":   jsonText,
 	"blocksOf":   func(v *view, b []block) blocksData { return blocksData{V: v, Blocks: b} },
 	"openThread": func(v *view, addr string) Thread { t := v.Thread(addr); t.open = true; return t },
 	"tryForm":    func(href, csrf, source string) tryForm { return tryForm{Href: href, CSRF: csrf, Source: source} },
 }).ParseFS(templateFiles, "templates/*.html"))
 
 var includeFn func(string, any) (template.HTML, error)
+
+// jsonText is one side of a view's value that changed, as its JSON; "—"
+// for a side without one (a value added or removed).
+func jsonText(raw json.RawMessage) string {
+	if raw == nil {
+		return "—"
+	}
+	return string(raw)
+}
 
 func init() { includeFn = include }
 

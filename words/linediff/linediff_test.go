@@ -1,4 +1,4 @@
-package web
+package linediff
 
 import (
 	"math/rand"
@@ -9,7 +9,7 @@ import (
 // Any diff, applied, gives the second text of the first: its ' ' and '-'
 // lines are the first text, its ' ' and '+' lines the second, and no
 // shorter diff exists than the one by the longest common subsequence.
-func TestLineDiffMakesTheSecondOfTheFirst(t *testing.T) {
+func TestDiffMakesTheSecondOfTheFirst(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	words := []string{"a", "b", "c", "d", "e"}
 	text := func() string {
@@ -26,7 +26,7 @@ func TestLineDiffMakesTheSecondOfTheFirst(t *testing.T) {
 		a, b := text(), text()
 		var left, right []string
 		same := 0
-		for _, l := range lineDiff(a, b) {
+		for _, l := range Diff(a, b) {
 			if l.Op != "+" {
 				left = append(left, l.Text)
 			}

@@ -1,12 +1,16 @@
-package web
+// Package linediff is the diff of two texts line by line, by their longest
+// common subsequence: the source diff of a definition's versions on its
+// page (serve/web), and the Markdown diff of two renders of a page
+// (diff_page).
+package linediff
 
 import "strings"
 
-// diffLine is one line of a diff of two texts: Op is ' ' for a line both
-// hold, '-' for one only the first holds, '+' for one only the second.
-type diffLine struct {
-	Op   string
-	Text string
+// Line is one line of a diff of two texts: Op is " " for a line both
+// hold, "-" for one only the first holds, "+" for one only the second.
+type Line struct {
+	Op   string `json:"op"`
+	Text string `json:"text"`
 }
 
 // maxDiffCells bounds the table a diff fills (lines of one text times
@@ -14,19 +18,19 @@ type diffLine struct {
 // the other put in its place.
 const maxDiffCells = 4 << 20
 
-// lineDiff is the diff of a and b line by line, by their longest common
+// Diff is the diff of a and b line by line, by their longest common
 // subsequence of lines: the shortest list of lines taken away and put in
 // that makes b of a. Lines taken away come before those put in their
 // place.
-func lineDiff(a, b string) []diffLine {
+func Diff(a, b string) []Line {
 	x, y := splitLines(a), splitLines(b)
 	if len(x)*len(y) > maxDiffCells {
-		out := make([]diffLine, 0, len(x)+len(y))
+		out := make([]Line, 0, len(x)+len(y))
 		for _, l := range x {
-			out = append(out, diffLine{"-", l})
+			out = append(out, Line{"-", l})
 		}
 		for _, l := range y {
-			out = append(out, diffLine{"+", l})
+			out = append(out, Line{"+", l})
 		}
 		return out
 	}
@@ -45,18 +49,18 @@ func lineDiff(a, b string) []diffLine {
 			}
 		}
 	}
-	var out []diffLine
+	var out []Line
 	i, j := 0, 0
 	for i < len(x) || j < len(y) {
 		switch {
 		case i < len(x) && j < len(y) && x[i] == y[j]:
-			out = append(out, diffLine{" ", x[i]})
+			out = append(out, Line{" ", x[i]})
 			i, j = i+1, j+1
 		case j == len(y) || i < len(x) && lcs[i+1][j] >= lcs[i][j+1]:
-			out = append(out, diffLine{"-", x[i]})
+			out = append(out, Line{"-", x[i]})
 			i++
 		default:
-			out = append(out, diffLine{"+", y[j]})
+			out = append(out, Line{"+", y[j]})
 			j++
 		}
 	}
