@@ -133,6 +133,9 @@ func operations() []*Op {
 			Description: "Preview a definition's page: the definition as get_definition answers it, with page.result (over sample_output or the latest run) and page.runs. With run_id, the page as it stood when that run ended, folded again (out_of_reach past 10 pages of 1,000 records). Refuses a definition without a page (not_found), a retired one (conflict), a run of another definition or run_id with sample_output."}, (*Ledger).renderPage),
 		op(Op{Name: "render_playbook_page", Scope: ScopeRead, Method: "POST", Path: "/playbooks/{playbook}/render", ReadOnly: true, Idempotent: true,
 			Description: "Render the playbook's own page: {page: {runs, standing}}. Refuses a playbook without a page (not_found)."}, (*Ledger).renderPlaybookPage),
+		// verify.go
+		op(Op{Name: "verify_page", Scope: ScopeRead, Method: "POST", Path: "/playbooks/{playbook}/verify", ReadOnly: true, Idempotent: true,
+			Description: "Check a page.receipt (the page's own if none): fold the views anew over the history here with its document's module, read from git. verdict: verified, out_of_reach (past 10,000 records) or differs, with difference {seq, record, view, pointer, receipt_value, refolded_value}: the first record where the views differ."}, (*Ledger).verifyPage),
 		// comments.go
 		op(Op{Name: "make_comment", Scope: ScopeWrite, Method: "POST", Path: "/comments",
 			Description: "Comment on an address: with playbook, on one of its things (the playbook, a definition version, step, run, event, result block, request, or a part); without, the organization's own (org, org/connections/<id>, org/members/<id>, org/settings/<page>). A reply is a comment on the same address. Writes comments/<id>.md, records comment_made, commits as the author. Checks the address's form only. Refuses an address no comment takes (/address), a text empty or over 10,000 characters (/text), an unknown playbook."}, (*Ledger).makeComment),
@@ -187,7 +190,9 @@ var enumSets = map[string]func() []string{
 	// A definition's types, and a page (a definition of its own).
 	"definition_types": func() []string { return append(address.Types(), TypePage) },
 	// The types a run is of: a page is never run.
-	"run_types":         address.Types,
+	"run_types": address.Types,
+	// What has a page's views: a definition that is run, or the playbook.
+	"page_subjects":     func() []string { return append(address.Types(), "playbook") },
 	"comment_hows":      func() []string { return slices.Clone(comments.Hows) },
 	"recordable_events": event.Recordable,
 }

@@ -39,7 +39,8 @@ type views struct {
 	// stale names the playbooks whose history was rebuilt under their
 	// views (historySource.Forget).
 	stale    map[string]bool
-	pageSize int // records a keeper reads at once; 0 for the page format's 1,000 (tests set it)
+	pageSize int     // records a keeper reads at once; 0 for the page format's 1,000 (tests set it)
+	digests  digests // of the views, for their receipts (receipts.go)
 }
 
 type keeperOf struct {
@@ -87,21 +88,37 @@ func (h playbookHistory) Page(ctx context.Context, after int64, limit int) (fold
 	hp := fold.HistoryPage{Through: after, Newest: newest, NewestAt: newestAt, Events: make([]fold.Event, 0, len(recs))}
 	for i := range recs {
 		r := &recs[i]
-		t, _ := event.ParseTime(r.Line.Timestamp)
-		hp.Through, hp.ThroughAt = r.Seq, t
-		if unseen(r.Line.Event) {
-			continue
-		}
-		raw, err := json.Marshal(r.Line.ToCloud(h.playbook))
+		ev, seen, err := foldEvent(h.playbook, r)
 		if err != nil {
 			return fold.HistoryPage{}, err
 		}
-		hp.Events = append(hp.Events, fold.Event{Seq: r.Seq, JSON: raw, Time: t})
+		hp.Through, hp.ThroughAt, hp.ThroughID = r.Seq, ev.Time, r.Line.ID
+		if seen {
+			hp.Events = append(hp.Events, ev)
+		}
+	}
+	if len(recs) > 0 {
+		if hp.Chain, err = h.l.historyChain(h.playbook, hp.Through); err != nil {
+			return fold.HistoryPage{}, err
+		}
 	}
 	// A page cut short by a record still being written ends the history
 	// for now: its writer wakes the keeper once it is whole.
 	hp.More = len(recs) == limit && hp.Through < newest
 	return hp, nil
+}
+
+// foldEvent is a record of the history as a fold reads it, in CloudEvents
+// form, and whether a fold sees it at all (unseen). Ev.Time is when the
+// playbook recorded it, for one it does not see too.
+func foldEvent(playbook string, r *Record) (ev fold.Event, seen bool, err error) {
+	t, _ := event.ParseTime(r.Line.Timestamp)
+	ev = fold.Event{Seq: r.Seq, Time: t}
+	if unseen(r.Line.Event) {
+		return ev, false, nil
+	}
+	ev.JSON, err = json.Marshal(r.Line.ToCloud(playbook))
+	return ev, err == nil, err
 }
 
 // historyEnd is the seq of the playbook's newest whole record and when it

@@ -11,8 +11,8 @@ import (
 	"quire/ledger"
 )
 
-// quire page status|render: a definition's page, its standing and its
-// renders.
+// quire page status|render|verify: a definition's page, its standing,
+// its renders and the check of its receipt.
 func pageCommand(e *env) *cli.Command {
 	defFlags := func() []cli.Flag {
 		return []cli.Flag{playbookFlag(), typeFlag(),
@@ -45,6 +45,10 @@ func pageCommand(e *env) *cli.Command {
 								fmt.Fprintf(e.out, " (recorded %s)", s.CheckpointAt.Format(time.RFC3339))
 							}
 							fmt.Fprintf(e.out, ", %s behind the newest record\n", inWords(time.Duration(s.LagMs)*time.Millisecond))
+						}
+						if r := d.Page.Receipt; r != nil {
+							fmt.Fprintf(e.out, "  receipt: records %d to %d (chain %s), views %s\n", r.History.From, r.History.Through, r.History.Chain, r.Views)
+							fmt.Fprintf(e.out, "  check it, here or on any clone: quire page verify --playbook %s --type %s --name %s\n", d.Playbook, d.Type, d.Name)
 						}
 						if st := s.Stalled; st != nil {
 							fmt.Fprintf(e.out, "  stalled at event %s (%s at %s), %s: %s\n", st.Event.ID, st.Event.Type, st.Event.Time, st.Kind, st.Error)
@@ -98,7 +102,41 @@ func pageCommand(e *env) *cli.Command {
 					})
 				}),
 			},
+			verifyCommand(e),
 		},
+	}
+}
+
+// quire page verify: verify_page, exiting 1 when the views are not
+// verified (they differ, or lie out of reach).
+func verifyCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "verify",
+		Usage: "fold a page's views again from nothing and check them against its receipt (--receipt, or the page's own here)",
+		Flags: []cli.Flag{playbookFlag(),
+			&cli.StringFlag{Name: "type", Value: "workflow", Usage: "the definition's type, or playbook for the playbook's own page"},
+			&cli.StringFlag{Name: "name", Usage: "the definition's name"},
+			&cli.StringFlag{Name: "receipt", Usage: jsonUsage("the receipt to check, as page.receipt gave it")}, jsonFlag},
+		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+			receipt, err := e.jsonValue(c, "receipt")
+			if err != nil {
+				return err
+			}
+			subject := c.String("type")
+			if subject != "playbook" {
+				subject += "/" + c.String("name")
+			}
+			return callShowThen(e, c, l, "verify_page", map[string]any{
+				"playbook": c.String("playbook"), "subject": subject, "receipt": receipt,
+			}, func(res any) {
+				fmt.Fprintln(e.out, res.(*ledger.Verification).Message)
+			}, func(res any) error {
+				if res.(*ledger.Verification).Verdict != ledger.Verified {
+					return cli.Exit("", 1)
+				}
+				return nil
+			})
+		}),
 	}
 }
 

@@ -8,6 +8,7 @@
 //
 //	history/<playbook>.seq    one 16-byte record an event (history.go)
 //	history/<playbook>.files  the files the records point into
+//	history/<playbook>.chain  a digest of the records up to each (chain.go)
 //	history/git.stamp         git's stat when quire last knew them true
 //	uncommitted               the paths left for the next commit
 //

@@ -1,0 +1,163 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"quire/vault"
+)
+
+// receiptOfMorning reads morning-social-content's page.receipt.
+func receiptOfMorning(t *testing.T, l *Ledger) *Receipt {
+	t.Helper()
+	res, err := l.Call(context.Background(), "get_definition", json.RawMessage(`{"playbook":"social","type":"workflow","name":"morning-social-content"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.(*Definition)
+	if d.Page == nil || d.Page.Receipt == nil {
+		t.Fatalf("get_definition answers no page.receipt: %+v", d.Page)
+	}
+	return d.Page.Receipt
+}
+
+// verifyMorning calls verify_page on morning-social-content with r (the
+// page's own receipt when nil).
+func verifyMorning(t *testing.T, l *Ledger, r *Receipt) *Verification {
+	t.Helper()
+	args := map[string]any{"playbook": "social", "subject": "workflow/morning-social-content"}
+	if r != nil {
+		args["receipt"] = r
+	}
+	raw, _ := json.Marshal(args)
+	res, err := l.Call(context.Background(), "verify_page", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.(*Verification)
+}
+
+// cloneOf makes a git clone of the vault at dir and opens it.
+func cloneOf(t *testing.T, dir string) *Ledger {
+	t.Helper()
+	to := filepath.Join(t.TempDir(), "clone")
+	if out, err := exec.Command("git", "clone", "-q", dir, to).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	v, err := vault.Open(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(v)
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func TestAReceiptMadeByOneVaultVerifiesOnItsClones(t *testing.T) {
+	f := morningFixture(t)
+	morningRuns(t, f, 30, 2)
+	r := receiptOfMorning(t, f.l)
+	if r.History.From != 1 || r.History.Through < 30 || r.Commit == "" || !strings.HasPrefix(r.Views, "sha256:") || r.Document.Version != 1 {
+		t.Fatalf("receipt %+v", r)
+	}
+	if v := verifyMorning(t, f.l, nil); v.Verdict != Verified {
+		t.Fatalf("the writer's own receipt: %s", v.Message)
+	}
+	one, two := cloneOf(t, f.dir), cloneOf(t, f.dir)
+	if v := verifyMorning(t, one, r); v.Verdict != Verified {
+		t.Fatalf("the writer's receipt on a clone: %s", v.Message)
+	}
+	a, b := receiptOfMorning(t, one), receiptOfMorning(t, two)
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	jr, _ := json.Marshal(r)
+	if !bytes.Equal(ja, jb) || !bytes.Equal(ja, jr) {
+		t.Fatalf("receipts differ:\nwriter %s\nclone  %s\nclone  %s", jr, ja, jb)
+	}
+}
+
+func TestVerifyNamesTheEventEditedByHandAndCommitted(t *testing.T) {
+	f := morningFixture(t)
+	runs := morningRuns(t, f, 20, 0)
+	r := receiptOfMorning(t, f.l)
+	// The third run's end, its LinkedIn post made a Mastodon one (as long:
+	// no offset moves), committed by hand.
+	folders, _ := filepath.Glob(filepath.Join(f.dir, "playbook-runs", "*"+runs[3]+"*", "run.jsonl"))
+	if len(folders) != 1 {
+		t.Fatalf("run.jsonl of %s: %v", runs[3], folders)
+	}
+	data, err := os.ReadFile(folders[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(data, []byte(`"channel":"LinkedIn"`), []byte(`"channel":"Mastodon"`), 1)
+	if bytes.Equal(edited, data) {
+		t.Fatalf("no LinkedIn post in %s", data)
+	}
+	if err := os.WriteFile(folders[0], edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.git("commit", "-qam", "a post's channel, mended by hand")
+
+	v := verifyMorning(t, cloneOf(t, f.dir), r)
+	d := v.Difference
+	if v.Verdict != Differs || d == nil {
+		t.Fatalf("verify: %s %s", v.Verdict, v.Message)
+	}
+	if !strings.HasPrefix(d.Record, runs[3]+"_") || d.View != "by_channel" || !strings.HasPrefix(d.Pointer, "/by_channel/values/") {
+		t.Fatalf("difference %+v: %s", d, v.Message)
+	}
+	if !strings.Contains(v.Message, d.Record) {
+		t.Errorf("the message does not name the record: %s", v.Message)
+	}
+}
+
+func TestVerifyCatchesViewsChangedByHandUnderQuire(t *testing.T) {
+	f := morningFixture(t)
+	morningRuns(t, f, 10, 0)
+	receiptOfMorning(t, f.l)
+	f.l.Close()
+	kept, _ := filepath.Glob(filepath.Join(f.dir, vault.QuireDir, "views", "social", "views-*.json"))
+	if len(kept) != 1 {
+		t.Fatalf("kept views: %v", kept)
+	}
+	data, err := os.ReadFile(kept[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As a module other than the document's would have folded them.
+	forged := bytes.Replace(data, []byte(`"name":"X","value":`), []byte(`"name":"X","value":9`), 1)
+	if bytes.Equal(forged, data) {
+		t.Fatalf("no channel X in %s", data)
+	}
+	if err := os.WriteFile(kept[0], forged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, err := vault.Open(f.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(v)
+	defer l.Close()
+	r := receiptOfMorning(t, l)
+	got := verifyMorning(t, l, nil)
+	d := got.Difference
+	if got.Verdict != Differs || d == nil || d.View != "by_channel" || d.Seq != r.History.Through {
+		t.Fatalf("verify: %s %+v", got.Message, d)
+	}
+	if !strings.HasPrefix(string(d.Receipt), "9") {
+		t.Errorf("the receipt's value %s, not the forged one", d.Receipt)
+	}
+
+	// A receipt naming another module is refused as differing.
+	r.Module = "sha256:" + strings.Repeat("0", 64)
+	if got := verifyMorning(t, l, r); got.Verdict != Differs || !strings.Contains(got.Message, "module") {
+		t.Fatalf("verify: %s", got.Message)
+	}
+}
