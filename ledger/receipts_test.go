@@ -3,10 +3,14 @@ package ledger
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -68,6 +72,9 @@ func TestAReceiptMadeByOneVaultVerifiesOnItsClones(t *testing.T) {
 	}
 	if v := verifyMorning(t, f.l, nil); v.Verdict != Verified {
 		t.Fatalf("the writer's own receipt: %s", v.Message)
+	}
+	if got := chainAsDocumented(t, f.dir, r.History.Through); got != r.History.Chain {
+		t.Errorf("the receipt's chain %s; by docs/vault-format.md's words it is %s", r.History.Chain, got)
 	}
 	one, two := cloneOf(t, f.dir), cloneOf(t, f.dir)
 	if v := verifyMorning(t, one, r); v.Verdict != Verified {
@@ -160,4 +167,42 @@ func TestVerifyCatchesViewsChangedByHandUnderQuire(t *testing.T) {
 	if got := verifyMorning(t, l, r); got.Verdict != Differs || !strings.Contains(got.Message, "module") {
 		t.Fatalf("verify: %s", got.Message)
 	}
+}
+
+// chainAsDocumented computes the chain through record through as another
+// program would from docs/vault-format.md: the lines of the playbook's
+// event files, ordered by their seq, each hashed after the link before it
+// and its length.
+func chainAsDocumented(t *testing.T, dir string, through int64) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "*", "run.jsonl"))
+	files = append(files, filepath.Join(dir, "playbooks", "social", "events.jsonl"))
+	bySeq := map[int64][]byte{}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+			var l struct{ Seq int64 }
+			if json.Unmarshal(line, &l) != nil || l.Seq == 0 {
+				t.Fatalf("%s: a line without a seq: %s", file, line)
+			}
+			bySeq[l.Seq] = line
+		}
+	}
+	seqs := make([]int64, 0, len(bySeq))
+	for s := range bySeq {
+		seqs = append(seqs, s)
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	link := make([]byte, 32)
+	for _, s := range seqs[:through] {
+		h := sha256.New()
+		h.Write(link)
+		binary.Write(h, binary.BigEndian, uint64(len(bySeq[s])))
+		h.Write(bySeq[s])
+		link = h.Sum(nil)
+	}
+	return "sha256:" + hex.EncodeToString(link)
 }

@@ -11,8 +11,8 @@ import (
 	"quire/ledger"
 )
 
-// quire page status|render|verify: a definition's page, its standing,
-// its renders and the check of its receipt.
+// quire page status|render|receipt|verify: a definition's page, its
+// standing, its renders, its receipt and the check of it.
 func pageCommand(e *env) *cli.Command {
 	defFlags := func() []cli.Flag {
 		return []cli.Flag{playbookFlag(), typeFlag(),
@@ -100,6 +100,34 @@ func pageCommand(e *env) *cli.Command {
 							fmt.Fprintf(e.out, "# runs\n\n%s\n", p.Runs)
 						}
 					})
+				}),
+			},
+			{
+				Name: "receipt", Usage: "print a page's receipt as JSON, to check on any clone with quire page verify --receipt",
+				Flags: []cli.Flag{playbookFlag(),
+					&cli.StringFlag{Name: "type", Value: "workflow", Usage: "the definition's type, or playbook for the playbook's own page"},
+					&cli.StringFlag{Name: "name", Usage: "the definition's name"}},
+				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+					op, args := "get_definition", map[string]any{"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name")}
+					if c.String("type") == "playbook" {
+						op, args = "render_playbook_page", map[string]any{"playbook": c.String("playbook")}
+					}
+					raw, _ := json.Marshal(args)
+					res, err := l.Call(c.Context, op, raw)
+					if err != nil {
+						return err
+					}
+					var p *ledger.PageView
+					switch res := res.(type) {
+					case *ledger.Definition:
+						p = res.Page
+					case *ledger.RenderedPlaybook:
+						p = res.Page
+					}
+					if p == nil || p.Receipt == nil {
+						return refusal.New(refusal.Conflict, "the page keeps no views now, so it has no receipt (quire page status says why)")
+					}
+					return e.printJSON(p.Receipt)
 				}),
 			},
 			verifyCommand(e),

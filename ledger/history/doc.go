@@ -23,7 +23,9 @@
 // readers. Store.Of answers a playbook's History.
 //
 // Reads, without the vault's lock: History.Len and History.Page (what the
-// page keeper and list_playbook_events read), Store.EachEvent and
+// page keeper and list_playbook_events read), History.Chain (a view
+// receipt's digest of the records; Page extends the chain file, derived
+// state that two readers write alike), Store.EachEvent and
 // Store.NthEvent (an event file's lines as reads present them, lines
 // written by hand with their seq and derived id), Store.Stale,
 // Store.Peek and History.Verify (for quire check), Store.AdoptFor (a
