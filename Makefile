@@ -134,6 +134,7 @@ bench: tools build
 	  $(GO) test -run '^$$' -bench 'FoldExamples|FoldRatio|FoldMorning$$|ShapeCheckCost' -benchtime 1x -count 3 -timeout 90m ./fold/ ; \
 	  $(GO) test -run '^$$' -bench 'HTTPAppend' -benchtime 1x -count 1 ./serve/ ; \
 	  $(GO) test -run '^$$' -bench 'ListRunCommits50000' -benchtime 200x -count 1 ./ledger/ ; \
+	  $(GO) test -run '^$$' -bench 'ReceiptMorning' -benchtime 3x -count 1 ./ledger/ ; \
 	  $(GO) test -run '^$$' -bench 'DefinitionPageFulfillOrder' -benchtime 50x -count 1 ./serve/web/ ; \
 	  $(GO) test -run '^$$' -bench 'DrawFulfillOrder' -benchtime 5x -count 1 ./serve/web/assets/ ) 2>&1 | tee .bench.out | $(GO) run ./cmd/quire-bench -summarize
 

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,10 +65,11 @@ func cloneOf(t *testing.T, dir string) *Ledger {
 }
 
 func TestAReceiptMadeByOneVaultVerifiesOnItsClones(t *testing.T) {
+	t.Parallel()
 	f := morningFixture(t)
-	morningRuns(t, f, 30, 2)
+	morningRuns(t, f, 12, 2)
 	r := receiptOfMorning(t, f.l)
-	if r.History.From != 1 || r.History.Through < 30 || r.Commit == "" || !strings.HasPrefix(r.Views, "sha256:") || r.Document.Version != 1 {
+	if r.History.From != 1 || r.History.Through < 12 || r.Commit == "" || !strings.HasPrefix(r.Views, "sha256:") || r.Document.Version != 1 {
 		t.Fatalf("receipt %+v", r)
 	}
 	if v := verifyMorning(t, f.l, nil); v.Verdict != Verified {
@@ -90,8 +92,9 @@ func TestAReceiptMadeByOneVaultVerifiesOnItsClones(t *testing.T) {
 }
 
 func TestVerifyNamesTheEventEditedByHandAndCommitted(t *testing.T) {
+	t.Parallel()
 	f := morningFixture(t)
-	runs := morningRuns(t, f, 20, 0)
+	runs := morningRuns(t, f, 12, 0)
 	r := receiptOfMorning(t, f.l)
 	// The third run's end, its LinkedIn post made a Mastodon one (as long:
 	// no offset moves), committed by hand.
@@ -126,6 +129,7 @@ func TestVerifyNamesTheEventEditedByHandAndCommitted(t *testing.T) {
 }
 
 func TestVerifyCatchesViewsChangedByHandUnderQuire(t *testing.T) {
+	t.Parallel()
 	f := morningFixture(t)
 	morningRuns(t, f, 10, 0)
 	receiptOfMorning(t, f.l)
@@ -205,4 +209,45 @@ func chainAsDocumented(t *testing.T, dir string, through int64) string {
 		link = h.Sum(nil)
 	}
 	return "sha256:" + hex.EncodeToString(link)
+}
+
+// TestCheckViewsVerifiesEveryExamplePage: quire check --views over the
+// demo's three example workflows (testdata/vault), each with runs.
+func TestCheckViewsVerifiesEveryExamplePage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.call("create_playbook", `{"playbook":"operations","name":"Operations"}`)
+	outputs := map[string][]string{
+		"close-the-month":        {`{"month":"2026-10","revenue":182450}`, `{"month":"2026-11","revenue":99000.5}`},
+		"morning-social-content": {`{"date":"2026-11-01","posts":[{"channel":"X","title":"One","url":"https://example.com/1"}]}`},
+		"fulfill-order":          {`{"order":"A-1041","channel":"Web","total":86.5}`, `{"order":"A-1042","channel":"Shop","total":12}`},
+	}
+	for name, outs := range outputs {
+		doc, err := os.ReadFile(filepath.Join("..", "testdata", "vault", name+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		args, _ := json.Marshal(map[string]string{"playbook": "operations", "type": "workflow", "name": name, "source": string(doc)})
+		f.call("create_definition", string(args))
+		for _, out := range outs {
+			r := f.call("run_definition", fmt.Sprintf(`{"playbook":"operations","type":"workflow","name":%q,"member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, name, f.project)).(*Run)
+			f.call("end_run", fmt.Sprintf(`{"playbook":"operations","run_id":%q,"status":"succeeded","output":%s,"actor":"agent-7"}`, r.RunID, out))
+		}
+	}
+	rep, err := f.l.CheckWith(CheckArgs{Views: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, v := range rep.Views {
+		if v.Playbook == "operations" {
+			got[v.Subject] = v.Verdict
+		}
+		if v.Verdict != Verified {
+			t.Errorf("%s %s: %s", v.Playbook, v.Subject, v.Message)
+		}
+	}
+	if len(got) != len(outputs) || len(rep.Problems) > 0 {
+		t.Errorf("check --views: %v, problems %v", got, rep.Problems)
+	}
 }
