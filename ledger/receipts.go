@@ -103,10 +103,12 @@ func (d *digests) of(key string, views json.RawMessage) (string, error) {
 	return vd, nil
 }
 
-// receiptOf is the receipt of a subject's views as kept, nil for views out
-// of reach (which were not kept).
+// receiptOf is the receipt of a subject's views as kept; nil for views out
+// of reach (which were not kept), and for views whose checkpoint has no
+// chain (folded where the chain could not be kept: a read-only vault).
 func (l *Ledger) receiptOf(s *subject, views json.RawMessage, st fold.Standing) (*Receipt, error) {
-	if s.Page == nil || s.Page.Data == nil || st.State == fold.StateOutOfReach || views == nil {
+	if s.Page == nil || s.Page.Data == nil || st.State == fold.StateOutOfReach || views == nil ||
+		st.From.Seq > 0 && st.From.Chain == "" {
 		return nil, nil
 	}
 	vd, err := l.views.digests.of(s.Playbook+"\x00"+s.ID, views)

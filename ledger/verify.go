@@ -113,7 +113,7 @@ func (l *Ledger) verifyPage(ctx context.Context, a *VerifyPageArgs) (*Verificati
 			return nil, err
 		}
 		if r == nil {
-			return nil, refusal.At(refusal.Conflict, "/name", "the views of %s are %s: they have no receipt", s.ID, st.State)
+			return nil, refusal.At(refusal.Conflict, "/subject", "the views of %s have no receipt: they are %s, or were folded where the history's chain could not be kept (a vault read-only here)", s.ID, st.State)
 		}
 	} else if r.Playbook != s.Playbook || r.Subject != s.ID {
 		return nil, refusal.Invalid("/receipt/subject", "the receipt is of %s/%s, not of %s/%s", r.Playbook, r.Subject, s.Playbook, s.ID)

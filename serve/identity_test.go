@@ -202,6 +202,7 @@ func readArgs(t *testing.T, l *ledger.Ledger, project, runID, member string) map
 		"retire_definition":    def,
 		"render_page":          with(def, "run_id", runID),
 		"render_playbook_page": {"playbook": "finance"},
+		"verify_page":          {"playbook": "finance", "subject": "workflow/close-the-month"},
 		"list_playbook_events": {"playbook": "finance", "limit": 10},
 		"get_event":            {"playbook": "finance", "event_id": runID + "_1"},
 		"list_runs":            {"playbook": "finance"},

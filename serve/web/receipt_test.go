@@ -16,7 +16,7 @@ func TestThePageShowsItsReceipt(t *testing.T) {
 	}
 	views := r["views"].(string)
 	_, body := d.get("/p/operations/workflow/fulfill-order")
-	_, line, ok := strings.Cut(body, `<p class="q-receipt"><small`)
+	_, line, ok := strings.Cut(body, `<p class="q-receipt" data-live="receipt"><small`)
 	line, _, _ = strings.Cut(line, "</p>")
 	for _, want := range []string{"Receipt: records 1 to ", "views <code>" + views[:len("sha256:")+12] + "…</code>", `title="module sha256:`, "; views " + views,
 		"To verify: <code>quire page verify --playbook operations --type workflow --name fulfill-order</code>"} {
