@@ -307,7 +307,7 @@ func firstDifference(a, b json.RawMessage) (*ViewDifference, error) {
 		return nil, nil
 	}
 	d := &ViewDifference{Pointer: ptr, Receipt: canonOf(x), Refolded: canonOf(y)}
-	d.View, _ = viewOf(ptr)
+	d.View = viewOf(ptr)
 	return d, nil
 }
 
@@ -326,13 +326,14 @@ func canonOf(v any) json.RawMessage {
 	return c
 }
 
-// viewOf is the view a pointer into the views begins with.
-func viewOf(ptr string) (string, bool) {
+// viewOf is the view a pointer into the views begins with ("" for the
+// views whole).
+func viewOf(ptr string) string {
 	if ptr == "" {
-		return "", false
+		return ""
 	}
 	tok, _, _ := strings.Cut(ptr[1:], "/")
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~"), true
+	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 }
 
 // differ walks two JSON values in the same order (members by name, items
