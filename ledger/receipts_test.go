@@ -212,11 +212,18 @@ func chainAsDocumented(t *testing.T, dir string, through int64) string {
 }
 
 // TestCheckViewsVerifiesEveryExamplePage: quire check --views over the
-// demo's three example workflows (testdata/vault), each with runs.
+// demo's three example workflows (testdata/vault), each with runs, and a
+// page of the playbook's own.
 func TestCheckViewsVerifiesEveryExamplePage(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.call("create_playbook", `{"playbook":"operations","name":"Operations"}`)
+	// The playbook's own page counts the runs that succeeded.
+	pg := "data:\n  language: typescript\n  source:\n    events:\n      - type: run_succeeded\n  views:\n    ended: categories\n  module: |\n" +
+		"    export function fold(view: View, event: Event): View {\n      const n = (view.ended?.values[0]?.value ?? 0) + 1;\n" +
+		"      return { ended: { unit: 'runs', values: [{ name: 'succeeded', value: n }] } };\n    }\nruns: |\n  {{ views.ended | json }}\n"
+	pargs, _ := json.Marshal(map[string]any{"playbook": "operations", "page": pg})
+	f.call("update_playbook", string(pargs))
 	outputs := map[string][]string{
 		"close-the-month":        {`{"month":"2026-10","revenue":182450}`, `{"month":"2026-11","revenue":99000.5}`},
 		"morning-social-content": {`{"date":"2026-11-01","posts":[{"channel":"X","title":"One","url":"https://example.com/1"}]}`},
@@ -247,7 +254,7 @@ func TestCheckViewsVerifiesEveryExamplePage(t *testing.T) {
 			t.Errorf("%s %s: %s", v.Playbook, v.Subject, v.Message)
 		}
 	}
-	if len(got) != len(outputs) || len(rep.Problems) > 0 {
+	if len(got) != len(outputs)+1 || got["playbook"] != Verified || len(rep.Problems) > 0 {
 		t.Errorf("check --views: %v, problems %v", got, rep.Problems)
 	}
 }
