@@ -166,6 +166,13 @@ func TestVerifyCatchesViewsChangedByHandUnderQuire(t *testing.T) {
 		t.Errorf("the receipt's value %s, not the forged one", d.Receipt)
 	}
 
+	// A receipt past the replay's reach is out of reach, never verified.
+	far := *r
+	far.History.Through = 10_001
+	if got := verifyMorning(t, l, &far); got.Verdict != VerifyOutReach || !strings.HasPrefix(got.Message, "out of reach: ") {
+		t.Fatalf("verify past the reach: %s %s", got.Verdict, got.Message)
+	}
+
 	// A receipt naming another module is refused as differing.
 	r.Module = "sha256:" + strings.Repeat("0", 64)
 	if got := verifyMorning(t, l, r); got.Verdict != Differs || !strings.Contains(got.Message, "module") {
