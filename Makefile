@@ -137,6 +137,7 @@ bench: tools build
 	  $(GO) test -run '^$$' -bench 'TryPageFulfillOrder' -benchtime 1x -count 1 ./ledger/ ; \
 	  $(GO) test -run '^$$' -bench 'BoundaryWithPages' -benchtime 40x -count 1 -timeout 60m ./ledger/ ; \
 	  $(GO) test -run '^$$' -bench 'RenderPageAtFulfillOrder' -benchtime 50x -count 1 ./ledger/ ; \
+	  $(GO) test -run '^$$' -bench 'ReceiptMorning' -benchtime 3x -count 1 ./ledger/ ; \
 	  $(GO) test -run '^$$' -bench 'DefinitionPageFulfillOrder' -benchtime 50x -count 1 ./serve/web/ ; \
 	  $(GO) test -run '^$$' -bench 'ListPagesWithDefinitions' -benchtime 20x -count 1 -timeout 30m ./serve/web/ ; \
 	  $(GO) test -run '^$$' -bench 'DrawFulfillOrder' -benchtime 5x -count 1 ./serve/web/assets/ ) 2>&1 | tee .bench.out | $(GO) run ./cmd/quire-bench -summarize

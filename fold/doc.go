@@ -16,6 +16,8 @@
 //	(*Keeper).Await(ctx, id, seq int64, newestAt time.Time, d time.Duration) (json.RawMessage, Standing, error)
 //	(*Keeper).Views(id) (json.RawMessage, Standing, error)
 //	(*Keeper).AsOf(ctx, id, lastSeq int64) (json.RawMessage, Standing, error)
+//	(*Keeper).Reach() int64
+//	NewReplay(*Pool, Page) (*Replay, error); (*Replay).Fold(ctx, []Event) error; Copy() *Replay
 //
 // A Program is the module as JavaScript (an ES module exporting fold),
 // with the table from its lines back to the TypeScript's that
@@ -23,7 +25,11 @@
 // module's first line. An Event is one record: its seq, its CloudEvents
 // form as JSON and its time. History's Page answers a HistoryPage of
 // records; KeeperOptions.Progress is told a Progress after every page a
-// CatchUp reads. What Run cannot do in the background (a history that
+// CatchUp reads; a Standing's From is the checkpoint its views were
+// folded from (the record's id and the history's chain there, which
+// HistoryPage carries), for a view receipt. A Replay folds a page from
+// nothing over records its caller reads, keeping nothing: verify_page's.
+// What Run cannot do in the background (a history that
 // cannot be read, a worker that fails) goes to KeeperOptions.Log, once for
 // each error; the next pass tries again.
 //

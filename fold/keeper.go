@@ -37,6 +37,10 @@ type HistoryPage struct {
 	// read), and ThroughAt when the playbook recorded it.
 	Through   int64
 	ThroughAt time.Time
+	// ThroughID is the id of the record Through, and Chain the history's
+	// chain over its records 1 to Through (a view receipt names both).
+	ThroughID string
+	Chain     string
 	// More tells whether the history holds records after Through.
 	More bool
 	// Newest is the seq of the history's newest record, and NewestAt when
@@ -88,6 +92,17 @@ type Standing struct {
 	// Commit is the vault's commit (HEAD) the views reflect, once they
 	// have folded the history to its newest record; the ledger sets it.
 	Commit string `json:"commit,omitempty"`
+	// From is what the views were folded from, for their receipt.
+	From Checkpoint `json:"-"`
+}
+
+// Checkpoint is what views were folded from: the history's records 1 to
+// Seq, ThroughID the id of record Seq and Chain the history's chain over
+// them (HistoryPage).
+type Checkpoint struct {
+	Seq       int64
+	ThroughID string
+	Chain     string
 }
 
 // KeeperOptions configure a Keeper.
@@ -483,7 +498,8 @@ func (k *Keeper) standingLocked(ps *pageState) Standing {
 }
 
 func standingOf(st *kept) Standing {
-	s := Standing{Version: st.Version, Folded: st.Folded, LastEvent: st.LastEvent, Stalled: st.Stalled}
+	s := Standing{Version: st.Version, Folded: st.Folded, LastEvent: st.LastEvent, Stalled: st.Stalled,
+		From: Checkpoint{Seq: st.Seq, ThroughID: st.SeqID, Chain: st.Chain}}
 	if st.Seq > 0 {
 		c := strconv.FormatInt(st.Seq, 10)
 		s.Checkpoint = &c
@@ -593,17 +609,7 @@ func (k *Keeper) step(ctx context.Context, h History, page Page, st *kept) (more
 // take over st, moving its checkpoint: to the page's last record, or to
 // the record before the event the views stalled at.
 func (k *Keeper) foldRecords(ctx context.Context, page Page, st *kept, hp HistoryPage) (*Stall, error) {
-	events := make([]Event, 0, len(hp.Events))
-	for _, r := range hp.Events {
-		if !r.matches(page.Filters) {
-			continue
-		}
-		if d := jsonDepth(r.JSON); d > runline.MaxDepth+1 { // the event's own object, then its data's MaxDepth levels
-			k.passOver(page.ID, r, fmt.Sprintf("it nests %d levels deep", d))
-			continue
-		}
-		events = append(events, r)
-	}
+	events := page.take(hp.Events, func(r Event, why string) { k.passOver(page.ID, r, why) })
 	res, err := k.opts.Pool.Fold(ctx, page.Program, st.Views, events)
 	if err != nil {
 		return nil, err
@@ -624,13 +630,30 @@ func (k *Keeper) foldRecords(ctx context.Context, page Page, st *kept, hp Histor
 				return nil, fmt.Errorf("fold: reading the history: %w", err)
 			}
 			if p.Through == before {
-				st.Seq, st.SeqAt = p.Through, p.ThroughAt
+				st.Seq, st.SeqAt, st.SeqID, st.Chain = p.Through, p.ThroughAt, p.ThroughID, p.Chain
 			}
 		}
 		return res.Stall, nil
 	}
-	st.Seq, st.SeqAt = hp.Through, hp.ThroughAt
+	st.Seq, st.SeqAt, st.SeqID, st.Chain = hp.Through, hp.ThroughAt, hp.ThroughID, hp.Chain
 	return nil, nil
+}
+
+// take answers the events of a page of records the page's filters take,
+// telling passOver of those the fold cannot read.
+func (p Page) take(recs []Event, passOver func(ev Event, why string)) []Event {
+	events := make([]Event, 0, len(recs))
+	for _, r := range recs {
+		if !r.matches(p.Filters) {
+			continue
+		}
+		if d := jsonDepth(r.JSON); d > runline.MaxDepth+1 { // the event's own object, then its data's MaxDepth levels
+			passOver(r, fmt.Sprintf("it nests %d levels deep", d))
+			continue
+		}
+		events = append(events, r)
+	}
+	return events
 }
 
 func (k *Keeper) passOver(id string, ev Event, why string) {
@@ -699,6 +722,10 @@ func (k *Keeper) Await(ctx context.Context, id string, seq int64, newestAt time.
 // PageSize the keeper reads in.
 const replayPageRecords = 1000
 
+// Reach is how many records of the history a replay may read: ReplayPages
+// pages of 1,000 records.
+func (k *Keeper) Reach() int64 { return int64(k.opts.ReplayPages) * replayPageRecords }
+
 // AsOf folds the page's history again from its start up to and with the
 // record lastSeq, with the same fold and limits, one page of the history
 // at a time (pages of PageSize records, whether a fold sees them or not),
@@ -730,7 +757,7 @@ func (k *Keeper) Replay(ctx context.Context, page Page, lastSeq int64) (json.Raw
 	page.Program.init()
 	st := kept{ID: page.ID, Version: page.Version, Views: json.RawMessage(`{}`)}
 	outOfReach := Standing{State: StateOutOfReach, Version: page.Version}
-	if lastSeq > int64(k.opts.ReplayPages)*replayPageRecords {
+	if lastSeq > k.Reach() {
 		return nil, outOfReach, nil
 	}
 	for st.Seq < lastSeq {

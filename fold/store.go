@@ -24,6 +24,8 @@ type kept struct {
 	DataHash  string          `json:"data_hash"`
 	Seq       int64           `json:"seq"`
 	SeqAt     time.Time       `json:"seq_at"`
+	SeqID     string          `json:"seq_id"` // the id of record Seq
+	Chain     string          `json:"chain"`  // the history's chain through Seq
 	Folded    int64           `json:"folded"`
 	LastEvent *LastEvent      `json:"last_event"`
 	Live      bool            `json:"live"`
@@ -45,7 +47,7 @@ const unwrittenRecords = 5000
 
 // keptFormat is the version of the file's format; a file of another is
 // thrown away and the views rebuilt (they are derived state).
-const keptFormat = 1
+const keptFormat = 2 // 2: the checkpoint's record id and chain
 
 func keptPath(dir, id string) string {
 	h := sha256.Sum256([]byte(id))

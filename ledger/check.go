@@ -28,6 +28,7 @@ type (
 // CheckArgs are check_vault's arguments.
 type CheckArgs struct {
 	History bool `json:"history,omitempty" jsonschema:"also prove the append-only rules from the vault's git history (the commits not proved by an earlier check)"`
+	Views   bool `json:"views,omitempty" jsonschema:"also verify every page's views against their receipt"`
 }
 
 // checker is the vault's checker, run by this ledger.
@@ -45,16 +46,67 @@ func (l *Ledger) CheckWith(a CheckArgs) (*CheckReport, error) {
 	l.followGitForRead() // as every read does: a git command moved the files
 	c := l.checker()
 	rep, err := c.Check()
-	if err != nil || !a.History {
-		return rep, err
-	}
-	hist, problems, err := c.CheckHistory()
 	if err != nil {
 		return nil, err
 	}
-	rep.History = hist
-	rep.Problems = append(rep.Problems, problems...)
+	if a.History {
+		hist, problems, err := c.CheckHistory()
+		if err != nil {
+			return nil, err
+		}
+		rep.History = hist
+		rep.Problems = append(rep.Problems, problems...)
+	}
+	if a.Views {
+		if err := l.checkViews(context.Background(), rep); err != nil {
+			return nil, err
+		}
+	}
 	return rep, nil
+}
+
+// checkViews verifies the receipt of every page with data, each views'
+// differences a problem at the page's document. A page whose history lies
+// beyond the replay's reach is reported so, and is no problem.
+func (l *Ledger) checkViews(ctx context.Context, rep *CheckReport) error {
+	es, err := l.v.FindType("playbook", func(*vault.Entry) bool { return true })
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		subjects, err := l.pagedSubjects(e.Playbook)
+		if err != nil {
+			return err
+		}
+		for _, s := range subjects {
+			if s.Page == nil || s.Page.Data == nil || s.Retired {
+				continue
+			}
+			args := &VerifyPageArgs{Playbook: e.Playbook, Subject: s.ID}
+			v, err := l.verifyPage(ctx, args)
+			if r, ok := refusal.As(err); ok {
+				v = &Verification{Verdict: Differs, Message: r.Message}
+			} else if err != nil {
+				return err
+			}
+			rep.Views = append(rep.Views, checker.PageCheck{Playbook: e.Playbook, Subject: s.ID, Verdict: v.Verdict, Message: v.Message})
+			if v.Verdict == Differs {
+				rep.Problems = append(rep.Problems, Problem{Path: l.docPath(s), Message: "the views differ from their receipt: " + v.Message})
+			}
+		}
+	}
+	return nil
+}
+
+// docPath is where a subject's page is written, for a problem.
+func (l *Ledger) docPath(s *subject) string {
+	if s.Type == "playbook" {
+		return path.Join(playbookDir(s.Playbook), "playbook.md")
+	}
+	if d, err := l.definition(s.Playbook, s.Doc.Type, s.Doc.Name); err == nil {
+		return d.latest().Path
+	}
+	return playbookDir(s.Playbook)
 }
 
 // CheckHistory walks the commits of HEAD's history not yet proved and

@@ -148,6 +148,8 @@ type playbookFront struct {
 	// Home is the node that writes the playbook, when several servers
 	// meet at one remote (remotes.go); none: any node writes it.
 	Home string `yaml:"home,omitempty"`
+	// blob is the git blob id of playbook.md as read.
+	blob string
 }
 
 func checkPlaybookID(p string) error {
@@ -168,15 +170,21 @@ func (l *Ledger) readPlaybook(p string) (*playbookFront, error) {
 	if err != nil {
 		return nil, err
 	}
-	var f playbookFront
+	f, err := parsePlaybookFront(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s/playbook.md: %v", playbookDir(p), err)
+	}
+	return f, nil
+}
+
+// parsePlaybookFront reads a playbook.md's front matter.
+func parsePlaybookFront(data []byte) (*playbookFront, error) {
+	f := playbookFront{blob: vault.BlobID(data)}
 	m, err := front.Read(data)
 	if err == nil {
 		err = m.Decode(&f, false)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s/playbook.md: %v", playbookDir(p), err)
-	}
-	return &f, nil
+	return &f, err
 }
 
 // createPlaybook is the operation create_playbook (ops.go).

@@ -205,6 +205,20 @@ func (l *Ledger) History(playbook string, after int64, limit int) ([]Record, err
 	return h.Page(after, limit)
 }
 
+// historyChain is the playbook's history's chain through record seq, as a
+// receipt names it (history/chain.go).
+func (l *Ledger) historyChain(playbook string, seq int64) (string, error) {
+	h, err := l.historyOf(playbook)
+	if err != nil {
+		return "", err
+	}
+	c, err := h.Chain(seq)
+	if err != nil {
+		return "", err
+	}
+	return history.ChainString(c), nil
+}
+
 // HistoryLen is how many events the playbook's history holds.
 func (l *Ledger) HistoryLen(playbook string) (int64, error) {
 	h, err := l.historyOf(playbook)

@@ -139,6 +139,9 @@ func operations() []*Op {
 		// trypage.go
 		op(Op{Name: "try_page", Scope: ScopeWrite, Method: "POST", Path: "/playbooks/{playbook}/definitions/{type}/{name}/try", ReadOnly: true, Idempotent: true,
 			Description: "Dry run of a page: a new document (source) checked as a save checks it, folded over the whole history (out_of_reach past 10,000 records) and rendered, saving nothing: page, views, each view's changes from today's."}, (*Ledger).tryPage),
+		// verify.go
+		op(Op{Name: "verify_page", Scope: ScopeRead, Method: "POST", Path: "/playbooks/{playbook}/verify", ReadOnly: true, Idempotent: true,
+			Description: "Check a page.receipt (the page's own if none): fold the views anew over the history here with its document's module, read from git. verdict: verified, out_of_reach (past 10,000 records) or differs, with difference {seq, record, view, pointer, receipt_value, refolded_value}: the first record where the views differ."}, (*Ledger).verifyPage),
 		// comments.go
 		op(Op{Name: "make_comment", Scope: ScopeWrite, Method: "POST", Path: "/comments",
 			Description: "Comment on an address: with playbook, on one of its things (the playbook, a definition version, step, run, event, result block, request, or a part); without, the organization's own (org, org/connections/<id>, org/members/<id>, org/settings/<page>). A reply is a comment on the same address. Writes comments/<id>.md, records comment_made, commits as the author. Checks the address's form only. Refuses an address no comment takes (/address), a text empty or over 10,000 characters (/text), an unknown playbook."}, (*Ledger).makeComment),
@@ -193,7 +196,9 @@ var enumSets = map[string]func() []string{
 	// A definition's types, and a page (a definition of its own).
 	"definition_types": func() []string { return append(address.Types(), TypePage) },
 	// The types a run is of: a page is never run.
-	"run_types":         address.Types,
+	"run_types": address.Types,
+	// What has a page's views: a definition that is run, or the playbook.
+	"page_subjects":     func() []string { return append(address.Types(), "playbook") },
 	"comment_hows":      func() []string { return slices.Clone(comments.Hows) },
 	"recordable_events": event.Recordable,
 }

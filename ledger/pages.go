@@ -31,6 +31,10 @@ type subject struct {
 	Retired              bool
 	Page                 *page.Page
 	DataHash             string
+	// Doc is the document the page is read from, as a receipt names it:
+	// the definition's own, the page saved as a definition of its own, or
+	// playbook.md.
+	Doc ReceiptDocument
 }
 
 func (s *subject) render() render.Subject {
@@ -120,15 +124,20 @@ func (l *Ledger) readPagedSubjects(playbook string) ([]*subject, error) {
 // the order of their index entries es) with their pages.
 func (l *Ledger) definedSubjects(playbook string, defs map[string]*defInfo, es []vault.Entry) []*subject {
 	var out []*subject
-	own := map[string]*page.Page{} // pages saved as definitions, by subject
+	type ownPage struct {
+		page *page.Page
+		doc  ReceiptDocument
+	}
+	own := map[string]ownPage{} // pages saved as definitions, by subject
 	for _, e := range es {
 		d := defs[e.DefType+"/"+e.Name]
 		if d == nil || d.Type != TypePage || d.Retired {
 			continue
 		}
-		info, err := l.document(d.Type, d.latest())
+		v := d.latest()
+		info, err := l.document(d.Type, v)
 		if err == nil && info.Page != nil && info.Page.Of != "" {
-			own[info.Page.Of] = info.Page
+			own[info.Page.Of] = ownPage{info.Page, ReceiptDocument{Type: d.Type, Name: d.Name, Version: v.Version, Blob: v.Blob}}
 		}
 	}
 	for _, e := range es {
@@ -142,9 +151,12 @@ func (l *Ledger) definedSubjects(playbook string, defs map[string]*defInfo, es [
 			continue
 		}
 		s := &subject{Playbook: playbook, Type: d.Type, Name: d.Name, ID: d.Type + "/" + d.Name, Version: v.Version,
-			Description: info.Description, Retired: d.Retired, Page: info.Page}
+			Description: info.Description, Retired: d.Retired, Page: info.Page,
+			Doc: ReceiptDocument{Type: d.Type, Name: d.Name, Version: v.Version, Blob: v.Blob}}
 		if s.Page == nil {
-			s.Page = own[s.ID]
+			if o, ok := own[s.ID]; ok {
+				s.Page, s.Doc = o.page, o.doc
+			}
 		}
 		if s.Page != nil && s.Page.Data != nil {
 			s.DataHash = page.DataHash(s.Page)
@@ -159,7 +171,8 @@ func (l *Ledger) playbookSubject(playbook string) (*subject, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &subject{Playbook: playbook, Type: "playbook", Name: playbook, ID: "playbook", Description: f.Description}
+	s := &subject{Playbook: playbook, Type: "playbook", Name: playbook, ID: "playbook", Description: f.Description,
+		Doc: ReceiptDocument{Type: "playbook", Name: playbook, Blob: f.blob}}
 	if f.Page != "" {
 		p, _ := page.Parse([]byte(f.Page), page.Where{Form: page.ForPlaybook})
 		s.Page = p
@@ -223,20 +236,29 @@ func ranOf(e *vault.Entry, s *subject) bool {
 	return e.Type == "playbook-run" && e.Playbook == s.Playbook && e.DefType == s.Type && e.Name == s.Name
 }
 
-// runsPage renders a subject's runs template over its views, or the line
-// in place of it.
-func (l *Ledger) runsPage(ctx context.Context, src pageFiles, s *subject, format string) (string, *fold.Standing, json.RawMessage, error) {
+// runsPage is a page's runs, standing, views and receipt: its runs
+// template rendered over its views (or the line in place of it), their
+// standing and, over the work tree, their receipt (a commit's views are
+// no checkpoint of the live history).
+func (l *Ledger) runsPage(ctx context.Context, src pageFiles, s *subject, format string) (*PageView, error) {
+	p := &PageView{}
 	if s.Page == nil || s.Page.Data == nil {
-		return "", nil, nil, nil
+		return p, nil
 	}
 	views, st, err := src.views(ctx, s)
 	if err != nil {
-		return "", nil, nil, err
+		return nil, err
 	}
-	if s.Page.Runs == nil {
-		return "", &st, views, nil
+	p.Standing, p.Views = &st, views
+	if _, live := src.(workTree); live {
+		if p.Receipt, err = l.receiptOf(s, views, st); err != nil {
+			return nil, err
+		}
 	}
-	return l.runsText(s, views, st, src.now(), format), &st, views, nil
+	if s.Page.Runs != nil {
+		p.Runs = l.runsText(s, views, st, src.now(), format)
+	}
+	return p, nil
 }
 
 func (l *Ledger) runsText(s *subject, views json.RawMessage, st fold.Standing, now time.Time, format string) string {
@@ -265,6 +287,7 @@ type PageView struct {
 	Headline string          `json:"headline,omitempty"`
 	Runs     string          `json:"runs,omitempty"`
 	Standing *fold.Standing  `json:"standing,omitempty"`
+	Receipt  *Receipt        `json:"receipt,omitempty" jsonschema:"what the kept views were folded from; verify_page checks it"`
 	Glance   Glance          `json:"glance,omitempty" jsonschema:"a workflow's glance: the mapping as its page writes it, keys in the document's order, each string rendered"`
 	Blocks   []ResultBlock   `json:"blocks,omitempty"`
 	Source   string          `json:"source,omitempty"`
@@ -398,14 +421,12 @@ func (l *Ledger) definitionPage(ctx context.Context, src pageFiles, s *subject, 
 	if s.Page == nil || s.Retired {
 		return nil, nil
 	}
-	p := &PageView{}
-	runs, st, views, err := l.runsPage(ctx, src, s, format)
+	p, err := l.runsPage(ctx, src, s, format)
 	if err != nil {
 		return nil, err
 	}
-	p.Runs, p.Standing, p.Views = runs, st, views
 	if s.Page.GlanceValue != nil {
-		if p.Glance, err = glanceOf(src, s, views, format); err != nil {
+		if p.Glance, err = glanceOf(src, s, p.Views, format); err != nil {
 			return nil, err
 		}
 	}
@@ -562,11 +583,11 @@ func (l *Ledger) renderPage(ctx context.Context, a *RenderPageArgs) (*Definition
 	if s.Page.Data != nil {
 		if st.Ended == "" {
 			// A run still going renders over the views as they stand.
-			runs, std, _, err := l.runsPage(ctx, workTree{l}, s, a.Format)
+			rp, err := l.runsPage(ctx, workTree{l}, s, a.Format)
 			if err != nil {
 				return nil, err
 			}
-			p.Runs, p.Standing = runs, std
+			p.Runs, p.Standing, p.Receipt = rp.Runs, rp.Standing, rp.Receipt
 		} else {
 			ko, err := l.keeper(a.Playbook)
 			if err != nil {
@@ -599,11 +620,11 @@ func (l *Ledger) renderPlaybookPage(ctx context.Context, a *RenderPlaybookPageAr
 	if s.Page == nil {
 		return nil, refusal.At(refusal.NotFound, "/playbook", "the playbook %s has no page", a.Playbook)
 	}
-	runs, st, _, err := l.runsPage(ctx, workTree{l}, s, a.Format)
+	p, err := l.runsPage(ctx, workTree{l}, s, a.Format)
 	if err != nil {
 		return nil, err
 	}
-	return &RenderedPlaybook{Page: &PageView{Runs: runs, Standing: st}}, nil
+	return &RenderedPlaybook{Page: p}, nil
 }
 
 // Headlines answers each run's headline, the first line of its

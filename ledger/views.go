@@ -43,6 +43,7 @@ type views struct {
 	// replayPages is how many pages of 1,000 records a replay reaches; 0
 	// for the page format's 10 (tests set it, to reach past it cheaply).
 	replayPages int
+	digests     digests // of the views, for their receipts (receipts.go)
 }
 
 type keeperOf struct {
@@ -87,7 +88,13 @@ func (h playbookHistory) Page(ctx context.Context, after int64, limit int) (fold
 	if err != nil {
 		return fold.HistoryPage{}, err
 	}
-	return historyPage(h.playbook, recs, after, limit, newest, newestAt)
+	hp, err := historyPage(h.playbook, recs, after, limit, newest, newestAt)
+	if err == nil && len(recs) > 0 {
+		// A chain this process cannot keep (a vault read-only to it)
+		// leaves the views without a receipt, never without their fold.
+		hp.Chain, _ = h.l.historyChain(h.playbook, hp.Through)
+	}
+	return hp, err
 }
 
 // historyPage is a keeper's page of the records recs read after after (at
@@ -96,21 +103,32 @@ func historyPage(playbook string, recs []Record, after int64, limit int, newest 
 	hp := fold.HistoryPage{Through: after, Newest: newest, NewestAt: newestAt, Events: make([]fold.Event, 0, len(recs))}
 	for i := range recs {
 		r := &recs[i]
-		t, _ := event.ParseTime(r.Line.Timestamp)
-		hp.Through, hp.ThroughAt = r.Seq, t
-		if unseen(r.Line.Event) {
-			continue
-		}
-		raw, err := json.Marshal(r.Line.ToCloud(playbook))
+		ev, seen, err := foldEvent(playbook, r)
 		if err != nil {
 			return fold.HistoryPage{}, err
 		}
-		hp.Events = append(hp.Events, fold.Event{Seq: r.Seq, JSON: raw, Time: t})
+		hp.Through, hp.ThroughAt, hp.ThroughID = r.Seq, ev.Time, r.Line.ID
+		if seen {
+			hp.Events = append(hp.Events, ev)
+		}
 	}
 	// A page cut short by a record still being written ends the history
 	// for now: its writer wakes the keeper once it is whole.
 	hp.More = len(recs) == limit && hp.Through < newest
 	return hp, nil
+}
+
+// foldEvent is a record of the history as a fold reads it, in CloudEvents
+// form, and whether a fold sees it at all (unseen). Ev.Time is when the
+// playbook recorded it, for one it does not see too.
+func foldEvent(playbook string, r *Record) (ev fold.Event, seen bool, err error) {
+	t, _ := event.ParseTime(r.Line.Timestamp)
+	ev = fold.Event{Seq: r.Seq, Time: t}
+	if unseen(r.Line.Event) {
+		return ev, false, nil
+	}
+	ev.JSON, err = json.Marshal(r.Line.ToCloud(playbook))
+	return ev, err == nil, err
 }
 
 // historyEnd is the seq of the playbook's newest whole record and when it

@@ -16,7 +16,7 @@ import (
 
 // morningFixture is a fixture with the playbook social and the workflow
 // morning-social-content, with its page, saved in it.
-func morningFixture(t *testing.T) *fixture {
+func morningFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := newFixture(t)
 	doc, err := os.ReadFile(filepath.Join("..", "testdata", "vault", "morning-social-content.yaml"))
@@ -32,7 +32,7 @@ func morningFixture(t *testing.T) *fixture {
 // morningRuns records runs of morning-social-content, each with steps
 // step records (which no fold sees) before it ends, until the playbook's
 // history holds at least n records. It answers the runs' ids in order.
-func morningRuns(t *testing.T, f *fixture, n int64, steps int) []string {
+func morningRuns(t testing.TB, f *fixture, n int64, steps int) []string {
 	t.Helper()
 	var runs []string
 	for i := 0; ; i++ {

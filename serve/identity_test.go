@@ -204,6 +204,7 @@ func readArgs(t *testing.T, l *ledger.Ledger, project, runID, member string) map
 		"diff_page":            with(def, "old", "HEAD"),
 		"render_playbook_page": {"playbook": "finance"},
 		"try_page":             with(def, "source", workflowSource(t)),
+		"verify_page":          {"playbook": "finance", "subject": "workflow/close-the-month"},
 		"list_playbook_events": {"playbook": "finance", "limit": 10},
 		"get_event":            {"playbook": "finance", "event_id": runID + "_1"},
 		"list_runs":            {"playbook": "finance"},

@@ -16,6 +16,9 @@ type Hash = object.Hash
 // ZeroHash is no object: the parent of a first commit, a missing entry.
 var ZeroHash = object.ZeroHash
 
+// ParseHash reads an object id written in hex.
+func ParseHash(s string) (Hash, error) { return object.ParseHash(s) }
+
 // HeadCommit is the commit the vault's branch points at; zero before the
 // first commit.
 func (v *Vault) HeadCommit() (Hash, error) { return v.head() }
@@ -43,5 +46,3 @@ func DiffTrees(a, b []byte, fn func(old, new *TreeEntry) error) error {
 	return walk.DiffTrees(a, b, fn)
 }
 
-// ParseHash reads a git object id written in hex.
-func ParseHash(s string) (Hash, error) { return object.ParseHash(s) }

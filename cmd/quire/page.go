@@ -13,8 +13,9 @@ import (
 	"quire/words/refusal"
 )
 
-// quire page status|render|try: a definition's page, its standing, its
-// renders and a dry run of a change to it.
+// quire page status|render|try|diff|receipt|verify: a definition's page,
+// its standing, its renders, a dry run of a change to it, what changed in
+// it between commits, its receipt and the check of it.
 func pageCommand(e *env) *cli.Command {
 	defFlags := func() []cli.Flag {
 		return []cli.Flag{playbookFlag(), typeFlag(),
@@ -47,6 +48,10 @@ func pageCommand(e *env) *cli.Command {
 								fmt.Fprintf(e.out, " (recorded %s)", s.CheckpointAt.Format(time.RFC3339))
 							}
 							fmt.Fprintf(e.out, ", %s behind the newest record\n", inWords(time.Duration(s.LagMs)*time.Millisecond))
+						}
+						if r := d.Page.Receipt; r != nil {
+							fmt.Fprintf(e.out, "  receipt: records %d to %d (chain %s), views %s\n", r.History.From, r.History.Through, r.History.Chain, r.Views)
+							fmt.Fprintf(e.out, "  check it, here or on any clone: quire page verify --playbook %s --type %s --name %s\n", d.Playbook, d.Type, d.Name)
 						}
 						if st := s.Stalled; st != nil {
 							fmt.Fprintf(e.out, "  stalled at event %s (%s at %s), %s: %s\n", st.Event.ID, st.Event.Type, st.Event.Time, st.Kind, st.Error)
@@ -144,6 +149,35 @@ func pageCommand(e *env) *cli.Command {
 					}, func(res any) { printPageDiff(e, res.(*ledger.PageDiff)) })
 				}),
 			},
+			{
+				Name: "receipt", Usage: "print a page's receipt as JSON, to check on any clone with quire page verify --receipt",
+				Flags: []cli.Flag{playbookFlag(),
+					&cli.StringFlag{Name: "type", Value: "workflow", Usage: "the definition's type, or playbook for the playbook's own page"},
+					&cli.StringFlag{Name: "name", Usage: "the definition's name"}},
+				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+					op, args := "get_definition", map[string]any{"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name")}
+					if c.String("type") == "playbook" {
+						op, args = "render_playbook_page", map[string]any{"playbook": c.String("playbook")}
+					}
+					raw, _ := json.Marshal(args)
+					res, err := l.Call(c.Context, op, raw)
+					if err != nil {
+						return err
+					}
+					var p *ledger.PageView
+					switch res := res.(type) {
+					case *ledger.Definition:
+						p = res.Page
+					case *ledger.RenderedPlaybook:
+						p = res.Page
+					}
+					if p == nil || p.Receipt == nil {
+						return refusal.New(refusal.Conflict, "the page keeps no views now, so it has no receipt (quire page status says why)")
+					}
+					return e.printJSON(p.Receipt)
+				}),
+			},
+			verifyCommand(e),
 		},
 	}
 }
@@ -242,6 +276,39 @@ func printPageDiff(e *env, d *ledger.PageDiff) {
 				fmt.Fprintf(e.out, "  %s: %s → %s\n", ptr, ch.Old, ch.New)
 			}
 		}
+	}
+}
+
+// quire page verify: verify_page, exiting 1 when the views are not
+// verified (they differ, or lie out of reach).
+func verifyCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "verify",
+		Usage: "fold a page's views again from nothing and check them against its receipt (--receipt, or the page's own here)",
+		Flags: []cli.Flag{playbookFlag(),
+			&cli.StringFlag{Name: "type", Value: "workflow", Usage: "the definition's type, or playbook for the playbook's own page"},
+			&cli.StringFlag{Name: "name", Usage: "the definition's name"},
+			&cli.StringFlag{Name: "receipt", Usage: jsonUsage("the receipt to check, as page.receipt gave it")}, jsonFlag},
+		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
+			receipt, err := e.jsonValue(c, "receipt")
+			if err != nil {
+				return err
+			}
+			subject := c.String("type")
+			if subject != "playbook" {
+				subject += "/" + c.String("name")
+			}
+			return callShowThen(e, c, l, "verify_page", map[string]any{
+				"playbook": c.String("playbook"), "subject": subject, "receipt": receipt,
+			}, func(res any) {
+				fmt.Fprintln(e.out, res.(*ledger.Verification).Message)
+			}, func(res any) error {
+				if res.(*ledger.Verification).Verdict != ledger.Verified {
+					return cli.Exit("", 1)
+				}
+				return nil
+			})
+		}),
 	}
 }
 

@@ -38,7 +38,9 @@ func TestCLIPageStatusAndRender(t *testing.T) {
 	status := []string{v, "page", "status", "--playbook", "social", "--name", "morning-social-content"}
 	// The history's first records (the playbook's, the definition's) are
 	// passed over: nothing to fold, and the checkpoint past them.
-	checkpoint := `  checkpoint \d+ \(recorded \d{4}-\d\d-\d\dT[0-9:]+Z\), \d+ (second|seconds|minute|minutes) behind the newest record\n$`
+	checkpoint := `  checkpoint \d+ \(recorded \d{4}-\d\d-\d\dT[0-9:]+Z\), \d+ (second|seconds|minute|minutes) behind the newest record\n` +
+		`  receipt: records 1 to \d+ \(chain sha256:[0-9a-f]{64}\), views sha256:[0-9a-f]{64}\n` +
+		`  check it, here or on any clone: quire page verify --playbook social --type workflow --name morning-social-content\n$`
 	empty := regexp.MustCompile(`^workflow/morning-social-content, views of version 1: live\n  folded 0 events\n` + checkpoint)
 	if code, out, _ := quire(t, "", status...); code != 0 || !empty.MatchString(out) {
 		t.Fatalf("status before any run: %d %q", code, out)

@@ -36,15 +36,17 @@ func initCommand(e *env) *cli.Command {
 	}
 }
 
-// quire check [--history]: the whole vault against the capsule, and with
-// --history its git history; exit 1 when it finds a problem.
+// quire check [--history] [--views]: the whole vault against the capsule,
+// with --history its git history, with --views every page's views against
+// their receipts; exit 1 when it finds a problem.
 func checkCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name: "check", Usage: "validate the whole vault against the playbook-run capsule (with --history, its git history too)",
+		Name: "check", Usage: "validate the whole vault against the playbook-run capsule (with --history, its git history too; with --views, every page's views)",
 		Flags: []cli.Flag{jsonFlag,
-			&cli.BoolFlag{Name: "history", Usage: "also prove the append-only rules from the git history (the commits an earlier check did not prove)"}},
+			&cli.BoolFlag{Name: "history", Usage: "also prove the append-only rules from the git history (the commits an earlier check did not prove)"},
+			&cli.BoolFlag{Name: "views", Usage: "also fold every page's views again from nothing and verify them against their receipt"}},
 		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-			rep, err := l.CheckWith(ledger.CheckArgs{History: c.Bool("history")})
+			rep, err := l.CheckWith(ledger.CheckArgs{History: c.Bool("history"), Views: c.Bool("views")})
 			if err != nil {
 				return err
 			}
@@ -59,6 +61,9 @@ func checkCommand(e *env) *cli.Command {
 						fmt.Fprintln(e.out, "history: "+h.Note)
 					}
 					fmt.Fprintf(e.out, "history: proved %s (%d in all) up to %s, reading %s\n", plural(h.Commits, "new commit"), h.Proved, h.Head, plural(h.Reads, "object"))
+				}
+				for _, v := range rep.Views {
+					fmt.Fprintf(e.out, "views of %s %s: %s\n", v.Playbook, v.Subject, v.Verdict)
 				}
 				fmt.Fprintf(e.out, "%s, %s, %s\n", plural(rep.Runs, "run"), plural(rep.Events, "event"), plural(len(rep.Problems), "problem"))
 			}

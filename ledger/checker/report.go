@@ -27,6 +27,17 @@ type CheckReport struct {
 	Problems []Problem `json:"problems"`
 	// History is what the walk over the git history did (check --history).
 	History *HistoryReport `json:"history,omitempty"`
+	// Views is how each page's views were verified (check --views).
+	Views []PageCheck `json:"views,omitempty"`
+}
+
+// PageCheck is one page's views folded again from nothing and checked
+// against their receipt: verified, differs or out_of_reach.
+type PageCheck struct {
+	Playbook string `json:"playbook"`
+	Subject  string `json:"subject"`
+	Verdict  string `json:"verdict"`
+	Message  string `json:"message"`
 }
 
 // HistoryReport is what a walk over the history did.

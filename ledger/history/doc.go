@@ -8,6 +8,7 @@
 //
 //	history/<playbook>.seq    one 16-byte record an event (history.go)
 //	history/<playbook>.files  the files the records point into
+//	history/<playbook>.chain  a digest of the records up to each (chain.go)
 //	history/git.stamp         git's stat when quire last knew them true
 //	uncommitted               the paths left for the next commit
 //
@@ -22,7 +23,9 @@
 // readers. Store.Of answers a playbook's History.
 //
 // Reads, without the vault's lock: History.Len and History.Page (what the
-// page keeper and list_playbook_events read), Store.EachEvent and
+// page keeper and list_playbook_events read), History.Chain (a view
+// receipt's digest of the records; Page extends the chain file, derived
+// state that two readers write alike), Store.EachEvent and
 // Store.NthEvent (an event file's lines as reads present them, lines
 // written by hand with their seq and derived id), Store.Stale,
 // Store.Peek and History.Verify (for quire check), Store.AdoptFor (a

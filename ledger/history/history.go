@@ -52,6 +52,8 @@ type History struct {
 	fileNo map[string]uint32
 	count  int64      // records
 	grown  fsys.Grown // what was read of the list of files
+
+	chainMu sync.Mutex // held while the chain file is extended (chain.go)
 }
 
 const recSize = 16
@@ -214,7 +216,10 @@ func (h *History) Repair() error {
 	}
 	h.count--
 	crashpoint.Hit()
-	return os.Truncate(h.seqPath(), h.count*recSize)
+	if err := os.Truncate(h.seqPath(), h.count*recSize); err != nil {
+		return err
+	}
+	return h.cutChain(h.count)
 }
 
 // Verify says whether every record points at a whole line: nil, or the
@@ -309,8 +314,9 @@ func (h *History) Reserve(file string, off int64, n int) (int64, error) {
 type Record struct {
 	Seq  int64
 	File string
+	Off  int64 // where its line begins in File
 	Line event.Line
-	Raw  []byte
+	Raw  []byte // the line without its newline
 }
 
 // Page reads up to limit records after seq after, in history order. A
@@ -385,8 +391,11 @@ func (h *History) Page(after int64, limit int) ([]Record, error) {
 				return nil, err
 			}
 		}
-		out = append(out, Record{Seq: seq, File: r.file, Line: line, Raw: raw})
+		out = append(out, Record{Seq: seq, File: r.file, Off: r.off, Line: line, Raw: raw})
 	}
+	// A chain that cannot be extended here (a vault read-only to this
+	// process) leaves the read as it is: Chain says so to who asks.
+	_ = h.extendChain(after, out)
 	return out, nil
 }
 
@@ -451,6 +460,7 @@ func (h *History) rebuild() error {
 	}
 	os.Remove(h.seqPath())
 	os.Remove(h.filesPath())
+	os.Remove(h.chainPath())
 	h.count, h.files, h.fileNo = 0, nil, map[string]uint32{}
 	h.grown.Forget()
 	// The list made anew begins with a line of its own, so that a process

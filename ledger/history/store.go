@@ -109,5 +109,6 @@ func (s *Store) forget(playbook string) {
 	h := s.newHistory(playbook)
 	os.Remove(h.seqPath())
 	os.Remove(h.filesPath())
+	os.Remove(h.chainPath())
 	s.src.Forget(playbook)
 }

@@ -17,7 +17,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"quire/fold"
 	"quire/ledger"
 	"quire/render"
 	"quire/runfolder"
@@ -465,7 +464,7 @@ func (w *Web) playbook(r *http.Request, c *reqCtx) (*view, error) {
 	v := &view{Title: p.Name, Playbook: pb, Template: "playbook", Data: d, Crumbs: []crumb{{"Playbooks", "/"}}}
 	if rp, err := callAs[*ledger.RenderedPlaybook](w, r, c, "render_playbook_page", map[string]any{"playbook": pb}); err == nil && rp.Page != nil {
 		d.Page = rp.Page
-		d.Standing = w.standing(pb, rp.Page.Standing)
+		d.Standing = w.standing(pb, rp.Page)
 		st := &mdState{}
 		d.Blocks = blocks(rp.Page.Runs, st,
 			func(n int) string { return fmt.Sprintf("playbooks/%s/parts/runs-%d", pb, n) },
@@ -629,7 +628,7 @@ func (w *Web) definition(r *http.Request, c *reqCtx) (*view, error) {
 	v := &view{Title: name, Playbook: pb, Template: "definition", Data: dp,
 		Crumbs: []crumb{{"Playbooks", "/"}, {pb, "/p/" + url.PathEscape(pb)}}}
 	if d.Page != nil {
-		dp.Standing = w.standing(pb, d.Page.Standing)
+		dp.Standing = w.standing(pb, d.Page)
 		st := &mdState{}
 		dp.Blocks = blocks(d.Page.Runs, st,
 			func(n int) string { return fmt.Sprintf("%s/parts/runs-%d", dp.Address, n) },
@@ -663,11 +662,21 @@ func (w *Web) definition(r *http.Request, c *reqCtx) (*view, error) {
 	return v, nil
 }
 
-// standing is a page's standing with how far its views have read.
-func (w *Web) standing(pb string, s *fold.Standing) standingData {
-	d := standingData{S: s}
+// standing is a page's standing with how far its views have read, and
+// its receipt.
+func (w *Web) standing(pb string, p *ledger.PageView) standingData {
+	s := p.Standing
+	d := standingData{S: s, Receipt: p.Receipt}
 	if s == nil {
 		return d
+	}
+	if r := p.Receipt; r != nil {
+		d.Verify = "quire page verify --playbook " + pb
+		if typ, name, ok := strings.Cut(r.Subject, "/"); ok {
+			d.Verify += " --type " + typ + " --name " + name
+		} else {
+			d.Verify += " --type playbook"
+		}
 	}
 	if s.Stalled != nil {
 		if run, _, ok := strings.Cut(s.Stalled.Event.ID, "_"); ok && address.ValidLowerUUID(run) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"quire/fold"
+	"quire/ledger"
 	"quire/render"
 	"quire/serve/web/assets"
 )
@@ -121,6 +122,19 @@ type standingData struct {
 	// StalledRun is the page of the run whose event the views stopped
 	// at, when it is a run's (its id <run_id>_<n>).
 	StalledRun string
+	// Receipt is what the views were folded from, and Verify the command
+	// that checks it on any clone.
+	Receipt *ledger.Receipt
+	Verify  string
+}
+
+// Short cuts a digest to what a reader compares at a glance:
+// "sha256:1f2e3d4c5b6a…".
+func (standingData) Short(digest string) string {
+	if len(digest) <= len("sha256:")+12 {
+		return digest
+	}
+	return digest[:len("sha256:")+12] + "…"
 }
 
 // Progress says how far views being built have read: "412 of 1,000

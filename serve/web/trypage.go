@@ -111,7 +111,9 @@ func (w *Web) tryPage(r *http.Request, c *reqCtx) (*view, error) {
 // side lays out one side of the comparison. Its blocks carry no address:
 // the page compares, and comments are made on the definition's own page.
 func (w *Web) side(pb string, st *mdState, result, runs string, s *fold.Standing) pageSide {
+	// A side's standing is shown without a receipt: the tried page has
+	// none, and today's is on the definition's own page.
 	none := func(int) string { return "" }
 	cell := func(int, int) string { return "" }
-	return pageSide{Standing: w.standing(pb, s), Result: blocks(result, st, none, cell), Runs: blocks(runs, st, none, cell)}
+	return pageSide{Standing: w.standing(pb, &ledger.PageView{Standing: s}), Result: blocks(result, st, none, cell), Runs: blocks(runs, st, none, cell)}
 }
