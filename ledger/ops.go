@@ -119,7 +119,7 @@ func operations() []*Op {
 		op(Op{Name: "get_run_files", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}/files", ReadOnly: true, Idempotent: true,
 			Description: "Read a run's context.md, thread.md, run.state.json (as JSON) and its artifacts' names and sizes. Refuses an unknown run (not_found)."}, (*Ledger).getRunFiles),
 		op(Op{Name: "list_run_commits", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs/{run_id}/commits", ReadOnly: true, Idempotent: true,
-			Description: "List a run's git commits (those whose Run-Id trailer names it), newest first, a page at a time (cursor). Refuses an unknown run (not_found)."}, (*Ledger).listRunCommits),
+			Description: "List a run's git commits (those whose Run-Id trailer names it), newest first, a page at a time (cursor); with commit, that one and what it changed in the run's folder (events added, thread appended, state fields before/after, files). Refuses an unknown run or commit (not_found)."}, (*Ledger).listRunCommits),
 		// list.go
 		op(Op{Name: "list_runs", Scope: ScopeRead, Method: "GET", Path: "/playbooks/{playbook}/runs", ReadOnly: true, Idempotent: true,
 			Description: "List a playbook's runs, newest first, filtered by definition type and name, status, state, executor, the dates they started (since, until) and words of their headline (search), a page at a time (cursor)."}, (*Ledger).listRuns),

@@ -113,18 +113,28 @@ type ListRunCommitsArgs struct {
 	RunID    string `json:"run_id"`
 	Limit    int    `json:"limit,omitempty" range:"1,1000" jsonschema:"1 to 1000 (default 100)"`
 	Cursor   string `json:"cursor,omitempty" jsonschema:"the next of the page before"`
+	Commit   string `json:"commit,omitempty" jsonschema:"one of them (its id, or 7+ of its first digits): it alone, with changes"`
 }
 
-// RunCommitPage is a page of a run's commits, newest first.
+// RunCommitPage is a page of a run's commits, newest first; asked for one
+// commit, that commit and its changes to the run's folder.
 type RunCommitPage struct {
-	Commits []RunCommit `json:"commits"`
-	Next    string      `json:"next,omitempty"`
+	Commits []RunCommit       `json:"commits"`
+	Next    string            `json:"next,omitempty"`
+	Changes *RunCommitChanges `json:"changes,omitempty"`
 }
 
-// listRunCommits pages a run's commits from the index of commits.
+// listRunCommits pages a run's commits from the index of commits, or
+// answers one of them with what it changed in the run's folder. The one
+// commit is an argument of this read rather than a tool of its own: it is
+// the same list looked into, and tools/list has a budget.
 func (l *Ledger) listRunCommits(ctx context.Context, a *ListRunCommitsArgs) (*RunCommitPage, error) {
-	if _, _, err := l.runFolder(a.Playbook, a.RunID); err != nil {
+	e, _, err := l.runFolder(a.Playbook, a.RunID)
+	if err != nil {
 		return nil, err
+	}
+	if a.Commit != "" && (a.Cursor != "" || a.Limit != 0) {
+		return nil, refusal.Invalid("/commit", "a commit is answered alone: give it without limit or cursor")
 	}
 	limit := a.Limit
 	if limit == 0 {
@@ -133,6 +143,17 @@ func (l *Ledger) listRunCommits(ctx context.Context, a *ListRunCommitsArgs) (*Ru
 	all, err := l.runCommitsOf(a.RunID)
 	if err != nil {
 		return nil, err
+	}
+	if a.Commit != "" {
+		c, err := findRunCommit(all, a.RunID, a.Commit)
+		if err != nil {
+			return nil, err
+		}
+		ch, err := l.runCommitChanges(a.Playbook, e.Path, c.Commit)
+		if err != nil {
+			return nil, err
+		}
+		return &RunCommitPage{Commits: []RunCommit{c}, Changes: ch}, nil
 	}
 	cs, next, err := pageCommits(all, a.Cursor, limit)
 	if err != nil {
