@@ -14,8 +14,16 @@
 //	                                         what it was asked (its input, context.md, its definition's source
 //	                                         at the pinned version); result over its output, its events as a
 //	                                         timeline, its thread, artifacts, state (run.state.json:
-//	                                         get_run_files) and the commits that recorded it (list_run_commits)
+//	                                         get_run_files) and the commits that recorded it (list_run_commits);
+//	                                         each event's step links to its line (#L<n>) in that source,
+//	                                         each commit to its changes
+//	GET  /p/{playbook}/runs/{run_id}/commits/{commit}  what a commit changed in the run's folder
+//	                                         (list_run_commits with commit): events added, thread appended,
+//	                                         the state's fields before and after, artifacts and other files
 //	GET  /p/{playbook}/runs/{run_id}/artifacts/{name...}  an artifact, as a download
+//	POST /p/{playbook}/runs/{run_id}/transition  transition_run: resume or archive, for the executor or authorizer
+//	POST /p/{playbook}/runs/{run_id}/end     end_run: succeeded (an output, JSON), rejected (reason, kind) or
+//	                                         failed (detail), for the executor or authorizer
 //	GET  /p/{playbook}/comments?address=…    the comments on one address, and the form that makes one
 //	POST /p/{playbook}/comments              make_comment (address, text; author on a server without tokens)
 //	GET  /login, POST /login, POST /logout   a token kept in a cookie

@@ -700,7 +700,10 @@ type runPage struct {
 	Input   string        // the run's input, indented JSON
 	Context template.HTML // context.md
 	Source  string        // the definition's source at the run's version
-	Pause   *ledger.Pause
+	// SourceLines are Source's lines, each an anchor (#L<n>) that the
+	// steps of the events link to.
+	SourceLines []sourceLine
+	Pause       *ledger.Pause
 	// PausedData is a pause's data that says no reason, kind, stage or
 	// summary (one recorded by hand), as it is.
 	PausedData string
@@ -711,9 +714,9 @@ type runPage struct {
 	State      string
 	Commits    []commit
 	Output     string
-	// Acts says the person may move the run (resume or archive it): on a
-	// server without tokens anyone who gives their name, with tokens the
-	// run's executor and authorizer (rule 4; the operation decides).
+	// Acts says the person may move the run (resume, archive or end it):
+	// on a server without tokens anyone who gives their name, with tokens
+	// the run's executor and authorizer (rule 4; the operation decides).
 	Acts bool
 	CSRF string
 	Open bool   // the person gives their name
@@ -726,6 +729,9 @@ type eventRow struct {
 	Address string
 	Detail  string
 	Step    string
+	// StepLine is the line of the pinned source the step begins at (0:
+	// the source holds no such step).
+	StepLine int
 }
 
 type artifact struct {
@@ -775,6 +781,7 @@ func (w *Web) inline(a *artifact, runPath string) {
 
 type commit struct {
 	Hash, Short, Author, Time, Subject string
+	Href                               string // its changes' page
 }
 
 // run is a run's page.
@@ -806,20 +813,16 @@ func (w *Web) run(r *http.Request, c *reqCtx) (*view, error) {
 	// What the run was asked to follow: its definition at the version it
 	// is pinned to, which may be older than the definition's page.
 	if d, err := callAs[*ledger.Definition](w, r, c, "get_definition", map[string]any{"playbook": pb, "type": run.Type, "name": run.Name, "version": run.Version}); err == nil {
-		rp.Source = d.Source
+		rp.Source, rp.SourceLines = d.Source, sourceLines(d.Source)
 	}
 	if rp.Pause = run.Pause(); rp.Pause == nil {
 		rp.PausedData = indented(run.Paused)
 	}
 	if evs, err := callAs[*ledger.EventPage](w, r, c, "list_playbook_events", map[string]any{"playbook": pb, "run_id": id, "limit": 1000}); err == nil {
+		doc := parseSource(rp.Source)
 		for _, e := range evs.Events {
-			er := eventRow{E: e, Address: run.Address + "/events/" + e.ID}
-			var d struct {
-				Step   string `json:"step"`
-				Detail string `json:"detail"`
-			}
-			json.Unmarshal(e.Data, &d)
-			er.Step, er.Detail = d.Step, d.Detail
+			er := eventRowOf(run.Address, e)
+			er.StepLine = stepLine(doc, er.Step)
 			rp.Events = append(rp.Events, er)
 		}
 	}
@@ -843,7 +846,8 @@ func (w *Web) run(r *http.Request, c *reqCtx) (*view, error) {
 	}
 	if page, err := callAs[*ledger.RunCommitPage](w, r, c, "list_run_commits", map[string]any{"playbook": pb, "run_id": id, "limit": 100}); err == nil {
 		for _, cm := range page.Commits {
-			rp.Commits = append(rp.Commits, commit{Hash: cm.Commit, Short: cm.Commit[:min(12, len(cm.Commit))], Author: cm.Author, Time: cm.Time, Subject: cm.Subject})
+			rp.Commits = append(rp.Commits, commit{Hash: cm.Commit, Short: cm.Commit[:min(12, len(cm.Commit))], Author: cm.Author, Time: cm.Time, Subject: cm.Subject,
+				Href: runHref(pb, id) + "/commits/" + url.PathEscape(cm.Commit)})
 		}
 	}
 	w.comments(r, c, v, pb, run.Address)
