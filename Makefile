@@ -140,6 +140,7 @@ bench: tools build
 	  $(GO) test -run '^$$' -bench 'ReceiptMorning' -benchtime 3x -count 1 ./ledger/ ; \
 	  $(GO) test -run '^$$' -bench 'DefinitionPageFulfillOrder' -benchtime 50x -count 1 ./serve/web/ ; \
 	  $(GO) test -run '^$$' -bench 'ListPagesWithDefinitions' -benchtime 20x -count 1 -timeout 30m ./serve/web/ ; \
+	  $(GO) test -run '^$$' -bench 'RunPage50000' -benchtime 100x -count 1 -timeout 60m ./serve/web/ ; \
 	  $(GO) test -run '^$$' -bench 'DrawFulfillOrder' -benchtime 5x -count 1 ./serve/web/assets/ ) 2>&1 | tee .bench.out | $(GO) run ./cmd/quire-bench -summarize
 
 # The main job: build quire, make a sample vault from testdata/ and run it.

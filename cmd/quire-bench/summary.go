@@ -70,6 +70,7 @@ var targets = []target{
 	{bench: "BenchmarkBoundaryWithPages/pages=1000", metric: "idle-%core", max: 1, what: "issue 28: what the keeper of 1,000 live pages spends while nothing is written, in % of a core"},
 	{bench: "BenchmarkListPagesWithDefinitions/home", metric: "median-ms", max: 100, what: "issue 28: the home page with 1,000 workflows (pages and glances) in one playbook"},
 	{bench: "BenchmarkListPagesWithDefinitions/playbook", metric: "median-ms", max: 100, what: "issue 28: the playbook's page listing the same 1,000 workflows"},
+	{bench: "BenchmarkRunPage50000", metric: "median-ms", max: 50, what: "issue 26: a run's page (result, events, thread, artifacts, state, commits) at 50,000 runs, answered by the server"},
 	{bench: "BenchmarkDrawFulfillOrder", metric: "drawn-ms", max: 500, what: "issue 16: the same page drawn in headless Chromium, from the navigation's start to every chart's SVG in the DOM"},
 	{bench: "BenchmarkDrawFulfillOrder", metric: "after-html-ms", what: "issue 16: the same, from the end of the server's answer (scripts and drawing)"},
 }
