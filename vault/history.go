@@ -45,4 +45,3 @@ func TreeFind(raw []byte, name string) (TreeEntry, bool, error) { return walk.Tr
 func DiffTrees(a, b []byte, fn func(old, new *TreeEntry) error) error {
 	return walk.DiffTrees(a, b, fn)
 }
-

@@ -296,9 +296,9 @@ type card struct {
 	// MoreWorkflows are the workflows past cardGlances, whose glances the
 	// card leaves to their pages.
 	MoreWorkflows int
-	Latest  []runRow
-	Card    Thread // the comments on the card
-	Open    int    // the playbook's comments not resolved yet
+	Latest        []runRow
+	Card          Thread // the comments on the card
+	Open          int    // the playbook's comments not resolved yet
 }
 
 type glance struct {
