@@ -154,8 +154,8 @@ func TestHTTPAppendLoad(t *testing.T) {
 }
 
 // Boundaries that wait on the lock together are written as a group, and
-// each is still its own commit: 8 clients record 2 boundaries each on
-// their own runs, and git log shows 16 commits more, one line each in the
+// each is still its own commit: 4 clients record 3 boundaries each on
+// their own runs, and git log shows 12 commits more, one line each in the
 // reflog, every one naming its step, with the vault clean.
 func TestHTTPBoundariesAreEachTheirOwnCommit(t *testing.T) {
 	l := newLedger(t)
@@ -166,8 +166,8 @@ func TestHTTPBoundariesAreEachTheirOwnCommit(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	n, _ := loadOfCounted(t, l, 8, 2, git)
-	if n != 16 {
+	n, _ := loadOfCounted(t, l, 4, 3, git)
+	if n != 12 {
 		t.Fatalf("%d boundaries", n)
 	}
 	vaultClean(t, l)
