@@ -14,6 +14,7 @@ func BenchmarkBoundaryCommit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer v.Close() // waits for a compaction still writing in dir
 	var names []string
 	for i := 0; i < 1000; i++ {
 		n := fmt.Sprintf("playbook-runs/r-%05d", i)

@@ -60,35 +60,31 @@ type change struct {
 
 // commitPaths records the working copy of the given paths (files or
 // folders, relative to the root) in a new commit on the branch, writing only
-// what changed. It must be called with the vault's lock held. It returns
-// the zero hash when nothing changed.
+// what changed, on the last commit of its group (group.go), whose end
+// moves the branch. It must be called with the vault's lock held. It
+// returns the zero hash when nothing changed.
 //
 // On any error the index kept in memory (which collect has already moved
 // on) is dropped, so the next commit reads .git/index as it is on disk, and
 // .git/index is never written ahead of HEAD.
 func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id Hash, err error) {
-	// git's index.lock is held for the whole commit, as git commit holds
-	// it: a person's git command and quire never commit at once, and a
-	// commit refused for another program's lock has changed nothing.
-	var lock *os.File
+	g := v.grp
 	defer func() {
-		if lock != nil {
-			lock.Close()
-			os.Remove(lock.Name())
-		}
 		if err != nil {
 			v.commitFailed = true
 			v.gitIdx.stat = fileStamp{}
 			v.lastCommit, v.lastTree = ZeroHash, ZeroHash
 		}
 	}()
-	if lock, err = v.takeGitLock(v.gitIdx.path + ".lock"); err != nil {
-		return ZeroHash, err
-	}
-	writeIndex := func() error {
-		f := lock
-		lock = nil
-		return v.gitIdx.writeLocked(f)
+	// git's index.lock, and the branch's lock from the first commit on,
+	// are held for the whole group, as git commit holds them for its
+	// commit: a person's git command and quire never commit at once, and
+	// a commit refused for another program's lock has changed nothing.
+	// The group's end writes the index and moves the branch.
+	if g.index == nil {
+		if g.index, err = v.takeGitLock(v.gitIdx.path + ".lock"); err != nil {
+			return ZeroHash, err
+		}
 	}
 	if err := v.gitIdx.load(); err != nil {
 		return ZeroHash, err
@@ -99,9 +95,12 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id Ha
 			return ZeroHash, err
 		}
 	}
-	parent, err := v.head()
+	parent, err := v.tip()
 	if err != nil {
 		return ZeroHash, err
+	}
+	if !g.based {
+		g.base, g.based = parent, true
 	}
 	var root Hash
 	switch {
@@ -117,13 +116,11 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id Ha
 	if err != nil {
 		return ZeroHash, err
 	}
+	// The index may carry new stat data even when nothing differs from
+	// the last commit: the group's end writes it.
+	g.dirty = true
 	if newRoot == root && !parent.IsZero() {
-		// Nothing differs from the last commit, but the index may carry new
-		// stat data; keep it current.
-		if err := writeIndex(); err != nil {
-			return ZeroHash, err
-		}
-		return ZeroHash, v.writeStamp(parent)
+		return ZeroHash, nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "tree %s\n", newRoot)
@@ -132,22 +129,19 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id Ha
 	}
 	committer := author
 	fmt.Fprintf(&b, "author %s\ncommitter %s\n\n%s\n", author.git(), committer.git(), strings.TrimRight(msg, "\n"))
+	if g.ref == nil {
+		if g.ref, err = v.lockBranch(g.base); err != nil {
+			return ZeroHash, err
+		}
+	}
 	id, err = v.objs.write("commit", []byte(b.String()))
 	if err != nil {
 		return ZeroHash, err
 	}
-	if err := v.moveBranch(parent, id, author, firstLine(msg)); err != nil {
-		return ZeroHash, err
-	}
+	g.tip = id
+	g.reflog = append(g.reflog, reflogLine(parent, id, author, firstLine(msg)))
 	v.lastCommit, v.lastTree = id, newRoot
-	if err := writeIndex(); err != nil {
-		return id, err
-	}
-	if err := v.writeStamp(id); err != nil {
-		return id, err
-	}
 	v.commits++
-	v.maybeCompact()
 	return id, nil
 }
 
@@ -405,30 +399,55 @@ func (v *Vault) head() (Hash, error) {
 	return ZeroHash, sc.Err()
 }
 
-// moveBranch points the branch at id with git's lockfile protocol: it
-// creates <ref>.lock exclusively, checks that the branch still points at
-// old, renames the lock over the ref, and appends the reflog line.
-func (v *Vault) moveBranch(old, id Hash, who Signature, msg string) error {
+// reflogLine is the reflog's line of a commit id made on old.
+func reflogLine(old, id Hash, who Signature, msg string) string {
+	return fmt.Sprintf("%s %s %s\tcommit: %s\n", old, id, who.git(), strings.ReplaceAll(msg, "\n", " "))
+}
+
+// lockBranch takes the branch's lock with git's lockfile protocol: it
+// creates <ref>.lock exclusively and checks that the branch still points
+// at old. The group holds it to its end, when moveBranch moves it.
+func (v *Vault) lockBranch(old Hash) (*os.File, error) {
 	ref := filepath.Join(v.gitDir, filepath.FromSlash(v.branch))
-	logPath := filepath.Join(v.gitDir, "logs", filepath.FromSlash(v.branch))
 	if !v.refDirs {
+		logPath := filepath.Join(v.gitDir, "logs", filepath.FromSlash(v.branch))
 		for _, d := range []string{filepath.Dir(ref), filepath.Dir(logPath)} {
 			crashpoint.Hit()
 			if err := os.MkdirAll(d, 0o755); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		v.refDirs = true
 	}
-	lock := ref + ".lock"
-	f, err := v.takeGitLock(lock)
+	f, err := v.takeGitLock(ref + ".lock")
 	if err != nil {
-		return err
+		return nil, err
 	}
+	if err := v.branchAt(old); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
+}
+
+// branchAt says whether the branch still points at old.
+func (v *Vault) branchAt(old Hash) error {
 	cur, err := v.head()
 	if err == nil && cur != old {
 		err = fmt.Errorf("vault: %s moved from %s to %s during the commit", v.branch, old, cur)
 	}
+	return err
+}
+
+// moveBranch points the branch at id through its lock f (lockBranch):
+// it checks the branch still points at old, writes id, renames the lock
+// over the ref, and appends the reflog's lines (one for each commit from
+// old to id). The lock is gone after it, whatever it answers.
+func (v *Vault) moveBranch(f *os.File, old, id Hash, reflog []string) error {
+	lock := f.Name()
+	ref := strings.TrimSuffix(lock, ".lock")
+	err := v.branchAt(old)
 	if err == nil {
 		crashpoint.Hit()
 		_, err = f.WriteString(id.String() + "\n")
@@ -444,13 +463,12 @@ func (v *Vault) moveBranch(old, id Hash, who Signature, msg string) error {
 		os.Remove(lock)
 		return err
 	}
-	line := fmt.Sprintf("%s %s %s\tcommit: %s\n", old, id, who.git(), strings.ReplaceAll(msg, "\n", " "))
 	crashpoint.Hit()
-	lf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	lf, err := os.OpenFile(filepath.Join(v.gitDir, "logs", filepath.FromSlash(v.branch)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
 	defer lf.Close()
-	_, err = lf.WriteString(line)
+	_, err = lf.WriteString(strings.Join(reflog, ""))
 	return err
 }

@@ -5,7 +5,9 @@
 //   - opening and making a vault (quire.yaml, vault/00-index.jsonl,
 //     playbook-runs/AGENTS.md, .gitignore, the first commit);
 //   - the one write lock (a file lock at .git/quire.lock plus an in-process
-//     mutex), under which every write to the vault happens;
+//     mutex), under which every write to the vault happens; the writes of
+//     a process that wait on it at once are a group (group.go), each its
+//     own commit, the branch moved and .git/index written once a group;
 //   - the only two ways a file is written: WriteAtomic (temporary file,
 //     fsync, rename, fsync of the folder) and AppendLine (one O_APPEND write
 //     of a whole line, then fsync), with RepairTail for a last line without
@@ -33,7 +35,7 @@
 //     OnRecover), first putting back what an undoable write that had not
 //     settled changed (undo.go);
 //   - .git/index kept true to HEAD: git's index.lock is held through each
-//     commit, the in-memory index is dropped on any failed commit, and a
+//     group of commits, the in-memory index is dropped on any failed commit, and a
 //     stamp (.quire/index-stamp: HEAD and the index's stat) checked at open
 //     finds an index out of step, which is then compared with HEAD folder
 //     by folder and repaired for quire's paths (repair.go);

@@ -162,6 +162,9 @@ func (v *Vault) keepsFile(rel, abs string, keep Keep) error {
 // one .git/index records for them are as quire committed them and are not
 // read. The caller holds the lock.
 func (v *Vault) HandEdits() ([]*HandEdit, error) {
+	if err := v.flushCommits(); err != nil {
+		return nil, err
+	}
 	if v.guard == nil {
 		return nil, nil
 	}
@@ -295,7 +298,7 @@ func (v *Vault) remember(rel string, id Hash, whole bool, size int64) {
 
 // headEntry is the blob HEAD records at rel.
 func (v *Vault) headEntry(rel string) (Hash, bool, error) {
-	parent, err := v.head()
+	parent, err := v.tip()
 	if err != nil || parent.IsZero() {
 		return ZeroHash, false, err
 	}
@@ -347,6 +350,9 @@ func FirstDifferentLine(a, b []byte) int {
 // edited copy is kept whole in .quire/quarantine/; RestoreCommitted answers
 // its path in the vault. The caller holds the lock.
 func (v *Vault) RestoreCommitted(he *HandEdit) (string, error) {
+	if err := v.flushCommits(); err != nil {
+		return "", err
+	}
 	abs, err := v.Join(he.Path)
 	if err != nil {
 		return "", err

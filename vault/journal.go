@@ -87,11 +87,18 @@ func (v *Vault) note(format string, args ...any) error {
 }
 
 // begin starts a write under the lock: it finishes what a writer that died
-// holding the lock left, then opens this writer's journal.
-func (v *Vault) begin() error {
+// holding the lock left, then opens this writer's journal. A write that
+// continues a group (group.go) finds the group's own journal and adds to
+// it.
+func (v *Vault) begin(continuing bool) error {
 	f, err := v.journal()
 	if err != nil {
 		return err
+	}
+	if continuing {
+		v.commitFailed = false
+		v.undo = nil
+		return v.note("pid %d", os.Getpid())
 	}
 	fi, err := f.Stat()
 	if err != nil {
@@ -118,29 +125,29 @@ func (v *Vault) begin() error {
 	return v.recover(old)
 }
 
-// end closes a write: the journal is emptied unless the write stopped on
-// an error that was not a refusal, or a commit failed, which may have left
-// changes half made for the next writer to finish.
-func (v *Vault) end(err error) {
+// end closes a write, and says whether it ended clean: its journal may be
+// emptied (by its group's end) unless the write stopped on an error that
+// was not a refusal, or a commit failed, which may have left changes half
+// made for the next writer to finish. v.undo is left set for a write that
+// was undoable, which ends its group.
+func (v *Vault) end(err error) bool {
 	u := v.undo
-	v.undo = nil
 	if _, refused := refusal.As(err); v.commitFailed || err != nil && !refused && !wroteNothing(err) {
-		return
+		return false
 	}
 	if u != nil && !u.settled && err != nil {
 		// A refused write that was not settled writes nothing: what it
 		// changed before the refusal is put back now.
 		if old, rerr := os.ReadFile(v.journalPath()); rerr != nil {
-			return
+			return false
 		} else if _, rerr := v.undoLeft(old); rerr != nil {
-			return // the journal stays: the next writer puts it back
+			return false // the journal stays: the next writer puts it back
 		}
 	}
 	if u != nil && u.copies > 0 {
 		os.RemoveAll(v.Abs(undoDir)) // the copies of a write that stands, or was put back
 	}
-	crashpoint.Hit()
-	v.jf.Truncate(0)
+	return true
 }
 
 // wroteNothing reports an error that says the write found its work done

@@ -37,6 +37,7 @@ type objects struct {
 	store *filesystem.Storage
 	trees map[Hash][]treeEntry // small bounded cache
 	order []Hash
+	held  int             // the entries of the trees cached
 	dirs  map[string]bool // object fan-out folders known to exist
 	// packs reads a commit's trees from mapped packs (go-git's storage
 	// decodes a pack's whole index at its first read: 7 ms of a `quire
@@ -189,6 +190,12 @@ func (o *objects) readTree(id Hash) ([]treeEntry, error) {
 	return entries, nil
 }
 
+// treeCacheEntries bounds the entries of the trees kept decoded: a
+// boundary remembers the new version of each tree on its path, and at
+// 100,000 runs a version of playbook-runs/ is 100,000 entries (4.8 MB of
+// them, the names shared), which 64 versions made 300 MB.
+const treeCacheEntries = 1 << 18
+
 func (o *objects) remember(id Hash, entries []treeEntry) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -197,7 +204,9 @@ func (o *objects) remember(id Hash, entries []treeEntry) {
 	}
 	o.trees[id] = entries
 	o.order = append(o.order, id)
-	if len(o.order) > 64 {
+	o.held += len(entries)
+	for len(o.order) > 64 || o.held > treeCacheEntries && len(o.order) > 1 {
+		o.held -= len(o.trees[o.order[0]])
 		delete(o.trees, o.order[0])
 		o.order = o.order[1:]
 	}

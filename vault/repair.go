@@ -309,6 +309,9 @@ type Finding struct {
 // with HEAD for quire's paths. The caller holds the lock (LockedRead).
 func (v *Vault) InspectGit() []Finding {
 	var out []Finding
+	if err := v.flushCommits(); err != nil {
+		out = append(out, Finding{".git", "the commits of this write could not be made the branch's: " + err.Error()})
+	}
 	if at, ok := v.Detached(); ok && v.gitOperation() == nil {
 		out = append(out, Finding{".git/HEAD", detachedWords(at)})
 	}
@@ -376,6 +379,9 @@ func (v *Vault) gitLocks() []string {
 // index that cannot be read or disagrees with HEAD. The caller holds the
 // lock (Locked, which has already finished a dead writer's journal).
 func (v *Vault) RepairGit() ([]string, error) {
+	if err := v.flushCommits(); err != nil {
+		return nil, err
+	}
 	if _, _, err := v.headFiles(); err != nil {
 		return nil, nil // a person's work: InspectGit says so
 	}
@@ -401,6 +407,9 @@ type Change struct {
 // It changes nothing but the index's stat data in memory. The caller holds
 // the lock.
 func (v *Vault) Status() ([]Change, error) {
+	if err := v.flushCommits(); err != nil {
+		return nil, err
+	}
 	if err := v.gitIdx.load(); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -85,6 +86,11 @@ type Vault struct {
 	noAutoCompact bool
 	compactCtx    context.Context
 	compactBy     func() error // what starts a compaction elsewhere (SetCompactBy)
+
+	// grp is the group of writes under way (group.go), and writers counts
+	// the writers of this process waiting for v.mu, who join it.
+	grp     *group
+	writers atomic.Int32
 
 	reg *registry
 
@@ -217,7 +223,9 @@ func (v *Vault) WriteConfig(c Config) error {
 // exclusive flock(2) on .git/quire.lock, so writers in every process take
 // turns. fn sees the vault as other writers left it: what a writer that
 // died holding the lock left half done is finished or rolled back first
-// (see the journal in journal.go).
+// (see the journal in journal.go). Writes of this process that wait for
+// the lock at once are a group (group.go): each answers once the branch
+// shows its commit.
 func (v *Vault) Locked(fn func() error) error {
 	return v.withLock(true, fn)
 }
@@ -230,51 +238,65 @@ func (v *Vault) LockedRead(fn func() error) error {
 }
 
 func (v *Vault) withLock(write bool, fn func() error) error {
+	if write {
+		return v.writeGrouped(fn)
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	// A reader sees the vault between groups of writes, never inside one
+	// (whose commits the branch does not show yet).
+	for g := v.grp; g != nil; g = v.grp {
+		v.mu.Unlock()
+		<-g.done
+		v.mu.Lock()
+	}
 	if err := v.openLock(); err != nil {
 		return err
 	}
-	if v.lockF == nil || v.lockRO {
-		if write {
-			return v.readOnlyRefusal()
-		}
-		if v.lockF == nil {
-			// No quire ever made the lock file, and this process cannot:
-			// no quire writer holds a lock that does not exist.
-			return fn()
-		}
+	if v.lockF == nil {
+		// No quire ever made the lock file, and this process cannot: no
+		// quire writer holds a lock that does not exist.
+		return fn()
 	}
 	if err := fsys.Lock(v.lockF); err != nil {
 		return err
 	}
-	v.locked = write
 	v.checked = nil
 	defer func() {
-		v.locked = false
 		v.checked = nil
 		fsys.Unlock(v.lockF)
 	}()
-	if !write {
-		return fn() // a reader: quire check reports links, never refused for them
-	}
-	if err := v.linked(); err != nil {
+	return fn() // a reader: quire check reports links, never refused for them
+}
+
+// takeLock takes the file lock for a group of writes and checks what every
+// write needs of the vault first; on error the lock is not held. The
+// caller holds v.mu.
+func (v *Vault) takeLock() error {
+	if err := v.openLock(); err != nil {
 		return err
 	}
-	if err := v.formatHolds(); err != nil {
+	if v.lockF == nil || v.lockRO {
+		return v.readOnlyRefusal()
+	}
+	if err := fsys.Lock(v.lockF); err != nil {
 		return err
 	}
-	if op := v.gitOperation(); op != nil {
-		return op.Refusal()
+	err := v.linked()
+	if err == nil {
+		err = v.formatHolds()
 	}
-	if err := v.headHolds(); err != nil {
-		return err
+	if err == nil {
+		if op := v.gitOperation(); op != nil {
+			err = op.Refusal()
+		}
 	}
-	if err := v.begin(); err != nil {
-		return err
+	if err == nil {
+		err = v.headHolds()
 	}
-	err := fn()
-	v.end(err)
+	if err != nil {
+		fsys.Unlock(v.lockF)
+	}
 	return err
 }
 

@@ -6,7 +6,8 @@
 // and after compaction; and quire check --history over a vault of 5,000
 // runs and 50,000 commits, the full walk and the incremental one after it
 // (history.go); and the peak memory of recording 30,000 events with
-// compaction in the background (compact.go).
+// compaction in the background (compact.go); and boundaries and appends
+// over HTTP from 1 and 16 clients, beside the git CLI (boundary.go).
 package main
 
 import (
@@ -33,7 +34,9 @@ func main() {
 	hist := flag.String("history", "5000x50000", "runs x commits of the vault whose history quire check --history walks; empty to skip")
 	histRounds := flag.Int("history-rounds", 3, "full walks of the history timed")
 	doorRounds := flag.Int("door-rounds", 40, "boundaries measured per door and size (a multiple of 10)")
-	only := flag.String("only", "commit,doors,mirror,compact,history", "the sections to run: commit (quire's committer vs the git CLI), doors (a boundary from MCP, quire call and the git CLI), mirror (pushes to a remote), compact (background compaction's memory), history")
+	only := flag.String("only", "commit,doors,boundary,mirror,compact,history", "the sections to run: commit (quire's committer vs the git CLI), doors (a boundary from MCP, quire call and the git CLI), boundary (boundaries and appends over HTTP, 1 and 16 clients), mirror (pushes to a remote), compact (background compaction's memory), history")
+	boundaryRuns := flag.String("boundary-runs", "1000", "vault sizes, in runs, of the boundary section")
+	boundaryRounds := flag.Int("boundary-rounds", 50, "boundaries a client records in the boundary section")
 	mirrorRate := flag.Int("mirror-rate", 100, "boundaries a second the mirror's writer records")
 	mirrorSecs := flag.Int("mirror-secs", 10, "seconds the mirror's writer records for")
 	lagRounds := flag.Int("lag-rounds", 20, "boundaries whose lag to a replica is measured")
@@ -49,18 +52,15 @@ func main() {
 	for _, s := range strings.Split(*only, ",") {
 		want[strings.TrimSpace(s)] = true
 	}
-	var ns []int
-	for _, s := range strings.Split(*sizes, ",") {
-		var n int
-		if _, err := fmt.Sscan(s, &n); err == nil && n > 0 {
-			ns = append(ns, n)
-		}
-	}
+	ns := sizesOf(*sizes)
 	if want["commit"] {
 		benchCommitSection(ns, *rounds)
 	}
 	if want["doors"] {
 		benchDoors(ns, *doorRounds, *quireBin)
+	}
+	if want["boundary"] {
+		benchBoundary(sizesOf(*boundaryRuns), *boundaryRounds, *quireBin)
 	}
 	if want["mirror"] {
 		benchMirror(*quireBin, 1000, *doorRounds, *mirrorRate, *mirrorSecs)
@@ -75,6 +75,18 @@ func main() {
 		fmt.Printf("== quire check --history: %d runs, %d commits\n", runs, commits)
 		benchHistory(runs, commits, *histRounds)
 	}
+}
+
+// sizesOf reads a list of vault sizes, "1000,5000".
+func sizesOf(list string) []int {
+	var ns []int
+	for _, s := range strings.Split(list, ",") {
+		var n int
+		if _, err := fmt.Sscan(s, &n); err == nil && n > 0 {
+			ns = append(ns, n)
+		}
+	}
+	return ns
 }
 
 func benchCommitSection(ns []int, rounds int) {
@@ -210,12 +222,12 @@ func growth(v *vault.Vault, dir string, names []string, touch func(string) []str
 	}
 	v.Close() // waits for any background compaction
 	loose := size()
-	t0 := time.Now()
+	t0, c0 := time.Now(), cpuTime()
 	must(v.Compact(context.Background()))
-	took := time.Since(t0)
+	took, cpu := time.Since(t0), cpuTime()-c0
 	packed := size()
-	fmt.Printf("   growth per boundary at 5,000 runs: %.1f KB as loose objects, %.1f KB after compaction (which takes %.1f ms per boundary, in the background)\n",
-		float64(loose-before)/n/1024, float64(packed-before)/n/1024, float64(took.Microseconds())/1000/n)
+	fmt.Printf("   growth per boundary at 5,000 runs: %.1f KB as loose objects, %.1f KB after compaction (which takes %.1f ms per boundary, in the background, %.1f ms of CPU)\n",
+		float64(loose-before)/n/1024, float64(packed-before)/n/1024, float64(took.Microseconds())/1000/n, float64(cpu.Microseconds())/1000/n)
 }
 
 func pct(ds []time.Duration, p int) time.Duration {

@@ -23,10 +23,10 @@ import (
 )
 
 // Writers in processes of their own (quire call) and a serving process
-// (quire serve, written to over HTTP), each SIGKILLed at random times and
-// the server started again: afterwards quire janitor leaves quire check
-// clean and git fsck content, and every write that was acknowledged is in
-// the vault once. make test-long: 8 writers and the server for 30 seconds;
+// (quire serve, written to over HTTP by three clients at once), each
+// SIGKILLed at random times and the server started again: afterwards quire
+// janitor leaves quire check clean and git fsck content, and every write
+// that was acknowledged is in the vault once. make test-long: 8 writers and the server for 30 seconds;
 // make test: 2 writers and the server for 2.
 func TestRandomKillsLoseNothing(t *testing.T) {
 	t.Parallel()
@@ -125,19 +125,30 @@ func TestRandomKillsLoseNothing(t *testing.T) {
 			if i := strings.Index(line, "http://"); i >= 0 {
 				base = strings.Fields(line[i:])[0]
 			}
-			for n := 0; base != "" && ctx.Err() == nil; n++ {
-				body := fmt.Sprintf(`{"event":"milestone_fired","detail":"served %d.%d","actor":"agent-7"}`, i, n)
-				resp, err := http.Post(base+"orgs/acme/playbooks/finance/runs/"+cv.run+"/events", "application/json", strings.NewReader(body))
-				if err != nil {
-					break // killed
-				}
-				var ev struct{ ID string }
-				json.NewDecoder(resp.Body).Decode(&ev)
-				resp.Body.Close()
-				if resp.StatusCode == 200 && ev.ID != "" {
-					ack(ev.ID)
-				}
+			// Three clients at once, so that the server groups the
+			// boundaries that wait on the lock (vault/group.go) and is
+			// killed inside groups too.
+			var clients sync.WaitGroup
+			for c := 0; c < 3; c++ {
+				clients.Add(1)
+				go func() {
+					defer clients.Done()
+					for n := 0; base != "" && ctx.Err() == nil; n++ {
+						body := fmt.Sprintf(`{"event":"milestone_fired","detail":"served %d.%d.%d","actor":"agent-7"}`, i, c, n)
+						resp, err := http.Post(base+"orgs/acme/playbooks/finance/runs/"+cv.run+"/events", "application/json", strings.NewReader(body))
+						if err != nil {
+							return // killed
+						}
+						var ev struct{ ID string }
+						json.NewDecoder(resp.Body).Decode(&ev)
+						resp.Body.Close()
+						if resp.StatusCode == 200 && ev.ID != "" {
+							ack(ev.ID)
+						}
+					}
+				}()
 			}
+			clients.Wait()
 			cmd.Process.Kill()
 			cmd.Wait()
 			track(cmd.Process, false)

@@ -244,7 +244,7 @@ func (s *Store) gitCommit(paths []string, sig vault.Signature, msg string) (stri
 	}
 	id, err := s.v.Commit(paths, sig, msg)
 	if err == nil {
-		s.restamp()
+		s.v.AfterCommits(s.restamp) // git's stat as the commit's group leaves it
 	}
 	return id, err
 }

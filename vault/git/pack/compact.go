@@ -493,6 +493,50 @@ type windowEntry struct {
 	depth int
 }
 
+// diffTries is how many objects of the window, the nearest first, a loose
+// object is tried against with go-git's DiffDelta when none shares all but
+// one place with it (an affix delta under an eighth of the object): DiffDelta indexes the whole base, and trying the
+// whole window was most of a compaction's time (a boundary's objects find
+// their base by AffixDelta: its run's log, its state, its trees).
+const diffTries = 2
+
+// deltaIn answers the smallest delta of data against an object of the
+// window, and its base: nil when none is under half of data.
+func deltaIn(window []windowEntry, typ object.Type, data []byte) ([]byte, *windowEntry) {
+	var best []byte
+	var base *windowEntry
+	fits := func(b *windowEntry) bool {
+		return b.typ == typ && b.depth < maxDepth && len(data) >= len(b.data)>>4 && len(b.data) >= len(data)>>4
+	}
+	take := func(d []byte, b *windowEntry) {
+		if d != nil && len(d) < len(data)/2 && (best == nil || len(d) < len(best)) {
+			best, base = d, b
+		}
+	}
+	if len(data) < 32 {
+		return nil, nil
+	}
+	// One place changed: found by comparing bytes.
+	for k := len(window) - 1; k >= 0; k-- {
+		if b := &window[k]; fits(b) {
+			take(AffixDelta(b.data, data, len(data)/2), b)
+			if best != nil && len(best) < len(data)/32 {
+				return best, base // as good as it gets
+			}
+		}
+	}
+	if best != nil && len(best) < len(data)/8 {
+		return best, base
+	}
+	for k, tried := len(window)-1, 0; k >= 0 && tried < diffTries; k-- {
+		if b := &window[k]; fits(b) {
+			take(packfile.DiffDelta(b.data, data), b)
+			tried++
+		}
+	}
+	return best, base
+}
+
 // packLoose writes the loose objects, sorted by type and then size (largest
 // first, as git does: a delta that removes is smaller than one that adds),
 // each as a delta of one of the last windowCount objects when that is
@@ -525,25 +569,7 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved f
 		if typ != o.typ || object.Sum(typ, data) != o.id {
 			return fmt.Errorf("loose object %s does not hold what its name says", o.id)
 		}
-		var best []byte
-		var base *windowEntry
-		for k := len(window) - 1; k >= 0 && len(data) >= 32; k-- {
-			b := &window[k]
-			if b.typ != typ || b.depth >= maxDepth || len(data) < len(b.data)>>4 || len(b.data) < len(data)>>4 {
-				continue
-			}
-			// One place changed: found by comparing bytes.
-			d := AffixDelta(b.data, data, len(data)/64)
-			if d == nil {
-				d = packfile.DiffDelta(b.data, data)
-			}
-			if len(d) < len(data)/2 && (best == nil || len(d) < len(best)) {
-				best, base = d, b
-				if len(d) < len(data)/32 {
-					break // as good as it gets
-				}
-			}
-		}
+		best, base := deltaIn(window, typ, data)
 		off, depth := w.off, 0
 		if base != nil {
 			depth = base.depth + 1

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Boundaries over HTTP (issue 28), at each vault size, side by side in one
+// run against a `quire serve` of the bench's vault (doorVault):
+//
+//   - one client: boundaries (step_completed) back to back, each its own
+//     commit, p50 and p99, and the server's CPU for each;
+//   - 16 clients, each on its own run: boundaries a second, every one
+//     still its own commit (the writes that wait on the lock are grouped:
+//     vault/group.go);
+//   - 16 clients appending events that are not boundaries, a second;
+//   - git: `git add <file> && git commit` of a line appended to a run's
+//     thread.md, one after another, the yardstick.
+//
+// The targets are the issue's: a warm boundary p50 ≤ 15 ms and p99 ≤ 60
+// ms, ≤ 5 ms of the server's CPU, ≤ 1.5x its cost at the first size; 16
+// clients ≥ 400 boundaries and ≥ 1,500 appends a second.
+func benchBoundary(sizes []int, rounds int, bin string) {
+	if bin == "" {
+		bin = buildQuire()
+	}
+	fmt.Println("== Boundaries over HTTP (issue 28): quire serve vs git add <file> && git commit, same vault, one after the other")
+	fmt.Printf("%-7s %-26s %10s %10s %12s %s\n", "runs", "what", "p50", "p99", "a second", "target")
+	var first time.Duration
+	for i, n := range sizes {
+		dir, ids := doorVault(n)
+		f := measureBoundaries(bin, dir, ids, rounds)
+		p50 := pct(f.one, 50)
+		fmt.Printf("%-7d %-26s %10s %10s %12.0f p50 %s, p99 %s\n", n, "boundary, 1 client", ms(p50), ms(pct(f.one, 99)), rate(len(f.one), sum(f.one)),
+			targetText(15/msOf(p50), 1), targetText(60/msOf(pct(f.one, 99)), 1))
+		fmt.Printf("%-7d %-26s %10s %10s %12s %s\n", n, "server CPU a boundary", ms(f.cpu), "", "", targetText(5/msOf(f.cpu), 1))
+		fmt.Printf("%-7d %-26s %10s %10s %12.0f %s\n", n, "boundaries, 16 clients", ms(pct(f.many, 50)), ms(pct(f.many, 99)), f.manyRate, targetText(f.manyRate/400, 1))
+		fmt.Printf("%-7d %-26s %10s %10s %12.0f %s\n", n, "appends, 16 clients", ms(pct(f.appends, 50)), ms(pct(f.appends, 99)), f.appendRate, targetText(f.appendRate/1500, 1))
+		fmt.Printf("%-7d %-26s %10s %10s %12.0f (git add && git commit, one client: %.1fx quire's p50)\n", n, "git pair", ms(pct(f.git, 50)), ms(pct(f.git, 99)), rate(len(f.git), sum(f.git)),
+			float64(pct(f.git, 50))/float64(p50))
+		if i == 0 {
+			first = p50
+		} else {
+			g := float64(p50) / float64(first)
+			fmt.Printf("%-7d %-26s %.2fx the one at %d runs %s (target at most 1.5x)\n", n, "growth", g, sizes[0], targetText(1.5/g, 1))
+		}
+	}
+}
+
+type boundaryFigures struct {
+	one, many, appends, git []time.Duration
+	cpu                     time.Duration // the server's, a boundary of one client
+	manyRate, appendRate    float64
+}
+
+func measureBoundaries(bin, dir string, ids []string, rounds int) boundaryFigures {
+	base, pid, stop := serveProc(bin, dir)
+	defer stop()
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: time.Minute}
+	rng := rand.New(rand.NewSource(int64(len(ids))))
+	event := func(run int, body string) time.Duration {
+		url := base + "/v1/orgs/bench/playbooks/finance/runs/" + ids[run] + "/events"
+		t0 := time.Now()
+		resp, err := hc.Post(url, "application/json", strings.NewReader(body))
+		must(err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			must(fmt.Errorf("POST %s: %s %s", url, resp.Status, b))
+		}
+		return time.Since(t0)
+	}
+	boundary := func(k int) string {
+		return fmt.Sprintf(`{"event":"step_completed","step":"bench/%d","actor":"agent-7"}`, k)
+	}
+	appended := func(k int) string {
+		return fmt.Sprintf(`{"event":"call_record","detail":"call %d","actor":"agent-7"}`, k)
+	}
+	for k := 0; k < 5; k++ { // warm
+		event(rng.Intn(len(ids)), boundary(k))
+	}
+	var f boundaryFigures
+	c0 := procCPU(pid)
+	for k := 0; k < rounds; k++ {
+		f.one = append(f.one, event(rng.Intn(len(ids)), boundary(k)))
+	}
+	f.cpu = (procCPU(pid) - c0) / time.Duration(rounds)
+	clients := func(body func(int) string) ([]time.Duration, float64) {
+		const n = 16
+		var mu sync.Mutex
+		var ds []time.Duration
+		var wg sync.WaitGroup
+		runs := rng.Perm(len(ids))
+		t0 := time.Now()
+		for c := 0; c < n; c++ {
+			wg.Add(1)
+			go func(run int) {
+				defer wg.Done()
+				for k := 0; k < rounds; k++ {
+					d := event(run, body(k))
+					mu.Lock()
+					ds = append(ds, d)
+					mu.Unlock()
+				}
+			}(runs[c%len(runs)])
+		}
+		wg.Wait()
+		return ds, float64(len(ds)) / time.Since(t0).Seconds()
+	}
+	f.many, f.manyRate = clients(boundary)
+	f.appends, f.appendRate = clients(appended)
+	for k := 0; k < rounds; k++ {
+		rel := runFolderOf(dir, ids[rng.Intn(len(ids))]) + "/thread.md"
+		fh, err := os.OpenFile(filepath.Join(dir, rel), os.O_APPEND|os.O_WRONLY, 0)
+		must(err)
+		fmt.Fprintf(fh, "A note by a person at %s.\n", time.Now().Format(time.RFC3339Nano))
+		fh.Close()
+		t0 := time.Now()
+		gitTimed(dir, "add", rel)
+		gitTimed(dir, "commit", "-q", "-m", "a person's note")
+		f.git = append(f.git, time.Since(t0))
+	}
+	return f
+}
+
+// serveProc starts quire serve on a free loopback port and answers its
+// base URL, its pid (for its CPU) and how to stop it.
+func serveProc(bin, dir string) (string, int, func()) {
+	cmd := exec.Command(bin, "--vault", dir, "serve", "--addr", "127.0.0.1:0")
+	out, err := cmd.StdoutPipe()
+	must(err)
+	cmd.Stderr = os.Stderr
+	must(cmd.Start())
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	i := strings.Index(line, "http://")
+	if i < 0 {
+		cmd.Process.Kill()
+		must(fmt.Errorf("quire serve said %q", line))
+	}
+	base := line[i:]
+	base = base[:strings.Index(base[len("http://"):], "/")+len("http://")]
+	// Stopped by SIGTERM, as a person stops it: it ends its compaction and
+	// writes a profile asked for (QUIRE_CPUPROFILE).
+	return base, cmd.Process.Pid, func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }
+}
+
+func sum(ds []time.Duration) time.Duration {
+	var t time.Duration
+	for _, d := range ds {
+		t += d
+	}
+	return t
+}
+
+func rate(n int, d time.Duration) float64 { return float64(n) / d.Seconds() }
+
+func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
