@@ -101,6 +101,7 @@ func runCommand(e *env) *cli.Command {
 					&cli.StringSliceFlag{Name: "member-of", Required: true, Usage: "a project's uid (repeat for several; quire project list shows them)"},
 					&cli.StringFlag{Name: "executor", Required: true, Usage: "who runs it (an agent's id); only they record its events"},
 					&cli.StringFlag{Name: "authorized-by", Required: true, Usage: "who authorized the run"},
+					&cli.StringFlag{Name: "actor", EnvVars: []string{"QUIRE_ACTOR"}, Usage: "who starts it (the run created commit's author); --authorized-by when left out"},
 					&cli.StringFlag{Name: "input", Usage: jsonUsage("the run's input")},
 					&cli.StringFlag{Name: "context", Usage: textUsage("context.md's text")},
 					timeFlag("the start"),
@@ -119,7 +120,7 @@ func runCommand(e *env) *cli.Command {
 						"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
 						"member_of": c.StringSlice("member-of"), "executor": c.String("executor"),
 						"authorized_by": c.String("authorized-by"), "input": input,
-						"context": ctxText, "time": c.String("time"),
+						"context": ctxText, "time": c.String("time"), "actor": c.String("actor"),
 					}, showRun)
 				}),
 			},
