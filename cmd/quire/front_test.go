@@ -264,6 +264,19 @@ func TestFrontAndResident(t *testing.T) {
 		gitIn(t, dir, "add", "notes.md")
 		gitIn(t, dir, "commit", "-q", "-m", "a person's note")
 	}
+	// QUIRE_ACTOR is who acts when the arguments do not say, through the
+	// resident as through the engine.
+	for _, bin := range []string{k.front, k.engine} {
+		n := len(k.engineRuns())
+		got := k.run(bin, cwd, "", []string{"QUIRE_ACTOR=agent-7"}, v, "call", "record_event", "--args",
+			fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_started","step":"do/9"}`, r.RunID))
+		if got.code != 0 || !strings.Contains(got.out, `"caller": "agent-7"`) {
+			t.Errorf("record_event through %s with QUIRE_ACTOR: %+v", filepath.Base(bin), got)
+		}
+		if bin == k.front && len(k.engineRuns()) != n {
+			t.Errorf("the front ran the engine for a call with QUIRE_ACTOR")
+		}
+	}
 	got := k.run(k.front, cwd, "", nil, v, "call", "list_playbook_events", "--args", `{"playbook":"finance","limit":1000}`)
 	var page struct{ Events []struct{ ID string } }
 	if got.code != 0 || json.Unmarshal([]byte(got.out), &page) != nil {

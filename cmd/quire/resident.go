@@ -77,7 +77,7 @@ func residentCall(ctx context.Context, l *ledger.Ledger, r *resident.Request) re
 	args := func() (string, string, error) { return string(r.Args), r.From, nil }
 	open := func() (*ledger.Ledger, func(), error) { return l, func() {}, nil }
 	code := 0
-	if err := e.callOp(ctx, r.Op, args, open); err != nil {
+	if err := e.callOp(ctx, r.Op, r.Actor, args, open); err != nil {
 		code = e.fail(err)
 	}
 	return resident.Answer{Stdout: out.Bytes(), Stderr: errs.Bytes(), Code: code}

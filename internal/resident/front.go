@@ -81,7 +81,7 @@ func Front(argv []string) int {
 		return fallback()
 	}
 	defer conn.Close()
-	req := Request{Vault: root, Op: line.op, Args: args, From: from, JSON: line.json, Engine: id, Env: env}
+	req := Request{Vault: root, Op: line.op, Args: args, From: from, JSON: line.json, Actor: os.Getenv("QUIRE_ACTOR"), Engine: id, Env: env}
 	if err := json.NewEncoder(conn).Encode(&req); err != nil {
 		return fallback()
 	}

@@ -87,9 +87,12 @@ type Request struct {
 	// Args is the text of --args, read (@FILE, @-, @@) as the engine
 	// reads it; From is where it came from, for messages ("" for the
 	// flag's value itself).
-	Args   []byte   `json:"args"`
-	From   string   `json:"from,omitempty"`
-	JSON   bool     `json:"json"`
+	Args []byte `json:"args"`
+	From string `json:"from,omitempty"`
+	JSON bool   `json:"json"`
+	// Actor is the front's QUIRE_ACTOR: who acts when the arguments do
+	// not say, as the engine's own call reads it from its environment.
+	Actor  string   `json:"actor,omitempty"`
 	Engine Identity `json:"engine"`
 	Env    string   `json:"env"`
 }
