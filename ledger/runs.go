@@ -76,6 +76,7 @@ type AppendThreadArgs struct {
 	RunID     string `json:"run_id"`
 	Text      string `json:"text"`
 	Actor     string `json:"actor"`
+	Time      string `json:"time,omitempty" jsonschema:"RFC 3339 time the note heads, for a backfill; now when left out"`
 	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
@@ -499,7 +500,15 @@ func (l *Ledger) appendThread(ctx context.Context, a *AppendThreadArgs) (*Run, e
 	if strings.TrimSpace(a.Text) == "" {
 		return nil, refusal.Invalid("/text", "the text is empty")
 	}
+	// A note's time is the one given, as an event's is (a backfilled
+	// run's notes are dated with its events, not after its end); the
+	// order of a thread is the order it was written, so no time is
+	// refused for being before the last note's.
 	e, f, err := l.runFolder(a.Playbook, a.RunID)
+	if err != nil {
+		return nil, err
+	}
+	at, err := l.eventTime(a.Time, "/time")
 	if err != nil {
 		return nil, err
 	}
@@ -511,7 +520,10 @@ func (l *Ledger) appendThread(ctx context.Context, a *AppendThreadArgs) (*Run, e
 		if err := t.keepIfEnded(f); err != nil {
 			return err
 		}
-		now := l.Now()
+		now := at
+		if now.IsZero() {
+			now = l.Now()
+		}
 		entry := fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(now), a.Text)
 		if fi, err := os.Stat(l.v.Abs(path.Join(e.Path, runfolder.ThreadFile))); err == nil && fi.Size()+int64(len(entry))+2 > maxThread {
 			return refusal.Invalid("/text", "thread.md holds %d bytes and may hold at most 16 MiB; this text would pass it", fi.Size())

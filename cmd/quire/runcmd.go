@@ -190,7 +190,8 @@ func runCommand(e *env) *cli.Command {
 				}),
 			},
 			{
-				Name: "thread", Usage: "append to the run's thread.md", ArgsUsage: "TEXT (- or @- reads it from standard input, @FILE from a file)", Flags: runFlags(),
+				Name: "thread", Usage: "append to the run's thread.md", ArgsUsage: "TEXT (- or @- reads it from standard input, @FILE from a file)",
+				Flags:  append([]cli.Flag{timeFlag("the note")}, runFlags()...),
 				Before: wantArgs(1, -1, "TEXT"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					text, err := e.textArgs(c)
@@ -199,6 +200,7 @@ func runCommand(e *env) *cli.Command {
 					}
 					return callAndShow(e, c, l, "append_thread", map[string]any{
 						"playbook": c.String("playbook"), "run_id": c.String("run"), "text": text, "actor": c.String("actor"),
+						"time": c.String("time"),
 					}, showRun)
 				}),
 			},
