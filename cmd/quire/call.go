@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"quire/ledger"
+	"quire/words/near"
 	"quire/words/refusal"
 )
 
@@ -76,8 +77,8 @@ func (e *env) callOp(ctx context.Context, name, actor string, args func() (text,
 			names = append(names, op.Name)
 		}
 		msg := fmt.Sprintf("no operation %q; quire call --list shows them", name)
-		if near := closest(name, names); near != "" {
-			msg = fmt.Sprintf("no operation %q; did you mean %q? (quire call --list shows them)", name, near)
+		if n := near.Closest(name, names); n != "" {
+			msg = fmt.Sprintf("no operation %q; did you mean %q? (quire call --list shows them)", name, n)
 		}
 		e.printed = true
 		err := refusal.At(refusal.NotFound, "OPERATION", "%s", msg)
