@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -500,7 +501,7 @@ func parseDocument(typ, source string) error {
 	if typ == "workflow" || typ == TypePage {
 		var node yaml.Node
 		if err := yaml.Unmarshal([]byte(source), &node); err != nil {
-			return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{{Path: "/source", Line: yamlErrLine(err), Message: err.Error()}})
+			return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{yamlIssue(err)})
 		}
 		if len(node.Content) == 0 || node.Content[0].Kind != yaml.MappingNode {
 			return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{{Path: "/source", Line: 1, Message: "A workflow's document is a YAML mapping."}})
@@ -530,15 +531,20 @@ func parseDocument(typ, source string) error {
 	return err
 }
 
-var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+var yamlLineRE = regexp.MustCompile(`^line (\d+): `)
 
-func yamlErrLine(err error) int {
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-		var n int
-		fmt.Sscan(m[1], &n)
-		return n
+// yamlIssue is yaml.v3's error of a document that does not parse, at its
+// line. yaml.v3 writes the line into its words ("yaml: line 3: did not
+// find expected node content"); the issue carries it as its line, so it
+// is said once (a CLI prints it as FILE:3:), and line 1 when yaml.v3
+// names none.
+func yamlIssue(err error) refusal.Issue {
+	msg, line := strings.TrimPrefix(err.Error(), "yaml: "), 1
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
 	}
-	return 1
+	return refusal.Issue{Path: "/source", Line: line, Message: "The document is not YAML: " + msg}
 }
 
 // saveDefinition saves a definition: a new one, or with update a new

@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"time"
 
@@ -61,6 +62,10 @@ type env struct {
 	// on standard output too. printed is set once the refusal object is
 	// printed (quire call prints it itself).
 	json, printed bool
+	// files are the files the command read an argument from, by the
+	// argument's path ("/source": "close.yaml"), so that a refusal's
+	// issue at a line of one is printed as compilers print it.
+	files map[string]string
 }
 
 // run is main without the exit, for tests.
@@ -115,16 +120,39 @@ func (e *env) fail(err error) int {
 		return exit.ExitCode()
 	}
 	r := refusal.Of(err)
-	fmt.Fprintln(e.err, "quire: "+r.Message)
-	for _, is := range r.Issues {
-		if is.Line > 0 {
-			fmt.Fprintf(e.err, "  %s line %d: %s\n", is.Path, is.Line, is.Message)
-		}
+	if !e.printIssues(r.Issues) {
+		fmt.Fprintln(e.err, "quire: "+r.Message)
 	}
 	if e.json && !e.printed {
 		e.printJSON(r.Object())
 	}
 	return exitRefused
+}
+
+// printIssues prints a refusal whose issues name lines one issue a line,
+// each once: `close.yaml:48: message` as compilers print it where the
+// command read the argument from a file, `quire: /source (line 48):
+// message` where it did not, and an issue of no line as `quire: /name:
+// message`. It says false, printing nothing, when no issue names a line:
+// the refusal's message then says it all.
+func (e *env) printIssues(issues []refusal.Issue) bool {
+	if !slices.ContainsFunc(issues, func(is refusal.Issue) bool { return is.Line > 0 }) {
+		return false
+	}
+	for _, is := range issues {
+		file, ok := e.files[is.Path]
+		switch {
+		case is.Line > 0 && ok:
+			fmt.Fprintf(e.err, "%s:%d: %s\n", file, is.Line, is.Message)
+		case is.Line > 0:
+			fmt.Fprintf(e.err, "quire: %s (line %d): %s\n", is.Path, is.Line, is.Message)
+		case is.Path != "":
+			fmt.Fprintf(e.err, "quire: %s: %s\n", is.Path, is.Message)
+		default:
+			fmt.Fprintf(e.err, "quire: %s\n", is.Message)
+		}
+	}
+	return true
 }
 
 func (e *env) printJSON(v any) error {
