@@ -192,9 +192,17 @@ func thousands(n int64) string {
 	return s
 }
 
-// withLedger opens the vault for a command and closes it after.
+// warmLedger is the key of the app's Metadata under which the resident
+// gives its verbs its open ledger (residentVerb).
+const warmLedger = "quire.ledger"
+
+// withLedger opens the vault for a command and closes it after; in the
+// resident, it gives the command the resident's warm ledger, left open.
 func withLedger(fn func(c *cli.Context, l *ledger.Ledger) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
+		if l, ok := c.App.Metadata[warmLedger].(*ledger.Ledger); ok {
+			return fn(c, l)
+		}
 		l, err := openLedger(c)
 		if err != nil {
 			return err

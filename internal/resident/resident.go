@@ -92,9 +92,14 @@ type Request struct {
 	JSON bool   `json:"json"`
 	// Actor is the front's QUIRE_ACTOR: who acts when the arguments do
 	// not say, as the engine's own call reads it from its environment.
-	Actor  string   `json:"actor,omitempty"`
-	Engine Identity `json:"engine"`
-	Env    string   `json:"env"`
+	Actor string `json:"actor,omitempty"`
+	// Verb is a verb's command line (`run event step_completed --run …`,
+	// without --vault) when the request is no call, and Vars the caller's
+	// values of VerbVars, which the verb's flags read.
+	Verb   []string          `json:"verb,omitempty"`
+	Vars   map[string]string `json:"vars,omitempty"`
+	Engine Identity          `json:"engine"`
+	Env    string            `json:"env"`
 }
 
 // Status is the resident's first word on a connection.
