@@ -72,12 +72,8 @@ func callCommand(e *env) *cli.Command {
 func (e *env) callOp(ctx context.Context, name, actor string, args func() (text, from string, err error), open func() (*ledger.Ledger, func(), error)) error {
 	op, ok := ledger.Lookup(name)
 	if !ok {
-		var names []string
-		for _, op := range ledger.Ops() {
-			names = append(names, op.Name)
-		}
 		msg := fmt.Sprintf("no operation %q; quire call --list shows them", name)
-		if n := near.Closest(name, names); n != "" {
+		if n := near.Closest(name, opNames()); n != "" {
 			msg = fmt.Sprintf("no operation %q; did you mean %q? (quire call --list shows them)", name, n)
 		}
 		e.printed = true

@@ -212,10 +212,28 @@ func withLedger(fn func(c *cli.Context, l *ledger.Ledger) error) cli.ActionFunc 
 	}
 }
 
+// gettingStarted is quire help's first steps: lines of README.md's
+// "Using it", in its order (TestHelpGettingStarted holds them to it), so
+// that the help shows a newcomer the way in without sending them away.
+const gettingStarted = `Getting started (README.md's "Using it"; docs/guide.md walks a workflow and its page):
+
+   quire init ../acme-vault --org acme
+   export QUIRE_VAULT=../acme-vault QUIRE_ACTOR=agent-7
+   quire project create Operations
+   quire playbook create finance --name Finance
+   quire definition save testdata/vault/close-the-month.yaml --playbook finance
+   quire run start --playbook finance --name close-the-month --member-of <project uid> --executor agent-7 --authorized-by ana
+   quire run event step_completed --playbook finance --run <run id> --step do/0/work --detail 'Reconciled 412 entries'
+   quire run end succeeded --playbook finance --run <run id> --output '{"month":"2026-10","revenue":182450}'
+   quire run show --playbook finance --run <run id>
+   quire help run end
+   quire call --list`
+
 func newApp(e *env) *cli.App {
 	app := &cli.App{
 		Name:            "quire",
 		Usage:           "a file-native ledger runtime: run folders in a git vault",
+		Description:     gettingStarted,
 		Writer:          e.out,
 		ErrWriter:       e.err,
 		Reader:          e.in,

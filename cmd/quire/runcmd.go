@@ -12,6 +12,7 @@ import (
 
 	"quire/ledger"
 	"quire/words/address"
+	"quire/words/event"
 )
 
 // callAndShow runs an operation and prints its answer as JSON (with
@@ -126,6 +127,8 @@ func runCommand(e *env) *cli.Command {
 			},
 			{
 				Name: "event", Usage: "record an event on a run", ArgsUsage: "EVENT",
+				Description: "EVENT is one of the capsule's types: " + strings.Join(event.Recordable(), ", ") +
+					". A run's end goes through quire run end, an archive through quire run transition archived.",
 				Flags: append([]cli.Flag{
 					&cli.StringFlag{Name: "step", Usage: "the step's path, such as do/1/review"},
 					&cli.StringFlag{Name: "detail", Usage: textUsage("what happened, in a sentence")},
