@@ -82,7 +82,7 @@ func runCommand(e *env) *cli.Command {
 		return []cli.Flag{
 			playbookFlag(),
 			&cli.StringFlag{Name: "run", Required: true, Usage: "the run's id"},
-			&cli.StringFlag{Name: "actor", EnvVars: []string{"QUIRE_ACTOR"}, Required: true, Usage: "who acts: the run's executor, for rule 4"},
+			&cli.StringFlag{Name: "actor", EnvVars: []string{"QUIRE_ACTOR"}, Required: true, Usage: "who acts: anyone records a step, but only the run's executor or its authorizer may pause, resume, end or archive it (rule 4)"},
 			jsonFlag, requestIDFlag,
 		}
 	}
@@ -100,7 +100,7 @@ func runCommand(e *env) *cli.Command {
 					playbookFlag(), typeFlag(),
 					&cli.StringFlag{Name: "name", Required: true, Usage: "the definition's name"},
 					&cli.StringSliceFlag{Name: "member-of", Required: true, Usage: "a project's uid (repeat for several; quire project list shows them)"},
-					&cli.StringFlag{Name: "executor", Required: true, Usage: "who runs it (an agent's id); only they record its events"},
+					&cli.StringFlag{Name: "executor", Required: true, Usage: "who runs it (an agent's id): with --authorized-by, the only one who may pause, resume, end or archive it (rule 4)"},
 					&cli.StringFlag{Name: "authorized-by", Required: true, Usage: "who authorized the run"},
 					&cli.StringFlag{Name: "actor", EnvVars: []string{"QUIRE_ACTOR"}, Usage: "who starts it (the run created commit's author); --authorized-by when left out"},
 					&cli.StringFlag{Name: "input", Usage: jsonUsage("the run's input")},
