@@ -113,6 +113,7 @@ func TestEveryCommandsHelpIsItsOwn(t *testing.T) {
 // of README.md's "Using it", which walkthrough.txt runs, so they are true
 // (TestREADMEWalkthrough holds the README to the script).
 func TestHelpGettingStarted(t *testing.T) {
+	t.Parallel()
 	code, out, _ := quire(t, "", "help")
 	scr, err := os.ReadFile("testdata/script/walkthrough.txt")
 	if code != 0 || err != nil {
@@ -144,6 +145,7 @@ func TestHelpGettingStarted(t *testing.T) {
 // quire run event --help names every event type it records, and where the
 // others go.
 func TestRunEventHelpListsTheTypes(t *testing.T) {
+	t.Parallel()
 	_, out, _ := quire(t, "", "run", "event", "--help")
 	for _, typ := range event.Recordable() {
 		if !strings.Contains(out, typ) {

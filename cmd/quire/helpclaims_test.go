@@ -15,6 +15,7 @@ import (
 // record its events", and another actor's step was accepted, since rule
 // 4 covers transitions alone).
 func TestEachHelpClaimIsTrue(t *testing.T) {
+	t.Parallel()
 	dir, v, project := newCLIVault(t)
 	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
 	quire(t, "", v, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
