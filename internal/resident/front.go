@@ -52,9 +52,10 @@ func Front(argv []string) int {
 	if err != nil {
 		return execEngine(engine, argv)
 	}
-	// --args is read first (standard input too), so that a connection
-	// never waits on the caller's input.
-	args, from, stdin, err := []byte(nil), "", []byte(nil), error(nil)
+	// A call's --args is read first (standard input too), so that a
+	// connection never waits on the caller's input; a verb reads none.
+	var args, stdin []byte
+	var from string
 	if line.verb == nil {
 		args, from, stdin, err = readArgs(line.args, line.argsSet, os.Stdin)
 	}
