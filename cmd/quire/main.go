@@ -248,9 +248,7 @@ func newApp(e *env) *cli.App {
 	// root is quire as a command of commands, for the usage and the help
 	// command; it reads app.Commands when it is called, once they are made.
 	root := func() *cli.Command {
-		r := &cli.Command{Name: "quire", Subcommands: app.Commands, Flags: app.Flags}
-		paths.Store(r, "quire")
-		return r
+		return &cli.Command{Name: "quire", Subcommands: app.Commands, Flags: app.Flags}
 	}
 	app.Commands = commands(e, root)
 	prepare(app.Commands, "quire")

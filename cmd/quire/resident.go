@@ -109,6 +109,7 @@ func residentVerb(ctx context.Context, l *ledger.Ledger, r *resident.Request) re
 	var out, errs bytes.Buffer
 	e := &env{in: bytes.NewReader(nil), out: &out, err: &errs, json: wantsJSON(r.Verb)}
 	app := newApp(e)
+	defer forgetPaths(app.Commands)
 	app.Metadata = map[string]any{warmLedger: l}
 	args := append([]string{"quire", "--vault", l.Root()}, withVars(app, r.Verb, r.Vars)...)
 	code := 0

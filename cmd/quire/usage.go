@@ -86,13 +86,28 @@ func unknownCommand(name string, parent *cli.Command) error {
 
 // paths are the commands' full names ("quire run end"), set by prepare:
 // urfave/cli sets HelpName itself as it runs, not always to the path.
+// paths are the commands' paths ("quire run end") by command, for their
+// usage; prepare fills them, forgetPaths lets go of an app's.
 var paths sync.Map
 
 func helpName(cmd *cli.Command) string {
 	if p, ok := paths.Load(cmd); ok {
 		return p.(string)
 	}
+	if cmd.Name == "quire" {
+		return "quire" // the root (newApp's), made anew at each use
+	}
 	return "quire " + cmd.Name
+}
+
+// forgetPaths lets go of the paths of commands and their subcommands,
+// for a process that makes an app per call (the resident's verbs), which
+// would otherwise keep every app it made.
+func forgetPaths(cmds []*cli.Command) {
+	for _, cmd := range cmds {
+		paths.Delete(cmd)
+		forgetPaths(cmd.Subcommands)
+	}
 }
 
 // prepare walks the commands once they are all made and gives each the
