@@ -8,8 +8,16 @@ GOTEST  := $(GO) test -count=1 -timeout 20m
 
 all: build
 
+# The git revision quire --version names, stamped with -ldflags for a
+# build the Go toolchain does not stamp itself (a git worktree, a build
+# with -buildvcs=false): the commit, its time in UTC, and whether the tree
+# had changes. Empty outside git; the toolchain's stamp wins when it has one.
+STAMP = -X main.stampRevision=$(shell git rev-parse HEAD 2>/dev/null) \
+	-X main.stampTime=$(shell TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd 2>/dev/null) \
+	-X main.stampModified=$(shell [ -z "$$(git status --porcelain 2>/dev/null)" ] && echo false || echo true)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/quire
+	$(GO) build -ldflags "$(STAMP)" -o $(BIN) ./cmd/quire
 
 # quire on the PATH, in GOBIN or the first folder of GOPATH's bin (where go
 # install puts programs): the front (cmd/quire-front) as quire, and the
@@ -23,7 +31,7 @@ build:
 INSTALLDIR = $(or $(shell $(GO) env GOBIN),$(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin)
 install: tools
 	mkdir -p $(INSTALLDIR)
-	$(GO) build -ldflags "-X quire/fold/module.SourceTree=$(CURDIR)" -o $(INSTALLDIR)/quire-engine ./cmd/quire
+	$(GO) build -ldflags "-X quire/fold/module.SourceTree=$(CURDIR) $(STAMP)" -o $(INSTALLDIR)/quire-engine ./cmd/quire
 	$(GO) build -o $(INSTALLDIR)/quire ./cmd/quire-front
 
 # The TypeScript compiler that checks pages' modules (typescript@7, native

@@ -57,22 +57,23 @@ func TestCommitSubjectsFitAndNameTheRun(t *testing.T) {
 			t.Errorf("a boundary's commit without Event-Seq: %q", l)
 		}
 	}
+	name := "close-the-month " + r.RunID[len(r.RunID)-8:] + ": "
 	for _, want := range []string{
-		"close-the-month: run created",
-		"close-the-month: step do/1/review completed",
-		"close-the-month: step do/1/review failed",
-		"close-the-month: milestone fired",
-		"close-the-month: pause started",
-		"close-the-month: run succeeded",
-		"close-the-month: thread appended after the end",
-		"close-the-month: artifact late/report.txt written after the end",
+		"run created",
+		"step do/1/review completed",
+		"step do/1/review failed",
+		"milestone fired",
+		"pause started",
+		"run succeeded",
+		"thread appended after the end",
+		"artifact late/report.txt written after the end",
 	} {
-		if !seen[want] {
-			t.Errorf("no commit %q among the run's:\n%s", want, byRun)
+		if !seen[name+want] {
+			t.Errorf("no commit %q among the run's:\n%s", name+want, byRun)
 		}
 	}
 	// A subject cut short keeps its whole text in the body.
-	if body := f.git("log", "--grep", "^Step: "+long+"$", "--format=%B"); !strings.Contains(body, "close-the-month: step "+long+" completed\n") {
+	if body := f.git("log", "--grep", "^Step: "+long+"$", "--format=%B"); !strings.Contains(body, name+"step "+long+" completed\n") {
 		t.Errorf("the long step's commit:\n%s", body)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -21,6 +23,7 @@ import (
 	"quire/words/address"
 	"quire/words/agentrun"
 	"quire/words/event"
+	"quire/words/near"
 	"quire/words/refusal"
 	"quire/words/shape"
 )
@@ -165,7 +168,7 @@ func (l *Ledger) readPlaybook(p string) (*playbookFront, error) {
 	}
 	data, err := os.ReadFile(l.v.Abs(path.Join(playbookDir(p), "playbook.md")))
 	if isNotExist(err) {
-		return nil, refusal.At(refusal.NotFound, "/playbook", "no playbook %q", p)
+		return nil, l.noPlaybook(p)
 	}
 	if err != nil {
 		return nil, err
@@ -415,7 +418,7 @@ func checkDefinitionArgs(playbook, typ, name string) error {
 		return err
 	}
 	if !address.ValidType(typ) && typ != TypePage {
-		return refusal.Invalid("/type", "%q is not a type; the types are %s and page", typ, strings.Join(address.Types(), ", "))
+		return refusal.Invalid("/type", "%q is not a type%s", typ, near.Suggest(typ, append(address.Types(), TypePage), "the types"))
 	}
 	if !address.ValidName(name) {
 		return refusal.Invalid("/name", "%q is not a name: 3 to 48 lowercase letters, digits and hyphens, beginning with a letter", name)
@@ -436,9 +439,45 @@ func (l *Ledger) definition(playbook, typ, name string) (*defInfo, error) {
 	}
 	d := defs[typ+"/"+name]
 	if d == nil {
-		return nil, refusal.At(refusal.NotFound, "/name", "playbook %s has no %s %q", playbook, typ, name)
+		return nil, noDefinition(playbook, typ, name, defs, "")
 	}
 	return d, nil
+}
+
+// noPlaybook refuses a playbook the vault does not hold, naming the
+// nearest of those it holds, and them (near.Suggest).
+func (l *Ledger) noPlaybook(p string) error {
+	es, err := l.v.FindType("playbook", func(*vault.Entry) bool { return true })
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.Playbook
+	}
+	hint := near.Suggest(p, ids, "the playbooks")
+	if hint == "" {
+		hint = "; the vault holds none yet (create_playbook makes one)"
+	}
+	return refusal.At(refusal.NotFound, "/playbook", "no playbook %q%s", p, hint)
+}
+
+// noDefinition refuses a definition the playbook does not hold, naming
+// the nearest of its definitions of that type, and them; then, when
+// given, what to do.
+func noDefinition(playbook, typ, name string, defs map[string]*defInfo, then string) error {
+	var names []string
+	for key := range defs {
+		if t, n, _ := strings.Cut(key, "/"); t == typ {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	msg := fmt.Sprintf("playbook %s has no %s %q%s", playbook, typ, name, near.Suggest(name, names, "its "+typ+" definitions"))
+	if then != "" {
+		msg += "; " + then
+	}
+	return refusal.At(refusal.NotFound, "/name", "%s", msg)
 }
 
 func definitionPath(playbook, typ, name string) string {
@@ -462,7 +501,7 @@ func parseDocument(typ, source string) error {
 	if typ == "workflow" || typ == TypePage {
 		var node yaml.Node
 		if err := yaml.Unmarshal([]byte(source), &node); err != nil {
-			return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{{Path: "/source", Line: yamlErrLine(err), Message: err.Error()}})
+			return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{yamlIssue(err)})
 		}
 		if len(node.Content) == 0 || node.Content[0].Kind != yaml.MappingNode {
 			return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{{Path: "/source", Line: 1, Message: "A workflow's document is a YAML mapping."}})
@@ -492,15 +531,20 @@ func parseDocument(typ, source string) error {
 	return err
 }
 
-var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+var yamlLineRE = regexp.MustCompile(`^line (\d+): `)
 
-func yamlErrLine(err error) int {
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-		var n int
-		fmt.Sscan(m[1], &n)
-		return n
+// yamlIssue is yaml.v3's error of a document that does not parse, at its
+// line. yaml.v3 writes the line into its words ("yaml: line 3: did not
+// find expected node content"); the issue carries it as its line, so it
+// is said once (a CLI prints it as FILE:3:), and line 1 when yaml.v3
+// names none.
+func yamlIssue(err error) refusal.Issue {
+	msg, line := strings.TrimPrefix(err.Error(), "yaml: "), 1
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
 	}
-	return 1
+	return refusal.Issue{Path: "/source", Line: line, Message: "The document is not YAML: " + msg}
 }
 
 // saveDefinition saves a definition: a new one, or with update a new
@@ -527,7 +571,7 @@ func (l *Ledger) saveDefinition(ctx context.Context, a *SaveDefinitionArgs, upda
 		d := defs[a.Type+"/"+a.Name]
 		switch {
 		case update && d == nil:
-			return refusal.At(refusal.NotFound, "/name", "playbook %s has no %s %q to update; create_definition makes it", a.Playbook, a.Type, a.Name)
+			return noDefinition(a.Playbook, a.Type, a.Name, defs, "create_definition makes it")
 		case !update && d != nil:
 			return refusal.At(refusal.Conflict, "/name", "playbook %s already has the %s %q; update_definition saves a new version", a.Playbook, a.Type, a.Name)
 		case d != nil && d.Retired:

@@ -19,6 +19,7 @@ import (
 	"quire/render"
 	"quire/words/agentrun"
 	"quire/words/jsonptr"
+	"quire/words/near"
 	"quire/words/page"
 	"quire/words/refusal"
 	"quire/words/shape"
@@ -108,7 +109,7 @@ func (l *Ledger) inspect(ctx context.Context, typ, source string, check bool) (*
 			info.Shape = shapeNode.Value
 			switch {
 			case shapeNode.Kind != yaml.ScalarNode || !shape.Known(shapeNode.Value):
-				issues = append(issues, refusal.Issue{Path: "/source", Line: info.ShapeLine, Message: "/output/shape: Expected the name of a shape: series, categories, table, or text."})
+				issues = append(issues, refusal.Issue{Path: "/source", Line: info.ShapeLine, Message: "/output/shape: " + notAShape(shapeNode)})
 				info.Shape = ""
 			case typ == "prediction":
 				issues = append(issues, refusal.Issue{Path: "/source", Line: info.ShapeLine, Message: "/output/shape: A prediction function declares no output.shape; its questions answer a series."})
@@ -404,4 +405,13 @@ func (l *Ledger) updatePlaybook(ctx context.Context, a *UpdatePlaybookArgs) (*Pl
 	}
 	l.wake(a.Playbook)
 	return l.playbookOf(a.Playbook)
+}
+
+// notAShape says why a document's output.shape names no shape: the
+// nearest shape to the name written, and the shapes.
+func notAShape(n *yaml.Node) string {
+	if n.Kind != yaml.ScalarNode {
+		return "Expected the name of a shape: " + near.List(shape.Names()) + "."
+	}
+	return fmt.Sprintf("%q is not a shape%s.", n.Value, near.Suggest(n.Value, shape.Names(), "the shapes"))
 }

@@ -61,8 +61,8 @@ func TestExamplePagesSaveAndBrokenOnesAreRefused(t *testing.T) {
 
 func TestOutputShapeChecksAtSaveAndAtTheEnd(t *testing.T) {
 	f := newFixture(t)
-	f.refuse("create_definition", saveArgs("workflow", "nope", "document:\n  name: x\noutput:\n  shape: pie\n"),
-		refusal.InvalidInput, "/source", "/output/shape: Expected the name of a shape: series, categories, table, or text.")
+	f.refuse("create_definition", saveArgs("workflow", "nope", "document:\n  name: x\noutput:\n  shape: serie\n"),
+		refusal.InvalidInput, "/source", "/output/shape: \"serie\" is not a shape; did you mean \"series\"? The shapes are series, categories, table and text.")
 	r := f.refuse("create_definition", saveArgs("workflow", "nope", "document:\n  name: x\noutput:\n  shape: table\n  schema:\n    type: object\n"),
 		refusal.InvalidInput, "/source", "/output/schema")
 	if r.Issues[0].Line != 5 {

@@ -128,7 +128,7 @@ func TestRunFolderHoldsTheCapsule(t *testing.T) {
 		t.Errorf("index lacks the run:\n%s", idx)
 	}
 	f.clean()
-	if log := f.git("log", "-1", "--format=%an|%s"); log != "ana|close-the-month: run created\n" {
+	if log := f.git("log", "-1", "--format=%an|%s"); log != "ana|close-the-month "+r.RunID[len(r.RunID)-8:]+": run created\n" {
 		t.Errorf("commit: %s", log)
 	}
 }
@@ -505,7 +505,7 @@ func TestCancelRun(t *testing.T) {
 	if read := f.call("get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, run.RunID)).(*Run); read.Kind != "cancelled" || read.Status != "failed" {
 		t.Fatalf("get_run: %+v", read)
 	}
-	if log := f.git("log", "-1", "--format=%s"); log != "close-the-month: run failed\n" {
+	if log := f.git("log", "-1", "--format=%s"); log != "close-the-month "+run.RunID[len(run.RunID)-8:]+": run failed\n" {
 		t.Fatalf("no commit: %s", log)
 	}
 	f.refuse("cancel_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"actor":"ana"}`, run.RunID), refusal.Conflict, "", "")

@@ -17,6 +17,7 @@ import (
 	"quire/ledger/comments"
 	"quire/words/address"
 	"quire/words/event"
+	"quire/words/near"
 	"quire/words/refusal"
 )
 
@@ -312,6 +313,7 @@ func (op *Op) Decode(raw json.RawMessage) (any, error) {
 		return nil, refusal.Invalid("", "the arguments of %s are not a JSON object: %v", op.Name, err)
 	}
 	known := map[string]bool{}
+	var names []string
 	for i := 0; i < op.Args.NumField(); i++ {
 		f := op.Args.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -319,6 +321,7 @@ func (op *Op) Decode(raw json.RawMessage) (any, error) {
 			continue
 		}
 		known[name] = true
+		names = append(names, name)
 		if !strings.Contains(opts, "omitempty") {
 			if v, ok := fields[name]; !ok || string(v) == "null" {
 				return nil, refusal.Invalid("/"+name, "%s needs %s", op.Name, name)
@@ -327,7 +330,7 @@ func (op *Op) Decode(raw json.RawMessage) (any, error) {
 	}
 	for name := range fields {
 		if !known[name] {
-			return nil, refusal.Invalid("/"+name, "%s takes no argument %q", op.Name, name)
+			return nil, refusal.Invalid("/"+name, "%s takes no argument %q%s", op.Name, name, near.Suggest(name, names, "its arguments"))
 		}
 	}
 	// Every JSON value an operation takes (data, input, output, ...) is

@@ -56,7 +56,7 @@ func TestRunCommitsFromTheIndex(t *testing.T) {
 	run := f.start()
 	other := f.start()
 	f.call("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"failed","detail":"gave up","actor":"agent-7"}`, other.RunID))
-	want := []string{"ana | close-the-month: run created"}
+	want := []string{"ana | close-the-month " + run.RunID[len(run.RunID)-8:] + ": run created"}
 	if got := f.commitSubjects(run.RunID, 1); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("commits %q, want %q", got, want)
 	}

@@ -27,6 +27,7 @@ type RunDefinitionArgs struct {
 	MemberOf     []string        `json:"member_of" jsonschema:"uids of the projects the run belongs to (list_projects); at least one"`
 	Executor     string          `json:"executor" jsonschema:"the agent that executes the run"`
 	AuthorizedBy string          `json:"authorized_by" jsonschema:"the human or agent that authorized it"`
+	Actor        string          `json:"actor,omitempty" jsonschema:"who starts it (run_created's actor, its commit's author); authorized_by when left out"`
 	Context      string          `json:"context,omitempty" jsonschema:"context.md: who and what this run is for"`
 	Time         string          `json:"time,omitempty" jsonschema:"RFC 3339 time the run started, for a backfill; now when left out"`
 	RequestID    string          `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
@@ -75,6 +76,7 @@ type AppendThreadArgs struct {
 	RunID     string `json:"run_id"`
 	Text      string `json:"text"`
 	Actor     string `json:"actor"`
+	Time      string `json:"time,omitempty" jsonschema:"RFC 3339 time the note heads, for a backfill; now when left out"`
 	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
@@ -245,7 +247,7 @@ func (l *Ledger) appendRun(e vault.Entry, f runfolder.Folder, ln *event.Line) (*
 // says whether it could (see commit).
 func (t *tx) commitRun(e vault.Entry, f runfolder.Folder, ln *event.Line) bool {
 	when, _ := event.ParseTime(ln.Timestamp)
-	m := vault.Message{Subject: runSubject(ln.Subject, eventWords(ln.Event, ln.Step))}
+	m := vault.Message{Subject: runSubject(ln.Subject, ln.Run, eventWords(ln.Event, ln.Step))}
 	if ln.Detail != "" {
 		m.Body = append(m.Body, ln.Detail)
 	}
@@ -263,11 +265,21 @@ func (t *tx) commitRun(e vault.Entry, f runfolder.Folder, ln *event.Line) bool {
 }
 
 // runSubject is the subject of a commit of a run: the definition's name
-// (of its "type/name"), then what happened, as in
-// "close-the-month: step do/1/review completed". The run's id and the
-// rest are the trailers' (runTrailers).
-func runSubject(definition, what string) string {
-	return path.Base(definition) + ": " + what
+// (of its "type/name") and the run's handle, then what happened, as in
+// "close-the-month 5e4f60a1: step do/1/review completed", so that the
+// commits of thirty runs of one definition are told apart in git log
+// --oneline. The run's whole id and the rest are the trailers'
+// (runTrailers).
+func runSubject(definition, runID, what string) string {
+	return path.Base(definition) + " " + runHandle(runID) + ": " + what
+}
+
+// runHandle is a run's id made short for people: its last 8 hex digits.
+// A run id is a UUID of version 7, whose first digits are the time it was
+// made, so runs started in one minute share them; the last ones are
+// random, and git log --grep finds the run by them.
+func runHandle(runID string) string {
+	return runID[max(0, len(runID)-8):]
 }
 
 // eventWords says an event type in words, its step in place:
@@ -317,7 +329,7 @@ func (t *tx) commitIfEnded(e vault.Entry, f runfolder.Folder, actor string, at t
 	if actor == "" {
 		actor = st.Executor
 	}
-	m := vault.Message{Subject: runSubject(st.Name, what+" after the end"),
+	m := vault.Message{Subject: runSubject(st.Name, st.RunID, what+" after the end"),
 		Body:     []string{fmt.Sprintf("The run is %s; this write is its own boundary.", st.State)},
 		Trailers: runTrailers(e.Playbook, st.Type+"/"+st.Name, st.RunID, f.Rel)}
 	t.commit([]string{f.Rel}, vault.Signature{Name: actor, When: at}, m) // durable either way; a commit not made is finished by the next writer
@@ -349,6 +361,12 @@ func (l *Ledger) runDefinition(ctx context.Context, a *RunDefinitionArgs) (*Run,
 		if !event.IsPrincipal(v) {
 			return nil, refusal.Invalid(field, "a principal is 1 to 200 characters on one line")
 		}
+	}
+	starter := a.Actor
+	if starter == "" {
+		starter = a.AuthorizedBy
+	} else if err := checkActor(starter); err != nil {
+		return nil, err
 	}
 	if len(a.Input) > 0 && !json.Valid(a.Input) {
 		return nil, refusal.Invalid("/input", "not JSON")
@@ -390,7 +408,7 @@ func (l *Ledger) runDefinition(ctx context.Context, a *RunDefinitionArgs) (*Run,
 		}
 		ln := &event.Line{Event: event.RunCreated, Timestamp: event.FormatTime(started), Playbook: d.UID,
 			AuthorizedBy: a.AuthorizedBy, Detail: "Run initialized", ID: runID + "_1", Subject: a.Type + "/" + a.Name,
-			Version: v.Version, Actor: a.AuthorizedBy, Run: runID, RequestID: a.RequestID, Data: mustJSON(data)}
+			Version: v.Version, Actor: starter, Run: runID, RequestID: a.RequestID, Data: mustJSON(data)}
 		if ln.Seq, err = t.nextSeq(a.Playbook); err != nil {
 			return err
 		}
@@ -482,7 +500,15 @@ func (l *Ledger) appendThread(ctx context.Context, a *AppendThreadArgs) (*Run, e
 	if strings.TrimSpace(a.Text) == "" {
 		return nil, refusal.Invalid("/text", "the text is empty")
 	}
+	// A note's time is the one given, as an event's is (a backfilled
+	// run's notes are dated with its events, not after its end); the
+	// order of a thread is the order it was written, so no time is
+	// refused for being before the last note's.
 	e, f, err := l.runFolder(a.Playbook, a.RunID)
+	if err != nil {
+		return nil, err
+	}
+	at, err := l.eventTime(a.Time, "/time")
 	if err != nil {
 		return nil, err
 	}
@@ -494,7 +520,10 @@ func (l *Ledger) appendThread(ctx context.Context, a *AppendThreadArgs) (*Run, e
 		if err := t.keepIfEnded(f); err != nil {
 			return err
 		}
-		now := l.Now()
+		now := at
+		if now.IsZero() {
+			now = l.Now()
+		}
 		entry := fmt.Sprintf("## %s, %s\n\n%s", a.Actor, event.FormatTime(now), a.Text)
 		if fi, err := os.Stat(l.v.Abs(path.Join(e.Path, runfolder.ThreadFile))); err == nil && fi.Size()+int64(len(entry))+2 > maxThread {
 			return refusal.Invalid("/text", "thread.md holds %d bytes and may hold at most 16 MiB; this text would pass it", fi.Size())

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/words/near"
 	"quire/words/shape"
 )
 
@@ -77,6 +78,25 @@ func ChartKinds() []ChartKind {
 	return out
 }
 
+// nearest ends the words of a name that is none of choices, in the
+// prose of a chart's problem (names unquoted, as "the kind pie" is): the
+// nearest one, asked, and the choices (near.List).
+func nearest(name string, choices []string, what string) string {
+	if n := near.Closest(name, choices); n != "" {
+		return fmt.Sprintf("; did you mean %s? %s are %s", n, strings.ToUpper(what[:1])+what[1:], near.List(choices))
+	}
+	return fmt.Sprintf("; %s are %s", what, near.List(choices))
+}
+
+// kindNames are the kinds' names, in the table's order.
+func kindNames() []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.Name
+	}
+	return out
+}
+
 // roleCell says, for each role, which cells fit it (page-format.md, "Roles").
 var roleCell = map[string]string{
 	"x": "text, a number or a time", "y": "a number", "color": "any cell", "size": "a number of at least 0",
@@ -107,7 +127,7 @@ func readInfo(info string) (chartInfo, string) {
 	ci.kind = words[1]
 	k, ok := kindByName[ci.kind]
 	if !ok {
-		return ci, fmt.Sprintf("there is no chart of the kind %s.", ci.kind)
+		return ci, "there is no chart of the kind " + ci.kind + nearest(ci.kind, kindNames(), "the kinds") + "."
 	}
 	seen := map[string]bool{}
 	for _, w := range words[2:] {
@@ -119,7 +139,7 @@ func readInfo(info string) (chartInfo, string) {
 			if len(k.Needs)+len(k.Optional) == 0 {
 				return ci, fmt.Sprintf("a %s chart takes no roles.", k.Name)
 			}
-			return ci, fmt.Sprintf("a %s chart takes no role %s.", k.Name, name)
+			return ci, fmt.Sprintf("a %s chart takes no role %s%s.", k.Name, name, nearest(name, append(slices.Clone(k.Needs), k.Optional...), "its roles"))
 		}
 		if seen[name] {
 			return ci, fmt.Sprintf("the role %s is written twice.", name)

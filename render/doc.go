@@ -88,9 +88,10 @@
 //     values, columns or rows, text) and checked with words/shape; the
 //     lines that say why a block fails, beside the spec's own example, are
 //     in chart.go ("its data is not JSON.", "its data matches no shape; <the
-//     first issue>", "there is no chart of the kind pie.", "a line chart
-//     takes no roles.", "the column "B" holds the text "y" in row 1, where y
-//     needs a number.", "a share chart requires every value to be at least
+//     first issue>", "there is no chart of the kind bar; did you mean
+//     bars? The kinds are line, bars, …", "a line chart takes no roles.",
+//     "the column "B" holds the text "y" in row 1, where y needs a
+//     number.", "a share chart requires every value to be at least
 //     0; Web is -2.", …). A failing block whose data has a shape shows that
 //     data as a GFM table (a text shows its text); other bodies are shown as
 //     a fenced code block. A null body is "No data for this chart yet."

@@ -29,7 +29,7 @@ func TestChartFailures(t *testing.T) {
 		{"not JSON", block("chart line", "{oops"), "Couldn’t display this chart: its data is not JSON.\n\n```\n{oops\n```"},
 		{"no shape", block("chart line", `{"other":1}`), "Couldn’t display this chart: its data matches no shape.\n\n```\n{\"other\":1}\n```"},
 		{"shape broken", block("chart line", `{"lines":[]}`), "Couldn’t display this chart: its data matches no shape; /lines: Expected at least 1 line.\n\n```\n{\"lines\":[]}\n```"},
-		{"unknown kind", block("chart pie", cats), "Couldn’t display this chart: there is no chart of the kind pie.\n\n| name | value |\n| --- | --- |\n| a | 1 |"},
+		{"unknown kind", block("chart pie", cats), "Couldn’t display this chart: there is no chart of the kind pie; the kinds are line, bars, stacked, share, histogram, scatter, bubble, heatmap, range, funnel, calendar, timeline, table, figure and text.\n\n| name | value |\n| --- | --- |\n| a | 1 |"},
 		{"role not taken", block("chart line size=a", `{"lines":[{"name":"a","points":[]}]}`), "Couldn’t display this chart: a line chart takes no roles.\n\n| at | a |\n| --- | --- |"},
 		{"role twice", block("chart bars x=a x=b", table), "Couldn’t display this chart: the role x is written twice.\n\n| Spend | Sign-ups |\n| --- | --- |\n| 120 | many |"},
 		{"roles over categories", block("chart bars x=a", cats), "Couldn’t display this chart: roles name the columns of a table, and the data is categories.\n\n| name | value |\n| --- | --- |\n| a | 1 |"},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -88,6 +89,11 @@ func TestATokenActsAsItsPrincipal(t *testing.T) {
 	}
 	if st, out := c.with(boss).do("POST", start, body("agent-7", "ana")); st != 200 || out["executor"] != "agent-7" || out["authorized_by"] != "ana" {
 		t.Fatalf("a delegated run: %d %v", st, out)
+	}
+	// Its run created commit is the one who started it: the token's
+	// principal, not the authorizer it names.
+	if log, _ := exec.Command("git", "-C", l.Root(), "log", "-1", "--format=%an").Output(); string(log) != "boss\n" {
+		t.Errorf("the delegated run's commit is authored by %q, want boss", log)
 	}
 	// The activity's marks: a writing scope, and only one's own.
 	seen := map[string]any{"items": []string{"finance/runs/" + runID}}

@@ -35,12 +35,12 @@ func TestRunFilesAndCommitsOverHTTPAndMCP(t *testing.T) {
 		t.Fatalf("GET commits: %d %v", st, page)
 	}
 	newest := commits[0].(map[string]any)
-	if newest["author"] != "agent-7" || !strings.HasPrefix(newest["subject"].(string), "close-the-month: ") || len(newest["commit"].(string)) != 40 {
+	if newest["author"] != "agent-7" || !strings.HasPrefix(newest["subject"].(string), "close-the-month "+runID[len(runID)-8:]+": ") || len(newest["commit"].(string)) != 40 {
 		t.Fatalf("the newest commit: %v", newest)
 	}
 	st, rest := c.do("GET", fmt.Sprintf("%s/commits?cursor=%v", base, page["next"]), nil)
 	older, _ := rest["commits"].([]any)
-	if st != 200 || len(older) == 0 || older[len(older)-1].(map[string]any)["subject"] != "close-the-month: run created" {
+	if st != 200 || len(older) == 0 || older[len(older)-1].(map[string]any)["subject"] != "close-the-month "+runID[len(runID)-8:]+": run created" {
 		t.Fatalf("GET the older commits: %d %v", st, rest)
 	}
 	if st, out := c.do("GET", "/v1/orgs/acme/playbooks/finance/runs/019a4012-7c3e-7d10-9b2a-4e6f8a1c2d3e/commits", nil); st != 404 || code(out) != "not_found" {

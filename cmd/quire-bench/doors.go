@@ -37,6 +37,10 @@ import (
 //     the measures, in a block of their own (the first call of each,
 //     which reads what the other doors wrote, left out); its CPU is the
 //     front's process and what the resident spent on the call;
+//   - verbs: `quire run event step_completed` and `quire run show`, the
+//     README's verbs, through the front (handed to the resident) and by
+//     the engine alone, side by side in the front's block: the front's
+//     target is 5x the engine's;
 //   - git: `git add <file> && git commit` of a line appended to a run's
 //     thread.md, the yardstick.
 //
@@ -55,6 +59,9 @@ type doorFigures struct {
 	mcpCPU, callCPU, readCPU, gitCPU []time.Duration
 	front, frontRead                 []time.Duration
 	frontCPU, frontReadCPU           []time.Duration
+	// the verbs: record an event, show a run; through the front and by
+	// the engine.
+	frontEvent, frontShow, engineEvent, engineShow []time.Duration
 }
 
 func benchDoors(sizes []int, rounds int, bin string) {
@@ -97,6 +104,13 @@ func benchDoors(sizes []int, rounds int, bin string) {
 		fmt.Printf("%-7d %-13s %12s %12s %12s %12s %8.1fx   (CPU: the front's process and the resident's part vs git's two)\n", n, "front CPU",
 			ms(pct(f.frontCPU, 50)), ms(pct(f.frontCPU, 99)), ms(pct(f.gitCPU, 50)), ms(pct(f.gitCPU, 99)), float64(pct(f.gitCPU, 50))/float64(pct(f.frontCPU, 50)))
 		readRow("read (front)", f.frontRead, f.frontReadCPU)
+		verbRow := func(door string, front, engine []time.Duration) {
+			p50, e50 := pct(front, 50), pct(engine, 50)
+			fmt.Printf("%-7d %-13s %12s %12s %12s %12s %8.1fx %7s   (the front's, beside the engine alone's p50 and p99; target 5x; call (front) above is its floor)\n", n, door,
+				ms(p50), ms(pct(front, 99)), ms(e50), ms(pct(engine, 99)), float64(e50)/float64(p50), targetText(float64(e50)/float64(p50), 5))
+		}
+		verbRow("run event", f.frontEvent, f.engineEvent)
+		verbRow("run show", f.frontShow, f.engineShow)
 		if i == 0 {
 			base = pct(f.mcp, 50)
 		} else {
@@ -243,6 +257,20 @@ func measureDoors(bin, front string, runs, rounds int) doorFigures {
 			if i > 0 {
 				f.frontRead, f.frontReadCPU = append(f.frontRead, d), append(f.frontReadCPU, c)
 			}
+			// The verbs, through the front and by the engine, in turn.
+			id := ids[rng.Intn(len(ids))]
+			event := []string{"run", "event", "step_completed", "--playbook", "finance", "--run", id, "--step", fmt.Sprintf("bench/%d", rng.Intn(1000)), "--actor", "agent-7"}
+			show := []string{"run", "show", "--playbook", "finance", "--run", id}
+			for _, bin := range []string{front, bin} {
+				de, ds := quireVerb(bin, dir, event...), quireVerb(bin, dir, show...)
+				switch {
+				case i == 0:
+				case bin == front:
+					f.frontEvent, f.frontShow = append(f.frontEvent, de), append(f.frontShow, ds)
+				default:
+					f.engineEvent, f.engineShow = append(f.engineEvent, de), append(f.engineShow, ds)
+				}
+			}
 		}
 	}
 	return f
@@ -265,6 +293,17 @@ func quireCall(bin, dir, op, args string) (time.Duration, time.Duration) {
 		must(fmt.Errorf("quire call %s %s: %v\n%s", op, args, err, out))
 	}
 	return time.Since(t0), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
+// quireVerb runs one of quire's verbs on the vault and answers how long
+// it took.
+func quireVerb(bin, dir string, args ...string) time.Duration {
+	cmd := exec.Command(bin, append([]string{"--vault", dir}, args...)...)
+	t0 := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		must(fmt.Errorf("quire %v: %v\n%s", args, err, out))
+	}
+	return time.Since(t0)
 }
 
 // runFolderOf is the folder of a run of the bench's vaults.

@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"reflect"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"quire/ledger"
+	"quire/words/near"
 	"quire/words/refusal"
 )
 
@@ -51,7 +55,7 @@ func callCommand(e *env) *cli.Command {
 				}
 				return l, func() { l.Close() }, nil
 			}
-			return e.callOp(c.Context, c.Args().First(), args, open)
+			return e.callOp(c.Context, c.Args().First(), os.Getenv("QUIRE_ACTOR"), args, open)
 		},
 	}
 }
@@ -61,25 +65,23 @@ func callCommand(e *env) *cli.Command {
 // (resident.go), which serves the quire front's calls with a warm ledger
 // and must print byte for byte what the command prints. args gives the
 // --args text and where it came from (read only once the operation is
-// known, as it always was); open gives the ledger and what to do with it
-// after. The answer, or on a refusal the refusal object, goes to standard
+// known, as it always was); actor is QUIRE_ACTOR's value, who acts when
+// the arguments do not say (actingAs); open gives the ledger and what to
+// do with it after. The answer, or on a refusal the refusal object, goes to standard
 // output; a refusal is returned for fail, which says it on standard error.
-func (e *env) callOp(ctx context.Context, name string, args func() (text, from string, err error), open func() (*ledger.Ledger, func(), error)) error {
-	if _, ok := ledger.Lookup(name); !ok {
-		var names []string
-		for _, op := range ledger.Ops() {
-			names = append(names, op.Name)
-		}
+func (e *env) callOp(ctx context.Context, name, actor string, args func() (text, from string, err error), open func() (*ledger.Ledger, func(), error)) error {
+	op, ok := ledger.Lookup(name)
+	if !ok {
 		msg := fmt.Sprintf("no operation %q; quire call --list shows them", name)
-		if near := closest(name, names); near != "" {
-			msg = fmt.Sprintf("no operation %q; did you mean %q? (quire call --list shows them)", name, near)
+		if n := near.Closest(name, opNames()); n != "" {
+			msg = fmt.Sprintf("no operation %q; did you mean %q? (quire call --list shows them)", name, n)
 		}
 		e.printed = true
 		err := refusal.At(refusal.NotFound, "OPERATION", "%s", msg)
 		e.printJSON(err.Object())
 		return err
 	}
-	res, err := e.call(ctx, args, open, name)
+	res, err := e.call(ctx, args, open, op, actor)
 	if err == nil {
 		return e.printJSON(res)
 	}
@@ -88,8 +90,9 @@ func (e *env) callOp(ctx context.Context, name string, args func() (text, from s
 	return err
 }
 
-// call reads --args, checks it is one JSON value and runs the operation.
-func (e *env) call(ctx context.Context, args func() (string, string, error), open func() (*ledger.Ledger, func(), error), name string) (any, error) {
+// call reads --args, checks it is one JSON value and runs the operation
+// as actor when the arguments name no one.
+func (e *env) call(ctx context.Context, args func() (string, string, error), open func() (*ledger.Ledger, func(), error), op *ledger.Op, actor string) (any, error) {
 	s, from, err := args()
 	if err != nil {
 		return nil, err
@@ -102,5 +105,49 @@ func (e *env) call(ctx context.Context, args func() (string, string, error), ope
 		return nil, err
 	}
 	defer done()
-	return l.Call(ctx, name, json.RawMessage(s))
+	return l.Call(ctx, op.Name, actingAs(op, json.RawMessage(s), actor))
+}
+
+// actingAs fills who acts into a call's arguments, as the verbs' --actor
+// takes QUIRE_ACTOR and as a token's principal fills them over HTTP and
+// MCP: an operation that takes an actor (or an author, where it has no
+// actor) and is not told one, or told "", acts as actor. Arguments that
+// are no JSON object are left for the operation to refuse in its words.
+func actingAs(op *ledger.Op, raw json.RawMessage, actor string) json.RawMessage {
+	if actor == "" {
+		return raw
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil || fields == nil {
+		return raw
+	}
+	for _, name := range []string{"actor", "author"} {
+		if !takesArg(op, name) {
+			continue
+		}
+		if v, ok := fields[name]; ok && string(v) != `""` && string(v) != "null" {
+			return raw
+		}
+		fields[name], _ = json.Marshal(actor)
+		out, err := json.Marshal(fields)
+		if err != nil {
+			return raw
+		}
+		return out
+	}
+	return raw
+}
+
+// takesArg says whether an operation has an argument of that JSON name.
+func takesArg(op *ledger.Op, name string) bool {
+	t := op.Args
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	for i := 0; i < t.NumField(); i++ {
+		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); n == name {
+			return true
+		}
+	}
+	return false
 }

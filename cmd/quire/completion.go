@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"quire/ledger"
+	"quire/words/event"
 	"quire/words/shape"
 )
 
@@ -34,9 +35,19 @@ func closedValues() (flags map[string][]string, args map[string][]string) {
 		"/run/transition": enumOf("transition_run", "to"),
 		"/shape/check":    shape.Names(),
 		"/completion":     {"bash", "zsh", "fish"},
-		"/run/event":      {"step_started", "step_completed", "step_failed"},
+		"/run/event":      event.Recordable(),
+		"/call":           opNames(),
 	}
 	return flags, args
+}
+
+// opNames are the operations' names, which quire call takes.
+func opNames() []string {
+	var out []string
+	for _, op := range ledger.Ops() {
+		out = append(out, op.Name)
+	}
+	return out
 }
 
 // enumOf is the closed set of an operation's argument.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -264,6 +265,19 @@ func TestFrontAndResident(t *testing.T) {
 		gitIn(t, dir, "add", "notes.md")
 		gitIn(t, dir, "commit", "-q", "-m", "a person's note")
 	}
+	// QUIRE_ACTOR is who acts when the arguments do not say, through the
+	// resident as through the engine.
+	for _, bin := range []string{k.front, k.engine} {
+		n := len(k.engineRuns())
+		got := k.run(bin, cwd, "", []string{"QUIRE_ACTOR=agent-7"}, v, "call", "record_event", "--args",
+			fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_started","step":"do/9"}`, r.RunID))
+		if got.code != 0 || !strings.Contains(got.out, `"caller": "agent-7"`) {
+			t.Errorf("record_event through %s with QUIRE_ACTOR: %+v", filepath.Base(bin), got)
+		}
+		if bin == k.front && len(k.engineRuns()) != n {
+			t.Errorf("the front ran the engine for a call with QUIRE_ACTOR")
+		}
+	}
 	got := k.run(k.front, cwd, "", nil, v, "call", "list_playbook_events", "--args", `{"playbook":"finance","limit":1000}`)
 	var page struct{ Events []struct{ ID string } }
 	if got.code != 0 || json.Unmarshal([]byte(got.out), &page) != nil {
@@ -392,5 +406,64 @@ func TestResidentLifetime(t *testing.T) {
 	got := k.run(lone, cwd, "", nil, v, "call", "list_playbooks")
 	if got.code != 1 || !strings.Contains(got.errs, filepath.Join(filepath.Dir(lone), "quire-engine")) || !strings.Contains(got.errs, "make install") {
 		t.Fatalf("no engine: %+v", got)
+	}
+}
+
+// The verbs the README teaches go through the resident as quire call
+// does: they print what the engine prints, byte for byte (an answer, a
+// refusal, a usage error, --json), read QUIRE_ACTOR and QUIRE_PLAYBOOK
+// from the caller's environment, not the resident's, and the engine runs
+// only what reads the caller's files or standard input, and help.
+func TestFrontHandsVerbsToTheResident(t *testing.T) {
+	t.Parallel()
+	k := newFrontKit(t)
+	dir, v, project := newCLIVault(t)
+	runID := closeRun(t, v, project)
+	cwd := t.TempDir()
+	// The resident is started by a front whose QUIRE_ACTOR is not the
+	// callers' after it.
+	k.run(k.front, cwd, "", []string{"QUIRE_ACTOR=mallory", "QUIRE_PLAYBOOK=nowhere"}, v, "call", "list_playbooks")
+	k.waitResident(k.socket(dir, cwd), 0)
+
+	playbook := []string{"QUIRE_PLAYBOOK=finance"}
+	cases := []struct {
+		env  []string
+		args []string
+		exec bool
+	}{
+		{args: []string{v, "run", "show", "--playbook", "finance", "--run", runID}},
+		{args: []string{v, "run", "show", "--run", runID, "--json"}, env: playbook},
+		{args: []string{v, "runs", "--playbook", "finance"}},
+		{args: []string{v, "runs", "-p", "finance", "--json"}, env: []string{"QUIRE_PLAYBOOK=nowhere"}},
+		{args: []string{v, "run", "show", "--playbook", "finance", "--run", "019a4012-7c3e-7d10-9b2a-4e6f8a1c2d3e"}},
+		{args: []string{v, "run", "show", "--run", runID}},
+		{args: []string{v, "run", "event", "step_started", "--playbook", "finance", "--run", runID, "--step", "do/1"}},
+		{args: []string{v, "run", "show", "--help"}, exec: true},
+		{args: []string{v, "run", "thread", "--playbook", "finance", "--run", runID, "--actor", "agent-7", "@missing.md"}, exec: true},
+	}
+	before := len(k.engineRuns())
+	execs := 0
+	for _, c := range cases {
+		got := k.run(k.front, cwd, "", c.env, c.args...)
+		want := k.run(k.engine, cwd, "", c.env, c.args...)
+		if got != want {
+			t.Errorf("quire %q: the front printed\n%+v\nthe engine\n%+v", c.args, got, want)
+		}
+		if c.exec {
+			execs++
+		}
+	}
+	if runs := k.engineRuns()[before:]; len(runs) != execs {
+		t.Errorf("the front ran the engine %d times, not %d (the rest through the resident): %q", len(runs), execs, runs)
+	}
+	// A write, as the caller's QUIRE_ACTOR.
+	n := len(k.engineRuns())
+	got := k.run(k.front, cwd, "", append([]string{"QUIRE_ACTOR=agent-7"}, playbook...), v, "run", "event", "step_completed", "--run", runID, "--step", "do/1")
+	if got.code != 0 || !regexp.MustCompile(`^seq \d+  step_completed  `+runID+`_\d+\n$`).MatchString(got.out) || len(k.engineRuns()) != n {
+		t.Fatalf("run event through the resident: %+v (engine runs %q)", got, k.engineRuns()[n:])
+	}
+	got = k.run(k.front, cwd, "", nil, v, "call", "list_playbook_events", "--args", `{"playbook":"finance","limit":1000}`)
+	if !strings.Contains(got.out, `"caller": "agent-7"`) || strings.Contains(got.out, "mallory") {
+		t.Errorf("the event's actor is not the caller's QUIRE_ACTOR: %+v", got)
 	}
 }

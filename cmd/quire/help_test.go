@@ -1,12 +1,15 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"quire/words/event"
 )
 
 // Every command says what it does, every flag what it takes; a required
@@ -51,12 +54,21 @@ func TestCompletion(t *testing.T) {
 		if sh == "bash" {
 			if bash, err := exec.LookPath("bash"); err == nil {
 				cmd := exec.Command(bash, "-c", out+"\nCOMP_WORDS=(quire run en); COMP_CWORD=2; _quire_complete; echo \"${COMPREPLY[@]}\"\n"+
-					"COMP_WORDS=(quire runs --status s); COMP_CWORD=3; _quire_complete; echo \"${COMPREPLY[@]}\"")
+					"COMP_WORDS=(quire runs --status s); COMP_CWORD=3; _quire_complete; echo \"${COMPREPLY[@]}\"\n"+
+					"COMP_WORDS=(quire run event verification_r); COMP_CWORD=3; _quire_complete; echo \"${COMPREPLY[@]}\"\n"+
+					"COMP_WORDS=(quire call render_playbook_p); COMP_CWORD=2; _quire_complete; echo \"${COMPREPLY[@]}\"")
 				got, err := cmd.CombinedOutput()
-				if err != nil || string(got) != "end\nstarted succeeded\n" {
+				if err != nil || string(got) != "end\nstarted succeeded\nverification_receipt\nrender_playbook_page\n" {
 					t.Errorf("bash completes %q (%v)", got, err)
 				}
 			}
+		}
+	}
+	// Every event type record_event takes, and every operation.
+	_, out, _ := quire(t, "", "completion", "fish")
+	for _, w := range append(event.Recordable(), opNames()...) {
+		if !strings.Contains(out, "-a '"+w+"'") {
+			t.Errorf("fish does not complete %s", w)
 		}
 	}
 	if code, _, errs := quire(t, "", "completion", "tcsh"); code != 2 || !strings.Contains(errs, "bash, zsh or fish") {
@@ -94,5 +106,53 @@ func TestEveryCommandsHelpIsItsOwn(t *testing.T) {
 	if code, out, _ := quire(t, "", "run", "start", "--help"); code != 0 || !strings.Contains(out, "quire run start [command options]") ||
 		strings.Contains(out, "COMMANDS:") {
 		t.Errorf("quire run start --help: %d\n%s", code, out)
+	}
+}
+
+// quire help begins with the way in: its getting-started lines are lines
+// of README.md's "Using it", which walkthrough.txt runs, so they are true
+// (TestREADMEWalkthrough holds the README to the script).
+func TestHelpGettingStarted(t *testing.T) {
+	t.Parallel()
+	code, out, _ := quire(t, "", "help")
+	scr, err := os.ReadFile("testdata/script/walkthrough.txt")
+	if code != 0 || err != nil {
+		t.Fatalf("quire help: %d %v", code, err)
+	}
+	lines := map[string]bool{}
+	for _, l := range strings.Split(string(scr), "\n") {
+		lines[strings.Join(strings.Fields(l), " ")] = true
+	}
+	_, started, _ := strings.Cut(out, "Getting started")
+	started, _, _ = strings.Cut(started, "COMMANDS:")
+	n := 0
+	for _, l := range strings.Split(started, "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, "quire ") {
+			continue
+		}
+		n++
+		l = strings.NewReplacer("<project uid>", "$PROJECT", "<run id>", "$RUN").Replace(l)
+		if !lines[strings.Join(strings.Fields(l), " ")] {
+			t.Errorf("quire help's %q is not a line of walkthrough.txt", l)
+		}
+	}
+	if n < 8 {
+		t.Errorf("quire help has %d getting-started lines:\n%s", n, out)
+	}
+}
+
+// quire run event --help names every event type it records, and where the
+// others go.
+func TestRunEventHelpListsTheTypes(t *testing.T) {
+	t.Parallel()
+	_, out, _ := quire(t, "", "run", "event", "--help")
+	for _, typ := range event.Recordable() {
+		if !strings.Contains(out, typ) {
+			t.Errorf("run event --help does not name %s:\n%s", typ, out)
+		}
+	}
+	if !strings.Contains(out, "quire run end") {
+		t.Errorf("run event --help does not say where a run's end goes:\n%s", out)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"time"
 
@@ -61,6 +62,10 @@ type env struct {
 	// on standard output too. printed is set once the refusal object is
 	// printed (quire call prints it itself).
 	json, printed bool
+	// files are the files the command read an argument from, by the
+	// argument's path ("/source": "close.yaml"), so that a refusal's
+	// issue at a line of one is printed as compilers print it.
+	files map[string]string
 }
 
 // run is main without the exit, for tests.
@@ -115,16 +120,39 @@ func (e *env) fail(err error) int {
 		return exit.ExitCode()
 	}
 	r := refusal.Of(err)
-	fmt.Fprintln(e.err, "quire: "+r.Message)
-	for _, is := range r.Issues {
-		if is.Line > 0 {
-			fmt.Fprintf(e.err, "  %s line %d: %s\n", is.Path, is.Line, is.Message)
-		}
+	if !e.printIssues(r.Issues) {
+		fmt.Fprintln(e.err, "quire: "+r.Message)
 	}
 	if e.json && !e.printed {
 		e.printJSON(r.Object())
 	}
 	return exitRefused
+}
+
+// printIssues prints a refusal whose issues name lines one issue a line,
+// each once: `close.yaml:48: message` as compilers print it where the
+// command read the argument from a file, `quire: /source (line 48):
+// message` where it did not, and an issue of no line as `quire: /name:
+// message`. It says false, printing nothing, when no issue names a line:
+// the refusal's message then says it all.
+func (e *env) printIssues(issues []refusal.Issue) bool {
+	if !slices.ContainsFunc(issues, func(is refusal.Issue) bool { return is.Line > 0 }) {
+		return false
+	}
+	for _, is := range issues {
+		file, ok := e.files[is.Path]
+		switch {
+		case is.Line > 0 && ok:
+			fmt.Fprintf(e.err, "%s:%d: %s\n", file, is.Line, is.Message)
+		case is.Line > 0:
+			fmt.Fprintf(e.err, "quire: %s (line %d): %s\n", is.Path, is.Line, is.Message)
+		case is.Path != "":
+			fmt.Fprintf(e.err, "quire: %s: %s\n", is.Path, is.Message)
+		default:
+			fmt.Fprintf(e.err, "quire: %s\n", is.Message)
+		}
+	}
+	return true
 }
 
 func (e *env) printJSON(v any) error {
@@ -164,9 +192,17 @@ func thousands(n int64) string {
 	return s
 }
 
-// withLedger opens the vault for a command and closes it after.
+// warmLedger is the key of the app's Metadata under which the resident
+// gives its verbs its open ledger (residentVerb).
+const warmLedger = "quire.ledger"
+
+// withLedger opens the vault for a command and closes it after; in the
+// resident, it gives the command the resident's warm ledger, left open.
 func withLedger(fn func(c *cli.Context, l *ledger.Ledger) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
+		if l, ok := c.App.Metadata[warmLedger].(*ledger.Ledger); ok {
+			return fn(c, l)
+		}
 		l, err := openLedger(c)
 		if err != nil {
 			return err
@@ -176,10 +212,28 @@ func withLedger(fn func(c *cli.Context, l *ledger.Ledger) error) cli.ActionFunc 
 	}
 }
 
+// gettingStarted is quire help's first steps: lines of README.md's
+// "Using it", in its order (TestHelpGettingStarted holds them to it), so
+// that the help shows a newcomer the way in without sending them away.
+const gettingStarted = `Getting started (README.md's "Using it"; docs/guide.md walks a workflow and its page):
+
+   quire init ../acme-vault --org acme
+   export QUIRE_VAULT=../acme-vault QUIRE_ACTOR=agent-7
+   quire project create Operations
+   quire playbook create finance --name Finance
+   quire definition save testdata/vault/close-the-month.yaml --playbook finance
+   quire run start --playbook finance --name close-the-month --member-of <project uid> --executor agent-7 --authorized-by ana
+   quire run event step_completed --playbook finance --run <run id> --step do/0/work --detail 'Reconciled 412 entries'
+   quire run end succeeded --playbook finance --run <run id> --output '{"month":"2026-10","revenue":182450}'
+   quire run show --playbook finance --run <run id>
+   quire help run end
+   quire call --list`
+
 func newApp(e *env) *cli.App {
 	app := &cli.App{
 		Name:            "quire",
 		Usage:           "a file-native ledger runtime: run folders in a git vault",
+		Description:     gettingStarted,
 		Writer:          e.out,
 		ErrWriter:       e.err,
 		Reader:          e.in,
@@ -194,9 +248,7 @@ func newApp(e *env) *cli.App {
 	// root is quire as a command of commands, for the usage and the help
 	// command; it reads app.Commands when it is called, once they are made.
 	root := func() *cli.Command {
-		r := &cli.Command{Name: "quire", Subcommands: app.Commands, Flags: app.Flags}
-		paths.Store(r, "quire")
-		return r
+		return &cli.Command{Name: "quire", Subcommands: app.Commands, Flags: app.Flags}
 	}
 	app.Commands = commands(e, root)
 	prepare(app.Commands, "quire")

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -34,6 +36,12 @@ func residentCommand(e *env) *cli.Command {
 		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// The verbs' flags read these from the environment: the
+			// resident's is its starter's, not its caller's, whose values
+			// come with each verb (residentVerb).
+			for _, k := range append([]string{"QUIRE_VAULT"}, resident.VerbVars...) {
+				os.Unsetenv(k)
+			}
 			l.SetCompactContext(ctx)
 			l.SetCompactBy(nil)
 			self, err := resident.Self()
@@ -72,13 +80,87 @@ func residentCommand(e *env) *cli.Command {
 // residentCall makes one call of a front on the warm ledger and answers
 // what `quire call` would print and its exit code.
 func residentCall(ctx context.Context, l *ledger.Ledger, r *resident.Request) resident.Answer {
+	if len(r.Verb) > 0 {
+		return residentVerb(ctx, l, r)
+	}
 	var out, errs bytes.Buffer
 	e := &env{in: bytes.NewReader(nil), out: &out, err: &errs, json: r.JSON}
 	args := func() (string, string, error) { return string(r.Args), r.From, nil }
 	open := func() (*ledger.Ledger, func(), error) { return l, func() {}, nil }
 	code := 0
-	if err := e.callOp(ctx, r.Op, args, open); err != nil {
+	if err := e.callOp(ctx, r.Op, r.Actor, args, open); err != nil {
 		code = e.fail(err)
 	}
 	return resident.Answer{Stdout: out.Bytes(), Stderr: errs.Bytes(), Code: code}
+}
+
+// verbs is held by each verb the resident runs: the commands' flags are
+// values urfave/cli changes as it parses (jsonFlag is one for every
+// command), so two verbs are not parsed at once.
+var verbs sync.Mutex
+
+// residentVerb runs one of a front's verbs (`quire run event …`) as the
+// engine would, on the warm ledger: the same commands, printing the same
+// bytes through the same fail, with the caller's values of the variables
+// the verbs' flags read given as flags.
+func residentVerb(ctx context.Context, l *ledger.Ledger, r *resident.Request) resident.Answer {
+	verbs.Lock()
+	defer verbs.Unlock()
+	var out, errs bytes.Buffer
+	e := &env{in: bytes.NewReader(nil), out: &out, err: &errs, json: wantsJSON(r.Verb)}
+	app := newApp(e)
+	defer forgetPaths(app.Commands)
+	app.Metadata = map[string]any{warmLedger: l}
+	args := append([]string{"quire", "--vault", l.Root()}, withVars(app, r.Verb, r.Vars)...)
+	code := 0
+	if err := app.RunContext(ctx, flagsFirst(app, args)); err != nil {
+		code = e.fail(err)
+	}
+	return resident.Answer{Stdout: out.Bytes(), Stderr: errs.Bytes(), Code: code}
+}
+
+// withVars gives a verb's command line the flags its command would have
+// read from the caller's environment (vars): each flag of the command
+// whose variable the caller set and the line does not name is put right
+// after the command's words, so the line's own flags, after it, win.
+func withVars(app *cli.App, verb []string, vars map[string]string) []string {
+	cmds, flags, i := app.Commands, []cli.Flag(nil), 0
+	for ; i < len(verb); i++ {
+		var next *cli.Command
+		for _, c := range cmds {
+			if c.HasName(verb[i]) {
+				next = c
+			}
+		}
+		if next == nil {
+			break
+		}
+		cmds, flags = next.Subcommands, next.Flags
+	}
+	var add []string
+	for _, f := range flags {
+		sf, ok := f.(*cli.StringFlag)
+		if !ok || len(sf.EnvVars) == 0 || named(verb, sf.Names()) {
+			continue
+		}
+		if v, ok := vars[sf.EnvVars[0]]; ok {
+			add = append(add, "--"+sf.Name+"="+v)
+		}
+	}
+	return append(append(append([]string{}, verb[:i]...), add...), verb[i:]...)
+}
+
+// named says whether a command line names a flag of these names, as
+// urfave/cli reads them: -n or --n, alone or with =value.
+func named(line, names []string) bool {
+	for _, a := range line {
+		for _, n := range names {
+			for _, d := range []string{"-", "--"} {
+				if a == d+n || strings.HasPrefix(a, d+n+"=") {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

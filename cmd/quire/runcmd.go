@@ -12,6 +12,7 @@ import (
 
 	"quire/ledger"
 	"quire/words/address"
+	"quire/words/event"
 )
 
 // callAndShow runs an operation and prints its answer as JSON (with
@@ -81,7 +82,7 @@ func runCommand(e *env) *cli.Command {
 		return []cli.Flag{
 			playbookFlag(),
 			&cli.StringFlag{Name: "run", Required: true, Usage: "the run's id"},
-			&cli.StringFlag{Name: "actor", EnvVars: []string{"QUIRE_ACTOR"}, Required: true, Usage: "who acts: the run's executor, for rule 4"},
+			&cli.StringFlag{Name: "actor", EnvVars: []string{"QUIRE_ACTOR"}, Required: true, Usage: "who acts: anyone records a step, but only the run's executor or its authorizer may pause, resume, end or archive it (rule 4)"},
 			jsonFlag, requestIDFlag,
 		}
 	}
@@ -99,8 +100,9 @@ func runCommand(e *env) *cli.Command {
 					playbookFlag(), typeFlag(),
 					&cli.StringFlag{Name: "name", Required: true, Usage: "the definition's name"},
 					&cli.StringSliceFlag{Name: "member-of", Required: true, Usage: "a project's uid (repeat for several; quire project list shows them)"},
-					&cli.StringFlag{Name: "executor", Required: true, Usage: "who runs it (an agent's id); only they record its events"},
+					&cli.StringFlag{Name: "executor", Required: true, Usage: "who runs it (an agent's id): with --authorized-by, the only one who may pause, resume, end or archive it (rule 4)"},
 					&cli.StringFlag{Name: "authorized-by", Required: true, Usage: "who authorized the run"},
+					&cli.StringFlag{Name: "actor", EnvVars: []string{"QUIRE_ACTOR"}, Usage: "who starts it (the run created commit's author); --authorized-by when left out"},
 					&cli.StringFlag{Name: "input", Usage: jsonUsage("the run's input")},
 					&cli.StringFlag{Name: "context", Usage: textUsage("context.md's text")},
 					timeFlag("the start"),
@@ -119,12 +121,14 @@ func runCommand(e *env) *cli.Command {
 						"playbook": c.String("playbook"), "type": c.String("type"), "name": c.String("name"),
 						"member_of": c.StringSlice("member-of"), "executor": c.String("executor"),
 						"authorized_by": c.String("authorized-by"), "input": input,
-						"context": ctxText, "time": c.String("time"),
+						"context": ctxText, "time": c.String("time"), "actor": c.String("actor"),
 					}, showRun)
 				}),
 			},
 			{
 				Name: "event", Usage: "record an event on a run", ArgsUsage: "EVENT",
+				Description: "EVENT is one of the capsule's types: " + strings.Join(event.Recordable(), ", ") +
+					". A run's end goes through quire run end, an archive through quire run transition archived.",
 				Flags: append([]cli.Flag{
 					&cli.StringFlag{Name: "step", Usage: "the step's path, such as do/1/review"},
 					&cli.StringFlag{Name: "detail", Usage: textUsage("what happened, in a sentence")},
@@ -189,7 +193,8 @@ func runCommand(e *env) *cli.Command {
 				}),
 			},
 			{
-				Name: "thread", Usage: "append to the run's thread.md", ArgsUsage: "TEXT (- or @- reads it from standard input, @FILE from a file)", Flags: runFlags(),
+				Name: "thread", Usage: "append to the run's thread.md", ArgsUsage: "TEXT (- or @- reads it from standard input, @FILE from a file)",
+				Flags:  append([]cli.Flag{timeFlag("the note")}, runFlags()...),
 				Before: wantArgs(1, -1, "TEXT"),
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					text, err := e.textArgs(c)
@@ -198,6 +203,7 @@ func runCommand(e *env) *cli.Command {
 					}
 					return callAndShow(e, c, l, "append_thread", map[string]any{
 						"playbook": c.String("playbook"), "run_id": c.String("run"), "text": text, "actor": c.String("actor"),
+						"time": c.String("time"),
 					}, showRun)
 				}),
 			},

@@ -51,7 +51,7 @@ func TestCLIRunFilesAndCommits(t *testing.T) {
 		}
 		return s
 	}
-	if got := strings.Join(subjects(), "; "); got != "ana | close: run created" {
+	if got := strings.Join(subjects(), "; "); got != "ana | close "+r.RunID[len(r.RunID)-8:]+": run created" {
 		t.Fatalf("commits: %s", got)
 	}
 	git := func(args ...string) {
@@ -65,7 +65,7 @@ func TestCLIRunFilesAndCommits(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "notes.md"), []byte("checked\n"), 0o644)
 	git("add", "notes.md")
 	git("commit", "-q", "-m", "Checked the close\n\nRun-Id: "+r.RunID)
-	if got := strings.Join(subjects(), "; "); got != "rui | Checked the close; ana | close: run created" {
+	if got := strings.Join(subjects(), "; "); got != "rui | Checked the close; ana | close "+r.RunID[len(r.RunID)-8:]+": run created" {
 		t.Fatalf("commits after git commit: %s", got)
 	}
 }

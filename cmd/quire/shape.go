@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"quire/words/near"
 	"quire/words/refusal"
 	"quire/words/shape"
 )
@@ -24,7 +25,7 @@ func shapeCommand(e *env) *cli.Command {
 				}
 				name, file := c.Args().Get(0), c.Args().Get(1)
 				if !shape.Known(name) {
-					return refusal.Invalid("SHAPE", "%q is not a shape; the shapes are %v", name, shape.Names())
+					return refusal.Invalid("SHAPE", "%q is not a shape%s", name, near.Suggest(name, shape.Names(), "the shapes"))
 				}
 				data, err := os.ReadFile(file)
 				if err != nil {

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/urfave/cli/v2"
+
+	"quire/words/near"
 )
 
 // usageError is a command used wrongly: an unknown command or flag, a
@@ -73,66 +75,39 @@ func commandNames(cmds []*cli.Command) []string {
 	return out
 }
 
-// closest is the name nearest to s, when it is near enough to be what was
-// meant: one that s begins, or one at most a third of s's letters away
-// (a letter wrong, missing, extra, or two swapped counting as one each);
-// "" when none is.
-func closest(s string, names []string) string {
-	best, bestD := "", len(s)/3+2
-	for _, n := range names {
-		if len(s) >= 2 && strings.HasPrefix(n, s) {
-			return n
-		}
-		if d := editDistance(s, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-// editDistance is the optimal string alignment distance of a and b.
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
-}
-
 // unknownCommand is the usage error of a name that is no command of cmd.
 func unknownCommand(name string, parent *cli.Command) error {
 	msg := fmt.Sprintf("%q is not a command of %s", name, helpName(parent))
-	if near := closest(name, commandNames(parent.Subcommands)); near != "" {
-		msg += fmt.Sprintf("; did you mean %q?", near)
+	if n := near.Closest(name, commandNames(parent.Subcommands)); n != "" {
+		msg += fmt.Sprintf("; did you mean %q?", n)
 	}
 	return &usageError{msg: msg, usage: usageOf(parent), path: "COMMAND"}
 }
 
 // paths are the commands' full names ("quire run end"), set by prepare:
 // urfave/cli sets HelpName itself as it runs, not always to the path.
+// paths are the commands' paths ("quire run end") by command, for their
+// usage; prepare fills them, forgetPaths lets go of an app's.
 var paths sync.Map
 
 func helpName(cmd *cli.Command) string {
 	if p, ok := paths.Load(cmd); ok {
 		return p.(string)
 	}
+	if cmd.Name == "quire" {
+		return "quire" // the root (newApp's), made anew at each use
+	}
 	return "quire " + cmd.Name
+}
+
+// forgetPaths lets go of the paths of commands and their subcommands,
+// for a process that makes an app per call (the resident's verbs), which
+// would otherwise keep every app it made.
+func forgetPaths(cmds []*cli.Command) {
+	for _, cmd := range cmds {
+		paths.Delete(cmd)
+		forgetPaths(cmd.Subcommands)
+	}
 }
 
 // prepare walks the commands once they are all made and gives each the
@@ -161,8 +136,8 @@ func prepare(cmds []*cli.Command, parent string) {
 				for _, f := range cmd.Flags {
 					names = append(names, f.Names()...)
 				}
-				if near := closest(name, names); near != "" {
-					msg += fmt.Sprintf("; did you mean --%s?", near)
+				if n := near.Closest(name, names); n != "" {
+					msg += fmt.Sprintf("; did you mean --%s?", n)
 				}
 			}
 			return &usageError{msg: msg, usage: usageOf(cmd), path: "FLAGS"}

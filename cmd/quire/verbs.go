@@ -175,10 +175,11 @@ func definitionCommand(e *env) *cli.Command {
 					if file == "-" {
 						at = "-"
 					}
-					source, _, err := e.readAt("FILE", at, true)
+					source, from, err := e.readAt("FILE", at, true)
 					if err != nil {
 						return err
 					}
+					e.files = map[string]string{"/source": from}
 					typ, name, err := definitionOfFile(file, source, c.String("type"), c.String("name"))
 					if err != nil {
 						return err

@@ -10,9 +10,10 @@ import (
 
 // Version is what `quire version` says of this binary: the module's
 // version and the git revision it was built from, as the Go toolchain
-// stamped them (debug.ReadBuildInfo). A build from a checkout has the
-// version "(devel)" or a pseudo-version, and the revision with "+dirty"
-// when the tree had changes.
+// stamped them (debug.ReadBuildInfo), or make install from git where the
+// toolchain did not. A build from a checkout has the version "(devel)" or
+// a pseudo-version, and the revision with "+dirty" when the tree had
+// changes.
 type Version struct {
 	Module   string `json:"module"`
 	Version  string `json:"version"`
@@ -23,10 +24,27 @@ type Version struct {
 	Platform string `json:"platform"`
 }
 
+// The revision make install (and make build) stamps with -ldflags -X from
+// git, for a build the Go toolchain does not stamp: one from a git
+// worktree, with -buildvcs=false, or where git cannot be run. The
+// toolchain's own stamp, when there is one, wins.
+var stampRevision, stampTime, stampModified string
+
 func buildVersion() Version {
-	v := Version{Module: "quire", Version: "(unknown)", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(bi)
+}
+
+// versionOf is the Version of a build of build info bi (nil when the
+// binary carries none).
+func versionOf(bi *debug.BuildInfo) (v Version) {
+	v = Version{Module: "quire", Version: "(unknown)", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	defer func() {
+		if v.Revision == "" && stampRevision != "" {
+			v.Revision, v.Time, v.Modified = stampRevision, stampTime, stampModified == "true"
+		}
+	}()
+	if bi == nil {
 		return v
 	}
 	v.Module, v.Version = bi.Main.Path, bi.Main.Version

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"quire/internal/gomod"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -27,6 +28,9 @@ func Front(argv []string) int {
 		return 1
 	}
 	line, ok := parseCall(argv[1:], os.LookupEnv)
+	if !ok {
+		line, ok = parseVerb(argv[1:], os.LookupEnv)
+	}
 	if !ok || !Supported || off(os.Getenv("QUIRE_RESIDENT")) || perProcess() {
 		return execEngine(engine, argv)
 	}
@@ -48,9 +52,13 @@ func Front(argv []string) int {
 	if err != nil {
 		return execEngine(engine, argv)
 	}
-	// --args is read first (standard input too), so that a connection
-	// never waits on the caller's input.
-	args, from, stdin, err := readArgs(line.args, line.argsSet, os.Stdin)
+	// A call's --args is read first (standard input too), so that a
+	// connection never waits on the caller's input; a verb reads none.
+	var args, stdin []byte
+	var from string
+	if line.verb == nil {
+		args, from, stdin, err = readArgs(line.args, line.argsSet, os.Stdin)
+	}
 	if err != nil {
 		if stdin == nil {
 			// A file that cannot be read: the engine refuses it.
@@ -81,7 +89,8 @@ func Front(argv []string) int {
 		return fallback()
 	}
 	defer conn.Close()
-	req := Request{Vault: root, Op: line.op, Args: args, From: from, JSON: line.json, Engine: id, Env: env}
+	req := Request{Vault: root, Op: line.op, Args: args, From: from, JSON: line.json, Actor: os.Getenv("QUIRE_ACTOR"),
+		Verb: line.verb, Vars: verbVars(os.LookupEnv), Engine: id, Env: env}
 	if err := json.NewEncoder(conn).Encode(&req); err != nil {
 		return fallback()
 	}
@@ -147,10 +156,79 @@ func perProcess() bool {
 	return false
 }
 
-// callLine is a command line of the fast path.
+// callLine is a command line of the fast path: a call, or a verb.
 type callLine struct {
 	vault, args, op string
 	json, argsSet   bool
+	// verb is a verb's command line, without --vault (parseVerb).
+	verb []string
+}
+
+// verbs are the commands the README teaches that call the operations,
+// which the front hands to the resident as it hands `quire call`.
+var verbs = [][]string{{"run", "start"}, {"run", "event"}, {"run", "end"}, {"run", "show"}, {"run", "thread"}, {"runs"}}
+
+// VerbVars are the variables of the environment a verb's flags read
+// (--actor, --author, --playbook), which the front sends with the verb:
+// the resident's own environment is not the caller's.
+var VerbVars = []string{"QUIRE_ACTOR", "QUIRE_PLAYBOOK"}
+
+func verbVars(lookup func(string) (string, bool)) map[string]string {
+	vars := map[string]string{}
+	for _, k := range VerbVars {
+		if v, ok := lookup(k); ok {
+			vars[k] = v
+		}
+	}
+	return vars
+}
+
+// parseVerb reads `[--vault DIR | --vault=DIR] VERB ARGS...` for one of
+// verbs, and only when nothing in ARGS asks for the caller's process: no
+// standard input or file (-, @-, @FILE, whose path is the caller's
+// working folder's) and no help, nor --vault again or a "--". The engine
+// reads anything else.
+func parseVerb(args []string, lookup func(string) (string, bool)) (callLine, bool) {
+	var l callLine
+	vaultSet := false
+	if len(args) > 0 && (args[0] == "--vault" || strings.HasPrefix(args[0], "--vault=")) {
+		if v, ok := strings.CutPrefix(args[0], "--vault="); ok {
+			l.vault, args = v, args[1:]
+		} else if len(args) > 1 {
+			l.vault, args = args[1], args[2:]
+		}
+		if l.vault == "" || strings.HasPrefix(l.vault, "-") {
+			return l, false
+		}
+		vaultSet = true
+	}
+	known := false
+	for _, v := range verbs {
+		if len(args) >= len(v) && slices.Equal(args[:len(v)], v) {
+			known = true
+		}
+	}
+	if !known {
+		return l, false
+	}
+	for _, a := range args {
+		switch {
+		case a == "-" || a == "--" || strings.HasPrefix(a, "@") || a == "--help" || a == "-h" || a == "help",
+			a == "--vault" || strings.HasPrefix(a, "--vault="):
+			return l, false
+		}
+	}
+	if !vaultSet {
+		l.vault = "."
+		if v, ok := lookup("QUIRE_VAULT"); ok {
+			if v == "" {
+				return l, false
+			}
+			l.vault = v
+		}
+	}
+	l.verb = args
+	return l, true
 }
 
 // parseCall reads exactly `[--vault DIR | --vault=DIR] call [--json]

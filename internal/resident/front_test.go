@@ -53,6 +53,40 @@ func TestParseCall(t *testing.T) {
 
 // A runtime folder so deep that a socket's path would pass what a unix
 // socket takes sends the sockets to /tmp/quire-<uid>; a short one is used.
+// The verbs the front hands on, and what it leaves to the engine: what
+// reads the caller's files or standard input, help, a "--", other
+// commands, a second --vault.
+func TestParseVerb(t *testing.T) {
+	none := func(string) (string, bool) { return "", false }
+	env := func(string) (string, bool) { return "/v", true }
+	takes := []struct {
+		args   []string
+		lookup func(string) (string, bool)
+		want   callLine
+	}{
+		{[]string{"run", "show", "--run", "x"}, none, callLine{vault: ".", verb: []string{"run", "show", "--run", "x"}}},
+		{[]string{"runs", "-p", "finance"}, env, callLine{vault: "/v", verb: []string{"runs", "-p", "finance"}}},
+		{[]string{"--vault", "/x", "run", "event", "step_completed"}, env, callLine{vault: "/x", verb: []string{"run", "event", "step_completed"}}},
+		{[]string{"--vault=/x", "run", "end", "succeeded", "--output", `{"a":1}`}, none, callLine{vault: "/x", verb: []string{"run", "end", "succeeded", "--output", `{"a":1}`}}},
+	}
+	for _, c := range takes {
+		got, ok := parseVerb(c.args, c.lookup)
+		if !ok || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q: %+v %v, want %+v", c.args, got, ok, c.want)
+		}
+	}
+	leaves := [][]string{
+		{}, {"run"}, {"run", "start", "--input", "@in.json"}, {"run", "thread", "-"}, {"run", "end", "succeeded", "--output", "@-"},
+		{"run", "show", "--help"}, {"run", "show", "-h"}, {"run", "event", "--", "x"}, {"definition", "save", "a.yaml"},
+		{"run", "artifact", "a", "b"}, {"run", "show", "--vault", "/y"}, {"--vault=", "run", "show"}, {"call", "get_run"},
+	}
+	for _, args := range leaves {
+		if got, ok := parseVerb(args, none); ok {
+			t.Errorf("%q taken: %+v", args, got)
+		}
+	}
+}
+
 func TestDirKeepsSocketPathsShort(t *testing.T) {
 	short, err := os.MkdirTemp("/tmp", "qrd")
 	if err != nil {

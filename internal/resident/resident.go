@@ -87,11 +87,19 @@ type Request struct {
 	// Args is the text of --args, read (@FILE, @-, @@) as the engine
 	// reads it; From is where it came from, for messages ("" for the
 	// flag's value itself).
-	Args   []byte   `json:"args"`
-	From   string   `json:"from,omitempty"`
-	JSON   bool     `json:"json"`
-	Engine Identity `json:"engine"`
-	Env    string   `json:"env"`
+	Args []byte `json:"args"`
+	From string `json:"from,omitempty"`
+	JSON bool   `json:"json"`
+	// Actor is the front's QUIRE_ACTOR: who acts when the arguments do
+	// not say, as the engine's own call reads it from its environment.
+	Actor string `json:"actor,omitempty"`
+	// Verb is a verb's command line (`run event step_completed --run …`,
+	// without --vault) when the request is no call, and Vars the caller's
+	// values of VerbVars, which the verb's flags read.
+	Verb   []string          `json:"verb,omitempty"`
+	Vars   map[string]string `json:"vars,omitempty"`
+	Engine Identity          `json:"engine"`
+	Env    string            `json:"env"`
 }
 
 // Status is the resident's first word on a connection.

@@ -56,7 +56,7 @@ func TestRunPageFilesAndCommits(t *testing.T) {
 	}
 	body := page()
 	for _, want := range []string{"Checked the <strong>figures</strong>.", `"run_id": "` + id + `"`, "data.csv", "8 bytes",
-		"echo: run created", "echo: run succeeded", "agent-7"} {
+		"echo " + id[len(id)-8:] + ": run created", "echo " + id[len(id)-8:] + ": run succeeded", "agent-7"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the run page lacks %q", want)
 		}
@@ -69,7 +69,7 @@ func TestRunPageFilesAndCommits(t *testing.T) {
 	git("add", "notes.md")
 	git("commit", "-q", "-m", "Reviewed the echo\n\nRun-Id: "+id)
 	body = page()
-	if i, j := strings.Index(body, "Reviewed the echo"), strings.Index(body, "echo: run created"); i < 0 || j < i {
+	if i, j := strings.Index(body, "Reviewed the echo"), strings.Index(body, ": run created"); i < 0 || j < i {
 		t.Errorf("the commit made with git is not on the page, newest first:\n%s", body)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"quire/words/filter"
+	"quire/words/near"
 	"quire/words/shape"
 )
 
@@ -174,7 +175,11 @@ func (ps *parser) views(d *Data, key, n *yaml.Node) {
 		}
 		seen[name] = true
 		if !isText(v) || !shape.Known(v.Value) {
-			ps.add(ps.line(v), "The view %s takes %s, which is no shape: a view takes series, categories, table or text.", name, quoted(v))
+			hint := "; a view takes " + near.List(shape.Names())
+			if isText(v) {
+				hint = near.Suggest(v.Value, shape.Names(), "the shapes")
+			}
+			ps.add(ps.line(v), "The view %s takes %s, which is no shape%s.", name, quoted(v), hint)
 			continue
 		}
 		d.Views = append(d.Views, View{Line: ps.line(k), Name: name, Shape: v.Value})

@@ -103,7 +103,8 @@ func Parse(doc []byte, where Where) (*Page, []refusal.Issue) {
 		}
 		root = *m.Node
 	} else if err := yaml.Unmarshal(doc, &root); err != nil {
-		ps.add(ps.yamlErrLine(err), "The document is not YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		line, msg := ps.yamlErr(err)
+		ps.add(line, "The document is not YAML: %s", msg)
 		return nil, ps.issues
 	}
 	if len(root.Content) == 0 {
@@ -148,16 +149,20 @@ func Parse(doc []byte, where Where) (*Page, []refusal.Issue) {
 	return p, nil
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+)`)
+var yamlLine = regexp.MustCompile(`^line (\d+): `)
 
-func (ps *parser) yamlErrLine(err error) int {
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		if n > 0 {
-			return n
+// yamlErr is yaml.v3's error at its line: yaml.v3 writes the line into
+// its words ("yaml: line 3: did not find expected node content"), and the
+// issue carries it as its line, so the words leave it out. 0 when yaml.v3
+// names no line.
+func (ps *parser) yamlErr(err error) (int, string) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		if n, _ := strconv.Atoi(m[1]); n > 0 {
+			return n, msg[len(m[0]):]
 		}
 	}
-	return 0
+	return 0, msg
 }
 
 func deref(n *yaml.Node) *yaml.Node {
