@@ -10,7 +10,7 @@ import (
 
 // The demo vault itself (testdata/demo.sh, as make demo builds it), diffed
 // between two of its commits: quire page diff names fulfill-order's views
-// that changed. Behind QUIRE_TEST_LONG (make test-long): the demo records
+// that changed; and quire check --views verifies every page of it. Behind QUIRE_TEST_LONG (make test-long): the demo records
 // some 200 commands, each a process.
 func TestDemoVaultPageDiffNamesTheChangedViews(t *testing.T) {
 	if os.Getenv("QUIRE_TEST_LONG") == "" {
@@ -61,5 +61,22 @@ func TestDemoVaultPageDiffNamesTheChangedViews(t *testing.T) {
 		if !strings.Contains(out, "\nview "+view+":\n") {
 			t.Errorf("page diff does not name the view %s:\n%s", view, out)
 		}
+	}
+	code, out, errs = quire(t, "", v, "check", "--views")
+	if code != 0 {
+		t.Fatalf("check --views: %d %s %s", code, out, errs)
+	}
+	pages := 0
+	for _, ln := range strings.Split(out, "\n") {
+		if strings.HasPrefix(ln, "views of ") {
+			pages++
+			if !strings.HasSuffix(ln, ": verified") {
+				t.Errorf("check --views: %s", ln)
+			}
+		}
+	}
+	// morning-social-content, close-the-month and fulfill-order.
+	if pages < 3 {
+		t.Errorf("check --views verified %d pages of the demo vault:\n%s", pages, out)
 	}
 }
