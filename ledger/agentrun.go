@@ -1,7 +1,11 @@
 package ledger
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"quire/words/agentrun"
 	"quire/words/refusal"
@@ -28,6 +32,33 @@ func agentRunInfo(info *docInfo, source string, check bool) []refusal.Issue {
 	}
 	if s := doc.OutputSchema(); s != nil {
 		info.Schema = s
+	}
+	info.InputSchema = doc.InputSchema()
+	return nil
+}
+
+// checkInput checks a run's input against an AgentRun document's
+// input.schemaId when the run starts, as its output is checked when it
+// ends: a run begun on an input its workflow cannot take would only fail
+// later, in the executor. No input is null, which the schema refuses
+// unless it takes null.
+func checkInput(info *docInfo, input json.RawMessage) error {
+	if info == nil || info.InputSchema == nil {
+		return nil
+	}
+	sch, err := compileSchema(info.InputSchema)
+	if err != nil {
+		return nil // the save refused a catalog that does not compile
+	}
+	if len(input) == 0 {
+		input = json.RawMessage("null")
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
+	if err != nil {
+		return refusal.Invalid("/input", "not JSON")
+	}
+	if issues := schemaIssues(sch, v, "/input"); len(issues) > 0 {
+		return refusal.WithIssues(refusal.InvalidInput, issues)
 	}
 	return nil
 }

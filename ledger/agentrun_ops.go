@@ -66,6 +66,9 @@ func (l *Ledger) workflowSource(a *WorkflowSourceArgs) (string, error) {
 			return "", refusal.Invalid("/source", "give source, or playbook and name (and version), not both")
 		}
 		if !agentrun.Is(a.Source) {
+			if is := agentrun.Misread(a.Source); is != nil {
+				return "", refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{*is})
+			}
 			return "", refusal.Invalid("/source", "not an AgentRun document: a JSON object with \"v\": 2")
 		}
 		return a.Source, nil

@@ -498,6 +498,11 @@ func parseDocument(typ, source string) error {
 	if strings.TrimSpace(source) == "" {
 		return refusal.Invalid("/source", "the document is empty")
 	}
+	if typ == "workflow" {
+		if is := agentrun.Misread(source); is != nil {
+			return refusal.WithIssues(refusal.InvalidInput, []refusal.Issue{*is})
+		}
+	}
 	if typ == "workflow" || typ == TypePage {
 		var node yaml.Node
 		if err := yaml.Unmarshal([]byte(source), &node); err != nil {

@@ -35,10 +35,13 @@ const TypePage = "page"
 
 // docInfo is what ledger reads of one version of a document.
 type docInfo struct {
-	Shape       string
-	ShapeLine   int
-	Schema      any // output.schema as YAML decodes it; nil without one
-	SchemaLine  int
+	Shape      string
+	ShapeLine  int
+	Schema     any // output.schema as YAML decodes it; nil without one
+	SchemaLine int
+	// InputSchema is an AgentRun document's input.schemaId's schema, which
+	// a run's input is checked against; nil without one.
+	InputSchema map[string]any
 	Page        *page.Page
 	JS          string // the page's module, transpiled (after a full check)
 	DataHash    string
@@ -302,19 +305,7 @@ func checkAgainst(info *docInfo, output json.RawMessage, max int) []refusal.Issu
 		if err != nil {
 			return []refusal.Issue{{Path: "/output", Message: "Expected JSON."}}
 		}
-		if err := sch.Validate(v); err != nil {
-			if ve, ok := err.(*jsonschema.ValidationError); ok {
-				for _, u := range ve.BasicOutput().Errors {
-					if u.Error == nil || u.InstanceLocation == "" && len(ve.Causes) > 0 {
-						continue
-					}
-					issues = append(issues, refusal.Issue{Path: u.InstanceLocation, Message: u.Error.String()})
-				}
-			}
-			if len(issues) == 0 {
-				issues = append(issues, refusal.Issue{Path: "", Message: err.Error()})
-			}
-		}
+		issues = schemaIssues(sch, v, "")
 	}
 	if len(issues) > max {
 		issues = issues[:max]

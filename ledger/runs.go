@@ -400,6 +400,9 @@ func (l *Ledger) runDefinition(ctx context.Context, a *RunDefinitionArgs) (*Run,
 		if a.Type == "prediction" {
 			front.OutputShape = predictionShape(a.Input)
 		} else if info, err := l.document(a.Type, v); err == nil {
+			if err := checkInput(info, a.Input); err != nil {
+				return err
+			}
 			front.OutputShape = info.Shape
 		}
 		data := map[string]any{"run_id": runID}
@@ -910,13 +913,13 @@ func (l *Ledger) checkOutput(e vault.Entry, f runfolder.Folder, output json.RawM
 	}
 	words := make([]string, len(issues))
 	for i, is := range issues {
-		words[i] = is.Path + ": " + is.Message
-		if is.Path == "" {
-			words[i] = is.Message
+		words[i] = strings.TrimSuffix(is.Message, ".")
+		if is.Path != "" {
+			words[i] = is.Path + ": " + words[i]
 		}
 	}
 	misfit := map[string]any{"reason": reason,
-		"detail": whose + " does not match the output schema: " + strings.Join(words, "; "), "issues": issues}
+		"detail": whose + " does not match the output schema: " + strings.Join(words, "; ") + ".", "issues": issues}
 	if kind != "" {
 		misfit["kind"] = kind
 	}

@@ -27,6 +27,9 @@ func definitionInspectCommand(e *env) *cli.Command {
 				return refusal.Invalid("FILE", "%v", err)
 			}
 			if !agentrun.Is(string(data)) {
+				if is := agentrun.Misread(string(data)); is != nil {
+					return refusal.Invalid("FILE", "%s:%d: %s", file, is.Line, is.Message)
+				}
 				return refusal.Invalid("FILE", "%s is not an AgentRun document: a JSON object with \"v\": 2", file)
 			}
 			rep := agentrun.Inspect(string(data))

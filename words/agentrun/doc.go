@@ -2,8 +2,8 @@
 // a workflow definition whose source is JSON with "v": 2. quire never
 // executes one: it saves it (definitions/workflow/<name>.json), inspects it
 // without running anything (the document's "native inspection"), tries one
-// code node in the fold's sandbox, and checks a run's output against
-// output.schemaId's schema. This package is the format: reading a
+// code node in the fold's sandbox, and checks a run's input against
+// input.schemaId's schema and its output against output.schemaId's. This package is the format: reading a
 // document, its inspection, its node kinds and the check of a code node's
 // code. The operations over saved documents (inspect_workflow, try_code)
 // are the ledger's. It imports nothing above the words: the standard
@@ -15,7 +15,8 @@
 //	Parse(source string) (*Doc, []refusal.Issue)
 //	(*Doc).Value() map[string]any; (*Doc).Line(ptr string) int
 //	(*Doc).Node(label string) (ptr string, node map[string]any)
-//	(*Doc).OutputSchema() map[string]any
+//	(*Doc).OutputSchema() map[string]any; (*Doc).InputSchema() map[string]any
+//	Misread(source string) *refusal.Issue
 //	CheckCode(code string) []string; Shadowed() []string
 //
 // # Node kinds
@@ -41,6 +42,11 @@
 //   - A schema refers to a sibling only as {"$ref":"#/definitions/<Name>"};
 //     no other reference is taken (nothing is loaded from anywhere).
 //   - map's maxConcurrency is an integer from 1 to 64.
+//   - The predicates are the two the document names: empty and
+//     field_equals.
+//   - A workflow source that begins with "{" is JSON; with AgentRun's own
+//     top-level fields (v, schemas, root) it is meant as an AgentRun
+//     document, and refused (Misread) unless its v is 2.
 //   - A document nests at most MaxDepth levels and holds at most
 //     MaxDocument bytes.
 package agentrun

@@ -71,6 +71,15 @@ func init() {
 	kindList = strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
+// capital is a kind's name after its article, to begin a sentence: "An
+// agent", "A judge".
+func capital(name string) string {
+	if strings.ContainsRune("aeiou", rune(name[0])) {
+		return "An " + name
+	}
+	return "A " + name
+}
+
 // nodeAt is a node under check: where it is, its fields, and what the
 // fields every kind shares gave.
 type nodeAt struct {
@@ -134,7 +143,7 @@ func (in *inspector) fields(n *nodeAt) {
 	for _, f := range k.required {
 		allowed[f] = true
 		if _, ok := n.m[f]; !ok {
-			in.add(n.ptr, "A %s node needs %s.", k.name, f)
+			in.add(n.ptr, "%s node needs %s.", capital(k.name), f)
 		}
 	}
 	for _, f := range k.permitted {
@@ -149,7 +158,7 @@ func (in *inspector) fields(n *nodeAt) {
 			msg = k.refuse(f)
 		}
 		if msg == "" {
-			msg = fmt.Sprintf("A %s node has %s; not %s.", k.name, fieldList(k.required, k.permitted), f)
+			msg = fmt.Sprintf("%s node has %s; not %s.", capital(k.name), fieldList(k.required, k.permitted), f)
 		}
 		in.add(n.ptr+"/"+escapePointer(f), "%s", msg)
 	}
@@ -187,7 +196,7 @@ func (in *inspector) shared(n *nodeAt) {
 		case !isMap:
 			in.add(ptr+"/state", "state is an object from names to values, {path} naming a state path.")
 		case len(sm) == 0 && n.kind.nonemptyState:
-			in.add(ptr+"/state", "A %s has a nonempty state map.", n.kind.name)
+			in.add(ptr+"/state", "%s has a nonempty state map.", capital(n.kind.name))
 		default:
 			in.templates(ptr+"/state", sm, n.st)
 		}

@@ -2,10 +2,12 @@ package agentrun
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"quire/words/event"
 	"quire/words/jsonptr"
@@ -59,11 +61,7 @@ func Parse(source string) (*Doc, []refusal.Issue) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		line := 1
-		if se, ok := err.(*json.SyntaxError); ok {
-			line = lineOfOffset(source, int(se.Offset))
-		}
-		return nil, []refusal.Issue{{Path: "/source", Line: line, Message: "The AgentRun document is not JSON: " + err.Error()}}
+		return nil, []refusal.Issue{notJSON(source, err)}
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, []refusal.Issue{{Path: "/source", Line: lineOfOffset(source, int(dec.InputOffset())), Message: "The AgentRun document holds more than one JSON value."}}
@@ -77,6 +75,68 @@ func Parse(source string) (*Doc, []refusal.Issue) {
 		return nil, []refusal.Issue{*dup}
 	}
 	return d, nil
+}
+
+// notJSON is the issue of a source the JSON reader refused, at the line
+// and column of the character it stopped at (both from 1).
+func notJSON(source string, err error) refusal.Issue {
+	off, why := len(source), "the text ends before its JSON does"
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		// The reader has read Offset bytes when it stops: the last is
+		// the one it refused.
+		off, why = int(se.Offset)-1, se.Error()
+	}
+	line := lineOfOffset(source, off)
+	col := utf8.RuneCountInString(source[strings.LastIndexByte(source[:max(off, 0)], '\n')+1:max(off, 0)]) + 1
+	return refusal.Issue{Path: "/source", Line: line, Message: fmt.Sprintf("The document is not JSON: at line %d, column %d, %s.", line, col, why)}
+}
+
+// agentRunFields are the top-level fields only an AgentRun document has:
+// a JSON workflow with one of them is meant as one.
+var agentRunFields = []string{"v", "schemas", "root"}
+
+// Misread answers why a workflow's source that is not an AgentRun
+// document (Is is false) is refused all the same, or nil. JSON is YAML,
+// so without it such a source would be saved as a YAML workflow with
+// none of the AgentRun checks. A source that begins with "{" is JSON: one
+// that does not parse is refused at the JSON's own line and column (the
+// YAML reader would name another line, in a flow mapping's words), and a
+// JSON object with AgentRun's own top-level fields (v, schemas, root)
+// whose v is not the number 2 is refused at /source/v. Any other JSON
+// object is a YAML workflow written as JSON.
+func Misread(source string) *refusal.Issue {
+	if !strings.HasPrefix(strings.TrimSpace(source), "{") || Is(source) {
+		return nil
+	}
+	doc, issues := Parse(source)
+	if doc == nil {
+		return &issues[0]
+	}
+	var has []string
+	for _, f := range agentRunFields {
+		if _, ok := doc.v[f]; ok {
+			has = append(has, f)
+		}
+	}
+	if len(has) == 0 {
+		return nil
+	}
+	msg := "An AgentRun document has \"v\": 2, the version of the format quire reads"
+	switch v, ok := doc.v["v"]; {
+	case !ok:
+		msg += fmt.Sprintf("; this one has %s and no v.", strings.Join(has, " and "))
+	case isString(v):
+		msg += fmt.Sprintf(", a number; not %s, a string.", jsonText(v))
+	default:
+		msg += fmt.Sprintf("; not %s.", jsonText(v))
+	}
+	return &refusal.Issue{Path: "/source/v", Line: doc.Line("/v"), Message: msg}
+}
+
+func isString(v any) bool {
+	_, ok := v.(string)
+	return ok
 }
 
 func lineOfOffset(s string, off int) int {
@@ -188,10 +248,17 @@ func findLabel(v any, ptr, label string) (string, map[string]any) {
 // OutputSchema is the schema a run's output is checked against:
 // output.schemaId's schema, as one JSON Schema with the catalog beside it
 // in its $defs; nil when the document names no schema of its catalog.
-func (d *Doc) OutputSchema() map[string]any {
+func (d *Doc) OutputSchema() map[string]any { return d.schemaOf("output") }
+
+// InputSchema is the schema a run's input is checked against when the run
+// starts: input.schemaId's, as OutputSchema; nil when the document names
+// none (input is optional).
+func (d *Doc) InputSchema() map[string]any { return d.schemaOf("input") }
+
+func (d *Doc) schemaOf(field string) map[string]any {
 	catalog, _ := d.v["schemas"].(map[string]any)
-	out, _ := d.v["output"].(map[string]any)
-	if id, ok := out["schemaId"].(string); ok && catalog[id] != nil {
+	m, _ := d.v[field].(map[string]any)
+	if id, ok := m["schemaId"].(string); ok && catalog[id] != nil {
 		return catalogSchema(catalog, id)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -287,7 +288,7 @@ func (in *inspector) flat(ptr, id, kind string) map[string]any {
 	props, _ := s["properties"].(map[string]any)
 	at := "/schemas/" + escapePointer(id)
 	if len(props) == 0 {
-		in.add(at, "A %s's schema %s is flat: an object whose properties are its questions.", kind, id)
+		in.add(at, "%s's schema %s is flat: an object whose properties are its questions.", capital(kind), id)
 		return nil
 	}
 	for _, name := range sortedKeys(props) {
@@ -305,7 +306,7 @@ func (in *inspector) flat(ptr, id, kind string) map[string]any {
 				in.add(pp, "An integer question of a %s has 2 to 10 level descriptions in criteria (scores 0 to the last level's index).", kind)
 			}
 		default:
-			in.add(pp, "A %s's schema is flat: each property is a boolean, an enum, or an integer with 2 to 10 level descriptions in criteria.", kind)
+			in.add(pp, "%s's schema is flat: each property is a boolean, an enum, or an integer with 2 to 10 level descriptions in criteria.", capital(kind))
 		}
 	}
 	return props
@@ -338,6 +339,12 @@ func (in *inspector) probability(ptr string, v any) {
 	}
 }
 
+// predicates are the predicates the format names: empty (the nonempty
+// guard's opposite) and field_equals (with value). Mechanical checks
+// belong in predicates, and the format names no others, so any other name
+// would be a predicate no runner evaluates.
+var predicates = []string{"empty", "field_equals"}
+
 // predicate checks an escalate's when or a loop's until.
 func (in *inspector) predicate(ptr string, v any, st *state) {
 	if v == nil {
@@ -349,18 +356,17 @@ func (in *inspector) predicate(ptr string, v any, st *state) {
 		in.add(ptr, "A predicate is {\"predicate\": <name>, \"path\": <state path>, ...}, such as {\"predicate\": \"empty\", \"path\": \"selected.items\"}.")
 		return
 	}
+	if !slices.Contains(predicates, pred) {
+		in.add(ptr+"/predicate", "The format's predicates are %s; not %q.", strings.Join(predicates, " and "), pred)
+		return
+	}
 	p, hasPath := w["path"].(string)
-	switch pred {
-	case "empty", "field_equals":
-		if !hasPath || !statePath.MatchString(p) {
-			in.add(ptr+"/path", "The predicate %s needs path, a state path.", pred)
-			return
-		}
-		if _, has := w["value"]; pred == "field_equals" && !has {
-			in.add(ptr, "The predicate field_equals needs value.")
-		}
+	if !hasPath || !statePath.MatchString(p) {
+		in.add(ptr+"/path", "The predicate %s needs path, a state path.", pred)
+		return
 	}
-	if hasPath && statePath.MatchString(p) {
-		in.consume(ptr+"/path", p, st)
+	if _, has := w["value"]; pred == "field_equals" && !has {
+		in.add(ptr, "The predicate field_equals needs value.")
 	}
+	in.consume(ptr+"/path", p, st)
 }
