@@ -307,6 +307,11 @@ func (p *Pool) foldOne(ctx context.Context, prog *Program, views json.RawMessage
 	}
 }
 
+// IsStackTrap says whether a worker's trap is its stack overflowing: a
+// caller that tries a program once (try_code) words such a crash as the
+// recursion it is.
+func IsStackTrap(s string) bool { return isStackTrap(s) }
+
 func isStackTrap(s string) bool {
 	return strings.Contains(s, "out of bounds memory access") || strings.Contains(s, "invalid table access") ||
 		strings.Contains(s, "stack overflow") || strings.Contains(s, "call stack exhausted")

@@ -18,7 +18,7 @@ import (
 
 // The operations of AgentRun documents: inspect_workflow (the save's
 // inspection, on demand) and try_code (one code node's function run in
-// the fold's sandbox). Neither writes anything.
+// a sandbox like a page's). Neither writes anything.
 
 // WorkflowSourceArgs names an AgentRun document: a saved workflow
 // (playbook, name, version) or a source not yet saved.
@@ -227,11 +227,8 @@ func (l *Ledger) runCode(ctx context.Context, label, code, as string, stateRaw j
 	}
 	out := &TryCode{Label: label}
 	if res.Stall != nil {
-		msg := res.Stall.Error
-		if res.Stall.Kind == fold.KindTime {
-			msg = fmt.Sprintf("the function ran for more than %v, try_code's bound of wall time: it may loop for ever, or need more than a busy machine gave it", tryTimeout)
-		}
-		out.Error = &TryError{Kind: res.Stall.Kind, Message: msg, Line: refineLine(code, res.Stall.Error, res.Stall.Line)}
+		st := asRaised(res.Stall)
+		out.Error = &TryError{Kind: st.Kind, Message: stallWords(st), Line: refineLine(code, st.Error, st.Line)}
 		return out, nil
 	}
 	var views struct {
@@ -266,6 +263,44 @@ func (l *Ledger) runCode(ctx context.Context, label, code, as string, stateRaw j
 	}
 	out.State, err = json.Marshal(state)
 	return out, err
+}
+
+// stallWords words why the function stopped for its author, who wrote a
+// code node and never a fold: the fold's own words name its page, its
+// tries and its checkpoints, which try_code's one try of one function has
+// none of. An error the function raised is its own words.
+func stallWords(st *fold.Stall) string {
+	switch st.Kind {
+	case fold.KindTime:
+		return fmt.Sprintf("the function ran for more than %v, try_code's bound of wall time: it may loop for ever, or need more than a busy machine gave it", tryTimeout)
+	case fold.KindWork:
+		return "the function did more work than try_code allows a call: it may loop for ever"
+	case fold.KindMemory:
+		return "the function used more memory than try_code's sandbox has"
+	case fold.KindSize:
+		return "the function's value is too large: " + strings.TrimPrefix(st.Error, "the views take ")
+	case fold.KindCrash:
+		return "the sandbox stopped while running the function; try again, and if it stops again the function is the cause"
+	case fold.KindRaised:
+		if strings.HasPrefix(st.Error, stackWords) {
+			return stackWords + " (the function recurses without end, or too deep for the sandbox)"
+		}
+	}
+	return st.Error
+}
+
+const stackWords = "RangeError: Maximum call stack size exceeded"
+
+// asRaised is a crash of one try that is its stack overflowing, as the
+// error the function raised: the fold calls it raised after two such
+// crashes in fresh runtimes, and try_code tries once.
+func asRaised(st *fold.Stall) *fold.Stall {
+	if st.Kind == fold.KindCrash && fold.IsStackTrap(st.Error) {
+		c := *st
+		c.Kind, c.Error = fold.KindRaised, stackWords
+		return &c
+	}
+	return st
 }
 
 // decodeNumbers decodes JSON keeping its numbers as written.

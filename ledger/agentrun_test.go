@@ -164,10 +164,14 @@ func TestAgentRunTryCode(t *testing.T) {
 		{"(s) => {\n  const x = 1;\n  throw new RangeError('too far');\n}", "RangeError: too far"},
 		{"(s) => { s.check = 1; return {}; }", "read-only"},
 		{"(s) => ({ d: typeof [].constructor.constructor('return Date')() })", "not a function"},
+		// The function's words, not the fold's (its tries, its views); the
+		// overflow last, as it crashes the worker, which starts again.
+		{"(s) => ({ big: 'x'.repeat(600000) })", "the function's value is too large: 600020 bytes as JSON"},
+		{"(s) => { const f = (n) => f(n + 1) + 1; return { n: f(0) }; }", "Maximum call stack size exceeded (the function recurses without end"},
 	} {
 		doc := variant(t, src, "/root/steps/1/code", c.code)
 		res := f.call("try_code", `{"source":`+jsonString(doc)+`,"label":"gate-probability","state":{"check":{}}}`).(*TryCode)
-		if res.Error == nil || !strings.Contains(res.Error.Message, c.words) {
+		if res.Error == nil || !strings.Contains(res.Error.Message, c.words) || strings.Contains(res.Error.Message, "fold") {
 			t.Errorf("%q: %+v %+v", c.code, res, res.Error)
 		}
 		if (c.words == "TypeError" || strings.HasPrefix(c.words, "RangeError")) && res.Error != nil && res.Error.Line != 3 {
