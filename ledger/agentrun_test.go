@@ -207,7 +207,7 @@ func TestAgentRunRecordedRun(t *testing.T) {
 		if data != "" {
 			args += `,"data":` + data
 		}
-		return f.call("record_event", args+"}").(*Event)
+		return &f.call("record_event", args+"}").(*RecordedEvent).Event
 	}
 	r := start()
 	if !strings.HasPrefix(r.Path, "playbook-runs/evidence-gate-") {

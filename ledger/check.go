@@ -49,6 +49,9 @@ func (l *Ledger) CheckWith(a CheckArgs) (*CheckReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rep.Warnings, err = l.stepWarnings(); err != nil {
+		return nil, err
+	}
 	if a.History {
 		hist, problems, err := c.CheckHistory()
 		if err != nil {

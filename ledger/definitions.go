@@ -329,7 +329,10 @@ type Definition struct {
 	// its line of the source: a reasoning function's shape is sent to the
 	// provider as its output schema, with what that loses.
 	Warnings []refusal.Issue `json:"warnings,omitempty"`
-	Page     *PageView       `json:"page,omitempty"`
+	// Steps are a workflow's steps, so that an agent need not parse its
+	// document to know what to record.
+	Steps []Step    `json:"steps,omitempty" jsonschema:"a workflow's steps, in order"`
+	Page  *PageView `json:"page,omitempty"`
 }
 
 // Details says what a definition answers.
@@ -750,6 +753,9 @@ func (l *Ledger) definitionAt(playbook, typ, name string, version int, withSourc
 			}
 		}
 		out.Source = string(src)
+		if typ == "workflow" {
+			out.Steps = workflowSteps(out.Source)
+		}
 		l.withShape(out)
 	}
 	return out, nil

@@ -39,6 +39,8 @@ type docInfo struct {
 	ShapeLine  int
 	Schema     any // output.schema as YAML decodes it; nil without one
 	SchemaLine int
+	// Steps are a workflow's steps (steps.go).
+	Steps []Step
 	// InputSchema is an AgentRun document's input.schemaId's schema, which
 	// a run's input is checked against; nil without one.
 	InputSchema map[string]any
@@ -89,6 +91,9 @@ func pageWhere(typ string) page.Where {
 // type check; issues come back as one invalid_input refusal.
 func (l *Ledger) inspect(ctx context.Context, typ, source string, check bool) (*docInfo, error) {
 	info := &docInfo{}
+	if typ == "workflow" {
+		info.Steps = workflowSteps(source)
+	}
 	var issues []refusal.Issue
 	if typ == "workflow" && agentrun.Is(source) {
 		issues = append(issues, agentRunInfo(info, source, check)...)

@@ -141,7 +141,7 @@ func TestEveryStandardEventAndUnknownOnes(t *testing.T) {
 		if strings.HasPrefix(typ, "step_") {
 			step = `,"step":"do/1/review"`
 		}
-		ev := f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"actor":"agent-7"%s}`, r.RunID, typ, step)).(*Event)
+		ev := f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"actor":"agent-7"%s}`, r.RunID, typ, step)).(*RecordedEvent)
 		if ev.Type != typ || ev.Source != "playbooks/finance" || ev.Seq == 0 {
 			t.Errorf("%s: %+v", typ, ev)
 		}
@@ -310,7 +310,7 @@ func TestReindexRebuildsTheSameHistory(t *testing.T) {
 		t.Fatalf("history changed:\n%s\n%s", b1, b2)
 	}
 	// The next event continues the seq.
-	ev := f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"milestone_fired","actor":"agent-7"}`, r.RunID)).(*Event)
+	ev := f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"milestone_fired","actor":"agent-7"}`, r.RunID)).(*RecordedEvent)
 	if ev.Seq != int64(len(after.Events))+1 {
 		t.Fatalf("seq %d after %d events", ev.Seq, len(after.Events))
 	}
@@ -357,7 +357,7 @@ func appender() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
 		}
-		fmt.Fprintln(w, res.(*Event).ID)
+		fmt.Fprintln(w, res.(*RecordedEvent).ID)
 		w.Flush()
 	}
 	l.Close()

@@ -45,7 +45,7 @@ page:
 	r := f.call("run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"steps","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, f.project)).(*Run)
 	const want = `{"note":"kept","step":"do/1/real","detail":"the real detail","extra":[1,2]}`
 	rec := f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"milestone_fired","step":"do/1/real","detail":"the real detail","actor":"agent-7",
-		"data":{"note":"kept","step":"do/9/fake","detail":"a fake detail","extra":[1,2]}}`, r.RunID)).(*Event)
+		"data":{"note":"kept","step":"do/9/fake","detail":"a fake detail","extra":[1,2]}}`, r.RunID)).(*RecordedEvent)
 	got := map[string]string{"record_event": string(rec.Data)}
 	ev := f.call("get_event", fmt.Sprintf(`{"playbook":"finance","event_id":%q}`, rec.ID)).(*Event)
 	got["get_event"] = string(ev.Data)
@@ -66,7 +66,7 @@ page:
 		}
 	}
 	// A caller's step or detail stays where the line has none.
-	rec = f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"call_record","actor":"agent-7","data":{"step":"theirs","detail":"theirs too"}}`, r.RunID)).(*Event)
+	rec = f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"call_record","actor":"agent-7","data":{"step":"theirs","detail":"theirs too"}}`, r.RunID)).(*RecordedEvent)
 	if string(rec.Data) != `{"step":"theirs","detail":"theirs too"}` {
 		t.Errorf("a line without step or detail: data %s", rec.Data)
 	}
@@ -165,7 +165,7 @@ func TestHandWrittenLinesHaveTheirPlace(t *testing.T) {
 	f := newFixture(t)
 	r := f.start()
 	rec := func(typ, step string) *Event {
-		return f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"step":%q,"actor":"agent-7"}`, r.RunID, typ, step)).(*Event)
+		return &f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"step":%q,"actor":"agent-7"}`, r.RunID, typ, step)).(*RecordedEvent).Event
 	}
 	rec("step_started", "do/1/a")
 	f.handWrite(r, "step_completed", "do/1/a", "Done by hand")
@@ -294,12 +294,12 @@ func TestPropertyRecordedAndHandWrittenLines(t *testing.T) {
 			switch k := rng.IntN(10); {
 			case k < 4:
 				typ := []string{"step_started", "step_completed", "call_record"}[rng.IntN(3)]
-				ev := f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"step":"s","actor":"agent-7"}`, r.RunID, typ)).(*Event)
+				ev := f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"step":"s","actor":"agent-7"}`, r.RunID, typ)).(*RecordedEvent)
 				lines[r.RunID]++
 				if want := fmt.Sprintf("%s_%d", r.RunID, lines[r.RunID]); ev.ID != want {
 					t.Fatalf("round %d: recorded %s, want %s", round, ev.ID, want)
 				}
-				keep([]Event{*ev})
+				keep([]Event{ev.Event})
 				did = append(did, fmt.Sprintf("record %s=%d", ev.ID[len(r.RunID)-4:], ev.Seq))
 			case k < 7:
 				detail := "by hand"

@@ -140,6 +140,7 @@ type Run struct {
 	Kind         string          `json:"kind,omitempty"`
 	Detail       string          `json:"detail,omitempty"`
 	Issues       []refusal.Issue `json:"issues,omitempty" jsonschema:"what a rejected run's output got wrong, each at its JSON pointer in the output"`
+	Steps        []RunStep       `json:"steps,omitempty" jsonschema:"get_run: the pinned workflow's steps, how far the run got"`
 	Executor     string          `json:"executor"`
 	AuthorizedBy string          `json:"authorized_by"`
 	CurrentStep  *string         `json:"current_step"`
@@ -460,7 +461,7 @@ func (l *Ledger) runDefinition(ctx context.Context, a *RunDefinitionArgs) (*Run,
 }
 
 // recordEvent is the operation record_event (ops.go).
-func (l *Ledger) recordEvent(ctx context.Context, a *RecordEventArgs) (*Event, error) {
+func (l *Ledger) recordEvent(ctx context.Context, a *RecordEventArgs) (*RecordedEvent, error) {
 	switch a.Event {
 	case event.RunCreated:
 		return nil, refusal.Invalid("/event", "run_created is written by run_definition alone")
@@ -490,9 +491,21 @@ func (l *Ledger) recordEvent(ctx context.Context, a *RecordEventArgs) (*Event, e
 	if err != nil {
 		return nil, err
 	}
-	ev := eventOf(a.Playbook, ln)
-	ev.Committed = committed
-	return &ev, nil
+	out := &RecordedEvent{Event: eventOf(a.Playbook, ln)}
+	out.Committed = committed
+	// A step the document does not have is recorded all the same (the
+	// log is the agent's account of what it did), and warned of.
+	if info, err := l.pinnedDocument(e, f); err == nil && info != nil {
+		out.Warnings = stepWarning(info.Steps, a.Step)
+	}
+	return out, nil
+}
+
+// RecordedEvent is record_event's answer: the event, and what the caller
+// should know of it.
+type RecordedEvent struct {
+	Event
+	Warnings []refusal.Issue `json:"warnings,omitempty" jsonschema:"a step the pinned document does not have"`
 }
 
 // appendThread is the operation append_thread (ops.go).
@@ -750,6 +763,11 @@ func (l *Ledger) getRun(ctx context.Context, a *GetRunArgs) (*Run, error) {
 	r := runOf(e, st)
 	if r.Input, err = f.Input(); err != nil {
 		return nil, err
+	}
+	if info, err := l.pinnedDocument(e, f); err == nil && info != nil {
+		if r.Steps, err = runSteps(info.Steps, f); err != nil {
+			return nil, err
+		}
 	}
 	if r.Page, err = l.runPage(e, st, a.Blocks, a.Format); err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ func TestDurableWriteAnswersTrueWhenTheCommitFails(t *testing.T) {
 	f := newFixture(t)
 	r := f.start()
 	unlock := f.lockBranch()
-	ev := f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/1","actor":"agent-7"}`, r.RunID)).(*Event)
+	ev := f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/1","actor":"agent-7"}`, r.RunID)).(*RecordedEvent)
 	if ev.Committed == nil || *ev.Committed {
 		t.Fatalf("committed = %v, want false", ev.Committed)
 	}
@@ -53,7 +53,7 @@ func TestDurableWriteAnswersTrueWhenTheCommitFails(t *testing.T) {
 	unlock()
 
 	// The next writer's commit takes along what was left uncommitted.
-	ev = f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/2","actor":"agent-7"}`, r.RunID)).(*Event)
+	ev = f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/2","actor":"agent-7"}`, r.RunID)).(*RecordedEvent)
 	if ev.Committed == nil || !*ev.Committed {
 		t.Fatalf("committed = %v after the lock went", ev.Committed)
 	}
@@ -85,7 +85,7 @@ func TestRequestIDMakesRetriesSafe(t *testing.T) {
 		t.Fatalf("a repeated run_definition made run %s beside %s", again.RunID, r.RunID)
 	}
 	rec := fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/1","actor":"agent-7","request_id":"ev-1"}`, r.RunID)
-	first := f.call("record_event", rec).(*Event)
+	first := f.call("record_event", rec).(*RecordedEvent)
 	f.refuse("record_event", strings.Replace(rec, "do/1", "do/2", 1), "conflict", "", "request_id \"ev-1\" was used before")
 	f.refuse("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"status":"failed","actor":"agent-7","request_id":"ev-1"}`, r.RunID), "conflict", "", "the operation record_event")
 	f.refuse("record_event", strings.Replace(rec, `"ev-1"`, `" ev"`, 1), "invalid_input", "/request_id", "request id")
@@ -97,7 +97,7 @@ func TestRequestIDMakesRetriesSafe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ev.(*Event); got.ID != first.ID || got.Seq != first.Seq {
+		if got := ev.(*RecordedEvent); got.ID != first.ID || got.Seq != first.Seq {
 			t.Fatalf("repeat %d answered %s seq %d, first %s seq %d", i, got.ID, got.Seq, first.ID, first.Seq)
 		}
 		again, err := l.Call(t.Context(), "run_definition", []byte(start))
@@ -158,7 +158,7 @@ func TestHandEditedStateIsNotTrusted(t *testing.T) {
 	}
 	os.WriteFile(statePath, []byte(strings.Replace(func() string { d, _ := os.ReadFile(statePath); return string(d) }(), `"executor": "agent-7"`, `"executor": "mallory"`, 1)), 0o644)
 	f.refuse("transition_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"to":"paused","actor":"mallory"}`, r.RunID), "forbidden", "", "rule 4")
-	ev := f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/3","actor":"agent-7"}`, r.RunID)).(*Event)
+	ev := f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/3","actor":"agent-7"}`, r.RunID)).(*RecordedEvent)
 	if ev.ID != r.RunID+"_4" {
 		t.Fatalf("the next event is %s, want %s_4", ev.ID, r.RunID)
 	}
@@ -172,7 +172,7 @@ func TestHistoryFollowsGitTakingFilesBack(t *testing.T) {
 	f := newFixture(t)
 	r := f.start()
 	rec := func(ev, step string) *Event {
-		return f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"step":%q,"actor":"agent-7"}`, r.RunID, ev, step)).(*Event)
+		return &f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":%q,"step":%q,"actor":"agent-7"}`, r.RunID, ev, step)).(*RecordedEvent).Event
 	}
 	rec("step_completed", "do/1")
 	rec("step_started", "do/2") // not committed

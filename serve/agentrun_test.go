@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -136,4 +137,64 @@ func sameIssues(got, want []map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// An agent learns a workflow's steps from get_definition, where a run is
+// from get_run, and of a step the document does not have from
+// record_event's warnings: it parses no document (issue 27).
+func TestMCPWorkflowSteps(t *testing.T) {
+	t.Parallel()
+	l := newLedger(t)
+	cs := connectInMemory(t, l)
+	c := &caller{t: t, cs: cs, schemas: checkTools(t, cs)}
+	project := c.ok("create_project", map[string]any{"name": "Finance"})["uid"].(string)
+	c.ok("create_playbook", map[string]any{"playbook": "finance", "name": "Finance"})
+	c.ok("create_definition", map[string]any{"playbook": "finance", "type": "workflow", "name": "close-the-month", "source": workflowSource(t)})
+	c.ok("create_definition", map[string]any{"playbook": "finance", "type": "workflow", "name": "evidence-gate", "source": evidenceGate(t)})
+	steps := func(m map[string]any) string {
+		var out []string
+		for _, s := range m["steps"].([]any) {
+			s := s.(map[string]any)
+			line := s["step"].(string) + " " + s["kind"].(string)
+			if c, ok := s["calls"]; ok {
+				line += " -> " + c.(string)
+			}
+			if st, ok := s["status"]; ok {
+				line += ": " + st.(string)
+			}
+			out = append(out, line)
+		}
+		return strings.Join(out, "; ")
+	}
+	def := c.ok("get_definition", map[string]any{"playbook": "finance", "type": "workflow", "name": "close-the-month"})
+	if got := steps(def); got != "do/0/work call -> run_definition computation/close-the-month-step" {
+		t.Errorf("close-the-month's steps: %s", got)
+	}
+	def = c.ok("get_definition", map[string]any{"playbook": "finance", "type": "workflow", "name": "evidence-gate"})
+	if got, want := steps(def), "evidence-gate chain; evidence-gate/check-support judge; evidence-gate/gate-probability code; evidence-gate/evidence-not-supported escalate; evidence-gate/assemble-result code"; got != want {
+		t.Errorf("evidence-gate's steps: %s\nwant %s", got, want)
+	}
+	run := c.ok("run_definition", map[string]any{"playbook": "finance", "type": "workflow", "name": "close-the-month",
+		"member_of": []string{project}, "executor": "agent-7", "authorized_by": "ana"})
+	id := run["run_id"]
+	rec := func(typ, step string) map[string]any {
+		return c.ok("record_event", map[string]any{"playbook": "finance", "run_id": id, "event": typ, "step": step, "actor": "agent-7"})
+	}
+	if w := rec("step_started", "do/0/work")["warnings"]; w != nil {
+		t.Errorf("a step of the document warned of: %v", w)
+	}
+	got := c.ok("get_run", map[string]any{"playbook": "finance", "run_id": id})
+	if s := steps(got); s != "do/0/work call -> run_definition computation/close-the-month-step: started" {
+		t.Errorf("get_run's steps while started: %s", s)
+	}
+	ev := rec("step_completed", "do/9/nothing")
+	want := `[map[message:the run's pinned document has no step "do/9/nothing"; its steps are do/0/work path:/step]]`
+	if w := fmt.Sprint(ev["warnings"]); w != want || ev["type"] != "step_completed" {
+		t.Errorf("a made-up step: %v, warnings %s", ev["type"], w)
+	}
+	rec("step_completed", "do/0/work")
+	got = c.ok("get_run", map[string]any{"playbook": "finance", "run_id": id})
+	if s := steps(got); s != "do/0/work call -> run_definition computation/close-the-month-step: completed" {
+		t.Errorf("get_run's steps once done: %s", s)
+	}
 }

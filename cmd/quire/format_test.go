@@ -42,8 +42,10 @@ func TestVaultOfFormat1OpensAndReads(t *testing.T) {
 		}
 		return out
 	}
-	expect("3 runs, 16 events, 0 problems\n", "check")
-	expect("3 runs, 16 events, 0 problems\n", "check", "--history")
+	// The paused run recorded do/0/pick, a step fulfill-order's document
+	// does not have: a warning, and no problem.
+	expect("3 runs, 16 events, 0 problems, 1 warning\n", "check")
+	expect("3 runs, 16 events, 0 problems, 1 warning\n", "check", "--history")
 	runs := expect(fixtureComplete, "runs", "--playbook", "operations")
 	for _, want := range []string{
 		fixtureArchived + "  workflow/fulfill-order    1        archived  failed",
@@ -74,7 +76,7 @@ func TestVaultOfFormat1OpensAndReads(t *testing.T) {
 	// A write: the paused run resumes and ends, each a boundary committed.
 	expect(`"state": "active"`, "run", "transition", "active", "--playbook", "operations", "--run", fixturePaused, "--actor", "agent-7", "--json")
 	expect(`"status": "succeeded"`, "run", "end", "succeeded", "--playbook", "operations", "--run", fixturePaused, "--actor", "agent-7", "--json")
-	expect("3 runs, 18 events, 0 problems\n", "check", "--history")
+	expect("3 runs, 18 events, 0 problems, 1 warning\n", "check", "--history")
 	if st := git(t, dir, "status", "--porcelain"); st != "" {
 		t.Fatalf("git status:\n%s", st)
 	}

@@ -150,8 +150,11 @@ func runCommand(e *env) *cli.Command {
 						"step": c.String("step"), "detail": detail, "data": data,
 						"actor": c.String("actor"), "time": c.String("time"),
 					}, func(res any) {
-						ev := res.(*ledger.Event)
+						ev := res.(*ledger.RecordedEvent)
 						fmt.Fprintf(e.out, "seq %d  %s  %s\n", ev.Seq, ev.Type, ev.ID)
+						for _, w := range ev.Warnings {
+							fmt.Fprintf(e.err, "quire: warning: %s\n", w.Message)
+						}
 					})
 				}),
 			},

@@ -56,6 +56,9 @@ func checkCommand(e *env) *cli.Command {
 				for _, p := range rep.Problems {
 					fmt.Fprintln(e.out, p.String())
 				}
+				for _, w := range rep.Warnings {
+					fmt.Fprintln(e.out, "warning: "+w.String())
+				}
 				if h := rep.History; h != nil {
 					if h.Note != "" {
 						fmt.Fprintln(e.out, "history: "+h.Note)
@@ -65,7 +68,11 @@ func checkCommand(e *env) *cli.Command {
 				for _, v := range rep.Views {
 					fmt.Fprintf(e.out, "views of %s %s: %s\n", v.Playbook, v.Subject, v.Verdict)
 				}
-				fmt.Fprintf(e.out, "%s, %s, %s\n", plural(rep.Runs, "run"), plural(rep.Events, "event"), plural(len(rep.Problems), "problem"))
+				sum := fmt.Sprintf("%s, %s, %s", plural(rep.Runs, "run"), plural(rep.Events, "event"), plural(len(rep.Problems), "problem"))
+				if len(rep.Warnings) > 0 {
+					sum += ", " + plural(len(rep.Warnings), "warning")
+				}
+				fmt.Fprintln(e.out, sum)
 			}
 			if len(rep.Problems) > 0 {
 				return cli.Exit("", 1)

@@ -25,6 +25,9 @@ type CheckReport struct {
 	Runs     int       `json:"runs"`
 	Events   int       `json:"events"`
 	Problems []Problem `json:"problems"`
+	// Warnings are what looks wrong but breaks no rule of the capsule: a
+	// run that recorded steps its pinned document does not have.
+	Warnings []Problem `json:"warnings,omitempty"`
 	// History is what the walk over the git history did (check --history).
 	History *HistoryReport `json:"history,omitempty"`
 	// Views is how each page's views were verified (check --views).
