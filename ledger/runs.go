@@ -24,7 +24,7 @@ type RunDefinitionArgs struct {
 	Type         string          `json:"type" enum:"@run_types"`
 	Name         string          `json:"name"`
 	Input        json.RawMessage `json:"input,omitempty" jsonschema:"the run's input, any JSON value"`
-	MemberOf     []string        `json:"member_of" jsonschema:"uids of the projects the run belongs to (list_projects); at least one"`
+	MemberOf     []string        `json:"member_of" jsonschema:"its projects, each by uid or name; at least one"`
 	Executor     string          `json:"executor" jsonschema:"the agent that executes the run"`
 	AuthorizedBy string          `json:"authorized_by" jsonschema:"the human or agent that authorized it"`
 	Actor        string          `json:"actor,omitempty" jsonschema:"who starts it (run_created's actor, its commit's author); authorized_by when left out"`
@@ -344,20 +344,52 @@ func strPtr(s string) *string {
 	return &s
 }
 
+// projectUIDs answers the uids of the projects member_of names, each by
+// its uid or by its name: a person and an agent know a project by its name
+// ("Operations"), and one more call to find its uid is one too many. A
+// name is matched by its slug, as create_project made the project's file
+// (projects/<slug>.md), so case and punctuation do not matter and no two
+// projects share one. The run's folder keeps the uids, as the capsule's
+// member_of does.
+func (l *Ledger) projectUIDs(given []string) ([]string, error) {
+	projects, err := l.v.FindType("project", func(*vault.Entry) bool { return true })
+	if err != nil {
+		return nil, err
+	}
+	bySlug := map[string]string{}
+	byUID := map[string]bool{}
+	names := make([]string, len(projects))
+	for i, p := range projects {
+		bySlug[strings.TrimSuffix(path.Base(p.Path), ".md")] = p.UID
+		byUID[p.UID] = true
+		names[i] = fmt.Sprintf("%q", p.Name)
+	}
+	out := make([]string, len(given))
+	for i, g := range given {
+		switch uid, byName := bySlug[slugOf(g)]; {
+		case byUID[g]:
+			out[i] = g
+		case byName:
+			out[i] = uid
+		case len(projects) == 0:
+			return nil, refusal.Invalid(fmt.Sprintf("/member_of/%d", i), "rule 1: %q is not a project: the vault has none yet; create_project makes one", g)
+		default:
+			return nil, refusal.Invalid(fmt.Sprintf("/member_of/%d", i), "rule 1: %q is not a project's uid or name; the projects are %s", g, strings.Join(names, ", "))
+		}
+	}
+	return out, nil
+}
+
 // runDefinition is the operation run_definition (ops.go).
 func (l *Ledger) runDefinition(ctx context.Context, a *RunDefinitionArgs) (*Run, error) {
 	if len(a.MemberOf) == 0 {
 		return nil, refusal.Invalid("/member_of", "rule 1: every run has at least one parent project; member_of is empty")
 	}
-	for i, uid := range a.MemberOf {
-		e, ok, err := l.v.Lookup(uid)
-		if err != nil {
-			return nil, err
-		}
-		if !ok || e.Type != "project" {
-			return nil, refusal.Invalid(fmt.Sprintf("/member_of/%d", i), "rule 1: %q is not a project in vault/00-index.jsonl", uid)
-		}
+	members, err := l.projectUIDs(a.MemberOf)
+	if err != nil {
+		return nil, err
 	}
+	a.MemberOf = members
 	for field, v := range map[string]string{"/executor": a.Executor, "/authorized_by": a.AuthorizedBy} {
 		if !event.IsPrincipal(v) {
 			return nil, refusal.Invalid(field, "a principal is 1 to 200 characters on one line")

@@ -1,11 +1,14 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // evidenceGate is the AgentRun example the format's tests use.
@@ -174,9 +177,20 @@ func TestMCPWorkflowSteps(t *testing.T) {
 	if got, want := steps(def), "evidence-gate chain; evidence-gate/check-support judge; evidence-gate/gate-probability code; evidence-gate/evidence-not-supported escalate; evidence-gate/assemble-result code"; got != want {
 		t.Errorf("evidence-gate's steps: %s\nwant %s", got, want)
 	}
-	run := c.ok("run_definition", map[string]any{"playbook": "finance", "type": "workflow", "name": "close-the-month",
-		"member_of": []string{project}, "executor": "agent-7", "authorized_by": "ana"})
+	// member_of takes a project's name as well as its uid.
+	start := map[string]any{"playbook": "finance", "type": "workflow", "name": "close-the-month",
+		"member_of": []string{"Finanse"}, "executor": "agent-7", "authorized_by": "ana"}
+	bad := c.refused("run_definition", start, "invalid_input")
+	if is := issuesOf(bad); len(is) != 1 || is[0]["path"] != "/member_of/0" || is[0]["message"] != `rule 1: "Finanse" is not a project's uid or name; the projects are "Finance"` {
+		t.Errorf("a wrong project: %v", is)
+	}
+	start["member_of"] = []string{"Finance"}
+	run := c.ok("run_definition", start)
 	id := run["run_id"]
+	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: fmt.Sprintf("quire://finance/runs/%s/definition.md", id)})
+	if err != nil || !strings.Contains(res.Contents[0].Text, "member_of:\n    - "+project+"\n") {
+		t.Errorf("the project named is not the run's member_of %s: %v %v", project, res, err)
+	}
 	rec := func(typ, step string) map[string]any {
 		return c.ok("record_event", map[string]any{"playbook": "finance", "run_id": id, "event": typ, "step": step, "actor": "agent-7"})
 	}

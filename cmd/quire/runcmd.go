@@ -99,7 +99,7 @@ func runCommand(e *env) *cli.Command {
 				Flags: []cli.Flag{
 					playbookFlag(), typeFlag(),
 					&cli.StringFlag{Name: "name", Required: true, Usage: "the definition's name"},
-					&cli.StringSliceFlag{Name: "member-of", Required: true, Usage: "a project's uid (repeat for several; quire project list shows them)"},
+					&cli.StringSliceFlag{Name: "member-of", Required: true, Usage: "a project's name or uid (repeat for several; quire project list shows them)"},
 					&cli.StringFlag{Name: "executor", Required: true, Usage: "who runs it (an agent's id): with --authorized-by, the only one who may pause, resume, end or archive it (rule 4)"},
 					&cli.StringFlag{Name: "authorized-by", Required: true, Usage: "who authorized the run"},
 					&cli.StringFlag{Name: "actor", EnvVars: []string{"QUIRE_ACTOR"}, Usage: "who starts it (the run created commit's author); --authorized-by when left out"},
