@@ -47,7 +47,7 @@ func (s *server) mcpServer(viaHTTP bool) *mcp.Server {
 	for _, op := range ledger.Ops() {
 		t := &mcp.Tool{
 			Name:        op.Name,
-			Description: op.Description,
+			Description: toolDescription(op),
 			InputSchema: inputSchema(op),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: op.ReadOnly, IdempotentHint: op.Idempotent,
 				DestructiveHint: ptr(!op.ReadOnly && destructive[op.Name]), OpenWorldHint: ptr(false)},
@@ -94,6 +94,22 @@ func (s *server) principalOf(viaHTTP bool, extra *mcp.RequestExtra) (*principal,
 		return nil, unauthenticated("this MCP request came without its HTTP header")
 	}
 	return s.authenticate(extra.Header.Get("Authorization"))
+}
+
+// listNote ends the description of each tool whose answer is a list.
+// An MCP tool's structured content is an object, so the list travels in
+// it as {"items": […]}; the text content is the list itself, as HTTP and
+// the CLI answer it (the note leaves that out for tools/list's budget). One form everywhere would be a wrapper on HTTP and
+// the CLI too, which every script of theirs would pay for; the note
+// spares an agent finding the wrapper out by a failed read.
+const listNote = " MCP: the list is structuredContent.items."
+
+// toolDescription is an operation's description as its tool gives it.
+func toolDescription(op *ledger.Op) string {
+	if !answerIsObject(op) {
+		return op.Description + listNote
+	}
+	return op.Description
 }
 
 func (s *server) tool(op *ledger.Op, viaHTTP bool) mcp.ToolHandler {
