@@ -53,6 +53,10 @@ With only files, append one line to run.jsonl in the capsule's minimal form,
 playbook's history (its seq) and its id, <run_id>_<n> for the nth event of
 run.jsonl, when it next writes or reads the run.
 
+A step is named as the workflow's document names it: get_definition answers
+the steps (do/0/work in a YAML workflow), and get_run which of them the run
+has done. A step the pinned document does not have is recorded with a warning.
+
 To resume a run: read definition.md, then run.state.json, then the events of
 run.jsonl after its last_seq, then thread.md. Check your work with quire check.
 
