@@ -539,7 +539,7 @@ func (f Folder) AppendThread(text string) error {
 		return err
 	}
 	if st.State == Archived {
-		return refusal.At(refusal.Conflict, "/run_id", "rule 5: run %s is archived, and archived runs are read-only", st.RunID)
+		return refusal.At(refusal.Conflict, "/run_id", "rule 5: run %s is archived, and archived runs are read-only: to go on with the work, start a new run", st.RunID)
 	}
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
@@ -592,7 +592,7 @@ func (f Folder) PutArtifact(name string, content []byte) (string, error) {
 		return "", err
 	}
 	if st.State == Archived {
-		return "", refusal.At(refusal.Conflict, "/run_id", "rule 5: run %s is archived, and archived runs are read-only", st.RunID)
+		return "", refusal.At(refusal.Conflict, "/run_id", "rule 5: run %s is archived, and archived runs are read-only: to go on with the work, start a new run", st.RunID)
 	}
 	rel, err := f.ArtifactPath(name)
 	if err != nil {

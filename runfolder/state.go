@@ -72,7 +72,7 @@ func statusOf(state, prev string) string {
 // does not change s.
 func (s *State) Check(l *event.Line) error {
 	if s.State == Archived {
-		return refusal.At(refusal.Conflict, "/run_id", "rule 5: run %s is archived, and archived runs are read-only", s.RunID)
+		return refusal.At(refusal.Conflict, "/run_id", "rule 5: run %s is archived, and archived runs are read-only: to go on with the work, start a new run", s.RunID)
 	}
 	transition := ""
 	switch l.Event {
