@@ -196,16 +196,17 @@ func (l *Ledger) historyStale(playbook string) string {
 	return ""
 }
 
-// Reindex throws away .quire/ (the history's index and the pages' views)
-// and rebuilds the history's index from the files at once; the views are
-// folded again from the start of the history on their next read.
+// Reindex throws away .quire/ (the history's index, the pages' views and
+// the runs' facts) and rebuilds the history's index from the files at
+// once; the views are folded again from the start of the history, and the
+// runs' facts read again, on their next read.
 func (l *Ledger) Reindex() error {
 	return l.write(writeArgs{}, func(*tx) error {
 		l.hist.Reset()
 		l.views.mu.Lock()
 		l.views.keepers = map[string]*keeperOf{}
 		l.views.mu.Unlock()
-		for _, dir := range []string{"history", "views"} {
+		for _, dir := range []string{"history", "views", "runs"} {
 			if err := os.RemoveAll(l.v.Abs(path.Join(vault.QuireDir, dir))); err != nil {
 				return err
 			}
