@@ -48,7 +48,7 @@ func TestRunFactsAnswerAsTheFiles(t *testing.T) {
 	// variant), and every one at the end.
 	steps, seeds, filters := 16, 1, 6
 	if os.Getenv("QUIRE_TEST_LONG") != "" {
-		steps, seeds, filters = 150, 8, 1000
+		steps, seeds, filters = 100, 6, 60
 	}
 	for seed := int64(1); seed <= int64(seeds); seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { runFactsHistory(t, seed, steps, filters) })
@@ -69,10 +69,13 @@ func runFactsHistory(t *testing.T, seed int64, steps, filters int) {
 	var did []string
 	for step := 0; step < steps; step++ {
 		runs := f.call("list_runs", `{"playbook":"finance","limit":1000}`).(*RunPage).Runs
-		var started []*Run
+		var started, active []*Run
 		for _, r := range runs {
 			if r.Status == "started" && r.State != "archived" {
 				started = append(started, r)
+			}
+			if r.State == "active" {
+				active = append(active, r)
 			}
 		}
 		l := ledgers[rng.Intn(2)]
@@ -82,9 +85,9 @@ func runFactsHistory(t *testing.T, seed int64, steps, filters int) {
 		case k < 3 || len(runs) == 0:
 			callOn(t, l, "run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close-the-month","member_of":[%q],"executor":"agent-%d","authorized_by":"ana"}`, f.project, rng.Intn(3)))
 			did = append(did, "start")
-		case k == 3 && len(started) > 0:
+		case k == 3 && len(active) > 0:
 			end := []string{`"status":"succeeded","output":{}`, `"status":"failed","detail":"no"`, `"status":"rejected","reason":"conflict"`}[rng.Intn(3)]
-			callOn(t, l, "end_run", "{"+on(pick(started))+","+end+"}")
+			callOn(t, l, "end_run", "{"+on(pick(active))+","+end+"}")
 			did = append(did, "end")
 		case k == 4 && len(started) > 0:
 			r := pick(started)
@@ -99,14 +102,17 @@ func runFactsHistory(t *testing.T, seed int64, steps, filters int) {
 			if r.State == "archived" {
 				continue
 			}
+			if r.State == "paused" {
+				callOn(t, l, "transition_run", "{"+on(r)+`,"to":"active"}`)
+			}
 			if r.Status == "started" {
 				callOn(t, l, "end_run", "{"+on(r)+`,"status":"succeeded","output":{}}`)
 			}
 			callOn(t, l, "transition_run", "{"+on(r)+`,"to":"archived","reason":"done"}`)
 			did = append(did, "archive")
-		case k == 6 && len(started) > 0:
+		case k == 6 && len(active) > 0:
 			// A run ended by a line written by hand, committed with git.
-			f.handWrite(pick(started), "run_failed", "", "failed by hand")
+			f.handWrite(pick(active), "run_failed", "", "failed by hand")
 			f.git("commit", "-qam", "a run failed by hand")
 			did = append(did, "git commit")
 		case k == 7:
