@@ -31,10 +31,11 @@ import (
 // to agent-7) and seqs, writes every file of the work tree into one pack
 // as one commit on top of the operations' history, and writes .git/index
 // from the files' stats, so git status finds the work tree clean without
-// hashing it. The vault is kept under the temporary folder, keyed by
-// scaleVaultVersion and the size, and used as it is left.
+// hashing it (version 4, as quire init's settings make it). The vault is
+// kept under the temporary folder, keyed by scaleVaultVersion and the
+// size, and used as it is left.
 
-const scaleVaultVersion = "v1"
+const scaleVaultVersion = "v2"
 
 // scaleTime is the time the template runs are recorded at; a copy's
 // events take its own time in its place.
@@ -205,7 +206,7 @@ func scaleCommit(dir, msg string) {
 	// The index is written after every file, so that no entry is as new
 	// as the index itself (git reads such a "racy" entry's file again).
 	time.Sleep(10 * time.Millisecond)
-	must(os.WriteFile(filepath.Join(dir, ".git", "index"), index.Encode(nil, entries), 0o644))
+	must(os.WriteFile(filepath.Join(dir, ".git", "index"), index.EncodeV4(nil, entries), 0o644))
 }
 
 // putDir stores the folder rel of the work tree as a tree (its files as
