@@ -79,7 +79,7 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string) {
 				add(what, target, n, timed(dir, name, args...))
 			}
 		}
-		// run("quire check --full", 30*time.Second, checkRounds, bin, "check", "--full")
+		run("quire check --full", 30*time.Second, checkRounds, bin, "check", "--full")
 		timed(dir, bin, "check") // the check the next ones answer from
 		run("quire check (nothing changed)", 2*time.Second, checkRounds, bin, "check")
 		timed(dir, bin, "check", "--history") // proves what is new
