@@ -106,3 +106,30 @@ func checkWords(t *testing.T, f *fixture, a CheckArgs) string {
 	fmt.Fprintf(&b, "%d runs, %d events", rep.Runs, rep.Events)
 	return b.String()
 }
+
+// quire check --history with nothing new since a walk that found no
+// problem reads its mark (the commit it ended at), not the record of
+// every commit proved; a record deleted or changed since is not trusted
+// by the mark, and the whole history is proved again.
+func TestCheckHistoryNothingNewReadsTheMark(t *testing.T) {
+	f := newFixture(t)
+	f.start()
+	first, problems, err := f.l.CheckHistory()
+	if err != nil || len(problems) > 0 || first.Commits == 0 {
+		t.Fatalf("the first walk: %+v, %v, %v", first, problems, err)
+	}
+	again, problems, err := f.l.CheckHistory()
+	if err != nil || len(problems) > 0 || again.Commits != 0 || again.Reads != 0 || again.Proved != first.Proved || again.Head != first.Head {
+		t.Fatalf("nothing new: %+v (first %+v), %v, %v", again, first, problems, err)
+	}
+	f.start()
+	next, _, _ := f.l.CheckHistory()
+	if next.Commits != 1 || next.Proved != first.Proved+1 {
+		t.Fatalf("one new commit: %+v", next)
+	}
+	os.Remove(filepath.Join(f.dir, ".quire", "check-history.json"))
+	whole, _, _ := f.l.CheckHistory()
+	if whole.Commits != next.Proved {
+		t.Fatalf("the record deleted: %+v, want the %d commits proved again", whole, next.Proved)
+	}
+}

@@ -68,16 +68,25 @@ type checkRecord struct {
 	Runs      map[string]*runRecord // by the folder's path
 }
 
+// stampOfFile stamps one file.
+func stampOfFile(abs string) (stamp, bool) {
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return stamp{}, false
+	}
+	return stamp{Size: fi.Size(), MTime: fi.ModTime().UnixNano(), Ino: fsys.Inode(fi)}, true
+}
+
 // stampsOf stamps a run folder's files; nil when one cannot be stat'ed
 // (it is then read, and says why).
 func (c *Checker) stampsOf(rel string) []stamp {
 	out := make([]stamp, len(stampFiles))
 	for i, name := range stampFiles {
-		fi, err := os.Lstat(c.v.Abs(path.Join(rel, name)))
-		if err != nil {
+		s, ok := stampOfFile(c.v.Abs(path.Join(rel, name)))
+		if !ok {
 			return nil
 		}
-		out[i] = stamp{Size: fi.Size(), MTime: fi.ModTime().UnixNano(), Ino: fsys.Inode(fi)}
+		out[i] = s
 	}
 	return out
 }
