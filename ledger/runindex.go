@@ -102,6 +102,7 @@ func (l *Ledger) runFactsOf() func(uid string) (runFacts, bool) {
 	ri.mu.Lock()
 	defer ri.mu.Unlock()
 	if err := ri.refresh(l.runsPath("facts.jsonl")); err != nil {
+		os.Remove(l.runsPath("head")) // the next read makes them again
 		return nil
 	}
 	return func(uid string) (runFacts, bool) {

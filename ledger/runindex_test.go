@@ -211,6 +211,16 @@ func TestRunFactsKeptByQuiresCommits(t *testing.T) {
 	if p := f.call("list_runs", `{"playbook":"finance","status":"started"}`).(*RunPage); len(p.Runs) != 0 {
 		t.Fatalf("started runs: %s", listed(p))
 	}
+	// The facts alone gone: read from the files, then made again.
+	os.Remove(filepath.Join(f.dir, runsIndexDir, "facts.jsonl"))
+	for i := 0; i < 2; i++ {
+		if p := f.call("list_runs", `{"playbook":"finance","status":"failed"}`).(*RunPage); len(p.Runs) != 1 {
+			t.Fatalf("failed runs, facts.jsonl removed (%d): %s", i, listed(p))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, runsIndexDir, "facts.jsonl")); err != nil {
+		t.Fatalf("facts.jsonl not made again: %v", err)
+	}
 	// The folder gone without a commit: list_runs reads it, as before.
 	os.RemoveAll(filepath.Join(f.dir, filepath.FromSlash(r.Path)))
 	if _, err := f.l.Call(t.Context(), "list_runs", []byte(`{"playbook":"finance","status":"failed"}`)); err == nil {
