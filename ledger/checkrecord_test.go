@@ -18,7 +18,7 @@ import (
 // after it, which reads nothing that changed) says what the full one
 // says.
 func TestIncrementalCheckAnswersAsTheFullOne(t *testing.T) {
-	steps, seeds := 24, 1
+	steps, seeds := 14, 1
 	if os.Getenv("QUIRE_TEST_LONG") != "" {
 		steps, seeds = 120, 5
 	}

@@ -46,7 +46,7 @@ func fullList(all []*Run, status, state, executor string, limit int) string {
 func TestRunFactsAnswerAsTheFiles(t *testing.T) {
 	// Each step asks some filters at random (every one, with the long
 	// variant), and every one at the end.
-	steps, seeds, filters := 16, 1, 6
+	steps, seeds, filters := 12, 1, 6
 	if os.Getenv("QUIRE_TEST_LONG") != "" {
 		steps, seeds, filters = 100, 6, 60
 	}
