@@ -39,6 +39,12 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string) {
 		}
 		got[what][n] = append(got[what][n], d)
 	}
+	// Each read is said as it is measured (the checks at 100,000 runs take
+	// minutes), then all side by side.
+	said := func(what string, n int) {
+		ds := got[what][n]
+		fmt.Printf("   %d runs, %s: p50 %s, p99 %s\n", n, what, dur(pct(ds, 50)), dur(pct(ds, 99)))
+	}
 	for _, n := range sizes {
 		dir, ids := scaleVault(n)
 		l, err := ledger.Open(dir)
@@ -72,12 +78,14 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string) {
 				must(err)
 				add(r.what, target, n, time.Since(t0))
 			}
+			said(r.what, n)
 		}
 		l.Close()
 		run := func(what string, target time.Duration, k int, name string, args ...string) {
 			for i := 0; i < k; i++ {
 				add(what, target, n, timed(dir, name, args...))
 			}
+			said(what, n)
 		}
 		run("quire check --full", 30*time.Second, checkRounds, bin, "check", "--full")
 		timed(dir, bin, "check") // the check the next ones answer from
