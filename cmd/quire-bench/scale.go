@@ -98,7 +98,7 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string) {
 	for _, n := range sizes {
 		fmt.Printf(" %21s", fmt.Sprintf("%d runs: p50 / p99", n))
 	}
-	fmt.Printf(" %10s\n", "target")
+	fmt.Printf("   %-12s\n", "target")
 	last := sizes[len(sizes)-1]
 	for _, c := range cases {
 		fmt.Printf("%-36s", c.what)
@@ -110,7 +110,7 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string) {
 		if pct(got[c.what][last], 50) > c.target {
 			mark = "MISSED"
 		}
-		fmt.Printf(" %10s %s\n", "≤ "+dur(c.target), mark)
+		fmt.Printf("   %-12s %s\n", "≤ "+dur(c.target), mark)
 	}
 }
 
