@@ -29,12 +29,14 @@ type (
 type CheckArgs struct {
 	History bool `json:"history,omitempty" jsonschema:"also prove the append-only rules from the vault's git history (the commits not proved by an earlier check)"`
 	Views   bool `json:"views,omitempty" jsonschema:"also verify every page's views against their receipt"`
+	Full    bool `json:"full,omitempty" jsonschema:"read every run, not only those changed since the last check that passed"`
 }
 
 // checker is the vault's checker, run by this ledger.
 func (l *Ledger) checker() *checker.Checker { return checker.New(l.v, checkHost{l}) }
 
-// Check validates the whole vault against the capsule (checker.Check).
+// Check validates the whole vault against the capsule, reading the runs
+// changed since the last check that passed (checker.Check).
 func (l *Ledger) Check() (*CheckReport, error) {
 	l.followGitForRead()
 	return l.checker().Check()
@@ -45,7 +47,11 @@ func (l *Ledger) Check() (*CheckReport, error) {
 func (l *Ledger) CheckWith(a CheckArgs) (*CheckReport, error) {
 	l.followGitForRead() // as every read does: a git command moved the files
 	c := l.checker()
-	rep, err := c.Check()
+	check := c.Check
+	if a.Full {
+		check = c.CheckAll
+	}
+	rep, err := check()
 	if err != nil {
 		return nil, err
 	}
@@ -199,16 +205,17 @@ func (l *Ledger) historyStale(playbook string) string {
 	return ""
 }
 
-// Reindex throws away .quire/ (the history's index and the pages' views)
-// and rebuilds the history's index from the files at once; the views are
-// folded again from the start of the history on their next read.
+// Reindex throws away .quire/ (the history's index, the pages' views and
+// the runs' facts) and rebuilds the history's index from the files at
+// once; the views are folded again from the start of the history, and the
+// runs' facts read again, on their next read.
 func (l *Ledger) Reindex() error {
 	return l.write(writeArgs{}, func(*tx) error {
 		l.hist.Reset()
 		l.views.mu.Lock()
 		l.views.keepers = map[string]*keeperOf{}
 		l.views.mu.Unlock()
-		for _, dir := range []string{"history", "views"} {
+		for _, dir := range []string{"history", "views", "runs"} {
 			if err := os.RemoveAll(l.v.Abs(path.Join(vault.QuireDir, dir))); err != nil {
 				return err
 			}

@@ -164,7 +164,8 @@ func (t *tx) followGit() error { return t.l.hist.FollowGit() }
 // commit commits paths after a write whose record is already durable, and
 // says whether it could; a commit that fails leaves its paths in
 // .quire/uncommitted for the next commit (history.Store.Commit). The
-// commit is added to the runs' commits (runcommits.go).
+// commit is added to the runs' commits (runcommits.go), and the runs it
+// commits to the runs' facts (runindex.go).
 func (t *tx) commit(paths []string, sig vault.Signature, m vault.Message) bool {
 	if err := t.settle(); err != nil {
 		// Its answer cannot be kept: nothing is committed, and the
@@ -172,7 +173,7 @@ func (t *tx) commit(paths []string, sig vault.Signature, m vault.Message) bool {
 		t.err = err
 		return false
 	}
-	id, ok := t.l.hist.Commit(paths, sig, m)
+	id, ok := t.indexRuns(paths, func() (string, bool) { return t.l.hist.Commit(paths, sig, m) })
 	if ok {
 		t.l.recordCommit(id)
 	}

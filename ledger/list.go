@@ -94,11 +94,23 @@ func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error
 	}
 	out := &RunPage{Runs: []*Run{}}
 	headline := l.headliner()
+	var facts func(string) (runFacts, bool)
+	if a.Status != "" || a.State != "" || a.Executor != "" {
+		facts = l.runFactsOf()
+	}
 	for i := start; i >= 0; i-- {
 		if len(out.Runs) == limit {
 			out.Next = runs[i].UID
 			out.Remaining = i + 1
 			break
+		}
+		if facts != nil {
+			// A run the facts say is not asked for is not read; one they
+			// do not know is (runindex.go).
+			if f, ok := facts(runs[i].UID); ok && !((a.Status == "" || f.Status == a.Status) &&
+				(a.State == "" || f.State == a.State) && (a.Executor == "" || f.Executor == a.Executor)) {
+				continue
+			}
 		}
 		r, err := l.readRun(runs[i], runfolder.Folder{V: l.v, Rel: runs[i].Path})
 		if err != nil {

@@ -49,6 +49,9 @@ func Clone(ctx context.Context, url, dir, branch string) (root, cloned string, e
 		if n > vault.FormatVersion {
 			return refusal.New(refusal.Conflict, "%s holds a vault of format %d; this quire reads format %d at most: install a newer quire to clone it", follow.Redacted(url), n, vault.FormatVersion)
 		}
+		if err := vault.UseManyFiles(tmp); err != nil {
+			return err
+		}
 		l, err := Open(tmp)
 		if err != nil {
 			return err

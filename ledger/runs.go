@@ -80,6 +80,18 @@ type AppendThreadArgs struct {
 	RequestID string `json:"request_id,omitempty" jsonschema:"makes a retry safe: a call repeating an id answers the first call's answer and writes nothing (HTTP: the Idempotency-Key header)"`
 }
 
+// MaxArtifact is the most an artifact holds, through every door: a
+// request's body over HTTP and MCP holds at most 1 MiB (serve.MaxBody), so
+// the CLI and quire call take no more. git keeps each version whole, and
+// a boundary after a 200 MiB artifact took 46.6 s (issue 28).
+const MaxArtifact = 1 << 20
+
+// ArtifactTooLarge refuses an artifact of n bytes at path (an argument, or
+// the CLI's FILE), named by what.
+func ArtifactTooLarge(path, what string, n int64) error {
+	return refusal.Invalid(path, "%s is %d bytes; an artifact holds at most 1 MiB (1,048,576 bytes), as a request over HTTP does", what, n)
+}
+
 type PutArtifactArgs struct {
 	Playbook  string `json:"playbook"`
 	RunID     string `json:"run_id"`
@@ -602,6 +614,9 @@ func (l *Ledger) putArtifact(ctx context.Context, a *PutArtifactArgs) (map[strin
 		}
 	default:
 		return nil, refusal.Invalid("/encoding", "%q is not utf-8 or base64", a.Encoding)
+	}
+	if len(content) > MaxArtifact {
+		return nil, ArtifactTooLarge("/content", "the artifact", int64(len(content)))
 	}
 	e, f, err := l.runFolder(a.Playbook, a.RunID)
 	if err != nil {

@@ -18,7 +18,8 @@ import (
 // gitIndex is .git/index, kept decoded between commits. Before each use its
 // file's stat is compared with the one it was read at, and it is read again
 // when another program changed it. It is written as version 2 (3 when an
-// entry has an extended flag) without a cache-tree (it would go stale; git
+// entry has an extended flag), or 4 when it was 4 (splitindex.go's
+// encode), without a cache-tree (it would go stale; git
 // rebuilds it), under git's lockfile protocol: index.lock, then rename;
 // whole, or split as git's core.splitIndex writes it (splitindex.go). The
 // file's format is vault/git/index's.
@@ -39,6 +40,10 @@ type gitIndex struct {
 	base   []*index.Entry
 	baseID Hash
 	cfg    splitConfig
+	// version is the version of the index read (0: none on disk); v4 says
+	// the one written is version 4 (encode).
+	version uint32
+	v4      bool
 }
 
 type fileStamp struct {
@@ -70,6 +75,7 @@ func (x *gitIndex) loadWith(verify bool) error {
 		x.entries, x.base, x.baseID = nil, nil, ZeroHash
 		x.cacheTree = ZeroHash
 		x.stat = fileStamp{}
+		x.version = 0
 		return nil
 	}
 	if err != nil {
@@ -100,6 +106,7 @@ func (x *gitIndex) loadWith(verify bool) error {
 	}
 	x.entries, x.base, x.baseID = d.Entries, d.Shared, d.SharedID
 	x.cacheTree = d.CacheTree
+	x.version = d.Version
 	x.stat = stampOf(fi)
 	return nil
 }

@@ -50,6 +50,9 @@ type splitConfig struct {
 	mode       int           // core.splitIndex: -1 unset, 0 false, 1 true
 	maxPercent int           // splitIndex.maxPercentChange
 	expire     time.Duration // splitIndex.sharedIndexExpire; -1 never
+	// newV4: an index made anew is version 4 (index.version 4, or
+	// feature.manyFiles without an index.version).
+	newV4 bool
 }
 
 // config reads the split index's settings from .git/config (read again only
@@ -74,6 +77,10 @@ func (x *gitIndex) config() splitConfig {
 			if gitBool(cfg.Section("core").Options.Get("splitIndex")) {
 				c.mode = 1
 			}
+		}
+		c.newV4 = cfg.HasSection("feature") && gitBool(cfg.Section("feature").Options.Get("manyFiles"))
+		if cfg.HasSection("index") && cfg.Section("index").Options.Has("version") {
+			c.newV4 = strings.TrimSpace(cfg.Section("index").Options.Get("version")) == "4"
 		}
 		if cfg.HasSection("splitIndex") {
 			s := cfg.Section("splitIndex")
@@ -121,13 +128,16 @@ func expireAfter(v string) time.Duration {
 }
 
 // encode writes the index to come into x.buf: whole, or split against the
-// shared index, writing a new shared index first when one is due.
+// shared index, writing a new shared index first when one is due. It
+// keeps the version of the index it read, as git does: 4 stays 4, and an
+// index made anew takes git's config (index.version, feature.manyFiles).
 func (x *gitIndex) encode() error {
 	cfg := x.config()
+	x.v4 = x.version == 4 || x.version == 0 && cfg.newV4
 	split := cfg.mode == 1 || cfg.mode == -1 && (x.base != nil || len(x.entries) >= splitMinEntries)
 	if !split {
 		x.base, x.baseID = nil, ZeroHash
-		x.buf = index.Encode(x.buf[:0], x.entries)
+		x.buf = x.encodeWhole(x.buf[:0])
 		return nil
 	}
 	var d index.Split
@@ -148,8 +158,16 @@ func (x *gitIndex) encode() error {
 		now := time.Now()
 		os.Chtimes(x.sharedPath(x.baseID.String()), now, now)
 	}
-	x.buf = index.EncodeSplit(x.buf[:0], d, x.baseID)
+	x.buf = index.EncodeSplit(x.buf[:0], d, x.baseID, x.v4)
 	return nil
+}
+
+// encodeWhole appends the whole index, in its version.
+func (x *gitIndex) encodeWhole(buf []byte) []byte {
+	if x.v4 {
+		return index.EncodeV4(buf, x.entries)
+	}
+	return index.Encode(buf, x.entries)
 }
 
 // writeShared writes the whole index as a new shared index, named by its
@@ -157,7 +175,7 @@ func (x *gitIndex) encode() error {
 // shared indexes no longer used that are past their expiry, and temporary
 // files of a shared index a crash left.
 func (x *gitIndex) writeShared(cfg splitConfig) error {
-	data := index.Encode(nil, x.entries)
+	data := x.encodeWhole(nil)
 	var id Hash
 	copy(id[:], data[len(data)-20:])
 	dir := filepath.Dir(x.path)

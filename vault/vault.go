@@ -553,5 +553,8 @@ func gitInit(root string) error {
 	if err := s.SetConfig(cfg); err != nil {
 		return err
 	}
+	if err := setManyFiles(filepath.Join(root, ".git")); err != nil {
+		return err
+	}
 	return s.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName("main")))
 }

@@ -7,7 +7,9 @@
 // runs and 50,000 commits, the full walk and the incremental one after it
 // (history.go); and the peak memory of recording 30,000 events with
 // compaction in the background (compact.go); and boundaries and appends
-// over HTTP from 1 and 16 clients, beside the git CLI (boundary.go).
+// over HTTP from 1 and 16 clients, beside the git CLI (boundary.go); and
+// the reads that must not grow with the vault, at 1,000 and 100,000 runs
+// (scale.go).
 package main
 
 import (
@@ -34,9 +36,12 @@ func main() {
 	hist := flag.String("history", "5000x50000", "runs x commits of the vault whose history quire check --history walks; empty to skip")
 	histRounds := flag.Int("history-rounds", 3, "full walks of the history timed")
 	doorRounds := flag.Int("door-rounds", 40, "boundaries measured per door and size (a multiple of 10)")
-	only := flag.String("only", "commit,doors,boundary,mirror,compact,history", "the sections to run: commit (quire's committer vs the git CLI), doors (a boundary from MCP, quire call and the git CLI), boundary (boundaries and appends over HTTP, 1 and 16 clients), mirror (pushes to a remote), compact (background compaction's memory), history")
+	only := flag.String("only", "commit,doors,boundary,mirror,compact,history,scale", "the sections to run: commit (quire's committer vs the git CLI), doors (a boundary from MCP, quire call and the git CLI), boundary (boundaries and appends over HTTP, 1 and 16 clients), mirror (pushes to a remote), compact (background compaction's memory), history, scale (the reads at 100,000 runs)")
 	boundaryRuns := flag.String("boundary-runs", "1000", "vault sizes, in runs, of the boundary section")
 	boundaryRounds := flag.Int("boundary-rounds", 50, "boundaries a client records in the boundary section")
+	scaleSizes := flag.String("scale-runs", "1000,100000", "the scale section's vault sizes, in runs")
+	scaleRounds := flag.Int("scale-rounds", 20, "rounds of each read the scale section times")
+	scaleCheckRounds := flag.Int("scale-check-rounds", 3, "rounds of quire check, its variants and git status the scale section times")
 	mirrorRate := flag.Int("mirror-rate", 100, "boundaries a second the mirror's writer records")
 	mirrorSecs := flag.Int("mirror-secs", 10, "seconds the mirror's writer records for")
 	lagRounds := flag.Int("lag-rounds", 20, "boundaries whose lag to a replica is measured")
@@ -69,6 +74,10 @@ func main() {
 	if want["compact"] && *compactEvents > 0 {
 		fmt.Println("== Background compaction: peak memory while recording events through the ledger")
 		benchCompaction(*compactEvents, 300)
+	}
+	if want["scale"] {
+		fmt.Println("== The reads at scale: list_runs, get_event, quire check and git status, side by side at each size")
+		benchScale(sizesOf(*scaleSizes), *scaleRounds, *scaleCheckRounds, *quireBin)
 	}
 	var runs, commits int
 	if _, err := fmt.Sscanf(*hist, "%dx%d", &runs, &commits); want["history"] && err == nil && runs > 0 && commits > runs {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"quire/words/refusal"
 	"strings"
 	"text/tabwriter"
@@ -216,6 +217,11 @@ func runCommand(e *env) *cli.Command {
 				Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 					file := c.Args().Get(1)
 					if file != "-" {
+						// Refused before it is read: a file of 200 MiB was
+						// read whole, and taken.
+						if fi, err := os.Stat(file); err == nil && fi.Size() > ledger.MaxArtifact {
+							return ledger.ArtifactTooLarge("FILE", file, fi.Size())
+						}
 						file = "@" + file
 					}
 					content, _, err := e.readAt("FILE", file, true)

@@ -69,3 +69,38 @@ func TestCLIRunFilesAndCommits(t *testing.T) {
 		t.Fatalf("commits after git commit: %s", got)
 	}
 }
+
+// An artifact through the CLI holds at most what a request over HTTP can
+// (1 MiB), said in the refusal, from a file or from standard input, and
+// nothing is written; one of 1 MiB is taken.
+func TestCLIArtifactBound(t *testing.T) {
+	dir, v, project := newCLIVault(t)
+	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
+	quire(t, `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`, v, "call", "create_definition", "--args", "-")
+	_, out, _ := quire(t, "", v, "run", "start", "--playbook", "finance", "--name", "close", "--member-of", project,
+		"--executor", "agent-7", "--authorized-by", "ana", "--json")
+	var r struct {
+		RunID string `json:"run_id"`
+		Path  string `json:"path"`
+	}
+	json.Unmarshal([]byte(out), &r)
+	big := filepath.Join(t.TempDir(), "big.bin")
+	os.WriteFile(big, make([]byte, 1<<20+1), 0o644)
+	put := func(stdin, file string) (int, string) {
+		code, _, errs := quire(t, stdin, v, "run", "artifact", "--playbook", "finance", "--run", r.RunID, "--actor", "agent-7", "big.bin", file)
+		return code, errs
+	}
+	for _, c := range []struct{ stdin, file string }{{"", big}, {string(make([]byte, 1<<20+1)), "-"}} {
+		code, errs := put(c.stdin, c.file)
+		if code != 1 || !strings.Contains(errs, "is 1048577 bytes; an artifact holds at most 1 MiB") {
+			t.Fatalf("a 1 MiB + 1 artifact from %q: exit %d, %s", c.file, code, errs)
+		}
+		if _, err := os.Stat(filepath.Join(dir, r.Path, "artifacts", "big.bin")); err == nil {
+			t.Fatal("the refused artifact was written")
+		}
+	}
+	os.WriteFile(big, make([]byte, 1<<20), 0o644)
+	if code, errs := put("", big); code != 0 {
+		t.Fatalf("a 1 MiB artifact: exit %d, %s", code, errs)
+	}
+}

@@ -44,9 +44,10 @@ func checkCommand(e *env) *cli.Command {
 		Name: "check", Usage: "validate the whole vault against the playbook-run capsule (with --history, its git history too; with --views, every page's views)",
 		Flags: []cli.Flag{jsonFlag,
 			&cli.BoolFlag{Name: "history", Usage: "also prove the append-only rules from the git history (the commits an earlier check did not prove)"},
-			&cli.BoolFlag{Name: "views", Usage: "also fold every page's views again from nothing and verify them against their receipt"}},
+			&cli.BoolFlag{Name: "views", Usage: "also fold every page's views again from nothing and verify them against their receipt"},
+			&cli.BoolFlag{Name: "full", Usage: "read every run, not only those changed since the last check that passed"}},
 		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
-			rep, err := l.CheckWith(ledger.CheckArgs{History: c.Bool("history"), Views: c.Bool("views")})
+			rep, err := l.CheckWith(ledger.CheckArgs{History: c.Bool("history"), Views: c.Bool("views"), Full: c.Bool("full")})
 			if err != nil {
 				return err
 			}

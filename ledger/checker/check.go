@@ -23,27 +23,42 @@ import (
 // six entries, its front matter, member_of and playbook resolving in the
 // index, every event line parsing, seq without gaps or repeats in each
 // playbook's history, and run.state.json agreeing with the events; then
-// the vault's git state and work tree (vaultProblems).
+// the vault's git state and work tree (vaultProblems). A run folder that
+// has not changed since the last check that passed is answered from its
+// record (record.go); CheckAll reads every one.
 //
 // All of it is read holding the vault's lock as a reader (Host.ReadLocked),
 // so that it sees the vault between two writes, never in the middle of
 // one: a line being appended, a seq reserved whose line is not written
 // yet, a history record ahead of its file. Writers wait for the check, as
 // they wait for each other.
-func (c *Checker) Check() (*CheckReport, error) {
+func (c *Checker) Check() (*CheckReport, error) { return c.checkLocked(false) }
+
+// CheckAll is Check reading every run folder (quire check --full).
+func (c *Checker) CheckAll() (*CheckReport, error) { return c.checkLocked(true) }
+
+func (c *Checker) checkLocked(full bool) (*CheckReport, error) {
 	var rep *CheckReport
+	record := !c.v.ReadOnly() // asked before the lock, which it takes
 	err := c.h.ReadLocked(func() (err error) {
-		rep, err = c.check()
+		rep, err = c.check(full, record)
 		return err
 	})
 	return rep, err
 }
 
-func (c *Checker) check() (*CheckReport, error) {
+// check is Check (or CheckAll, when full), under the lock; record says
+// whether a check that passes writes its record.
+func (c *Checker) check(full, record bool) (*CheckReport, error) {
 	rep := &CheckReport{Problems: []Problem{}}
 	add := func(p, format string, args ...any) {
 		rep.Problems = append(rep.Problems, Problem{Path: p, Message: fmt.Sprintf(format, args...)})
 	}
+	var last *checkRecord
+	if !full {
+		last = c.loadRecord()
+	}
+	next := &checkRecord{At: time.Now(), Runs: map[string]*runRecord{}}
 	entries, err := c.v.Entries()
 	if r, ok := refusal.As(err); ok {
 		add(vault.IndexFile, "%s", r.Message) // a link: reported, and the rest checked
@@ -75,6 +90,23 @@ func (c *Checker) check() (*CheckReport, error) {
 	}
 	seqs := map[string]map[int64]string{} // playbook → seq → where
 	unnumbered := map[string]int{}
+	count := func(playbook string, seq int64, where string) {
+		if seq == 0 {
+			unnumbered[playbook]++
+			return
+		}
+		if seqs[playbook] == nil {
+			seqs[playbook] = map[int64]string{}
+		}
+		if _, dup := seqs[playbook][seq]; dup {
+			// Its seq is taken (two clones' lines merged, each
+			// numbered where it was written): the history places
+			// it as a line without one (docs/vault-format.md).
+			unnumbered[playbook]++
+			return
+		}
+		seqs[playbook][seq] = where
+	}
 	for _, d := range dirs {
 		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") {
 			continue
@@ -85,29 +117,34 @@ func (c *Checker) check() (*CheckReport, error) {
 		if !ok {
 			add(rel, "the run folder is not in %s", vault.IndexFile)
 		}
-		c.checkRun(rel, e, ok, add, func(p string, line int, msg string) {
+		stamps := c.stampsOf(rel)
+		if run := last.holds(rel, stamps); run != nil && ok {
+			for _, s := range run.Seqs {
+				count(e.Playbook, s, rel)
+			}
+			for i := 0; i < run.Unnumbered; i++ {
+				count(e.Playbook, 0, rel)
+			}
+			rep.Events += run.Events
+			next.Runs[rel] = run
+			continue
+		}
+		run := &runRecord{Stamps: stamps}
+		run.Binding = c.checkRun(rel, e, ok, add, func(p string, line int, msg string) {
 			rep.Problems = append(rep.Problems, Problem{Path: p, Line: line, Message: msg})
 		}, func(ln *event.Line, where string) {
 			rep.Events++
-			if !ok {
-				return
-			}
+			run.Events++
 			if ln.Seq == 0 {
-				unnumbered[e.Playbook]++
-				return
+				run.Unnumbered++
+			} else {
+				run.Seqs = append(run.Seqs, ln.Seq)
 			}
-			if seqs[e.Playbook] == nil {
-				seqs[e.Playbook] = map[int64]string{}
+			if ok {
+				count(e.Playbook, ln.Seq, where)
 			}
-			if _, dup := seqs[e.Playbook][ln.Seq]; dup {
-				// Its seq is taken (two clones' lines merged, each
-				// numbered where it was written): the history places
-				// it as a line without one (docs/vault-format.md).
-				unnumbered[e.Playbook]++
-				return
-			}
-			seqs[e.Playbook][ln.Seq] = where
 		})
+		next.Runs[rel] = run
 	}
 	for _, e := range entries {
 		if e.Type != "playbook" {
@@ -169,12 +206,17 @@ func (c *Checker) check() (*CheckReport, error) {
 		return nil, err
 	}
 	rep.Problems = append(rep.Problems, vp...)
+	if len(rep.Problems) == 0 && record {
+		c.saveRecord(next)
+	}
 	return rep, nil
 }
 
 func playbookDir(p string) string { return path.Join("playbooks", p) }
 
-func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(string, string, ...any), addLine func(string, int, string), seen func(*event.Line, string)) {
+// checkRun checks one run folder, and answers the binding its front
+// matter names.
+func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(string, string, ...any), addLine func(string, int, string), seen func(*event.Line, string)) string {
 	for _, name := range runfolder.Entries {
 		fi, err := os.Stat(c.v.Abs(path.Join(rel, name)))
 		if err != nil {
@@ -236,7 +278,7 @@ func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(str
 	})
 	if err != nil {
 		add(logPath, "%v", err)
-		return
+		return fm.Binding
 	}
 	if fi, err := os.Stat(c.v.Abs(logPath)); err == nil && fi.Size() > replay.LogBytes {
 		addLine(logPath, lineNo+1, "a torn last line (a write cut short); the next write repairs it")
@@ -247,6 +289,7 @@ func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(str
 	if indexed && fm.UID != "" && fm.UID != e.UID {
 		add(defPath, "uid %s differs from the index's %s", fm.UID, e.UID)
 	}
+	return fm.Binding
 }
 
 // checkLinks lists the symbolic links in the vault: quire writes through

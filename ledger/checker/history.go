@@ -42,6 +42,44 @@ func digestOf(st historyState) string {
 
 const historyStateFile = "check-history.json"
 
+// historyMarkFile marks a record that found no problem with the commit it
+// ended at and its file's stamp, so that a check with nothing new reads a
+// line and a stat, not the record of every commit proved (43 s with
+// nothing new at 50,000 runs, issue 28). A record changed or deleted since
+// (its stamp differs) is read, or the whole history proved, as before.
+const historyMarkFile = "check-history.head"
+
+type historyMark struct {
+	Head   string `json:"head"`
+	Proved int    `json:"proved"`
+	Record stamp  `json:"record"` // check-history.json's
+}
+
+// markedClean answers the report of a history the mark says was proved
+// to head without a problem, when the record it marks is still the one
+// on disk.
+func (ck *Checker) markedClean(head vault.Hash, statePath string) (*HistoryReport, bool) {
+	data, err := os.ReadFile(ck.v.Abs(path.Join(vault.QuireDir, historyMarkFile)))
+	var m historyMark
+	if err != nil || json.Unmarshal(data, &m) != nil || m.Head != head.String() {
+		return nil, false
+	}
+	if s, ok := stampOfFile(statePath); !ok || s != m.Record {
+		return nil, false
+	}
+	return &HistoryReport{Head: m.Head, Proved: m.Proved}, true
+}
+
+// mark writes the mark of a record that found no problem.
+func (ck *Checker) mark(head vault.Hash, proved int, statePath string) {
+	s, ok := stampOfFile(statePath)
+	if !ok {
+		return
+	}
+	data, _ := json.Marshal(historyMark{Head: head.String(), Proved: proved, Record: s})
+	vault.WriteAtomic(ck.v.Abs(path.Join(vault.QuireDir, historyMarkFile)), data)
+}
+
 type commitInfo struct {
 	tree    vault.Hash
 	parents []vault.Hash
@@ -58,6 +96,9 @@ func (ck *Checker) CheckHistory() (*HistoryReport, []Problem, error) {
 	}
 	rep.Head = head.String()
 	statePath := ck.v.Abs(path.Join(vault.QuireDir, historyStateFile))
+	if marked, ok := ck.markedClean(head, statePath); ok {
+		return marked, []Problem{}, nil
+	}
 	var st historyState
 	proved := map[vault.Hash]bool{}
 	if data, err := os.ReadFile(statePath); err == nil {
@@ -155,6 +196,9 @@ func (ck *Checker) CheckHistory() (*HistoryReport, []Problem, error) {
 	all := append(append([]Problem{}, old...), w.problems...)
 
 	if len(todo) == 0 && len(old) == len(st.Problems) && head == lastHead {
+		if len(all) == 0 && !ck.v.ReadOnly() {
+			ck.mark(head, rep.Proved, statePath)
+		}
 		return rep, all, nil // nothing learnt: the file stands
 	}
 	ids := make([]byte, 0, 20*len(proved))
@@ -172,6 +216,9 @@ func (ck *Checker) CheckHistory() (*HistoryReport, []Problem, error) {
 	}
 	if err := vault.WriteAtomic(statePath, data); err != nil {
 		return nil, nil, err
+	}
+	if len(all) == 0 {
+		ck.mark(head, rep.Proved, statePath)
 	}
 	return rep, all, nil
 }

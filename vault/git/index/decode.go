@@ -26,6 +26,8 @@ type Index struct {
 	// zero when the index is whole.
 	Shared   []*Entry
 	SharedID object.Hash
+	// Version is the main file's version: 2, 3 or 4.
+	Version uint32
 }
 
 // Decode reads an index file in the forms git writes (versions 2, 3 and
@@ -37,6 +39,9 @@ func Decode(data []byte, verify bool, shared func(id object.Hash) ([]*Entry, err
 	var d Index
 	entries, link, root, err := decodeFile(data, true, verify)
 	d.CacheTree = root
+	if len(data) >= 8 {
+		d.Version = binary.BigEndian.Uint32(data[4:])
+	}
 	if err != nil {
 		return d, err
 	}

@@ -13,22 +13,31 @@ import (
 // flag (skip-worktree, intent-to-add), as git does; no extensions (a
 // cache-tree would go stale; git rebuilds it); the checksum last.
 func Encode(buf []byte, entries []*Entry) []byte {
-	return encodeExt(buf, entries, 0, nil)
+	return encodeExt(buf, entries, 0, nil, false)
+}
+
+// EncodeV4 is Encode in version 4, which git writes with index.version 4
+// or feature.manyFiles: each name prefix-compressed against the one
+// before it (the bytes it strips, as git's offset varint, then the rest
+// and a NUL), no padding. At 600,000 entries of run folders' paths the
+// index is less than half as large, and git reads it faster.
+func EncodeV4(buf []byte, entries []*Entry) []byte {
+	return encodeExt(buf, entries, 0, nil, true)
 }
 
 // EncodeSplit appends the split index that applies s to the shared index
 // sharedID: the replacements first, written without their names, then the
-// entries added, and the link extension.
-func EncodeSplit(buf []byte, s Split, sharedID object.Hash) []byte {
+// entries added, and the link extension; in version 4 when v4 is set.
+func EncodeSplit(buf []byte, s Split, sharedID object.Hash, v4 bool) []byte {
 	entries := append(append(make([]*Entry, 0, len(s.Replaced)+len(s.Added)), s.Replaced...), s.Added...)
-	return encodeExt(buf, entries, len(s.Replaced), linkExtension(sharedID, s))
+	return encodeExt(buf, entries, len(s.Replaced), linkExtension(sharedID, s), v4)
 }
 
 // encodeExt is Encode with the first nameless entries written
 // without their names (a split index's replacements, which take the names
 // of the shared entries they replace) and the extensions ext (each with
-// its signature and size) before the checksum.
-func encodeExt(buf []byte, entries []*Entry, nameless int, ext []byte) []byte {
+// its signature and size) before the checksum; in version 4 when v4.
+func encodeExt(buf []byte, entries []*Entry, nameless int, ext []byte, v4 bool) []byte {
 	version := uint32(2)
 	size := 12 + len(ext) + 20
 	for i, e := range entries {
@@ -42,6 +51,9 @@ func encodeExt(buf []byte, entries []*Entry, nameless int, ext []byte) []byte {
 		}
 		size += (n + 8) &^ 7
 	}
+	if v4 {
+		version = 4
+	}
 	if cap(buf) < size {
 		buf = make([]byte, 0, size)
 	}
@@ -49,6 +61,7 @@ func encodeExt(buf []byte, entries []*Entry, nameless int, ext []byte) []byte {
 	buf = append(buf, "DIRC"...)
 	buf = be.AppendUint32(buf, version)
 	buf = be.AppendUint32(buf, uint32(len(entries)))
+	prev := ""
 	for i, e := range entries {
 		start := len(buf)
 		name := e.Name
@@ -78,6 +91,18 @@ func encodeExt(buf []byte, entries []*Entry, nameless int, ext []byte) []byte {
 		} else {
 			buf = be.AppendUint16(buf, n)
 		}
+		if v4 {
+			// As git's ce_write_entry: a nameless entry strips all of
+			// the name before it, and the next is stripped against "".
+			common := 0
+			for common < len(prev) && common < len(name) && prev[common] == name[common] {
+				common++
+			}
+			buf = appendVarint(buf, uint64(len(prev)-common))
+			buf = append(append(buf, name[common:]...), 0)
+			prev = name
+			continue
+		}
 		buf = append(buf, name...)
 		// 1 to 8 NULs pad the entry to a multiple of 8 bytes.
 		for pad := 8 - (len(buf)-start)%8; pad > 0; pad-- {
@@ -87,6 +112,20 @@ func encodeExt(buf []byte, entries []*Entry, nameless int, ext []byte) []byte {
 	buf = append(buf, ext...)
 	sum := sha1.Sum(buf)
 	return append(buf, sum[:]...)
+}
+
+// appendVarint appends git's offset varint (varint.c's encode_varint), as
+// varint reads it.
+func appendVarint(buf []byte, v uint64) []byte {
+	var b [10]byte
+	i := len(b) - 1
+	b[i] = byte(v & 127)
+	for v >>= 7; v > 0; v >>= 7 {
+		v--
+		i--
+		b[i] = 128 | byte(v&127)
+	}
+	return append(buf, b[i:]...)
 }
 
 // appendIndexTime is a stat time of an entry: seconds and nanoseconds, both

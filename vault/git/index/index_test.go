@@ -150,46 +150,58 @@ func TestDecodeReadsEveryFormGitWrites(t *testing.T) {
 	}
 }
 
-// What Encode and EncodeSplit write, git reads: the entries of every form,
-// written whole, and split against the shared index git wrote with an
-// entry changed, one added and one removed.
+// What Encode, EncodeV4 and EncodeSplit write, git reads: the entries of
+// every form, written whole, and split against the shared index git wrote
+// with an entry changed, one added and one removed; in versions 2 (3) and
+// 4 alike, which git then says it is.
 func TestGitReadsWhatEncodeWrites(t *testing.T) {
 	for _, form := range forms {
-		t.Run(form.name, func(t *testing.T) {
-			dir := gitIndex(t, 30, form.set)
-			d, _ := read(t, dir)
-			want := git(t, dir, "ls-files", "-s")
-			path := filepath.Join(dir, ".git", "index")
-			if err := os.WriteFile(path, Encode(nil, d.Entries), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if got := git(t, dir, "ls-files", "-s"); got != want {
-				t.Fatalf("git lists what Encode wrote as\n%s\nnot\n%s", got, want)
-			}
-			if d.Shared == nil {
-				return
-			}
-			cur := slices.Clone(d.Entries)
-			changed := *cur[3]
-			changed.Hash = object.Sum(object.Blob, []byte("changed\n"))
-			changed.ModifiedAt = changed.ModifiedAt.Add(1)
-			cur[3] = &changed
-			cur = slices.Delete(cur, 7, 8)
-			cur = append(cur, &Entry{Name: "zz.md", Hash: object.Sum(object.Blob, nil), Mode: object.Regular})
-			s := Diff(d.Shared, cur)
-			if len(s.Replace) != 1 || len(s.Delete) < 1 || len(s.Added) < 1 {
-				t.Fatalf("diff %+v", s)
-			}
-			if err := os.WriteFile(path, EncodeSplit(nil, s, d.SharedID), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if got, want := git(t, dir, "ls-files", "-s"), list(cur); got != want {
-				t.Fatalf("git lists what EncodeSplit wrote as\n%s\nnot\n%s", got, want)
-			}
-			if again, _ := read(t, dir); list(again.Entries) != list(cur) {
-				t.Fatalf("read back as\n%s", list(again.Entries))
-			}
-		})
+		for _, v4 := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/v4=%v", form.name, v4), func(t *testing.T) { gitReads(t, form.set, v4) })
+		}
+	}
+}
+
+func gitReads(t *testing.T, set func(tb testing.TB, dir string), v4 bool) {
+	dir := gitIndex(t, 30, set)
+	d, _ := read(t, dir)
+	want := git(t, dir, "ls-files", "-s")
+	path := filepath.Join(dir, ".git", "index")
+	whole := Encode(nil, d.Entries)
+	if v4 {
+		whole = EncodeV4(nil, d.Entries)
+	}
+	if err := os.WriteFile(path, whole, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, dir, "ls-files", "-s"); got != want {
+		t.Fatalf("git lists what Encode wrote as\n%s\nnot\n%s", got, want)
+	}
+	if again, _ := read(t, dir); v4 && again.Version != 4 {
+		t.Fatalf("EncodeV4 wrote version %d", again.Version)
+	}
+	if d.Shared == nil {
+		return
+	}
+	cur := slices.Clone(d.Entries)
+	changed := *cur[3]
+	changed.Hash = object.Sum(object.Blob, []byte("changed\n"))
+	changed.ModifiedAt = changed.ModifiedAt.Add(1)
+	cur[3] = &changed
+	cur = slices.Delete(cur, 7, 8)
+	cur = append(cur, &Entry{Name: "zz.md", Hash: object.Sum(object.Blob, nil), Mode: object.Regular})
+	s := Diff(d.Shared, cur)
+	if len(s.Replace) != 1 || len(s.Delete) < 1 || len(s.Added) < 1 {
+		t.Fatalf("diff %+v", s)
+	}
+	if err := os.WriteFile(path, EncodeSplit(nil, s, d.SharedID, v4), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := git(t, dir, "ls-files", "-s"), list(cur); got != want {
+		t.Fatalf("git lists what EncodeSplit wrote as\n%s\nnot\n%s", got, want)
+	}
+	if again, _ := read(t, dir); list(again.Entries) != list(cur) {
+		t.Fatalf("read back as\n%s", list(again.Entries))
 	}
 }
 
@@ -345,8 +357,10 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		same("whole", Encode(nil, d.Entries), nil)
+		same("whole, version 4", EncodeV4(nil, d.Entries), nil)
 		if d.Shared != nil && sorted(d.Shared) {
-			same("split", EncodeSplit(nil, Diff(d.Shared, d.Entries), d.SharedID), shared)
+			same("split", EncodeSplit(nil, Diff(d.Shared, d.Entries), d.SharedID, false), shared)
+			same("split, version 4", EncodeSplit(nil, Diff(d.Shared, d.Entries), d.SharedID, true), shared)
 		}
 	})
 }

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"quire/ledger"
+)
+
+// The reads that must not grow with the vault (issue 28), at each size of
+// the scale section's vaults (scalevault.go), side by side: list_runs with
+// each filter its schema offers and get_event through a warm ledger (the
+// engine of quire serve and of the resident, without the transport),
+// quire check, quire check --full and quire check --history with nothing
+// new as a person runs them (a process each), and a person's git status.
+// Each is its median and p99 over the rounds, beside its target at the
+// largest size.
+
+// scaleCase is one measured read, its target at the largest size.
+type scaleCase struct {
+	what   string
+	target time.Duration
+}
+
+func benchScale(sizes []int, rounds, checkRounds int, bin string) {
+	if bin == "" {
+		bin = buildQuire()
+	}
+	var cases []scaleCase
+	got := map[string]map[int][]time.Duration{}
+	add := func(what string, target time.Duration, n int, d time.Duration) {
+		if got[what] == nil {
+			got[what] = map[int][]time.Duration{}
+			cases = append(cases, scaleCase{what, target})
+		}
+		got[what][n] = append(got[what][n], d)
+	}
+	// Each read is said as it is measured (the checks at 100,000 runs take
+	// minutes), then all side by side.
+	said := func(what string, n int) {
+		ds := got[what][n]
+		fmt.Printf("   %d runs, %s: p50 %s, p99 %s\n", n, what, dur(pct(ds, 50)), dur(pct(ds, 99)))
+	}
+	for _, n := range sizes {
+		dir, ids := scaleVault(n)
+		l, err := ledger.Open(dir)
+		must(err)
+		mid := ids[len(ids)/2]
+		// The day of the run in the middle, as list_runs' since and until
+		// take it.
+		day := runDay(l, mid)
+		reads := []struct{ what, op, args string }{
+			{"list_runs, first page", "list_runs", `{"playbook":"finance"}`},
+			{"list_runs status=failed", "list_runs", `{"playbook":"finance","status":"failed"}`},
+			{"list_runs state=paused", "list_runs", `{"playbook":"finance","state":"paused"}`},
+			{"list_runs executor=agent-3", "list_runs", `{"playbook":"finance","executor":"agent-3"}`},
+			{"list_runs since/until one day", "list_runs", fmt.Sprintf(`{"playbook":"finance","since":%q,"until":%q}`, day, day)},
+			{"list_runs name=pay (definition)", "list_runs", `{"playbook":"finance","type":"workflow","name":"pay"}`},
+			{"list_runs state=active, no match", "list_runs", `{"playbook":"finance","state":"active","executor":"nobody"}`},
+			{"list_runs search, no match", "list_runs", `{"playbook":"finance","search":"no such words"}`},
+			{"get_event", "get_event", fmt.Sprintf(`{"playbook":"finance","event_id":"%s_1"}`, mid)},
+			{"get_run", "get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, mid)},
+		}
+		for _, r := range reads {
+			target := 50 * time.Millisecond
+			if r.op != "list_runs" {
+				target = 5 * time.Millisecond
+			}
+			_, err := l.Call(context.Background(), r.op, json.RawMessage(r.args)) // warm
+			must(err)
+			for i := 0; i < rounds; i++ {
+				t0 := time.Now()
+				_, err := l.Call(context.Background(), r.op, json.RawMessage(r.args))
+				must(err)
+				add(r.what, target, n, time.Since(t0))
+			}
+			said(r.what, n)
+		}
+		l.Close()
+		run := func(what string, target time.Duration, k int, name string, args ...string) {
+			for i := 0; i < k; i++ {
+				add(what, target, n, timed(dir, name, args...))
+			}
+			said(what, n)
+		}
+		run("quire check --full", 30*time.Second, checkRounds, bin, "check", "--full")
+		timed(dir, bin, "check") // the check the next ones answer from
+		run("quire check (nothing changed)", 2*time.Second, checkRounds, bin, "check")
+		timed(dir, bin, "check", "--history") // proves what is new
+		run("quire check --history, nothing new", time.Second, checkRounds, bin, "check", "--history")
+		run("git status", time.Second, checkRounds, "git", "status", "--porcelain")
+	}
+	fmt.Printf("%-36s", "")
+	for _, n := range sizes {
+		fmt.Printf(" %21s", fmt.Sprintf("%d runs: p50 / p99", n))
+	}
+	fmt.Printf("   %-12s\n", "target")
+	last := sizes[len(sizes)-1]
+	for _, c := range cases {
+		fmt.Printf("%-36s", c.what)
+		for _, n := range sizes {
+			ds := got[c.what][n]
+			fmt.Printf(" %21s", dur(pct(ds, 50))+" / "+dur(pct(ds, 99)))
+		}
+		mark := "ok"
+		if pct(got[c.what][last], 50) > c.target {
+			mark = "MISSED"
+		}
+		fmt.Printf("   %-12s %s\n", "≤ "+dur(c.target), mark)
+	}
+}
+
+// runDay is the day a run started, YYYY-MM-DD.
+func runDay(l *ledger.Ledger, id string) string {
+	res, err := l.Call(context.Background(), "get_run", json.RawMessage(fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, id)))
+	must(err)
+	return res.(*ledger.Run).Started[:10]
+}
+
+// timed runs a program in dir and answers how long it took; it must end
+// well (quire check's exit 1 for problems is a failure of the bench's
+// vault).
+func timed(dir, name string, args ...string) time.Duration {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	t0 := time.Now()
+	out, err := cmd.CombinedOutput()
+	d := time.Since(t0)
+	if err != nil {
+		must(fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out))
+	}
+	return d
+}
+
+// dur prints a duration in ms below a second, in s above.
+func dur(d time.Duration) string {
+	if d >= time.Second {
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	}
+	return ms(d)
+}

@@ -1,0 +1,135 @@
+package ledger
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestIncrementalCheckAnswersAsTheFullOne changes a vault at random,
+// through quire and by hand (lines and state edited in place, files
+// restored with git checkout, touched, committed with git, reset), and
+// after each step asks quire check twice and quire check --full: the
+// check that answers from the last passing check's record (and the one
+// after it, which reads nothing that changed) says what the full one
+// says.
+func TestIncrementalCheckAnswersAsTheFullOne(t *testing.T) {
+	steps, seeds := 14, 1
+	if os.Getenv("QUIRE_TEST_LONG") != "" {
+		steps, seeds = 120, 5
+	}
+	for seed := int64(1); seed <= int64(seeds); seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { incrementalChecks(t, seed, steps) })
+	}
+}
+
+func incrementalChecks(t *testing.T, seed int64, steps int) {
+	rng := rand.New(rand.NewSource(seed))
+	f := newFixture(t)
+	f.git("config", "user.name", "rui")
+	f.git("config", "user.email", "rui@example.com")
+	var did []string
+	for step := 0; step < steps; step++ {
+		runs := f.call("list_runs", `{"playbook":"finance","limit":1000}`).(*RunPage).Runs
+		var active []*Run
+		for _, r := range runs {
+			if r.State == "active" {
+				active = append(active, r)
+			}
+		}
+		file := func(r *Run, name string) string { return filepath.Join(f.dir, filepath.FromSlash(r.Path), name) }
+		switch k := rng.Intn(9); {
+		case k < 2 || len(runs) == 0:
+			f.start()
+			did = append(did, "start")
+		case k == 2 && len(active) > 0:
+			r := active[rng.Intn(len(active))]
+			f.call("record_event", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"do/1/work","actor":"agent-7"}`, r.RunID))
+			did = append(did, "step")
+		case k == 3:
+			// A line that is no event, appended by hand.
+			r := runs[rng.Intn(len(runs))]
+			fh, _ := os.OpenFile(file(r, "run.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+			fh.WriteString("not an event\n")
+			fh.Close()
+			did = append(did, "bad line")
+		case k == 4:
+			// run.state.json edited in place, its size kept.
+			r := runs[rng.Intn(len(runs))]
+			data, _ := os.ReadFile(file(r, "run.state.json"))
+			os.WriteFile(file(r, "run.state.json"), []byte(strings.Replace(string(data), "agent-7", "agent-8", 1)), 0o644)
+			did = append(did, "state edited")
+		case k == 5:
+			// What was edited by hand restored from the commit.
+			f.git("checkout", "--", ".")
+			did = append(did, "git checkout")
+		case k == 6:
+			r := runs[rng.Intn(len(runs))]
+			now := time.Now().Add(time.Duration(rng.Intn(3)) * time.Second)
+			os.Chtimes(file(r, "definition.md"), now, now)
+			did = append(did, "touch")
+		case k == 7 && len(active) > 0:
+			f.git("checkout", "--", ".")
+			f.handWrite(active[rng.Intn(len(active))], "step_completed", "by/hand", "written by hand")
+			f.git("commit", "-qam", "a step written by hand")
+			did = append(did, "git commit")
+		case k == 8:
+			if n := strings.Count(f.git("log", "--oneline"), "\n"); n > 6 {
+				f.git("reset", "-q", "--hard", "HEAD~1")
+				did = append(did, "git reset")
+			}
+		}
+		full := checkWords(t, f, CheckArgs{Full: true})
+		for _, when := range []string{"incremental", "again"} {
+			if got := checkWords(t, f, CheckArgs{}); got != full {
+				t.Fatalf("after %v, %s:\n%s\nquire check --full:\n%s", did, when, got, full)
+			}
+		}
+	}
+}
+
+// checkWords is what quire check answers, as a person reads it.
+func checkWords(t *testing.T, f *fixture, a CheckArgs) string {
+	t.Helper()
+	rep, err := f.l.CheckWith(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, p := range rep.Problems {
+		b.WriteString(p.String() + "\n")
+	}
+	fmt.Fprintf(&b, "%d runs, %d events", rep.Runs, rep.Events)
+	return b.String()
+}
+
+// quire check --history with nothing new since a walk that found no
+// problem reads its mark (the commit it ended at), not the record of
+// every commit proved; a record deleted or changed since is not trusted
+// by the mark, and the whole history is proved again.
+func TestCheckHistoryNothingNewReadsTheMark(t *testing.T) {
+	f := newFixture(t)
+	f.start()
+	first, problems, err := f.l.CheckHistory()
+	if err != nil || len(problems) > 0 || first.Commits == 0 {
+		t.Fatalf("the first walk: %+v, %v, %v", first, problems, err)
+	}
+	again, problems, err := f.l.CheckHistory()
+	if err != nil || len(problems) > 0 || again.Commits != 0 || again.Reads != 0 || again.Proved != first.Proved || again.Head != first.Head {
+		t.Fatalf("nothing new: %+v (first %+v), %v, %v", again, first, problems, err)
+	}
+	f.start()
+	next, _, _ := f.l.CheckHistory()
+	if next.Commits != 1 || next.Proved != first.Proved+1 {
+		t.Fatalf("one new commit: %+v", next)
+	}
+	os.Remove(filepath.Join(f.dir, ".quire", "check-history.json"))
+	whole, _, _ := f.l.CheckHistory()
+	if whole.Commits != next.Proved {
+		t.Fatalf("the record deleted: %+v, want the %d commits proved again", whole, next.Proved)
+	}
+}

@@ -1,0 +1,346 @@
+package ledger
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path"
+	"strings"
+	"sync"
+
+	"quire/internal/fsys"
+	"quire/runfolder"
+	"quire/vault"
+	"quire/words/address"
+)
+
+// The runs' facts that list_runs filters by and the index of the vault
+// does not hold (status, state, executor: they change, and the index
+// holds only what a thing is made with), kept under .quire/runs/ so that
+// a filter reads only the runs it answers. Reading every run's
+// run.state.json was 3.3 s a list at 100,000 runs (issue 28).
+//
+//	.quire/runs/head        the commit the facts are complete through: they
+//	                        are every run's as its files were at that commit,
+//	                        and as quire's writes since left them
+//	.quire/runs/facts.jsonl a nonce line, then one line a change of a run:
+//	                        {"uid","status","state","executor"}; a uid's
+//	                        last line holds; "unread" for a run whose files
+//	                        could not be read (list_runs reads it, and says
+//	                        why)
+//
+// Every write of a run's files is a boundary's, and commits the run's
+// folder: the tx appends the run's facts as it commits (indexRuns), and
+// moves head along when the facts were complete through the commit's
+// parent. A read finds head behind HEAD when git moved it by hand (a
+// commit, a reset, a pull, a merge): the run folders that differ between
+// the two commits' trees are read again (catchUpRuns, under the lock); a
+// head whose commit is gone, or no facts at all, are made again from every
+// run's files. It is derived state: nothing in it is synced, and deleting
+// it costs one read of every run. What it does not see is a change a
+// person makes to a run's files without committing it (an edit, git
+// checkout -- <file>): list_runs answers from the facts until that change
+// is committed or quire next writes the run (docs/vault-format.md).
+const runsIndexDir = vault.QuireDir + "/runs"
+
+// runFacts are a run's facts as list_runs filters them.
+type runFacts struct {
+	Status, State, Executor string
+}
+
+// factsLine is one line of facts.jsonl.
+type factsLine struct {
+	UID      string `json:"uid,omitempty"`
+	Status   string `json:"status,omitempty"`
+	State    string `json:"state,omitempty"`
+	Executor string `json:"executor,omitempty"`
+	Unread   bool   `json:"unread,omitempty"`
+	Nonce    string `json:"nonce,omitempty"`
+}
+
+// runIndex is what this process holds of facts.jsonl, read again only
+// where it grew (fsys.Grown).
+type runIndex struct {
+	mu    sync.Mutex
+	grown fsys.Grown
+	facts map[string]runFacts
+	lines int // the lines taken, to tell when the file is worth rewriting
+}
+
+func (l *Ledger) runsPath(name string) string { return l.v.Abs(path.Join(runsIndexDir, name)) }
+
+// runsHead reads the commit the facts are complete through (zero when
+// there are none, or it is unreadable).
+func (l *Ledger) runsHead() vault.Hash {
+	b, err := os.ReadFile(l.runsPath("head"))
+	if err != nil {
+		return vault.ZeroHash
+	}
+	return parseHash(strings.TrimSpace(string(b)))
+}
+
+// runFactsOf answers how to look a run's facts up, complete through HEAD;
+// nil when they cannot be had (a vault that takes no write now, or a
+// failure): the caller reads every run, as it would without them.
+func (l *Ledger) runFactsOf() func(uid string) (runFacts, bool) {
+	head, err := l.v.HeadCommit()
+	if err != nil || head.IsZero() {
+		return nil
+	}
+	if l.runsHead() != head {
+		if l.v.WritesRefused() != nil {
+			return nil
+		}
+		if err := l.write(writeArgs{derived: true}, func(t *tx) error { return t.catchUpRuns() }); err != nil {
+			l.v.Logf("%s: %v; list_runs reads every run", runsIndexDir, err)
+			return nil
+		}
+	}
+	ri := &l.runIdx
+	ri.mu.Lock()
+	defer ri.mu.Unlock()
+	if err := ri.refresh(l.runsPath("facts.jsonl")); err != nil {
+		os.Remove(l.runsPath("head")) // the next read makes them again
+		return nil
+	}
+	return func(uid string) (runFacts, bool) {
+		ri.mu.Lock()
+		defer ri.mu.Unlock()
+		f, ok := ri.facts[uid]
+		return f, ok
+	}
+}
+
+// refresh takes what was appended to facts.jsonl since the last read, or
+// the whole file when it was made anew. The caller holds ri.mu.
+func (ri *runIndex) refresh(abs string) error {
+	f, err := os.Open(abs)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	from, data, err := ri.grown.Next(f)
+	if err != nil {
+		return err
+	}
+	if from == 0 {
+		ri.facts, ri.lines = map[string]runFacts{}, 0
+	}
+	end := bytes.LastIndexByte(data, '\n') + 1 // a torn last line waits
+	for rest := data[:end]; len(rest) > 0; {
+		nl := bytes.IndexByte(rest, '\n')
+		var ln factsLine
+		if json.Unmarshal(rest[:nl], &ln) == nil && ln.UID != "" {
+			if ln.Unread {
+				delete(ri.facts, ln.UID)
+			} else {
+				ri.facts[ln.UID] = runFacts{ln.Status, ln.State, ln.Executor}
+			}
+		}
+		ri.lines++
+		rest = rest[nl+1:]
+	}
+	ri.grown.Took(from, data, end)
+	return nil
+}
+
+// stale says whether most of the lines taken are no longer read: a
+// uid's earlier lines, made void by its last.
+func (ri *runIndex) stale() bool {
+	ri.mu.Lock()
+	defer ri.mu.Unlock()
+	return ri.lines > 2*len(ri.facts)+10000
+}
+
+// factsOfRun reads a run's facts from its files, as list_runs reads them
+// (readRun), into its line.
+func (l *Ledger) factsOfRun(uid string) []byte {
+	e, ok, err := l.v.Lookup(uid)
+	if err != nil || !ok || e.Type != "playbook-run" {
+		return factsOf(factsLine{UID: uid, Unread: true})
+	}
+	return l.factsOfEntry(e)
+}
+
+func (l *Ledger) factsOfEntry(e vault.Entry) []byte {
+	st, err := runfolder.Folder{V: l.v, Rel: e.Path}.LoadState()
+	if err != nil {
+		return factsOf(factsLine{UID: e.UID, Unread: true})
+	}
+	return factsOf(factsLine{UID: e.UID, Status: st.Status, State: st.State, Executor: st.Executor})
+}
+
+// factsOf is a line of facts.jsonl.
+func factsOf(ln factsLine) []byte {
+	b, _ := json.Marshal(ln)
+	return append(b, '\n')
+}
+
+// indexRuns is the tx's commit of paths (commit, run by it) with the runs
+// among them noted in the facts: their lines appended before it, whether
+// it is made or not, and head moved to it after when the facts were
+// complete through its parent. Nothing is noted before the first read
+// makes the facts.
+func (t *tx) indexRuns(paths []string, commit func() (string, bool)) (string, bool) {
+	l := t.l
+	through := l.runsHead()
+	if through.IsZero() {
+		return commit()
+	}
+	var lines []byte
+	for _, p := range paths {
+		if uid := runOfPath(p); uid != "" {
+			lines = append(lines, l.factsOfRun(uid)...)
+		}
+	}
+	if appendDerived(l.runsPath("facts.jsonl"), lines) != nil {
+		os.Remove(l.runsPath("head")) // made again on the next read
+		return commit()
+	}
+	parent, err := l.v.HeadCommit()
+	id, ok := commit()
+	if ok && err == nil && parent == through {
+		writeRunsHead(l.runsPath("head"), parseHash(id))
+	}
+	return id, ok
+}
+
+// runOfPath is the run id of a run folder's path, or of a path inside it
+// (<runs dir>/<name>-<run_id>-<YYYY-MM-DD>[/...]); "" for any other path.
+func runOfPath(p string) string {
+	rest, ok := strings.CutPrefix(p, vault.RunsDir+"/")
+	if !ok {
+		return ""
+	}
+	folder, _, _ := strings.Cut(rest, "/")
+	return runOfFolder(folder)
+}
+
+// runOfFolder is the run id in a run folder's name.
+func runOfFolder(folder string) string {
+	if len(folder) < 36+11 {
+		return ""
+	}
+	id := folder[len(folder)-11-36 : len(folder)-11]
+	if !address.ValidLowerUUID(id) {
+		return ""
+	}
+	return id
+}
+
+func writeRunsHead(abs string, head vault.Hash) error {
+	tmp := abs + ".new"
+	if err := os.WriteFile(tmp, []byte(head.String()+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, abs)
+}
+
+// catchUpRuns brings the facts up to HEAD: the runs whose folders differ
+// between the commit they are complete through and HEAD are read again;
+// with no facts, or that commit gone, every run is.
+func (t *tx) catchUpRuns() error {
+	l := t.l
+	head, err := l.v.HeadCommit()
+	if err != nil || head.IsZero() {
+		return err
+	}
+	through := l.runsHead()
+	if through == head {
+		return nil // another caught up while this one waited
+	}
+	facts := l.runsPath("facts.jsonl")
+	if _, err := os.Stat(facts); through.IsZero() || err != nil {
+		return l.rebuildRuns(head)
+	}
+	h := l.v.History()
+	defer h.Close()
+	changed, err := changedRuns(h, through, head)
+	if err != nil {
+		return l.rebuildRuns(head) // the commit is gone (a gc after a reset)
+	}
+	var lines []byte
+	for _, uid := range changed {
+		lines = append(lines, l.factsOfRun(uid)...)
+	}
+	if err := appendDerived(facts, lines); err != nil {
+		return err
+	}
+	if l.runIdx.stale() {
+		return l.rebuildRuns(head) // mostly lines no longer read
+	}
+	return writeRunsHead(l.runsPath("head"), head)
+}
+
+// changedRuns lists the runs whose folders differ between two commits'
+// trees of the runs' folder.
+func changedRuns(h *vault.History, a, b vault.Hash) ([]string, error) {
+	ta, err := runsTreeOf(h, a)
+	if err != nil {
+		return nil, err
+	}
+	tb, err := runsTreeOf(h, b)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	err = vault.DiffTrees(ta, tb, func(old, new *vault.TreeEntry) error {
+		e := new
+		if e == nil {
+			e = old
+		}
+		if uid := runOfFolder(e.Name); uid != "" {
+			out = append(out, uid)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// runsTreeOf is the raw tree of the runs' folder at a commit (nil when it
+// has none).
+func runsTreeOf(h *vault.History, c vault.Hash) ([]byte, error) {
+	tree, _, err := h.Commit(c)
+	if err != nil {
+		return nil, err
+	}
+	root, err := h.Tree(tree)
+	if err != nil {
+		return nil, err
+	}
+	e, ok, err := vault.TreeFind(root, vault.RunsDir)
+	if err != nil || !ok || !e.Dir {
+		return nil, err
+	}
+	return h.Tree(e.Hash)
+}
+
+// rebuildRuns makes the facts again from every run's files, complete
+// through head.
+func (l *Ledger) rebuildRuns(head vault.Hash) error {
+	runs, err := l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" })
+	if err != nil {
+		return err
+	}
+	nonce := make([]byte, 8)
+	rand.Read(nonce)
+	var buf bytes.Buffer
+	buf.Write(factsOf(factsLine{Nonce: hex.EncodeToString(nonce)}))
+	for i, e := range runs {
+		buf.Write(l.factsOfEntry(e))
+		l.progress("list_runs: reading every run's state once", "runs", i+1, len(runs))
+	}
+	if err := os.MkdirAll(l.runsPath(""), 0o755); err != nil {
+		return err
+	}
+	abs := l.runsPath("facts.jsonl")
+	if err := os.WriteFile(abs+".new", buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(abs+".new", abs); err != nil {
+		return err
+	}
+	return writeRunsHead(l.runsPath("head"), head)
+}
