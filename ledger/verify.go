@@ -5,15 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"quire/words/viewdiff"
 	"slices"
-	"sort"
 	"strings"
 
 	"quire/fold"
 	"quire/ledger/history"
 	"quire/words/address"
 	"quire/words/canon"
-	"quire/words/jsonptr"
 	"quire/words/refusal"
 )
 
@@ -302,28 +301,26 @@ func firstDifference(a, b json.RawMessage) (*ViewDifference, error) {
 	if err := decodeNumbers(b, &bv); err != nil {
 		return nil, err
 	}
-	ptr, x, y, ok := differ("", av, bv)
-	if !ok {
-		return nil, nil
+	for _, ch := range viewdiff.Diff(av, bv) {
+		x, y := canonOf(ch.Old), canonOf(ch.New)
+		if ch.Old != nil && ch.New != nil && bytes.Equal(x, y) {
+			continue // the same number written two ways
+		}
+		return &ViewDifference{Pointer: ch.Pointer, View: viewOf(ch.Pointer), Receipt: x, Refolded: y}, nil
 	}
-	d := &ViewDifference{Pointer: ptr, Receipt: canonOf(x), Refolded: canonOf(y)}
-	d.View = viewOf(ptr)
-	return d, nil
+	return nil, nil
 }
 
-// missing stands for a member one side lacks.
-type missing struct{}
-
-func canonOf(v any) json.RawMessage {
-	if _, ok := v.(missing); ok {
+// canonOf is one side of a difference as canonical JSON; nil where that
+// side lacks the member or item.
+func canonOf(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
 		return nil
 	}
-	b, _ := json.Marshal(v)
-	c, err := canon.JSON(b)
-	if err != nil {
-		return b
+	if c, err := canon.JSON(raw); err == nil {
+		return c
 	}
-	return c
+	return raw
 }
 
 // viewOf is the view a pointer into the views begins with ("" for the
@@ -334,58 +331,4 @@ func viewOf(ptr string) string {
 	}
 	tok, _, _ := strings.Cut(ptr[1:], "/")
 	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-}
-
-// differ walks two JSON values in the same order (members by name, items
-// by index) and answers the pointer of the first place they differ.
-func differ(ptr string, a, b any) (string, any, any, bool) {
-	am, aok := a.(map[string]any)
-	bm, bok := b.(map[string]any)
-	if aok && bok {
-		names := make([]string, 0, len(am)+len(bm))
-		for k := range am {
-			names = append(names, k)
-		}
-		for k := range bm {
-			if _, ok := am[k]; !ok {
-				names = append(names, k)
-			}
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			x, xok := am[k]
-			y, yok := bm[k]
-			switch {
-			case !xok:
-				return jsonptr.Append(ptr, k), missing{}, y, true
-			case !yok:
-				return jsonptr.Append(ptr, k), x, missing{}, true
-			}
-			if p, dx, dy, ok := differ(jsonptr.Append(ptr, k), x, y); ok {
-				return p, dx, dy, true
-			}
-		}
-		return "", nil, nil, false
-	}
-	al, aok := a.([]any)
-	bl, bok := b.([]any)
-	if aok && bok {
-		for i := 0; i < len(al) || i < len(bl); i++ {
-			p := fmt.Sprintf("%s/%d", ptr, i)
-			switch {
-			case i >= len(al):
-				return p, missing{}, bl[i], true
-			case i >= len(bl):
-				return p, al[i], missing{}, true
-			}
-			if p, dx, dy, ok := differ(p, al[i], bl[i]); ok {
-				return p, dx, dy, true
-			}
-		}
-		return "", nil, nil, false
-	}
-	if !bytes.Equal(canonOf(a), canonOf(b)) {
-		return ptr, a, b, true
-	}
-	return "", nil, nil, false
 }
