@@ -10,6 +10,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"quire/render"
+	"quire/words/page"
 	"regexp"
 	"sort"
 	"strconv"
@@ -779,15 +781,34 @@ func (l *Ledger) withShape(d *Definition) {
 		return
 	}
 	info, err := l.document(d.Type, defVersion{Blob: d.Blob, Path: d.Path})
-	if err != nil || info.Shape == "" {
+	if err != nil {
+		return
+	}
+	d.Warnings = pageWarnings(info.Page)
+	if info.Shape == "" {
 		return
 	}
 	d.OutputSchema = shape.Schema(info.Shape)
 	d.Details = &Details{Shape: info.Shape}
 	if d.Type == "reasoning" {
-		d.Warnings = []refusal.Issue{
+		d.Warnings = append(d.Warnings, []refusal.Issue{
 			{Path: "/source", Line: info.ShapeLine, Message: "/output/shape: Anthropic models do not receive the shapes' bounds."},
 			{Path: "/source", Line: info.ShapeLine, Message: "/output/shape: The shapes' optional fields are not portable to strict structured outputs."},
+		}...)
+	}
+}
+
+// pageWarnings are what a page's save takes but its render will refuse:
+// a chart naming roles over a view declared in a shape other than table.
+func pageWarnings(p *page.Page) []refusal.Issue {
+	if p == nil {
+		return nil
+	}
+	var out []refusal.Issue
+	for _, t := range []*page.Template{p.Result, p.Runs} {
+		if t != nil {
+			out = append(out, render.ChartWarnings(t.Text, t.Line, p.ViewMap())...)
 		}
 	}
+	return out
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"quire/words/refusal"
@@ -214,4 +215,41 @@ func blankLiquid(src string) string {
 		}
 	}
 	return string(b)
+}
+
+// chartOfView is a chart fence's body that writes one view as it is.
+var chartOfView = regexp.MustCompile(`^\s*\{\{-?\s*views\.([A-Za-z_][A-Za-z0-9_]*)\s*\|\s*json\s*-?\}\}\s*$`)
+
+// ChartWarnings are what a save takes but the render will refuse, each at
+// its line of the document: a chart fence naming roles (which name a
+// table's columns) over a view the page declares in another shape, which
+// fails every time it renders. views names each view with its shape.
+func ChartWarnings(text string, firstLine int, views map[string]string) []refusal.Issue {
+	if firstLine < 1 {
+		firstLine = 1
+	}
+	if !strings.Contains(text, "chart") {
+		return nil
+	}
+	var out []refusal.Issue
+	lines := strings.Split(text, "\n")
+	blank := blankLiquid(text)
+	for _, f := range topFences([]byte(blank), strings.Split(blank, "\n")) {
+		if !isChartInfo(f.info) || f.last-f.first != 2 {
+			continue
+		}
+		ci, why := readInfo(f.info)
+		if why != "" || len(ci.roles) == 0 {
+			continue
+		}
+		m := chartOfView.FindStringSubmatch(lines[f.first+1])
+		if m == nil {
+			continue
+		}
+		if s, ok := views[m[1]]; ok && s != "table" {
+			out = append(out, refusal.Issue{Path: "/source", Line: firstLine + f.first, Message: fmt.Sprintf(
+				"This %s chart names roles, which name the columns of a table, and the view %s is %s: it will not display.", ci.kind, m[1], shapeWords[s])})
+		}
+	}
+	return out
 }
