@@ -19,6 +19,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -35,8 +36,10 @@ func JSON(b []byte) ([]byte, error) {
 	if err := d.Decode(&v); err != nil {
 		return nil, err
 	}
-	if _, err := d.Token(); err == nil {
-		return nil, fmt.Errorf("canon: more than one JSON value")
+	// Anything after the value, a second value or bytes that are none
+	// ("0A0"), makes the text no JSON.
+	if _, err := d.Token(); err != io.EOF {
+		return nil, fmt.Errorf("canon: the text holds more than one JSON value")
 	}
 	var out bytes.Buffer
 	if err := write(&out, v); err != nil {

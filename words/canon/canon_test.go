@@ -1,6 +1,11 @@
 package canon
 
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+)
 
 func TestCanonicalForms(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
@@ -33,4 +38,31 @@ func TestRefusesWhatHasNoCanonicalForm(t *testing.T) {
 			t.Errorf("%s: no refusal", in)
 		}
 	}
+}
+
+// FuzzJSON: whatever JSON it takes, the canonical form is JSON that means
+// the same, and is its own canonical form.
+func FuzzJSON(f *testing.F) {
+	for _, s := range []string{`{"b": 1, "a": [true, null, "x"]}`, `{"\uff61": 1, "\ud83d\ude00": 2}`, `123.456e3`, `"a\u0001\"\n/é"`, `[-0, 1e21, 0.0000001]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, err := JSON(in)
+		if err != nil {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("%q: the canonical form %q is not JSON", in, out)
+		}
+		again, err := JSON(out)
+		if err != nil || !bytes.Equal(again, out) {
+			t.Fatalf("%q: the canonical form %q is not its own (%q, %v)", in, out, again, err)
+		}
+		var a, b any
+		json.Unmarshal(in, &a)
+		json.Unmarshal(out, &b)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("%q: the canonical form %q means %v, not %v", in, out, b, a)
+		}
+	})
 }
