@@ -188,6 +188,16 @@ func verbVars(lookup func(string) (string, bool)) map[string]string {
 // standard input or file (-, @-, @FILE, whose path is the caller's
 // working folder's) and no help, nor --vault again or a "--". The engine
 // reads anything else.
+// vaultOf is the vault a line names without --vault: QUIRE_VAULT, or this
+// folder. An empty QUIRE_VAULT is the engine's to refuse.
+func vaultOf(lookup func(string) (string, bool)) (string, bool) {
+	v, ok := lookup("QUIRE_VAULT")
+	if !ok {
+		return ".", true
+	}
+	return v, v != ""
+}
+
 func parseVerb(args []string, lookup func(string) (string, bool)) (callLine, bool) {
 	var l callLine
 	vaultSet := false
@@ -219,12 +229,9 @@ func parseVerb(args []string, lookup func(string) (string, bool)) (callLine, boo
 		}
 	}
 	if !vaultSet {
-		l.vault = "."
-		if v, ok := lookup("QUIRE_VAULT"); ok {
-			if v == "" {
-				return l, false
-			}
-			l.vault = v
+		var ok bool
+		if l.vault, ok = vaultOf(lookup); !ok {
+			return l, false
 		}
 	}
 	l.verb = args
@@ -288,12 +295,9 @@ func parseCall(args []string, lookup func(string) (string, bool)) (callLine, boo
 		return l, false
 	}
 	if !vaultSet {
-		l.vault = "."
-		if v, ok := lookup("QUIRE_VAULT"); ok {
-			if v == "" {
-				return l, false
-			}
-			l.vault = v
+		var ok bool
+		if l.vault, ok = vaultOf(lookup); !ok {
+			return l, false
 		}
 	}
 	return l, true
