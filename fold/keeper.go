@@ -324,6 +324,11 @@ func (k *Keeper) Unregister(id string) error {
 	return nil
 }
 
+// ErrNotRegistered is a read of a page the keeper does not keep (now): a
+// page unregistered while its playbook's pages are registered anew (a
+// history rebuilt under them) is registered again by the next read.
+var ErrNotRegistered = errors.New("fold: the page is not registered")
+
 // Wake tells the keeper a new event was recorded; Run folds it.
 func (k *Keeper) Wake() {
 	select {
@@ -451,7 +456,7 @@ func (k *Keeper) CatchUp(ctx context.Context, id string) (Standing, error) {
 	ps, ok := k.pages[id]
 	k.mu.Unlock()
 	if !ok {
-		return Standing{}, fmt.Errorf("fold: no page %q is registered", id)
+		return Standing{}, fmt.Errorf("%w: %q", ErrNotRegistered, id)
 	}
 	var progress func(through, newest int64, done bool)
 	if k.opts.Progress != nil {
@@ -477,7 +482,7 @@ func (k *Keeper) Views(id string) (json.RawMessage, Standing, error) {
 	defer k.mu.Unlock()
 	ps, ok := k.pages[id]
 	if !ok {
-		return nil, Standing{}, fmt.Errorf("fold: no page %q is registered", id)
+		return nil, Standing{}, fmt.Errorf("%w: %q", ErrNotRegistered, id)
 	}
 	return ps.st.Views, k.standingLocked(ps), nil
 }
@@ -686,7 +691,7 @@ func (k *Keeper) Await(ctx context.Context, id string, seq int64, newestAt time.
 		ps, ok := k.pages[id]
 		if !ok {
 			k.mu.Unlock()
-			return nil, Standing{}, fmt.Errorf("fold: no page %q is registered", id)
+			return nil, Standing{}, fmt.Errorf("%w: %q", ErrNotRegistered, id)
 		}
 		if timedOut || ps.st.Seq >= seq || ps.st.Stalled != nil || !ps.st.Live {
 			views, s := ps.st.Views, k.standingLocked(ps)
@@ -741,7 +746,7 @@ func (k *Keeper) AsOf(ctx context.Context, id string, lastSeq int64) (json.RawMe
 	}
 	k.mu.Unlock()
 	if !ok {
-		return nil, Standing{}, fmt.Errorf("fold: no page %q is registered", id)
+		return nil, Standing{}, fmt.Errorf("%w: %q", ErrNotRegistered, id)
 	}
 	return k.Replay(ctx, page, lastSeq)
 }

@@ -589,11 +589,13 @@ func (l *Ledger) renderPage(ctx context.Context, a *RenderPageArgs) (*Definition
 			}
 			p.Runs, p.Standing, p.Receipt = rp.Runs, rp.Standing, rp.Receipt
 		} else {
-			ko, err := l.keeper(a.Playbook)
-			if err != nil {
-				return nil, err
-			}
-			views, std, err := ko.k.AsOf(ctx, s.ID, st.LastSeq)
+			views, std, err := registered(func() (json.RawMessage, fold.Standing, error) {
+				ko, err := l.keeper(a.Playbook)
+				if err != nil {
+					return nil, fold.Standing{}, err
+				}
+				return ko.k.AsOf(ctx, s.ID, st.LastSeq)
+			})
 			if err != nil {
 				return nil, err
 			}

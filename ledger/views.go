@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -386,8 +387,27 @@ func (l *Ledger) viewsOf(ctx context.Context, s *subject) (json.RawMessage, fold
 	return views, st, err
 }
 
-// foldedViews is viewsOf without the commit.
+// foldedViews is viewsOf without the commit. A read that meets its page
+// unregistered (another read is registering the playbook's pages anew
+// after its history was rebuilt: a replica's fetch, a reindex) asks the
+// keeper again (registered).
 func (l *Ledger) foldedViews(ctx context.Context, s *subject) (json.RawMessage, fold.Standing, error) {
+	return registered(func() (json.RawMessage, fold.Standing, error) { return l.keptViews(ctx, s) })
+}
+
+// registered runs a read of a page's views again when it met the page
+// unregistered, as its playbook's pages were registered anew: the read
+// asks l.keeper again, which registers them (at most three tries).
+func registered(read func() (json.RawMessage, fold.Standing, error)) (json.RawMessage, fold.Standing, error) {
+	for try := 1; ; try++ {
+		views, st, err := read()
+		if !errors.Is(err, fold.ErrNotRegistered) || try == 3 {
+			return views, st, err
+		}
+	}
+}
+
+func (l *Ledger) keptViews(ctx context.Context, s *subject) (json.RawMessage, fold.Standing, error) {
 	ko, err := l.keeper(s.Playbook)
 	if err != nil {
 		return nil, fold.Standing{}, err
