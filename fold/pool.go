@@ -27,8 +27,8 @@ type PoolOptions struct {
 	Check ShapeChecker
 
 	// CacheDir keeps wazero's compiled QuickJS between processes, so a
-	// worker starts in some 70 ms rather than 700 ("" for a folder under
-	// the system's temporary folder).
+	// worker starts in some 70 ms rather than 700 ("" for CompiledCache's
+	// folder, falling back to one under the system's temporary folder).
 	CacheDir string
 
 	// crash, for tests: a fold of an event it answers true for crashes.
@@ -60,6 +60,34 @@ type Pool struct {
 	closed bool
 }
 
+// CompiledCache is the folder of wazero's compiled QuickJS that every
+// vault of the user shares: quire/qjs under the user's cache directory
+// (os.UserCacheDir, beside quire/tools), made private to the user. The
+// compiled code is the same for every vault (wazero keys it by the wasm's
+// hash under a folder of its own version, and writes each entry to a
+// temporary file renamed into place, so processes may share it), and
+// compiling it costs seconds of CPU (tens under the race detector): with
+// a folder a vault, each new vault and each clone paid for it again at
+// its first fold. fallback is the folder used when there is no user cache
+// directory or it cannot be written.
+func CompiledCache(fallback string) string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return fallback
+	}
+	dir = filepath.Join(dir, "quire", "qjs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fallback
+	}
+	f, err := os.CreateTemp(dir, "probe-")
+	if err != nil {
+		return fallback
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return dir
+}
+
 // NewPool makes a pool. Close it to end its runtimes.
 func NewPool(opts PoolOptions) (*Pool, error) {
 	if opts.Workers <= 0 {
@@ -73,7 +101,7 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 		check = shape.Check
 	}
 	if opts.CacheDir == "" {
-		opts.CacheDir = filepath.Join(os.TempDir(), "quire-fold-qjs-cache")
+		opts.CacheDir = CompiledCache(filepath.Join(os.TempDir(), "quire-fold-qjs-cache"))
 	}
 	dir, err := os.MkdirTemp("", "quire-fold-")
 	if err != nil {

@@ -182,7 +182,7 @@ func (l *Ledger) tryPool() (*fold.Pool, chan struct{}, error) {
 	defer v.mu.Unlock()
 	if v.tryPool == nil {
 		p, err := fold.NewPool(fold.PoolOptions{Workers: tryWorkers, Idle: 2,
-			CacheDir: l.v.Abs(".quire/qjs-cache"),
+			CacheDir: l.compiledCache(),
 			// One try of tryTimeout: the caller may try again.
 			Limits: fold.Limits{Timeout: tryTimeout, Attempts: 1},
 			// The value is any JSON: no shape to check.

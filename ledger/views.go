@@ -191,6 +191,13 @@ func (l *Ledger) wake(playbook string) {
 // does not close it.
 var poolForTests *fold.Pool
 
+// compiledCache is where the fold pools keep wazero's compiled QuickJS:
+// the user's, shared by every vault (fold.CompiledCache), or the vault's
+// .quire/qjs-cache when there is none to write.
+func (l *Ledger) compiledCache() string {
+	return fold.CompiledCache(l.v.Abs(path.Join(vault.QuireDir, "qjs-cache")))
+}
+
 func (l *Ledger) foldPool() (*fold.Pool, error) {
 	v := &l.views
 	v.mu.Lock()
@@ -199,7 +206,7 @@ func (l *Ledger) foldPool() (*fold.Pool, error) {
 		v.pool = poolForTests
 	}
 	if v.pool == nil {
-		p, err := fold.NewPool(fold.PoolOptions{CacheDir: l.v.Abs(path.Join(vault.QuireDir, "qjs-cache"))})
+		p, err := fold.NewPool(fold.PoolOptions{CacheDir: l.compiledCache()})
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"quire/fold"
 )
 
 // newCLIVault makes a vault of acme with the project Operations through the
@@ -203,4 +205,20 @@ func TestCLILimitZeroAndADeepInput(t *testing.T) {
 	if code, out, _ := quire(t, "", v, "call", "run_definition", "--args", args); code != 1 || !strings.Contains(out, `"path": "/input"`) {
 		t.Errorf("an input of 513 levels: %d %s", code, out)
 	}
+}
+
+// cacheHome is a user's cache directory (XDG_CACHE_HOME) for a quire run
+// as a fresh user's would be, but for the compiled QuickJS, which it
+// shares with this test binary's user (fold.CompiledCache): compiling it
+// costs seconds of CPU, tens under the race detector.
+func cacheHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	if own := fold.CompiledCache(""); own != "" {
+		os.MkdirAll(filepath.Join(home, "quire"), 0o700)
+		if err := os.Symlink(own, filepath.Join(home, "quire", "qjs")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home
 }

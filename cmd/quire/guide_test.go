@@ -264,7 +264,7 @@ func TestGuide(t *testing.T) {
 	sh := exec.Command("bash", "--noprofile", "--norc")
 	sh.Dir = home
 	sh.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + home,
-		"QUIRE_TSC=" + tsc, "LANG=C.UTF-8", "TZ=UTC"}
+		"XDG_CACHE_HOME=" + cacheHome(t), "QUIRE_TSC=" + tsc, "LANG=C.UTF-8", "TZ=UTC"}
 	for _, keep := range []string{"GOCOVERDIR", "GORACE"} { // for this binary, built with -cover or -race
 		if v, ok := os.LookupEnv(keep); ok {
 			sh.Env = append(sh.Env, keep+"="+v)
@@ -278,18 +278,6 @@ func TestGuide(t *testing.T) {
 	}
 	s := &guideShell{cmd: sh, in: in, out: bufio.NewReader(out)}
 	defer func() { in.Close(); sh.Wait() }()
-
-	// A new vault compiles the sandbox's QuickJS for its first fold (seconds
-	// of CPU) into .quire/qjs-cache; the guide's vault takes the compiled
-	// code of the fold pool's shared cache, hard-linked, and gives back what
-	// it compiled, so only the first run on a machine pays for it.
-	shared := filepath.Join(os.TempDir(), "quire-fold-qjs-cache")
-	seeded := false
-	defer func() {
-		if caches, _ := filepath.Glob(filepath.Join(home, "*", ".quire", "qjs-cache")); len(caches) == 1 {
-			linkTree(caches[0], shared)
-		}
-	}()
 
 	names := map[string]string{}
 	versions := map[string][]string{} // the texts the guide gave each file
@@ -312,10 +300,6 @@ func TestGuide(t *testing.T) {
 		})
 		start := time.Now()
 		got := guideProgress.ReplaceAllString(s.do(t, command)+"\n", "")
-		if quireDirs, _ := filepath.Glob(filepath.Join(home, "*", ".quire")); !seeded && len(quireDirs) == 1 {
-			linkTree(shared, filepath.Join(quireDirs[0], "qjs-cache"))
-			seeded = true
-		}
 		if os.Getenv("QUIRE_GUIDE_DUMP") != "" {
 			f, _ := os.OpenFile(os.Getenv("QUIRE_GUIDE_DUMP"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 			fmt.Fprintf(f, "=== %d %s (%s)\n%s\n", it.line, command, time.Since(start), got)
@@ -340,27 +324,4 @@ func TestGuide(t *testing.T) {
 	if len(versions["close-the-month.yaml"]) == 0 {
 		t.Error("the guide no longer builds close-the-month.yaml")
 	}
-}
-
-// linkTree hard-links (or else copies) the files under from that are not
-// under to, keeping their paths; it leaves out what it cannot.
-func linkTree(from, to string) {
-	filepath.WalkDir(from, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		rel, _ := filepath.Rel(from, path)
-		dest := filepath.Join(to, rel)
-		if _, err := os.Stat(dest); err == nil {
-			return nil
-		}
-		os.MkdirAll(filepath.Dir(dest), 0o755)
-		if os.Link(path, dest) != nil {
-			if b, err := os.ReadFile(path); err == nil {
-				os.WriteFile(dest+".tmp", b, 0o644)
-				os.Rename(dest+".tmp", dest)
-			}
-		}
-		return nil
-	})
 }

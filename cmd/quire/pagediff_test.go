@@ -18,12 +18,6 @@ import (
 func demoVault(t *testing.T, days int, workflows ...string) (dir, v string, heads []string) {
 	t.Helper()
 	dir, v, project := newCLIVault(t)
-	// The sandbox's QuickJS, compiled by a first fold (seconds of CPU), is
-	// taken from the fold pool's shared cache and given back, as the
-	// guide's vault does (guide_test.go).
-	shared, own := filepath.Join(os.TempDir(), "quire-fold-qjs-cache"), filepath.Join(dir, ".quire", "qjs-cache")
-	linkTree(shared, own)
-	t.Cleanup(func() { linkTree(own, shared) })
 	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"operations","name":"Operations"}`)
 	saved := map[string]bool{}
 	for _, w := range workflows {

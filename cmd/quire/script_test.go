@@ -44,7 +44,7 @@ func TestScripts(t *testing.T) {
 	// The compiler of pages' modules, where `quire tools install` puts it
 	// (the user's cache): this quire runs outside the source tree, with
 	// no QUIRE_TSC, as an installed one does.
-	cache := t.TempDir()
+	cache := cacheHome(t)
 	if c, err := findTSCForTest(root); err == nil {
 		bin := filepath.Join(cache, "quire", "tools", "node_modules", ".bin")
 		os.MkdirAll(bin, 0o755)
