@@ -93,32 +93,67 @@ func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error
 		start = sort.Search(len(runs), func(i int) bool { return vault.Less(&at, &runs[i]) }) - 1
 	}
 	out := &RunPage{Runs: []*Run{}}
-	headline := l.headliner()
-	var facts func(string) (runFacts, bool)
-	if a.Status != "" || a.State != "" || a.Executor != "" {
-		facts = l.runFactsOf()
+	heads := l.headlines()
+	var look *runLookup
+	if a.Status != "" || a.State != "" || a.Executor != "" || len(words) > 0 {
+		look = l.runFactsOf()
 	}
+	var rendered []byte // headlines rendered here, to keep (runindex.go)
 	for i := start; i >= 0; i-- {
+		e := runs[i]
 		if len(out.Runs) == limit {
-			out.Next = runs[i].UID
+			out.Next = e.UID
 			out.Remaining = i + 1
 			break
 		}
-		if facts != nil {
+		var f runFacts
+		known := false
+		if look != nil {
 			// A run the facts say is not asked for is not read; one they
 			// do not know is (runindex.go).
-			if f, ok := facts(runs[i].UID); ok && !((a.Status == "" || f.Status == a.Status) &&
+			if f, known = look.facts(e.UID); known && !((a.Status == "" || f.Status == a.Status) &&
 				(a.State == "" || f.State == a.State) && (a.Executor == "" || f.Executor == a.Executor)) {
 				continue
 			}
 		}
-		r, err := l.readRun(runs[i], runfolder.Folder{V: l.v, Rel: runs[i].Path})
+		key := ""
+		if len(words) > 0 && known && f.Sum != "" {
+			// Nor is one whose headline, kept for its state and page,
+			// does not hold the words.
+			if key = heads.key(&e); key != "" {
+				if h, ok := look.headline(e.UID); ok && h.Sum == f.Sum && h.Page == key {
+					if !holdsWords(h.Headline, words) {
+						continue
+					}
+					key = "" // kept already
+				}
+			}
+		}
+		st, err := runfolder.Folder{V: l.v, Rel: e.Path}.LoadState()
 		if err != nil {
 			return nil, err
 		}
-		if (a.Status == "" || r.Status == a.Status) && (a.State == "" || r.State == a.State) &&
-			(a.Executor == "" || r.Executor == a.Executor) && (len(words) == 0 || holdsWords(headline(r), words)) {
-			out.Runs = append(out.Runs, r)
+		r := runOf(e, st)
+		if !((a.Status == "" || r.Status == a.Status) && (a.State == "" || r.State == a.State) &&
+			(a.Executor == "" || r.Executor == a.Executor)) {
+			continue
+		}
+		if len(words) > 0 {
+			h := heads.of(r)
+			if key != "" && r.Type == e.DefType && r.Name == e.Name {
+				rendered = append(rendered, factsOf(factsLine{UID: e.UID, Sum: stateSum(st), Page: key, Headline: h})...)
+			}
+			if !holdsWords(h, words) {
+				continue
+			}
+		}
+		out.Runs = append(out.Runs, r)
+	}
+	if len(rendered) > 0 && l.v.WritesRefused() == nil {
+		if err := l.write(writeArgs{derived: true}, func(*tx) error {
+			return appendDerived(l.runsPath("facts.jsonl"), rendered)
+		}); err != nil {
+			l.v.Logf("%s: %v; the headlines are rendered again", runsIndexDir, err)
 		}
 	}
 	return out, nil

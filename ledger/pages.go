@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -635,29 +637,70 @@ func (l *Ledger) renderPlaybookPage(ctx context.Context, a *RenderPlaybookPageAr
 // runs of a definition. The runs are those a read answered (list_runs).
 func (l *Ledger) Headlines(runs []*Run) []string {
 	out := make([]string, len(runs))
-	headline := l.headliner()
+	h := l.headlines()
 	for i, r := range runs {
-		out[i] = headline(r)
+		out[i] = h.of(r)
 	}
 	return out
 }
 
-// headliner answers a function that renders runs' headlines, reading each
-// subject's page once however many runs it is asked for.
-func (l *Ledger) headliner() func(r *Run) string {
-	subjects := map[string]*subject{}
-	return func(r *Run) string {
-		key := r.Playbook + "/" + r.Type + "/" + r.Name
-		s, seen := subjects[key]
-		if !seen {
-			s, _ = l.subjectOf(r.Playbook, r.Type, r.Name)
-			subjects[key] = s
-		}
-		if s == nil || s.Retired || s.Page == nil || s.Page.Result == nil {
-			return ""
-		}
-		st := &runfolder.State{Status: r.Status, Started: r.Started, Ended: r.Ended, Version: r.Version,
-			Reason: r.Reason, Kind: r.Kind, Detail: r.Detail, Output: r.Output}
-		return render.Headline(l.resultOf(s, st, l.Now(), ""))
+// headlines renders runs' headlines, reading each subject's page once
+// however many runs it is asked for, and names each subject's rendering
+// of them (key), so that a headline rendered once may be kept for the
+// state it was rendered from (runindex.go).
+type headlines struct {
+	l        *Ledger
+	subjects map[string]*headlineSubject
+}
+
+type headlineSubject struct {
+	s *subject // nil when it has no result to render
+	// key names what a headline of a run's state depends on besides the
+	// state: the result template and the subject's fields. "" when a
+	// headline is not to be kept: the template reads the clock, or the
+	// subject could not be read.
+	key string
+}
+
+func (l *Ledger) headlines() *headlines {
+	return &headlines{l: l, subjects: map[string]*headlineSubject{}}
+}
+
+func (h *headlines) subject(playbook, typ, name string) *headlineSubject {
+	k := playbook + "/" + typ + "/" + name
+	if hs, ok := h.subjects[k]; ok {
+		return hs
 	}
+	hs := &headlineSubject{}
+	s, err := h.l.subjectOf(playbook, typ, name)
+	switch {
+	case err != nil:
+	case s.Retired || s.Page == nil || s.Page.Result == nil:
+		hs.key = "none"
+	case !render.ReadsClock(s.Page.Result.Text):
+		hs.s = s
+		b, _ := json.Marshal([]any{s.Page.Result.Text, s.Page.Result.Line, s.render()})
+		sum := sha256.Sum256(b)
+		hs.key = hex.EncodeToString(sum[:8])
+	default:
+		hs.s = s
+	}
+	h.subjects[k] = hs
+	return hs
+}
+
+// key is what a headline of a run of the definition is kept under ("" for
+// none).
+func (h *headlines) key(e *vault.Entry) string {
+	return h.subject(e.Playbook, e.DefType, e.Name).key
+}
+
+func (h *headlines) of(r *Run) string {
+	s := h.subject(r.Playbook, r.Type, r.Name).s
+	if s == nil {
+		return ""
+	}
+	st := &runfolder.State{Status: r.Status, Started: r.Started, Ended: r.Ended, Version: r.Version,
+		Reason: r.Reason, Kind: r.Kind, Detail: r.Detail, Output: r.Output}
+	return render.Headline(h.l.resultOf(s, st, h.l.Now(), ""))
 }

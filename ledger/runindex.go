@@ -3,8 +3,11 @@ package ledger
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"maps"
 	"os"
 	"path"
 	"strings"
@@ -26,10 +29,15 @@ import (
 //	                        are every run's as its files were at that commit,
 //	                        and as quire's writes since left them
 //	.quire/runs/facts.jsonl a nonce line, then one line a change of a run:
-//	                        {"uid","status","state","executor"}; a uid's
-//	                        last line holds; "unread" for a run whose files
-//	                        could not be read (list_runs reads it, and says
-//	                        why)
+//	                        {"uid","status","state","executor","sum"}; a
+//	                        uid's last line holds; "unread" for a run whose
+//	                        files could not be read (list_runs reads it, and
+//	                        says why); sum names the state the line was
+//	                        read from (stateSum). Among them, headline lines
+//	                        {"uid","sum","page","headline"}: the run's
+//	                        headline as the page of key page renders the
+//	                        state of that sum (headlines.go); it holds while
+//	                        both still are the run's.
 //
 // Every write of a run's files is a boundary's, and commits the run's
 // folder: the tx appends the run's facts as it commits (indexRuns), and
@@ -48,6 +56,12 @@ const runsIndexDir = vault.QuireDir + "/runs"
 // runFacts are a run's facts as list_runs filters them.
 type runFacts struct {
 	Status, State, Executor string
+	Sum                     string // the state's, stateSum
+}
+
+// runHeadline is a run's headline as a page rendered it from a state.
+type runHeadline struct {
+	Sum, Page, Headline string
 }
 
 // factsLine is one line of facts.jsonl.
@@ -56,9 +70,19 @@ type factsLine struct {
 	Status   string `json:"status,omitempty"`
 	State    string `json:"state,omitempty"`
 	Executor string `json:"executor,omitempty"`
+	Sum      string `json:"sum,omitempty"`
+	Page     string `json:"page,omitempty"` // a headline line's
+	Headline string `json:"headline,omitempty"`
 	Unread   bool   `json:"unread,omitempty"`
 	Nonce    string `json:"nonce,omitempty"`
+	V        int    `json:"v,omitempty"` // the nonce line's: factsVersion
 }
+
+// factsVersion is the form of facts.jsonl this quire writes, said on its
+// nonce line; facts of another form are made again.
+const factsVersion = 2
+
+var errFactsForm = errors.New("the facts are of another form")
 
 // runIndex is what this process holds of facts.jsonl, read again only
 // where it grew (fsys.Grown).
@@ -66,7 +90,10 @@ type runIndex struct {
 	mu    sync.Mutex
 	grown fsys.Grown
 	facts map[string]runFacts
-	lines int // the lines taken, to tell when the file is worth rewriting
+	heads map[string]runHeadline
+	// The lines taken of each kind, to tell when the file is worth
+	// rewriting.
+	lines, headLines int
 }
 
 func (l *Ledger) runsPath(name string) string { return l.v.Abs(path.Join(runsIndexDir, name)) }
@@ -81,35 +108,52 @@ func (l *Ledger) runsHead() vault.Hash {
 	return parseHash(strings.TrimSpace(string(b)))
 }
 
+// runLookup looks a run's facts up, and the headline last rendered of it.
+type runLookup struct{ ri *runIndex }
+
+func (k runLookup) facts(uid string) (runFacts, bool) {
+	k.ri.mu.Lock()
+	defer k.ri.mu.Unlock()
+	f, ok := k.ri.facts[uid]
+	return f, ok
+}
+
+func (k runLookup) headline(uid string) (runHeadline, bool) {
+	k.ri.mu.Lock()
+	defer k.ri.mu.Unlock()
+	h, ok := k.ri.heads[uid]
+	return h, ok
+}
+
 // runFactsOf answers how to look a run's facts up, complete through HEAD;
 // nil when they cannot be had (a vault that takes no write now, or a
 // failure): the caller reads every run, as it would without them.
-func (l *Ledger) runFactsOf() func(uid string) (runFacts, bool) {
+func (l *Ledger) runFactsOf() *runLookup {
 	head, err := l.v.HeadCommit()
 	if err != nil || head.IsZero() {
 		return nil
 	}
-	if l.runsHead() != head {
-		if l.v.WritesRefused() != nil {
-			return nil
-		}
-		if err := l.write(writeArgs{derived: true}, func(t *tx) error { return t.catchUpRuns() }); err != nil {
-			l.v.Logf("%s: %v; list_runs reads every run", runsIndexDir, err)
-			return nil
-		}
-	}
 	ri := &l.runIdx
-	ri.mu.Lock()
-	defer ri.mu.Unlock()
-	if err := ri.refresh(l.runsPath("facts.jsonl")); err != nil {
-		os.Remove(l.runsPath("head")) // the next read makes them again
-		return nil
-	}
-	return func(uid string) (runFacts, bool) {
+	for try := 0; ; try++ {
+		if l.runsHead() != head {
+			if l.v.WritesRefused() != nil {
+				return nil
+			}
+			if err := l.write(writeArgs{derived: true}, func(t *tx) error { return t.catchUpRuns() }); err != nil {
+				l.v.Logf("%s: %v; list_runs reads every run", runsIndexDir, err)
+				return nil
+			}
+		}
 		ri.mu.Lock()
-		defer ri.mu.Unlock()
-		f, ok := ri.facts[uid]
-		return f, ok
+		err := ri.refresh(l.runsPath("facts.jsonl"))
+		ri.mu.Unlock()
+		if err == nil {
+			return &runLookup{ri}
+		}
+		os.Remove(l.runsPath("head")) // made again, now or by the next read
+		if try == 1 || !errors.Is(err, errFactsForm) {
+			return nil
+		}
 	}
 }
 
@@ -126,18 +170,26 @@ func (ri *runIndex) refresh(abs string) error {
 		return err
 	}
 	if from == 0 {
-		ri.facts, ri.lines = map[string]runFacts{}, 0
+		ri.facts, ri.heads, ri.lines, ri.headLines = map[string]runFacts{}, map[string]runHeadline{}, 0, 0
+		var first factsLine
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 || json.Unmarshal(data[:nl], &first) != nil || first.V != factsVersion {
+			return errFactsForm
+		}
 	}
 	end := bytes.LastIndexByte(data, '\n') + 1 // a torn last line waits
 	for rest := data[:end]; len(rest) > 0; {
 		nl := bytes.IndexByte(rest, '\n')
 		var ln factsLine
-		if json.Unmarshal(rest[:nl], &ln) == nil && ln.UID != "" {
-			if ln.Unread {
-				delete(ri.facts, ln.UID)
-			} else {
-				ri.facts[ln.UID] = runFacts{ln.Status, ln.State, ln.Executor}
-			}
+		switch {
+		case json.Unmarshal(rest[:nl], &ln) != nil || ln.UID == "":
+		case ln.Page != "":
+			ri.heads[ln.UID] = runHeadline{ln.Sum, ln.Page, ln.Headline}
+			ri.headLines++
+		case ln.Unread:
+			delete(ri.facts, ln.UID)
+		default:
+			ri.facts[ln.UID] = runFacts{ln.Status, ln.State, ln.Executor, ln.Sum}
 		}
 		ri.lines++
 		rest = rest[nl+1:]
@@ -151,7 +203,7 @@ func (ri *runIndex) refresh(abs string) error {
 func (ri *runIndex) stale() bool {
 	ri.mu.Lock()
 	defer ri.mu.Unlock()
-	return ri.lines > 2*len(ri.facts)+10000
+	return ri.lines-ri.headLines > 2*len(ri.facts)+10000 || ri.headLines > 2*len(ri.heads)+10000
 }
 
 // factsOfRun reads a run's facts from its files, as list_runs reads them
@@ -164,12 +216,23 @@ func (l *Ledger) factsOfRun(uid string) []byte {
 	return l.factsOfEntry(e)
 }
 
-func (l *Ledger) factsOfEntry(e vault.Entry) []byte {
+func (l *Ledger) factsOfEntry(e vault.Entry) []byte { return factsOf(l.factsLineOf(e)) }
+
+func (l *Ledger) factsLineOf(e vault.Entry) factsLine {
 	st, err := runfolder.Folder{V: l.v, Rel: e.Path}.LoadState()
 	if err != nil {
-		return factsOf(factsLine{UID: e.UID, Unread: true})
+		return factsLine{UID: e.UID, Unread: true}
 	}
-	return factsOf(factsLine{UID: e.UID, Status: st.Status, State: st.State, Executor: st.Executor})
+	return factsLine{UID: e.UID, Status: st.Status, State: st.State, Executor: st.Executor, Sum: stateSum(st)}
+}
+
+// stateSum names a run's state as read: what its headline is rendered
+// from (a run's state changes only by its files, and every change of its
+// files writes its facts again).
+func stateSum(st *runfolder.State) string {
+	b, _ := json.Marshal(st)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:8])
 }
 
 // factsOf is a line of facts.jsonl.
@@ -318,18 +381,27 @@ func runsTreeOf(h *vault.History, c vault.Hash) ([]byte, error) {
 }
 
 // rebuildRuns makes the facts again from every run's files, complete
-// through head.
+// through head, keeping the headlines still rendered from the runs'
+// states.
 func (l *Ledger) rebuildRuns(head vault.Hash) error {
 	runs, err := l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" })
 	if err != nil {
 		return err
 	}
+	ri := &l.runIdx
+	ri.mu.Lock()
+	heads := maps.Clone(ri.heads) // a read may take lines meanwhile
+	ri.mu.Unlock()
 	nonce := make([]byte, 8)
 	rand.Read(nonce)
 	var buf bytes.Buffer
-	buf.Write(factsOf(factsLine{Nonce: hex.EncodeToString(nonce)}))
+	buf.Write(factsOf(factsLine{Nonce: hex.EncodeToString(nonce), V: factsVersion}))
 	for i, e := range runs {
-		buf.Write(l.factsOfEntry(e))
+		ln := l.factsLineOf(e)
+		buf.Write(factsOf(ln))
+		if h, ok := heads[e.UID]; ok && !ln.Unread && h.Sum == ln.Sum {
+			buf.Write(factsOf(factsLine{UID: e.UID, Sum: h.Sum, Page: h.Page, Headline: h.Headline}))
+		}
 		l.progress("list_runs: reading every run's state once", "runs", i+1, len(runs))
 	}
 	if err := os.MkdirAll(l.runsPath(""), 0o755); err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // listed is a list of runs as a test compares them: each page's runs
@@ -22,20 +23,35 @@ func listed(p *RunPage) string {
 }
 
 // fullList is what list_runs answers for a filter read from every run:
-// the runs of the list without the filter, filtered here.
-func fullList(all []*Run, status, state, executor string, limit int) string {
+// the runs of the list without the filter, filtered here, their
+// headlines rendered here (heads, one a run of all) for words.
+func fullList(all []*Run, heads []string, status, state, executor string, words []string, limit int) string {
 	out := &RunPage{Runs: []*Run{}}
 	for i, r := range all {
 		if len(out.Runs) == limit {
 			out.Next, out.Remaining = r.RunID, len(all)-i
 			break
 		}
-		if (status == "" || r.Status == status) && (state == "" || r.State == state) && (executor == "" || r.Executor == executor) {
+		if (status == "" || r.Status == status) && (state == "" || r.State == state) && (executor == "" || r.Executor == executor) &&
+			(len(words) == 0 || holdsWords(heads[i], words)) {
 			out.Runs = append(out.Runs, r)
 		}
 	}
 	return listed(out)
 }
+
+// reportPages are the pages the history gives the definition report in
+// turn: its headlines change with them (one reads the clock, one is no
+// page at all).
+var reportPages = []string{
+	"page:\n  result: |\n    {% if run.status == \"started\" %}Reporting{% else %}Report {{ output.word }} {{ run.status }}{% endif %}\n",
+	"page:\n  result: |\n    {{ output.word | upcase }} and beta\n",
+	"page:\n  result: |\n    {{ output.word }} in {{ \"now\" | date: \"%Y\" }}\n",
+	"",
+}
+
+// searches are the words list_runs is asked for in the history.
+var searches = []string{"alpha", "BETA", "report", "reporting", "alpha succeeded", "gamma", "2026", "no such words"}
 
 // TestRunFactsAnswerAsTheFiles records random histories through quire
 // (from two ledgers, as two processes) and by hand with the git CLI
@@ -67,6 +83,8 @@ func runFactsHistory(t *testing.T, seed int64, steps, filters int) {
 	t.Cleanup(func() { other.Close() })
 	ledgers := []*Ledger{f.l, other}
 	var did []string
+	page := 0
+	f.call("create_definition", saveArgs("workflow", "report", "document:\n  name: report\n"+reportPages[page]))
 	for step := 0; step < steps; step++ {
 		runs := f.call("list_runs", `{"playbook":"finance","limit":1000}`).(*RunPage).Runs
 		var started, active []*Run
@@ -83,10 +101,12 @@ func runFactsHistory(t *testing.T, seed int64, steps, filters int) {
 		on := func(r *Run) string { return fmt.Sprintf(`"playbook":"finance","run_id":%q,"actor":"ana"`, r.RunID) }
 		switch k := rng.Intn(10); {
 		case k < 3 || len(runs) == 0:
-			callOn(t, l, "run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close-the-month","member_of":[%q],"executor":"agent-%d","authorized_by":"ana"}`, f.project, rng.Intn(3)))
+			def := []string{"close-the-month", "report"}[rng.Intn(2)]
+			callOn(t, l, "run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":%q,"member_of":[%q],"executor":"agent-%d","authorized_by":"ana"}`, def, f.project, rng.Intn(3)))
 			did = append(did, "start")
 		case k == 3 && len(active) > 0:
-			end := []string{`"status":"succeeded","output":{}`, `"status":"failed","detail":"no"`, `"status":"rejected","reason":"conflict"`}[rng.Intn(3)]
+			word := []string{"alpha", "beta", "gamma"}[rng.Intn(3)]
+			end := []string{`"status":"succeeded","output":{"word":"` + word + `"}`, `"status":"failed","detail":"no"`, `"status":"rejected","reason":"conflict"`}[rng.Intn(3)]
 			callOn(t, l, "end_run", "{"+on(pick(active))+","+end+"}")
 			did = append(did, "end")
 		case k == 4 && len(started) > 0:
@@ -124,6 +144,10 @@ func runFactsHistory(t *testing.T, seed int64, steps, filters int) {
 		case k == 8:
 			pullFromClone(t, f, rng)
 			did = append(did, "git pull")
+		case k == 9 && rng.Intn(3) == 0:
+			page = (page + 1) % len(reportPages)
+			callOn(t, l, "update_definition", saveArgs("workflow", "report", "document:\n  name: report\n"+reportPages[page]))
+			did = append(did, fmt.Sprintf("page %d", page))
 		default:
 			if r := pick(runs); r.State == "active" {
 				callOn(t, l, "record_event", "{"+on(r)+`,"event":"step_completed","step":"do/1/work"}`)
@@ -170,21 +194,21 @@ func callOn(t *testing.T, l *Ledger, op, args string) any {
 func compareFacts(t *testing.T, l *Ledger, did []string, rng *rand.Rand, n int) {
 	t.Helper()
 	all := callOn(t, l, "list_runs", `{"playbook":"finance","limit":1000}`).(*RunPage).Runs
-	const every = 5*6*3*2 - 2
+	heads := l.Headlines(all)
+	const every = 5 * 6 * 3 * 2 * 3
 	for _, status := range []string{"", "started", "succeeded", "failed", "rejected"} {
 		for _, state := range []string{"", "active", "paused", "complete", "failed", "archived"} {
 			for _, executor := range []string{"", "agent-0", "agent-2"} {
-				if status == "" && state == "" && executor == "" {
-					continue
-				}
 				for _, limit := range []int{2, 1000} {
-					if n < every && rng.Intn(every) >= n {
-						continue
-					}
-					args := fmt.Sprintf(`{"playbook":"finance","status":%q,"state":%q,"executor":%q,"limit":%d}`, status, state, executor, limit)
-					got := listed(callOn(t, l, "list_runs", args).(*RunPage))
-					if want := fullList(all, status, state, executor, limit); got != want {
-						t.Fatalf("after %v\nlist_runs %s:\n got %s\nwant %s", did, args, got, want)
+					for _, search := range []string{"", searches[rng.Intn(len(searches))], searches[rng.Intn(len(searches))]} {
+						if status == "" && state == "" && executor == "" && search == "" || n < every && rng.Intn(every) >= n {
+							continue
+						}
+						args := fmt.Sprintf(`{"playbook":"finance","status":%q,"state":%q,"executor":%q,"search":%q,"limit":%d}`, status, state, executor, search, limit)
+						got := listed(callOn(t, l, "list_runs", args).(*RunPage))
+						if want := fullList(all, heads, status, state, executor, strings.Fields(strings.ToLower(search)), limit); got != want {
+							t.Fatalf("after %v\nlist_runs %s:\n got %s\nwant %s", did, args, got, want)
+						}
 					}
 				}
 			}
@@ -225,5 +249,48 @@ func TestRunFactsKeptByQuiresCommits(t *testing.T) {
 	os.RemoveAll(filepath.Join(f.dir, filepath.FromSlash(r.Path)))
 	if _, err := f.l.Call(t.Context(), "list_runs", []byte(`{"playbook":"finance","status":"failed"}`)); err == nil {
 		t.Fatal("list_runs answers a run whose folder is gone")
+	}
+}
+
+// TestSearchedHeadlinesThatReadTheClock: a headline rendered from the
+// clock is rendered at each search, never answered from one kept.
+func TestSearchedHeadlinesThatReadTheClock(t *testing.T) {
+	f := newFixture(t)
+	f.call("create_definition", saveArgs("workflow", "dated", "document:\n  name: dated\n"+
+		"page:\n  result: |\n    Done in {{ \"now\" | date: \"%Y\" }}.\n"))
+	r := callOn(t, f.l, "run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"dated","member_of":[%q],"executor":"agent-1","authorized_by":"ana"}`, f.project)).(*Run)
+	f.call("end_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"actor":"ana","status":"succeeded","output":{}}`, r.RunID))
+	for _, year := range []int{2030, 2031} {
+		f.l.Now = func() time.Time { return time.Date(year, 6, 1, 0, 0, 0, 0, time.UTC) }
+		for _, search := range []string{"2030", "2031"} {
+			p := f.call("list_runs", fmt.Sprintf(`{"playbook":"finance","search":%q}`, search)).(*RunPage)
+			if want := fmt.Sprint(year) == search; (len(p.Runs) == 1) != want {
+				t.Fatalf("in %d, search %s: %s", year, search, listed(p))
+			}
+		}
+	}
+}
+
+// TestRunFactsOfAnotherFormMadeAgain: facts.jsonl written by an earlier
+// quire (no form on its nonce line, no sums) is made again, not built on.
+func TestRunFactsOfAnotherFormMadeAgain(t *testing.T) {
+	f := newFixture(t)
+	r := f.start()
+	f.call("list_runs", `{"playbook":"finance","status":"started"}`)
+	abs := filepath.Join(f.dir, runsIndexDir, "facts.jsonl")
+	old := fmt.Sprintf("{\"nonce\":\"0011223344556677\"}\n{\"uid\":%q,\"status\":\"failed\",\"state\":\"failed\",\"executor\":\"x\"}\n", r.RunID)
+	if err := os.WriteFile(abs, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other, err := Open(f.dir) // a process that has not read the file yet
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if p := callOn(t, other, "list_runs", `{"playbook":"finance","status":"started"}`).(*RunPage); len(p.Runs) != 1 {
+		t.Fatalf("started runs from facts of another form: %s", listed(p))
+	}
+	if b, _ := os.ReadFile(abs); !strings.Contains(string(b), `"v":2`) || !strings.Contains(string(b), `"sum"`) {
+		t.Fatalf("facts.jsonl not made again:\n%s", b)
 	}
 }

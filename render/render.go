@@ -249,3 +249,22 @@ func lowerFirst(s string) string {
 	}
 	return s
 }
+
+// ReadsClock says whether what a template renders may change with the
+// time it is rendered at: it reads today or now, or uses the date filter
+// (whose input may be the words "now" or "today", from any value). What
+// it renders otherwise depends on its bindings alone.
+func ReadsClock(tmpl string) bool {
+	c := compileCached(tmpl)
+	for _, r := range c.an.refs {
+		if r.root == "today" || r.root == "now" {
+			return true
+		}
+	}
+	for _, f := range c.an.filters {
+		if f.name == "date" {
+			return true
+		}
+	}
+	return false
+}

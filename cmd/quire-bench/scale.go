@@ -49,6 +49,18 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string) {
 		dir, ids := scaleVault(n)
 		l, err := ledger.Open(dir)
 		must(err)
+		// The definitions' runs have headlines to search: a page whose
+		// result renders each run's output (made once, in the vault kept).
+		d, err := l.Call(context.Background(), "get_definition", json.RawMessage(`{"playbook":"finance","type":"workflow","name":"close"}`))
+		must(err)
+		if d.(*ledger.Definition).Page == nil {
+			for _, def := range []string{"close", "pay"} {
+				src := "document:\n  name: " + def + "\npage:\n  result: |\n    {% if run.status == \"started\" %}Working…{% else %}" + def + " came to {{ output.total }}.{% endif %}\n"
+				args, _ := json.Marshal(map[string]string{"playbook": "finance", "type": "workflow", "name": def, "source": src})
+				_, err := l.Call(context.Background(), "update_definition", args)
+				must(err)
+			}
+		}
 		mid := ids[len(ids)/2]
 		// The day of the run in the middle, as list_runs' since and until
 		// take it.
@@ -62,6 +74,7 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string) {
 			{"list_runs name=pay (definition)", "list_runs", `{"playbook":"finance","type":"workflow","name":"pay"}`},
 			{"list_runs state=active, no match", "list_runs", `{"playbook":"finance","state":"active","executor":"nobody"}`},
 			{"list_runs search, no match", "list_runs", `{"playbook":"finance","search":"no such words"}`},
+			{"list_runs search=\"came to 12\"", "list_runs", `{"playbook":"finance","search":"came to 12"}`},
 			{"get_event", "get_event", fmt.Sprintf(`{"playbook":"finance","event_id":"%s_1"}`, mid)},
 			{"get_run", "get_run", fmt.Sprintf(`{"playbook":"finance","run_id":%q}`, mid)},
 		}
@@ -70,8 +83,14 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string) {
 			if r.op != "list_runs" {
 				target = 5 * time.Millisecond
 			}
+			t0 := time.Now()
 			_, err := l.Call(context.Background(), r.op, json.RawMessage(r.args)) // warm
 			must(err)
+			if r.what == "list_runs search, no match" {
+				// The first search renders every run's headline, once
+				// for each version of the page (runindex.go).
+				fmt.Printf("   %d runs, the first search, every headline rendered: %s\n", n, dur(time.Since(t0)))
+			}
 			for i := 0; i < rounds; i++ {
 				t0 := time.Now()
 				_, err := l.Call(context.Background(), r.op, json.RawMessage(r.args))
