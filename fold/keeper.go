@@ -338,13 +338,14 @@ func (k *Keeper) Wake() {
 }
 
 // Run keeps the views until ctx ends: on every Wake and every pass it
-// advances each page that is live or has its turn to be built, each in a
-// goroutine of its own.
+// advances each page that is live (liveWorkers at a time) or has its turn
+// to be built (each in a goroutine of its own).
 func (k *Keeper) Run(ctx context.Context) error {
 	t := time.NewTicker(k.opts.Pass)
 	defer t.Stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	var live []*pageState
 	for {
 		k.mu.Lock()
 		// The pages of one pass read the history through one memo: a
@@ -362,52 +363,36 @@ func (k *Keeper) Run(ctx context.Context) error {
 				continue
 			}
 			ps.running = true
-			// A page being built reads its own way through the history:
-			// a memo of all it reads would hold the history in memory.
-			var hist History = h
 			if !ps.st.Live {
-				hist = k.opts.History
+				// A page being built reads its own way through the
+				// history: a memo of all it reads would hold the
+				// history in memory.
+				wg.Add(1)
+				go func() { defer wg.Done(); k.runPage(ctx, ps, k.opts.History) }()
+				continue
 			}
-			wg.Add(1)
-			go func(ps *pageState, hist History) {
-				defer wg.Done()
-				k.mu.Lock()
-				before := ps.st.Seq
-				wasLive := ps.st.Live
-				k.mu.Unlock()
-				err := k.advance(ctx, ps, hist, nil)
-				for again := k.skippedBy(ps); err == nil && again != nil; again = k.skippedBy(ps) {
-					err = k.advance(ctx, ps, again, nil)
-				}
-				k.mu.Lock()
-				ps.running = false
-				// The next pass tries again; an error is logged once,
-				// not at every pass that meets it.
-				tell := ""
-				switch {
-				case err == nil:
-					ps.failed = ""
-				case ctx.Err() != nil:
-				case err.Error() != ps.failed:
-					ps.failed = err.Error()
-					tell = ps.failed
-				}
-				id := ps.page.ID
-				// Wake the loop only when this page's turn may pass to
-				// another: a page being built moved, went live or
-				// stalled. Waking after a pass that found nothing would
-				// spin, and so would a live page that read a new record:
-				// each of a thousand pages ending its step would start
-				// another pass over all of them.
-				moved := (!wasLive && ps.st.Seq != before) || ps.st.Live != wasLive || ps.st.Stalled != nil
-				k.mu.Unlock()
-				if tell != "" {
-					k.opts.Log.Error("fold: a page's views cannot advance; the keeper tries again at each pass", "page", id, "err", tell)
-				}
-				if moved {
-					k.Wake()
-				}
-			}(ps, hist)
+			live = append(live, ps)
+		}
+		// The live pages of the pass are advanced by a few goroutines,
+		// not one each: most find nothing they take, and a thousand
+		// goroutines a pass spent more growing their stacks than
+		// advancing.
+		if len(live) > 0 {
+			work := make(chan *pageState, len(live))
+			for _, ps := range live {
+				work <- ps
+			}
+			close(work)
+			for range min(len(live), liveWorkers) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for ps := range work {
+						k.runPage(ctx, ps, h)
+					}
+				}()
+			}
+			live = live[:0]
 		}
 		k.mu.Unlock()
 		select {
@@ -416,6 +401,49 @@ func (k *Keeper) Run(ctx context.Context) error {
 		case <-k.wake:
 		case <-t.C:
 		}
+	}
+}
+
+// liveWorkers is how many goroutines advance a pass's live pages.
+const liveWorkers = 4
+
+// runPage advances a page of a pass (marked running) through hist, and
+// again as long as a pass skipped it meanwhile.
+func (k *Keeper) runPage(ctx context.Context, ps *pageState, hist History) {
+	k.mu.Lock()
+	before := ps.st.Seq
+	wasLive := ps.st.Live
+	k.mu.Unlock()
+	err := k.advance(ctx, ps, hist, nil)
+	for again := k.skippedBy(ps); err == nil && again != nil; again = k.skippedBy(ps) {
+		err = k.advance(ctx, ps, again, nil)
+	}
+	k.mu.Lock()
+	ps.running = false
+	// The next pass tries again; an error is logged once, not at every
+	// pass that meets it.
+	tell := ""
+	switch {
+	case err == nil:
+		ps.failed = ""
+	case ctx.Err() != nil:
+	case err.Error() != ps.failed:
+		ps.failed = err.Error()
+		tell = ps.failed
+	}
+	id := ps.page.ID
+	// Wake the loop only when this page's turn may pass to another: a
+	// page being built moved, went live or stalled. Waking after a pass
+	// that found nothing would spin, and so would a live page that read a
+	// new record: each of a thousand pages ending its step would start
+	// another pass over all of them.
+	moved := (!wasLive && ps.st.Seq != before) || ps.st.Live != wasLive || ps.st.Stalled != nil
+	k.mu.Unlock()
+	if tell != "" {
+		k.opts.Log.Error("fold: a page's views cannot advance; the keeper tries again at each pass", "page", id, "err", tell)
+	}
+	if moved {
+		k.Wake()
 	}
 }
 
