@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 
 	"quire/runfolder"
 	"quire/vault"
@@ -78,19 +79,22 @@ func trailingLines(abs string) ([]handLine, error) {
 			}
 			buf, base = buf[i+1:], start+int64(i+1)
 		}
-		// From the last line back to the last numbered one.
+		// From the last line back to the last numbered one, then put in
+		// the file's order (prepending each was quadratic: minutes for a
+		// long run's 30,000 lines).
 		var lines []handLine
-		for end := len(buf); end > 0; {
+		numbered := false
+		for end := len(buf); end > 0 && !numbered; {
 			i := bytes.LastIndexByte(buf[:end-1], '\n') + 1
 			if ln, err := event.Parse(buf[i : end-1]); err == nil {
-				if ln.Seq > 0 {
-					return lines, nil
+				if numbered = ln.Seq > 0; !numbered {
+					lines = append(lines, handLine{off: base + int64(i), n: end - i, line: ln})
 				}
-				lines = append([]handLine{{off: base + int64(i), n: end - i, line: ln}}, lines...)
 			}
 			end = i
 		}
-		if start == 0 {
+		if numbered || start == 0 {
+			slices.Reverse(lines)
 			return lines, nil
 		}
 	}
@@ -146,15 +150,16 @@ func (s *Store) Adopt(playbook, file string) error {
 	if err != nil {
 		return err
 	}
+	var spans []Span
 	for _, ln := range lines {
-		if _, ok := have[ln.off]; ok {
-			continue
-		}
-		if _, err := h.Reserve(file, ln.off, ln.n); err != nil {
-			return err
+		if _, ok := have[ln.off]; !ok {
+			spans = append(spans, Span{file, ln.off, ln.n})
 		}
 	}
-	return nil
+	if len(spans) == 0 {
+		return nil
+	}
+	return h.reserve(spans)
 }
 
 // AdoptFor is Adopt for a reader, which holds no lock: it calls adopt
