@@ -144,6 +144,7 @@ bench: tools build
 	  $(GO) test -run '^$$' -bench 'ListRunCommits50000' -benchtime 200x -count 1 ./ledger/ ; \
 	  $(GO) test -run '^$$' -bench 'TryPageFulfillOrder' -benchtime 1x -count 1 ./ledger/ ; \
 	  $(GO) test -run '^$$' -bench 'BoundaryWithPages' -benchtime 40x -count 1 -timeout 60m ./ledger/ ; \
+	  $(GO) test -run '^$$' -bench 'LongRunBoundary' -benchtime 5x -count 1 -timeout 30m ./ledger/ ; \
 	  $(GO) test -run '^$$' -bench 'RenderPageAtFulfillOrder' -benchtime 50x -count 1 ./ledger/ ; \
 	  $(GO) test -run '^$$' -bench 'ReceiptMorning' -benchtime 3x -count 1 ./ledger/ ; \
 	  $(GO) test -run '^$$' -bench 'DefinitionPageFulfillOrder' -benchtime 50x -count 1 ./serve/web/ ; \

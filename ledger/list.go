@@ -63,22 +63,25 @@ func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error
 		return nil, err
 	}
 	words := strings.Fields(strings.ToLower(a.Search))
-	runs, err := l.v.Find(func(e *vault.Entry) bool {
-		return e.Type == "playbook-run" && e.Playbook == a.Playbook &&
-			(a.Type == "" || e.DefType == a.Type) && (a.Name == "" || e.Name == a.Name)
-	})
+	// Every line of the index, as the vault holds them (not copied: at
+	// 100,000 runs the copy was most of a list), in the order of when
+	// things were made (vault.Less): a range of dates is a range of them.
+	all, err := l.v.Shared()
 	if err != nil {
 		return nil, err
 	}
-	// The index is in the order of when runs started (vault.Less), so a
-	// range of dates is a range of the list.
+	listed := func(e *vault.Entry) bool {
+		return e.Type == "playbook-run" && e.Playbook == a.Playbook &&
+			(a.Type == "" || e.DefType == a.Type) && (a.Name == "" || e.Name == a.Name)
+	}
+	lo, hi := 0, len(all)
 	if to != "" {
-		runs = runs[:sort.Search(len(runs), func(i int) bool { return runs[i].Created > to })]
+		hi = sort.Search(len(all), func(i int) bool { return all[i].Created > to })
 	}
 	if from != "" {
-		runs = runs[sort.Search(len(runs), func(i int) bool { return runs[i].Created >= from }):]
+		lo = sort.Search(hi, func(i int) bool { return all[i].Created >= from })
 	}
-	start := len(runs) - 1
+	start := hi - 1
 	if a.Cursor != "" {
 		// A cursor is the uid of the run the next page starts with, so a
 		// page follows the one before it even when runs came between
@@ -90,7 +93,7 @@ func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error
 		if !ok || at.Type != "playbook-run" || at.Playbook != a.Playbook {
 			return nil, refusal.Invalid("/cursor", "%q is not a cursor this list gave", a.Cursor)
 		}
-		start = sort.Search(len(runs), func(i int) bool { return vault.Less(&at, &runs[i]) }) - 1
+		start = min(start, sort.Search(len(all), func(i int) bool { return vault.Less(&at, &all[i]) })-1)
 	}
 	out := &RunPage{Runs: []*Run{}}
 	heads := l.headlines()
@@ -99,11 +102,18 @@ func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error
 		look = l.runFactsOf()
 	}
 	var rendered []byte // headlines rendered here, to keep (runindex.go)
-	for i := start; i >= 0; i-- {
-		e := runs[i]
+	for i := start; i >= lo; i-- {
+		e := &all[i]
+		if !listed(e) {
+			continue
+		}
 		if len(out.Runs) == limit {
 			out.Next = e.UID
-			out.Remaining = i + 1
+			for j := lo; j <= i; j++ {
+				if listed(&all[j]) {
+					out.Remaining++
+				}
+			}
 			break
 		}
 		var f runFacts
@@ -120,7 +130,7 @@ func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error
 		if len(words) > 0 && known && f.Sum != "" {
 			// Nor is one whose headline, kept for its state and page,
 			// does not hold the words.
-			if key = heads.key(&e); key != "" {
+			if key = heads.key(e); key != "" {
 				if h, ok := look.headline(e.UID); ok && h.Sum == f.Sum && h.Page == key {
 					if !holdsWords(h.Headline, words) {
 						continue
@@ -133,7 +143,7 @@ func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error
 		if err != nil {
 			return nil, err
 		}
-		r := runOf(e, st)
+		r := runOf(*e, st)
 		if !((a.Status == "" || r.Status == a.Status) && (a.State == "" || r.State == a.State) &&
 			(a.Executor == "" || r.Executor == a.Executor)) {
 			continue

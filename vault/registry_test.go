@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -168,5 +170,53 @@ func TestTheIndexReadsTheSameInAnyOrderOfItsLines(t *testing.T) {
 		if got := read(order, round%2 == 0); !reflect.DeepEqual(got, want) {
 			t.Fatalf("round %d: %v\nwant %v", round, got, want)
 		}
+	}
+}
+
+// TestSharedLinesStayAsTheyWere: a slice of the index handed out by
+// Shared is not changed by what the registry takes after it: lines
+// appended, and a line out of order that sorts them all again.
+func TestSharedLinesStayAsTheyWere(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "00-index.jsonl")
+	write := func(lines string) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		f.WriteString(lines)
+	}
+	write(`{"uid":"b","type":"project","path":"b","created":"2026-11-02T00:00:00.000Z"}
+{"uid":"c","type":"project","path":"c","created":"2026-11-03T00:00:00.000Z"}
+`)
+	v := &Vault{reg: &registry{path: path}}
+	shared, err := v.Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := slices.Clone(shared)
+	write(`{"uid":"d","type":"project","path":"d","created":"2026-11-04T00:00:00.000Z"}
+`)
+	shared2, err := v.Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	was2 := slices.Clone(shared2)
+	write(`{"uid":"a","type":"project","path":"a","created":"2026-11-01T00:00:00.000Z"}
+`)
+	now, err := v.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(shared, was) || !slices.Equal(shared2, was2) {
+		t.Fatalf("the shared lines changed: %+v and %+v, were %+v and %+v", shared, shared2, was, was2)
+	}
+	var uids []string
+	for _, e := range now {
+		uids = append(uids, e.UID)
+	}
+	if strings.Join(uids, " ") != "a b c d" {
+		t.Fatalf("the index reads %v", uids)
 	}
 }

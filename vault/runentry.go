@@ -36,8 +36,15 @@ func (r *registry) completeRuns() {
 	}
 	left := r.incomplete[:0]
 	for _, i := range r.incomplete {
-		if !r.completeRun(&r.entries[i]) {
+		// Completed in a copy, and set in place (in a slice of the
+		// registry's own) only when it changed.
+		e := r.entries[i]
+		if !r.completeRun(&e) {
 			left = append(left, i)
+		}
+		if o := &r.entries[i]; e.Path != o.Path || e.Playbook != o.Playbook || e.DefType != o.DefType || e.Name != o.Name {
+			r.own()
+			r.entries[i] = e
 		}
 	}
 	r.incomplete = left
