@@ -87,3 +87,23 @@ func TestStateCacheIsTheVaults(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A state kept reads as the state it was: an empty list of steps stays
+// empty, not null (the run facts name a state by its JSON, and a search
+// rendered a run's headline again at every list while the first read and
+// the cached ones disagreed).
+func TestStateCacheKeepsTheStateAsItWas(t *testing.T) {
+	c := newStateCache(1 << 20)
+	for _, st := range []*State{
+		{RunID: "01a23279-a44d-754f-a2ed-4df0d3994c48", StepsSeen: []string{}},
+		{RunID: "01a23279-a44d-754f-a2ed-4df0d3994c48"},
+		{RunID: "01a23279-a44d-754f-a2ed-4df0d3994c48", StepsSeen: []string{"do/0/work"}},
+	} {
+		c.store("/v/run/run.jsonl", 1, st)
+		_, got, _ := c.load("/v/run/run.jsonl")
+		want, _ := json.Marshal(st)
+		if b, _ := json.Marshal(got); string(b) != string(want) {
+			t.Errorf("kept %s, read back %s", want, b)
+		}
+	}
+}

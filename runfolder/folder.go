@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"path/filepath"
 	"strings"
 	"time"
@@ -428,7 +429,7 @@ func (f Folder) StateDisagrees() (string, error) {
 
 func (s *State) clone() *State {
 	c := *s
-	c.StepsSeen = append([]string(nil), s.StepsSeen...)
+	c.StepsSeen = slices.Clone(s.StepsSeen) // an empty list stays one, not null
 	if s.CurrentStep != nil {
 		step := *s.CurrentStep
 		c.CurrentStep = &step

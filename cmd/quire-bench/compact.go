@@ -101,8 +101,11 @@ func benchCompaction(events, runs int) {
 }
 
 // procStatus reads a figure in kB of /proc/self/status.
-func procStatus(key string) uint64 {
-	f, err := os.Open("/proc/self/status")
+func procStatus(key string) uint64 { return pidStatus("self", key) }
+
+// pidStatus is a field of a process's /proc/<pid>/status, in kB.
+func pidStatus(pid, key string) uint64 {
+	f, err := os.Open("/proc/" + pid + "/status")
 	if err != nil {
 		return 0
 	}

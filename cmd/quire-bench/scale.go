@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +36,7 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string) {
 	}
 	var cases []scaleCase
 	got := map[string]map[int][]time.Duration{}
+	mem := map[int][2]uint64{} // quire serve's VmRSS and VmHWM, kB
 	add := func(what string, target time.Duration, n int, d time.Duration) {
 		if got[what] == nil {
 			got[what] = map[int][]time.Duration{}
@@ -100,6 +105,8 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string) {
 			said(r.what, n)
 		}
 		l.Close()
+		mem[n] = serveMemory(bin, dir, ids)
+		fmt.Printf("   %d runs, quire serve after 200 boundaries and 200 reads: %d MB resident, high-water %d MB\n", n, mem[n][0]>>10, mem[n][1]>>10)
 		run := func(what string, target time.Duration, k int, name string, args ...string) {
 			for i := 0; i < k; i++ {
 				add(what, target, n, timed(dir, name, args...))
@@ -131,6 +138,64 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string) {
 		}
 		fmt.Printf("   %-12s %s\n", "≤ "+dur(c.target), mark)
 	}
+	fmt.Printf("%-36s", "quire serve resident / high-water")
+	for _, n := range sizes {
+		fmt.Printf(" %21s", fmt.Sprintf("%d / %d MB", mem[n][0]>>10, mem[n][1]>>10))
+	}
+	mark := "ok"
+	if mem[last][1]>>10 > 300 {
+		mark = "MISSED"
+	}
+	fmt.Printf("   %-12s %s\n", "≤ 300 MB", mark)
+}
+
+// serveMemory starts quire serve on the vault, records 200 boundaries
+// over HTTP on its active runs (a step each) with a read after each (a
+// list of runs with a filter, a run, its commits in turn), and answers
+// the server's resident memory and its high-water mark then, in kB.
+func serveMemory(bin, dir string, ids []string) [2]uint64 {
+	base, pid, stop := serveProc(bin, dir)
+	defer stop()
+	hc := &http.Client{Timeout: 5 * time.Minute}
+	do := func(method, url, body string) {
+		req, err := http.NewRequest(method, base+url, strings.NewReader(body))
+		must(err)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := hc.Do(req)
+		must(err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			must(fmt.Errorf("%s %s: %s %s", method, url, resp.Status, b))
+		}
+	}
+	// The scale vault's active runs are every tenth, from the first and
+	// the sixth (scaleTemplates: close, then pay, active first).
+	var active []string
+	for i, id := range ids {
+		if i%10 == 0 || i%10 == 5 {
+			active = append(active, id)
+		}
+	}
+	rng := rand.New(rand.NewSource(int64(len(ids))))
+	reads := []string{"/runs?status=failed", "/runs?state=paused&limit=100", "/runs?executor=agent-3", "/runs?search=came+to"}
+	for k := 0; k < 200; k++ {
+		id := active[rng.Intn(len(active))]
+		do("POST", "/v1/orgs/bench/playbooks/finance/runs/"+id+"/events",
+			fmt.Sprintf(`{"event":"step_completed","step":"memory/%d","actor":"agent-7"}`, k))
+		switch k % 3 {
+		case 0:
+			do("GET", "/v1/orgs/bench/playbooks/finance"+reads[k%len(reads)], "")
+		case 1:
+			do("GET", "/v1/orgs/bench/playbooks/finance/runs/"+ids[rng.Intn(len(ids))], "")
+		default:
+			do("GET", "/v1/orgs/bench/playbooks/finance/runs/"+id+"/commits", "")
+		}
+	}
+	p := strconv.Itoa(pid)
+	return [2]uint64{pidStatus(p, "VmRSS"), pidStatus(p, "VmHWM")}
 }
 
 // runDay is the day a run started, YYYY-MM-DD.
