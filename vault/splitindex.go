@@ -135,9 +135,10 @@ func (x *gitIndex) encode() error {
 	cfg := x.config()
 	x.v4 = x.version == 4 || x.version == 0 && cfg.newV4
 	split := cfg.mode == 1 || cfg.mode == -1 && (x.base != nil || len(x.entries) >= splitMinEntries)
+	ext := x.extensions()
 	if !split {
 		x.base, x.baseID = nil, ZeroHash
-		x.buf = x.encodeWhole(x.buf[:0])
+		x.buf = index.EncodeExt(x.buf[:0], x.entries, x.v4, ext)
 		return nil
 	}
 	var d index.Split
@@ -158,11 +159,13 @@ func (x *gitIndex) encode() error {
 		now := time.Now()
 		os.Chtimes(x.sharedPath(x.baseID.String()), now, now)
 	}
-	x.buf = index.EncodeSplit(x.buf[:0], d, x.baseID, x.v4)
+	x.buf = index.EncodeSplitExt(x.buf[:0], d, x.baseID, x.v4, ext)
 	return nil
 }
 
-// encodeWhole appends the whole index, in its version.
+// encodeWhole appends the whole index, in its version, without
+// extensions: a shared index's form (git writes a split index's
+// extensions in its own file).
 func (x *gitIndex) encodeWhole(buf []byte) []byte {
 	if x.v4 {
 		return index.EncodeV4(buf, x.entries)

@@ -3,6 +3,8 @@ package index
 import (
 	"crypto/sha1"
 	"encoding/binary"
+	"fmt"
+	"sort"
 	"time"
 
 	"quire/vault/git/object"
@@ -25,12 +27,69 @@ func EncodeV4(buf []byte, entries []*Entry) []byte {
 	return encodeExt(buf, entries, 0, nil, true)
 }
 
+// EncodeExt is Encode (EncodeV4 when v4) with the extensions ext after
+// the entries: each its signature, its size and its body, as
+// AppendExtension writes them.
+func EncodeExt(buf []byte, entries []*Entry, v4 bool, ext []byte) []byte {
+	return encodeExt(buf, entries, 0, ext, v4)
+}
+
 // EncodeSplit appends the split index that applies s to the shared index
 // sharedID: the replacements first, written without their names, then the
 // entries added, and the link extension; in version 4 when v4 is set.
 func EncodeSplit(buf []byte, s Split, sharedID object.Hash, v4 bool) []byte {
+	return EncodeSplitExt(buf, s, sharedID, v4, nil)
+}
+
+// EncodeSplitExt is EncodeSplit with the extensions ext after the link
+// extension: git writes the cache-tree and the untracked cache of a split
+// index in its own file, never in the shared index.
+func EncodeSplitExt(buf []byte, s Split, sharedID object.Hash, v4 bool, ext []byte) []byte {
 	entries := append(append(make([]*Entry, 0, len(s.Replaced)+len(s.Added)), s.Replaced...), s.Added...)
-	return encodeExt(buf, entries, len(s.Replaced), linkExtension(sharedID, s), v4)
+	return encodeExt(buf, entries, len(s.Replaced), append(linkExtension(sharedID, s), ext...), v4)
+}
+
+// AppendExtension appends one extension: its signature, its body's size
+// and its body.
+func AppendExtension(buf []byte, sig string, body []byte) []byte {
+	buf = append(buf, sig[:4]...)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(body)))
+	return append(buf, body...)
+}
+
+// TreeNode is a folder of a cache-tree: its path from its parent (no
+// slash), the count of index entries at or below it, and its tree.
+type TreeNode struct {
+	Name  string
+	Count int
+	Tree  object.Hash
+}
+
+// AppendCacheTree appends the body of a TREE extension (gitformat-index(5),
+// "Cache tree") that holds the root, valid, as the tree root of all count
+// entries, and the folders subs of the root, each valid, with no deeper
+// folders: git trusts a valid folder whole (unpack-trees.c,
+// cache_tree_matches_traversal; cache-tree.c, update_one), so git status
+// compares the index with HEAD without reading a tree of those folders,
+// and a deeper folder git needs it makes itself (git commit). subs are
+// written in git's order for a cache-tree's subtrees: the shorter name
+// first, then by bytes (cache-tree.c, subtree_name_cmp).
+func AppendCacheTree(buf []byte, root object.Hash, count int, subs []TreeNode) []byte {
+	subs = append([]TreeNode(nil), subs...)
+	sort.Slice(subs, func(i, j int) bool {
+		a, b := subs[i].Name, subs[j].Name
+		if len(a) != len(b) {
+			return len(a) < len(b)
+		}
+		return a < b
+	})
+	buf = fmt.Appendf(buf, "\x00%d %d\n", count, len(subs))
+	buf = append(buf, root[:]...)
+	for _, s := range subs {
+		buf = fmt.Appendf(append(buf, s.Name...), "\x00%d 0\n", s.Count)
+		buf = append(buf, s.Tree[:]...)
+	}
+	return buf
 }
 
 // encodeExt is Encode with the first nameless entries written
