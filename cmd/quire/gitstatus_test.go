@@ -118,6 +118,17 @@ func TestGitStatusAfterABoundaryReadsOnlyWhatChanged(t *testing.T) {
 	if st, _ := gitStatusTraced(t, dir); st != "A  notes/todo.md" {
 		t.Fatalf("git status of a staged file after a boundary:\n%s", st)
 	}
+
+	// With core.untrackedCache false, git drops its cache, and so does
+	// a boundary.
+	if readIndex(t, dir).Untracked == nil {
+		t.Fatal("git's untracked cache is not in the index")
+	}
+	gitIn(t, dir, "config", "core.untrackedCache", "false")
+	bound("active", "on")
+	if readIndex(t, dir).Untracked != nil {
+		t.Fatal("a boundary kept the untracked cache with core.untrackedCache false")
+	}
 }
 
 var opendirs = regexp.MustCompile(`opendir:(\d+)`)
@@ -147,6 +158,15 @@ func gitStatusTraced(t *testing.T, dir string) (string, int) {
 // makes, "" when it says none.
 func cacheTreeRoot(t *testing.T, dir string) string {
 	t.Helper()
+	if d := readIndex(t, dir); !d.CacheTree.IsZero() {
+		return d.CacheTree.String()
+	}
+	return ""
+}
+
+// readIndex decodes the vault's .git/index.
+func readIndex(t *testing.T, dir string) index.Index {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
 	if err != nil {
 		t.Fatal(err)
@@ -161,8 +181,5 @@ func cacheTreeRoot(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.CacheTree.IsZero() {
-		return ""
-	}
-	return d.CacheTree.String()
+	return d
 }

@@ -15,7 +15,7 @@ import (
 // flag (skip-worktree, intent-to-add), as git does; no extensions (a
 // cache-tree would go stale; git rebuilds it); the checksum last.
 func Encode(buf []byte, entries []*Entry) []byte {
-	return encodeExt(buf, entries, 0, nil, false)
+	return encodeExt(buf, entries, 0, false)
 }
 
 // EncodeV4 is Encode in version 4, which git writes with index.version 4
@@ -24,37 +24,42 @@ func Encode(buf []byte, entries []*Entry) []byte {
 // and a NUL), no padding. At 600,000 entries of run folders' paths the
 // index is less than half as large, and git reads it faster.
 func EncodeV4(buf []byte, entries []*Entry) []byte {
-	return encodeExt(buf, entries, 0, nil, true)
+	return encodeExt(buf, entries, 0, true)
 }
 
 // EncodeExt is Encode (EncodeV4 when v4) with the extensions ext after
 // the entries: each its signature, its size and its body, as
 // AppendExtension writes them.
-func EncodeExt(buf []byte, entries []*Entry, v4 bool, ext []byte) []byte {
-	return encodeExt(buf, entries, 0, ext, v4)
+func EncodeExt(buf []byte, entries []*Entry, v4 bool, ext ...[]byte) []byte {
+	return encodeExt(buf, entries, 0, v4, ext...)
 }
 
 // EncodeSplit appends the split index that applies s to the shared index
 // sharedID: the replacements first, written without their names, then the
 // entries added, and the link extension; in version 4 when v4 is set.
 func EncodeSplit(buf []byte, s Split, sharedID object.Hash, v4 bool) []byte {
-	return EncodeSplitExt(buf, s, sharedID, v4, nil)
+	return EncodeSplitExt(buf, s, sharedID, v4)
 }
 
 // EncodeSplitExt is EncodeSplit with the extensions ext after the link
 // extension: git writes the cache-tree and the untracked cache of a split
 // index in its own file, never in the shared index.
-func EncodeSplitExt(buf []byte, s Split, sharedID object.Hash, v4 bool, ext []byte) []byte {
+func EncodeSplitExt(buf []byte, s Split, sharedID object.Hash, v4 bool, ext ...[]byte) []byte {
 	entries := append(append(make([]*Entry, 0, len(s.Replaced)+len(s.Added)), s.Replaced...), s.Added...)
-	return encodeExt(buf, entries, len(s.Replaced), append(linkExtension(sharedID, s), ext...), v4)
+	return encodeExt(buf, entries, len(s.Replaced), v4, append([][]byte{linkExtension(sharedID, s)}, ext...)...)
 }
 
 // AppendExtension appends one extension: its signature, its body's size
 // and its body.
 func AppendExtension(buf []byte, sig string, body []byte) []byte {
+	return append(ExtensionHeader(buf, sig, len(body)), body...)
+}
+
+// ExtensionHeader appends an extension's signature and the size of its
+// body, which is to follow.
+func ExtensionHeader(buf []byte, sig string, size int) []byte {
 	buf = append(buf, sig[:4]...)
-	buf = binary.BigEndian.AppendUint32(buf, uint32(len(body)))
-	return append(buf, body...)
+	return binary.BigEndian.AppendUint32(buf, uint32(size))
 }
 
 // TreeNode is a folder of a cache-tree: its path from its parent (no
@@ -95,10 +100,14 @@ func AppendCacheTree(buf []byte, root object.Hash, count int, subs []TreeNode) [
 // encodeExt is Encode with the first nameless entries written
 // without their names (a split index's replacements, which take the names
 // of the shared entries they replace) and the extensions ext (each with
-// its signature and size) before the checksum; in version 4 when v4.
-func encodeExt(buf []byte, entries []*Entry, nameless int, ext []byte, v4 bool) []byte {
+// its signature and size, in as many pieces as the caller has) before the
+// checksum; in version 4 when v4.
+func encodeExt(buf []byte, entries []*Entry, nameless int, v4 bool, ext ...[]byte) []byte {
 	version := uint32(2)
-	size := 12 + len(ext) + 20
+	size := 12 + 20
+	for _, p := range ext {
+		size += len(p)
+	}
 	for i, e := range entries {
 		n := 62
 		if e.SkipWorktree || e.IntentToAdd {
@@ -168,7 +177,9 @@ func encodeExt(buf []byte, entries []*Entry, nameless int, ext []byte, v4 bool) 
 			buf = append(buf, 0)
 		}
 	}
-	buf = append(buf, ext...)
+	for _, p := range ext {
+		buf = append(buf, p...)
+	}
 	sum := sha1.Sum(buf)
 	return append(buf, sum[:]...)
 }
