@@ -25,9 +25,10 @@ import (
 // whole, or split as git's core.splitIndex writes it (splitindex.go). The
 // file's format is vault/git/index's.
 //
-// Two of git's extensions are kept, so that a person's git status in a
-// large vault reads neither every folder nor every tree (issue 28;
-// docs/vault-format.md, "The index"):
+// Three of git's extensions are kept, so that a person's git status in a
+// large vault reads neither every folder nor every tree nor every file's
+// stat where a monitor is set (issue 28; docs/vault-format.md,
+// "Commits"):
 //   - the cache-tree (TREE), written whenever the tree the whole index
 //     makes is known (cacheTree): the root and the folders at the top,
 //     each valid, which git status trusts instead of reading HEAD's trees
@@ -35,10 +36,13 @@ import (
 //   - git's untracked cache (UNTR), kept as git wrote it, less what git
 //     itself forgets when its index takes or drops an entry
 //     (forgetFolders): without it, the next git status reads every folder
-//     again (18 s at 100,000 runs).
+//     again (18 s at 100,000 runs);
+//   - git's file system monitor cache (FSMN, core.fsmonitor), with every
+//     entry quire sets marked as changed: without it, the next git status
+//     asks the monitor for every file it ever saw (Watchman's hook took
+//     100 s at 100,000 runs) and stats them all.
 //
-// The others (the file system monitor's FSMN, REUC, EOIE, IEOT) are not
-// kept: git makes them again.
+// The others (REUC, EOIE, IEOT) are not kept: git makes them again.
 type gitIndex struct {
 	path    string
 	entries []*index.Entry // sorted by name
@@ -62,6 +66,10 @@ type gitIndex struct {
 	untrDec  *index.Untracked
 	untrOut  []byte
 	untrGone bool // untrDec holds what untr does not
+	// fsmn is the head of git's file system monitor extension as read
+	// (nil: none); each entry's FSMonitorValid its bit, false for every
+	// entry quire sets.
+	fsmn []byte
 	// base is the shared index of a split index, as read or last written
 	// (entries it holds unchanged are the same pointers as in entries),
 	// and baseID its id; nil when the index on disk is whole.
@@ -102,7 +110,7 @@ func (x *gitIndex) loadWith(verify bool) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		x.entries, x.base, x.baseID = nil, nil, ZeroHash
 		x.cacheTree = ZeroHash
-		x.untr, x.untrDec, x.untrGone = nil, nil, false
+		x.untr, x.untrDec, x.untrGone, x.fsmn = nil, nil, false, nil
 		x.stat = fileStamp{}
 		x.version = 0
 		return nil
@@ -135,7 +143,7 @@ func (x *gitIndex) loadWith(verify bool) error {
 	}
 	x.entries, x.base, x.baseID = d.Entries, d.Shared, d.SharedID
 	x.cacheTree = d.CacheTree
-	x.untr, x.untrDec, x.untrGone = d.Untracked, nil, false
+	x.untr, x.untrDec, x.untrGone, x.fsmn = d.Untracked, nil, false, d.FSMonitor
 	x.version = d.Version
 	x.stat = stampOf(fi)
 	return nil
@@ -292,6 +300,12 @@ func (x *gitIndex) extensions(cfg splitConfig) [][]byte {
 			// change encodes from it again.
 		}
 		ext = append(ext, index.ExtensionHeader(nil, "UNTR", len(x.untr)), x.untr)
+	}
+	if x.fsmn != nil {
+		// Each entry as the monitor last said, and every entry quire
+		// set not valid: git stats those, and asks the monitor for the
+		// rest since its token (which covers quire's writes too).
+		ext = append(ext, index.AppendExtension(nil, "FSMN", index.AppendFSMonitor(nil, x.fsmn, x.entries)))
 	}
 	return ext
 }

@@ -196,8 +196,8 @@ func (v *Vault) repairIndex() ([]string, error) {
 	}
 	x := v.gitIdx
 	// What git cached of the index is not kept past a repair: git makes
-	// its cache-tree and its untracked cache again.
-	x.cacheTree, x.untr, x.untrDec, x.untrGone = ZeroHash, nil, nil, false
+	// its cache-tree, its untracked cache and its monitor's cache again.
+	x.cacheTree, x.untr, x.untrDec, x.untrGone, x.fsmn = ZeroHash, nil, nil, false, nil
 	kept := x.entries[:0]
 	for _, e := range x.entries {
 		if !Owned(e.Name) {

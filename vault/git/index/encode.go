@@ -62,6 +62,25 @@ func ExtensionHeader(buf []byte, sig string, size int) []byte {
 	return binary.BigEndian.AppendUint32(buf, uint32(size))
 }
 
+// AppendFSMonitor appends the body of an FSMN extension (gitformat-index(5),
+// "File System Monitor cache"): its head as Decode read it (the version,
+// and the monitor's token or time), then the bitmap of the entries not
+// FSMonitorValid, by position in the whole index.
+func AppendFSMonitor(buf, head []byte, entries []*Entry) []byte {
+	var dirty []int
+	for i, e := range entries {
+		if !e.FSMonitorValid {
+			dirty = append(dirty, i)
+		}
+	}
+	buf = append(buf, head...)
+	at := len(buf)
+	buf = append(buf, 0, 0, 0, 0)
+	buf = appendEWAH(buf, dirty)
+	binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+	return buf
+}
+
 // TreeNode is a folder of a cache-tree: its path from its parent (no
 // slash), the count of index entries at or below it, and its tree.
 type TreeNode struct {

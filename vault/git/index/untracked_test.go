@@ -155,3 +155,42 @@ func mustHex(t *testing.T, s string) []byte {
 	}
 	return b
 }
+
+// git's file system monitor cache, as git status writes it with a hook
+// (here one that says nothing changed), reads with each entry's bit and
+// writes back byte for byte.
+func TestFSMonitorRoundTripsAsGitWrote(t *testing.T) {
+	for _, form := range forms {
+		t.Run(form.name, func(t *testing.T) {
+			dir := gitIndex(t, 3, form.set)
+			hook := filepath.Join(dir, ".git", "fsmonitor-test")
+			os.WriteFile(hook, []byte("#!/bin/sh\nprintf 'token-1\\0'\n"), 0o755)
+			git(t, dir, "config", "core.fsmonitor", hook)
+			git(t, dir, "config", "core.fsmonitorHookVersion", "2")
+			time.Sleep(1100 * time.Millisecond)
+			git(t, dir, "status", "--porcelain")
+			git(t, dir, "status", "--porcelain")
+			data, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, _ := read(t, dir)
+			if d.FSMonitor == nil {
+				t.Fatal("no monitor's extension read")
+			}
+			valid := 0
+			for _, e := range d.Entries {
+				if e.FSMonitorValid {
+					valid++
+				}
+			}
+			if valid == 0 {
+				t.Fatal("no entry valid for the monitor")
+			}
+			body := AppendFSMonitor(nil, d.FSMonitor, d.Entries)
+			if !bytes.Contains(data, AppendExtension(nil, "FSMN", body)) {
+				t.Fatalf("the monitor's extension written back is not git's: %q", body)
+			}
+		})
+	}
+}
