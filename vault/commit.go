@@ -89,6 +89,10 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id Ha
 	if err := v.gitIdx.load(); err != nil {
 		return ZeroHash, err
 	}
+	// The tree the index made before this commit's changes: when it is
+	// the parent's, the index makes the new commit's tree after them
+	// (the same changes go to both), which its cache-tree then says.
+	made, empty := v.gitIdx.cacheTree, len(v.gitIdx.entries) == 0
 	changes := map[string]change{}
 	for _, p := range paths {
 		if err := v.collect(p, changes); err != nil {
@@ -115,6 +119,9 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id Ha
 	newRoot, err := v.applyChanges(root, changes)
 	if err != nil {
 		return ZeroHash, err
+	}
+	if !root.IsZero() && made == root || root.IsZero() && empty {
+		v.gitIdx.cacheTree = newRoot
 	}
 	// The index may carry new stat data even when nothing differs from
 	// the last commit: the group's end writes it.

@@ -239,8 +239,8 @@ func TestCacheTreeRootIsGits(t *testing.T) {
 		}
 		return x.cacheTree.String()
 	}
-	if r := root(); r != "" {
-		t.Fatalf("quire's own index has a cache-tree %s", r)
+	if r, want := root(), strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD^{tree}")); r != want {
+		t.Fatalf("quire's own index has the cache-tree %q, HEAD's tree %s", r, want)
 	}
 	manyFiles(t, dir, 3)
 	gitOut(t, dir, "add", "-A")

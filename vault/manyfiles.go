@@ -20,12 +20,14 @@ import (
 //     names prefix-compressed, an index less than half as large to read
 //     and write; quire writes an index of version 4 as 4 (gitindex.go);
 //   - core.untrackedCache true: git status skips reading the folders
-//     whose stat has not changed since it last looked for untracked files;
+//     whose stat has not changed since it last looked for untracked files
+//     (git's cache, which quire's commits keep: gitindex.go);
 //   - core.fsmonitor true where git has its own file system monitor
 //     (macOS and Windows): git status then asks the daemon what changed
 //     instead of a stat of every file. Git's builtin monitor does not run
 //     on Linux; there a hook (Watchman's, core.fsmonitor naming it) is the
-//     person's to install, which the README says.
+//     person's to install, which the README says. Its cache in the index
+//     is kept by quire's commits too.
 //
 // core.splitIndex is left as git's default: quire splits an index of
 // 10,000 entries or more of its own accord (splitindex.go).

@@ -163,10 +163,23 @@ func (v *Vault) repairIndex() ([]string, error) {
 			return nil, err
 		}
 		if v.gitIdx.cacheTree == tree {
-			// git wrote the index (a commit, a checkout) with its
-			// cache-tree valid and equal to HEAD's tree: the whole index
-			// makes HEAD's tree, as git itself trusts when it commits. A
-			// `quire call` after a git commit need not hash every folder.
+			// git wrote the index (a commit, a checkout), or quire, with
+			// its cache-tree valid and equal to HEAD's tree: the whole
+			// index makes HEAD's tree, as git itself trusts when it
+			// commits. A `quire call` after a git commit need not hash
+			// every folder.
+			return nil, v.writeStamp(head)
+		}
+		if h, ok := treeOf(v.gitIdx.entries, ""); ok && h == tree && !v.gitIdx.conflicted {
+			// The whole index makes HEAD's tree, and its file does not
+			// say so (an index quire wrote before it wrote cache-trees,
+			// or one git invalidated): written again with its
+			// cache-tree, once, so that git status and the next repair
+			// need not read every tree.
+			v.gitIdx.cacheTree = tree
+			if err := v.gitIdx.write(v); err != nil {
+				return nil, err
+			}
 			return nil, v.writeStamp(head)
 		}
 		differ, err := v.indexDiffers(tree, "", v.gitIdx.entries)
@@ -182,6 +195,9 @@ func (v *Vault) repairIndex() ([]string, error) {
 		return nil, err
 	}
 	x := v.gitIdx
+	// What git cached of the index is not kept past a repair: git makes
+	// its cache-tree, its untracked cache and its monitor's cache again.
+	x.cacheTree, x.untr, x.untrDec, x.untrGone, x.fsmn = ZeroHash, nil, nil, false, nil
 	kept := x.entries[:0]
 	for _, e := range x.entries {
 		if !Owned(e.Name) {

@@ -53,6 +53,9 @@ type splitConfig struct {
 	// newV4: an index made anew is version 4 (index.version 4, or
 	// feature.manyFiles without an index.version).
 	newV4 bool
+	// noUntracked: core.untrackedCache is false, and git's untracked
+	// cache is not kept (gitindex.go, extensions).
+	noUntracked bool
 }
 
 // config reads the split index's settings from .git/config (read again only
@@ -77,6 +80,11 @@ func (x *gitIndex) config() splitConfig {
 			if gitBool(cfg.Section("core").Options.Get("splitIndex")) {
 				c.mode = 1
 			}
+		}
+		if cfg.HasSection("core") && cfg.Section("core").Options.Has("untrackedCache") {
+			// "keep" (git's default) and true keep it.
+			v := strings.ToLower(strings.TrimSpace(cfg.Section("core").Options.Get("untrackedCache")))
+			c.noUntracked = v != "keep" && !gitBool(v)
 		}
 		c.newV4 = cfg.HasSection("feature") && gitBool(cfg.Section("feature").Options.Get("manyFiles"))
 		if cfg.HasSection("index") && cfg.Section("index").Options.Has("version") {
@@ -135,9 +143,10 @@ func (x *gitIndex) encode() error {
 	cfg := x.config()
 	x.v4 = x.version == 4 || x.version == 0 && cfg.newV4
 	split := cfg.mode == 1 || cfg.mode == -1 && (x.base != nil || len(x.entries) >= splitMinEntries)
+	ext := x.extensions(cfg)
 	if !split {
 		x.base, x.baseID = nil, ZeroHash
-		x.buf = x.encodeWhole(x.buf[:0])
+		x.buf = index.EncodeExt(x.buf[:0], x.entries, x.v4, ext...)
 		return nil
 	}
 	var d index.Split
@@ -158,11 +167,13 @@ func (x *gitIndex) encode() error {
 		now := time.Now()
 		os.Chtimes(x.sharedPath(x.baseID.String()), now, now)
 	}
-	x.buf = index.EncodeSplit(x.buf[:0], d, x.baseID, x.v4)
+	x.buf = index.EncodeSplitExt(x.buf[:0], d, x.baseID, x.v4, ext...)
 	return nil
 }
 
-// encodeWhole appends the whole index, in its version.
+// encodeWhole appends the whole index, in its version, without
+// extensions: a shared index's form (git writes a split index's
+// extensions in its own file).
 func (x *gitIndex) encodeWhole(buf []byte) []byte {
 	if x.v4 {
 		return index.EncodeV4(buf, x.entries)

@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"quire/internal/fsys"
+	"quire/vault/git/index"
 	"quire/vault/git/object"
 	"quire/words/address"
 	"quire/words/refusal"
@@ -161,13 +162,29 @@ func Open(dir string) (*Vault, error) {
 	}
 	v.branch = ref
 	v.objs = newObjects(gitDir)
-	v.gitIdx = &gitIndex{path: indexPath(gitDir)}
+	v.gitIdx = &gitIndex{path: indexPath(gitDir), treeDirs: v.treeDirs}
 	v.reg = &registry{path: filepath.Join(root, filepath.FromSlash(IndexFile)), root: root, log: v.logf}
 	if err := os.MkdirAll(filepath.Join(root, QuireDir), 0o755); err != nil && !fsys.IsReadOnly(err) {
 		return nil, err // a vault read-only here is read without it (openLock)
 	}
 	v.checkIndexOnOpen()
 	return v, nil
+}
+
+// treeDirs lists the folders of a tree, for the cache-tree of
+// .git/index (gitindex.go).
+func (v *Vault) treeDirs(tree Hash) ([]index.TreeNode, error) {
+	entries, err := v.objs.readTree(tree)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []index.TreeNode
+	for _, e := range entries {
+		if e.Mode == object.Dir {
+			dirs = append(dirs, index.TreeNode{Name: e.Name, Tree: e.Hash})
+		}
+	}
+	return dirs, nil
 }
 
 // Root is the vault's folder.

@@ -33,7 +33,8 @@ import (
 // to agent-7) and seqs, writes every file of the work tree into one pack
 // as one commit on top of the operations' history, and writes .git/index
 // from the files' stats, so git status finds the work tree clean without
-// hashing it (version 4, as quire init's settings make it). The vault is
+// hashing it (version 4, as quire init's settings make it, with the
+// cache-tree quire's commits write). The vault is
 // kept under the temporary folder, keyed by scaleVaultVersion and the
 // size, and used as it is left.
 
@@ -197,7 +198,8 @@ func scaleCommit(dir, msg string) {
 	b.w = bufio.NewWriterSize(b.f, 1<<20)
 	b.raw(make([]byte, 12))
 	var entries []*index.Entry
-	root := b.putDir(dir, "", &entries)
+	var top []index.TreeNode
+	root := b.putDir(dir, "", &entries, &top)
 	var c strings.Builder
 	fmt.Fprintf(&c, "tree %s\nparent %s\n", root, parent)
 	sig := fmt.Sprintf("bench <bench@quire.invalid> %d +0000", time.Now().Unix())
@@ -205,15 +207,27 @@ func scaleCommit(dir, msg string) {
 	head, _ := b.put("commit", []byte(c.String()))
 	b.finish(packDir, tmp, head)
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	for i := range top {
+		prefix := top[i].Name + "/"
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name, prefix) {
+				top[i].Count++
+			}
+		}
+	}
 	// The index is written after every file, so that no entry is as new
-	// as the index itself (git reads such a "racy" entry's file again).
+	// as the index itself (git reads such a "racy" entry's file again),
+	// with the cache-tree quire's commits write (vault/gitindex.go): the
+	// root and its folders, the trees just made.
 	time.Sleep(10 * time.Millisecond)
-	must(os.WriteFile(filepath.Join(dir, ".git", "index"), index.EncodeV4(nil, entries), 0o644))
+	ext := index.AppendExtension(nil, "TREE", index.AppendCacheTree(nil, root, len(entries), top))
+	must(os.WriteFile(filepath.Join(dir, ".git", "index"), index.EncodeExt(nil, entries, true, ext), 0o644))
 }
 
 // putDir stores the folder rel of the work tree as a tree (its files as
-// blobs) and adds its files' index entries.
-func (b *historyBuilder) putDir(dir, rel string, entries *[]*index.Entry) vault.Hash {
+// blobs) and adds its files' index entries, and, for the root, its
+// folders' trees to top.
+func (b *historyBuilder) putDir(dir, rel string, entries *[]*index.Entry, top *[]index.TreeNode) vault.Hash {
 	des, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(rel)))
 	must(err)
 	var es []entry
@@ -223,7 +237,11 @@ func (b *historyBuilder) putDir(dir, rel string, entries *[]*index.Entry) vault.
 			continue
 		}
 		if de.IsDir() {
-			es = append(es, entry{"40000", de.Name(), b.putDir(dir, name, entries)})
+			id := b.putDir(dir, name, entries, nil)
+			es = append(es, entry{"40000", de.Name(), id})
+			if rel == "" {
+				*top = append(*top, index.TreeNode{Name: de.Name(), Tree: id})
+			}
 			continue
 		}
 		abs := filepath.Join(dir, filepath.FromSlash(name))

@@ -28,6 +28,15 @@ type Index struct {
 	SharedID object.Hash
 	// Version is the main file's version: 2, 3 or 4.
 	Version uint32
+	// Untracked is the body of git's untracked cache (the UNTR
+	// extension) as git wrote it, nil when there is none
+	// (DecodeUntracked reads it).
+	Untracked []byte
+	// FSMonitor is the head of git's file system monitor extension
+	// (FSMN: its version and its token, what AppendFSMonitor writes
+	// again), nil when there is none or its bitmap does not fit the
+	// index; each entry's FSMonitorValid holds its bit.
+	FSMonitor []byte
 }
 
 // Decode reads an index file in the forms git writes (versions 2, 3 and
@@ -37,8 +46,8 @@ type Index struct {
 // checked when verify is set.
 func Decode(data []byte, verify bool, shared func(id object.Hash) ([]*Entry, error)) (Index, error) {
 	var d Index
-	entries, link, root, err := decodeFile(data, true, verify)
-	d.CacheTree = root
+	entries, link, root, untr, fsmn, err := decodeFile(data, true, verify)
+	d.CacheTree, d.Untracked = root, untr
 	if len(data) >= 8 {
 		d.Version = binary.BigEndian.Uint32(data[4:])
 	}
@@ -47,17 +56,61 @@ func Decode(data []byte, verify bool, shared func(id object.Hash) ([]*Entry, err
 	}
 	if link == nil {
 		d.Entries = entries
-		return d, nil
+	} else {
+		base, err := shared(link.shared)
+		if err != nil {
+			return d, fmt.Errorf("the shared index %s of the split index: %w", link.shared, err)
+		}
+		if d.Entries, err = mergeSplit(base, entries, link); err != nil {
+			return d, err
+		}
+		d.Shared, d.SharedID = base, link.shared
 	}
-	base, err := shared(link.shared)
-	if err != nil {
-		return d, fmt.Errorf("the shared index %s of the split index: %w", link.shared, err)
-	}
-	if d.Entries, err = mergeSplit(base, entries, link); err != nil {
-		return d, err
-	}
-	d.Shared, d.SharedID = base, link.shared
+	// The monitor's bitmap is over the whole index, a split one merged
+	// (git's fill_fsmonitor_bitmap and tweak_fsmonitor).
+	d.FSMonitor = applyFSMonitor(fsmn, d.Entries)
 	return d, nil
+}
+
+// applyFSMonitor sets each entry's FSMonitorValid from an FSMN
+// extension's bitmap (a bit set: the entry is not valid), and answers the
+// extension's head; nil, every entry not valid, when there is none or it
+// does not read as git writes it.
+func applyFSMonitor(ext []byte, entries []*Entry) []byte {
+	for _, e := range entries {
+		e.FSMonitorValid = false
+	}
+	if len(ext) < 4 {
+		return nil
+	}
+	var head int
+	switch binary.BigEndian.Uint32(ext) {
+	case 1: // a time in nanoseconds
+		head = 4 + 8
+	case 2: // a token the monitor gave, and a NUL
+		z := bytes.IndexByte(ext[4:], 0)
+		if z < 0 {
+			return nil
+		}
+		head = 4 + z + 1
+	default:
+		return nil
+	}
+	if len(ext) < head+4 {
+		return nil
+	}
+	size := int(binary.BigEndian.Uint32(ext[head:]))
+	if size != len(ext)-head-4 {
+		return nil
+	}
+	dirty, n, err := decodeEWAH(ext[head+4:])
+	if err != nil || n != size || len(dirty) > len(entries) {
+		return nil
+	}
+	for i, e := range entries {
+		e.FSMonitorValid = i >= len(dirty) || !dirty[i]
+	}
+	return ext[:head]
 }
 
 // DecodeShared reads the shared index id of a split index from its file's
@@ -67,7 +120,7 @@ func DecodeShared(id object.Hash, data []byte, verify bool) ([]*Entry, error) {
 		// git names a shared index by its checksum, and checks it.
 		return nil, fmt.Errorf("the shared index %s is not the one its name says", id)
 	}
-	entries, link, _, err := decodeFile(data, false, verify)
+	entries, link, _, _, _, err := decodeFile(data, false, verify)
 	if err != nil {
 		return nil, fmt.Errorf("the shared index %s: %w", id, err)
 	}
@@ -106,26 +159,26 @@ type linkExt struct {
 	hasDel, hasRepl bool
 }
 
-func decodeFile(data []byte, main, verify bool) (entries []*Entry, link *linkExt, root object.Hash, err error) {
+func decodeFile(data []byte, main, verify bool) (entries []*Entry, link *linkExt, root object.Hash, untr, fsmn []byte, err error) {
 	if len(data) < 12+20 || string(data[:4]) != "DIRC" {
-		return nil, nil, root, errors.New("it is not a git index (no DIRC header)")
+		return nil, nil, root, nil, nil, errors.New("it is not a git index (no DIRC header)")
 	}
 	body := data[:len(data)-20]
 	if verify {
 		if sum := sha1.Sum(body); !bytes.Equal(sum[:], data[len(data)-20:]) {
-			return nil, nil, root, errors.New("its checksum does not match its content")
+			return nil, nil, root, nil, nil, errors.New("its checksum does not match its content")
 		}
 	}
 	be := binary.BigEndian
 	version := be.Uint32(data[4:])
 	if version < 2 || version > 4 {
-		return nil, nil, root, fmt.Errorf("it is of version %d; git writes 2, 3 and 4", version)
+		return nil, nil, root, nil, nil, fmt.Errorf("it is of version %d; git writes 2, 3 and 4", version)
 	}
 	count := int(be.Uint32(data[8:]))
 	// Every entry takes at least 63 bytes (62 of fields and a name's NUL)
 	// in versions 2 and 3, and at least 64 in version 4 (a varint).
 	if count > len(body)/62 {
-		return nil, nil, root, fmt.Errorf("it says it holds %d entries, more than its %d bytes can", count, len(data))
+		return nil, nil, root, nil, nil, fmt.Errorf("it says it holds %d entries, more than its %d bytes can", count, len(data))
 	}
 	// Names are cut from the file's bytes without copying: data is never
 	// written to after it is read.
@@ -137,7 +190,7 @@ func decodeFile(data []byte, main, verify bool) (entries []*Entry, link *linkExt
 	for i := 0; i < count; i++ {
 		start := off
 		if off+62 > len(body) {
-			return nil, nil, root, errShort
+			return nil, nil, root, nil, nil, errShort
 		}
 		e := &slab[i]
 		f := body[off:]
@@ -156,10 +209,10 @@ func decodeFile(data []byte, main, verify bool) (entries []*Entry, link *linkExt
 		off += 62
 		if flags&0x4000 != 0 {
 			if version < 3 {
-				return nil, nil, root, fmt.Errorf("entry %d has extended flags in a version 2 index", i)
+				return nil, nil, root, nil, nil, fmt.Errorf("entry %d has extended flags in a version 2 index", i)
 			}
 			if off+2 > len(body) {
-				return nil, nil, root, errShort
+				return nil, nil, root, nil, nil, errShort
 			}
 			x := be.Uint16(body[off:])
 			e.IntentToAdd, e.SkipWorktree = x&(1<<13) != 0, x&(1<<14) != 0
@@ -168,12 +221,12 @@ func decodeFile(data []byte, main, verify bool) (entries []*Entry, link *linkExt
 		if version == 4 {
 			strip, n := varint(body[off:])
 			if n == 0 || strip > uint64(len(prev)) {
-				return nil, nil, root, fmt.Errorf("entry %d strips %d bytes of a name of %d", i, strip, len(prev))
+				return nil, nil, root, nil, nil, fmt.Errorf("entry %d strips %d bytes of a name of %d", i, strip, len(prev))
 			}
 			off += n
 			end := bytes.IndexByte(body[off:], 0)
 			if end < 0 {
-				return nil, nil, root, errShort
+				return nil, nil, root, nil, nil, errShort
 			}
 			// A name of "" (all of the last one stripped, nothing added) is
 			// a split index's entry that takes its shared entry's name.
@@ -184,17 +237,17 @@ func decodeFile(data []byte, main, verify bool) (entries []*Entry, link *linkExt
 			if n == 0xfff {
 				n = bytes.IndexByte(body[off:], 0)
 				if n < 0 {
-					return nil, nil, root, errShort
+					return nil, nil, root, nil, nil, errShort
 				}
 			}
 			if off+n >= len(body) || body[off+n] != 0 {
-				return nil, nil, root, fmt.Errorf("entry %d's name does not end where its length says", i)
+				return nil, nil, root, nil, nil, fmt.Errorf("entry %d's name does not end where its length says", i)
 			}
 			e.Name = text[off : off+n]
 			// 1 to 8 NULs pad the entry to a multiple of 8 bytes.
 			off = start + (off-start+n+8)&^7
 			if off > len(body) {
-				return nil, nil, root, errShort
+				return nil, nil, root, nil, nil, errShort
 			}
 		}
 		prev = e.Name
@@ -202,12 +255,12 @@ func decodeFile(data []byte, main, verify bool) (entries []*Entry, link *linkExt
 	}
 	for off < len(body) {
 		if off+8 > len(body) {
-			return nil, nil, root, errors.New("an extension's header is cut")
+			return nil, nil, root, nil, nil, errors.New("an extension's header is cut")
 		}
 		sig, size := string(body[off:off+4]), int(be.Uint32(body[off+4:]))
 		off += 8
 		if size < 0 || size > len(body)-off {
-			return nil, nil, root, fmt.Errorf("extension %q says it holds %d bytes, past the end", sig, size)
+			return nil, nil, root, nil, nil, fmt.Errorf("extension %q says it holds %d bytes, past the end", sig, size)
 		}
 		ext := body[off : off+size]
 		off += size
@@ -215,28 +268,32 @@ func decodeFile(data []byte, main, verify bool) (entries []*Entry, link *linkExt
 		case sig == "link" && main:
 			l, err := decodeLink(ext)
 			if err != nil {
-				return nil, nil, root, fmt.Errorf("the link extension: %w", err)
+				return nil, nil, root, nil, nil, fmt.Errorf("the link extension: %w", err)
 			}
 			link = l
 		case sig == "TREE":
 			root = cacheTreeRoot(ext)
+		case sig == "UNTR" && main:
+			untr = ext
+		case sig == "FSMN" && main:
+			fsmn = ext
 		case sig[0] >= 'A' && sig[0] <= 'Z':
-			// Optional (TREE, REUC, UNTR, FSMN, EOIE, IEOT): skipped.
+			// Optional (REUC, EOIE, IEOT): skipped.
 		default:
-			return nil, nil, root, fmt.Errorf("it holds the extension %q, which quire does not know and git says must be understood", sig)
+			return nil, nil, root, nil, nil, fmt.Errorf("it holds the extension %q, which quire does not know and git says must be understood", sig)
 		}
 	}
 	if link == nil {
 		for _, e := range entries {
 			if e.Name == "" {
-				return nil, nil, root, errors.New("an entry has no name")
+				return nil, nil, root, nil, nil, errors.New("an entry has no name")
 			}
 		}
 	}
 	if !sort.SliceIsSorted(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name }) && link == nil {
 		sort.SliceStable(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
 	}
-	return entries, link, root, nil
+	return entries, link, root, untr, fsmn, nil
 }
 
 // varint is git's offset varint (varint.c): 7 bits a byte, high bit

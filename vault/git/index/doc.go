@@ -13,16 +13,20 @@
 // go-git's decoder reads each field through binary.Read on an interface,
 // which at 30,000 entries was a third of a `quire call`,
 // docs/boundary-speed.md), and the root of git's cache-tree (the TREE
-// extension) when git left it valid. The checksum is checked on request,
+// extension) when git left it valid, git's untracked cache (UNTR, as
+// git wrote it; DecodeUntracked reads it, and Untracked forgets folders
+// and writes it back) and git's file system monitor cache (FSMN: each
+// entry's FSMonitorValid). The checksum is checked on request,
 // as git checks it only in git fsck (since git 2.13 its other commands
 // skip it: an index is replaced whole by a rename, and the SHA-1 of a 1 MB
-// index was a third of reading it). Optional extensions other than TREE
-// and `link` are skipped; one git says must be understood and quire does
-// not know is refused.
+// index was a third of reading it). Other optional extensions are
+// skipped; one git says must be understood and quire does not know is
+// refused.
 //
 // Encode writes version 2, or 3 when an entry carries an extended flag,
-// without extensions (a cache-tree would go stale; git rebuilds it).
-// Diff and EncodeSplit write the split form against a shared index.
+// without extensions; EncodeExt with the ones given (AppendCacheTree,
+// Untracked.Append, AppendFSMonitor). Diff and EncodeSplit (EncodeSplitExt)
+// write the split form against a shared index.
 //
 // The cut: this package is the file's bytes and entries, nothing of the
 // disk. The vault keeps .git/index (vault/gitindex.go: the stat it was

@@ -3,6 +3,8 @@ package index
 import (
 	"crypto/sha1"
 	"encoding/binary"
+	"fmt"
+	"sort"
 	"time"
 
 	"quire/vault/git/object"
@@ -13,7 +15,7 @@ import (
 // flag (skip-worktree, intent-to-add), as git does; no extensions (a
 // cache-tree would go stale; git rebuilds it); the checksum last.
 func Encode(buf []byte, entries []*Entry) []byte {
-	return encodeExt(buf, entries, 0, nil, false)
+	return encodeExt(buf, entries, 0, false)
 }
 
 // EncodeV4 is Encode in version 4, which git writes with index.version 4
@@ -22,24 +24,109 @@ func Encode(buf []byte, entries []*Entry) []byte {
 // and a NUL), no padding. At 600,000 entries of run folders' paths the
 // index is less than half as large, and git reads it faster.
 func EncodeV4(buf []byte, entries []*Entry) []byte {
-	return encodeExt(buf, entries, 0, nil, true)
+	return encodeExt(buf, entries, 0, true)
+}
+
+// EncodeExt is Encode (EncodeV4 when v4) with the extensions ext after
+// the entries: each its signature, its size and its body, as
+// AppendExtension writes them.
+func EncodeExt(buf []byte, entries []*Entry, v4 bool, ext ...[]byte) []byte {
+	return encodeExt(buf, entries, 0, v4, ext...)
 }
 
 // EncodeSplit appends the split index that applies s to the shared index
 // sharedID: the replacements first, written without their names, then the
 // entries added, and the link extension; in version 4 when v4 is set.
 func EncodeSplit(buf []byte, s Split, sharedID object.Hash, v4 bool) []byte {
+	return EncodeSplitExt(buf, s, sharedID, v4)
+}
+
+// EncodeSplitExt is EncodeSplit with the extensions ext after the link
+// extension: git writes the cache-tree and the untracked cache of a split
+// index in its own file, never in the shared index.
+func EncodeSplitExt(buf []byte, s Split, sharedID object.Hash, v4 bool, ext ...[]byte) []byte {
 	entries := append(append(make([]*Entry, 0, len(s.Replaced)+len(s.Added)), s.Replaced...), s.Added...)
-	return encodeExt(buf, entries, len(s.Replaced), linkExtension(sharedID, s), v4)
+	return encodeExt(buf, entries, len(s.Replaced), v4, append([][]byte{linkExtension(sharedID, s)}, ext...)...)
+}
+
+// AppendExtension appends one extension: its signature, its body's size
+// and its body.
+func AppendExtension(buf []byte, sig string, body []byte) []byte {
+	return append(ExtensionHeader(buf, sig, len(body)), body...)
+}
+
+// ExtensionHeader appends an extension's signature and the size of its
+// body, which is to follow.
+func ExtensionHeader(buf []byte, sig string, size int) []byte {
+	buf = append(buf, sig[:4]...)
+	return binary.BigEndian.AppendUint32(buf, uint32(size))
+}
+
+// AppendFSMonitor appends the body of an FSMN extension (gitformat-index(5),
+// "File System Monitor cache"): its head as Decode read it (the version,
+// and the monitor's token or time), then the bitmap of the entries not
+// FSMonitorValid, by position in the whole index.
+func AppendFSMonitor(buf, head []byte, entries []*Entry) []byte {
+	var dirty []int
+	for i, e := range entries {
+		if !e.FSMonitorValid {
+			dirty = append(dirty, i)
+		}
+	}
+	buf = append(buf, head...)
+	at := len(buf)
+	buf = append(buf, 0, 0, 0, 0)
+	buf = appendEWAH(buf, dirty)
+	binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+	return buf
+}
+
+// TreeNode is a folder of a cache-tree: its path from its parent (no
+// slash), the count of index entries at or below it, and its tree.
+type TreeNode struct {
+	Name  string
+	Count int
+	Tree  object.Hash
+}
+
+// AppendCacheTree appends the body of a TREE extension (gitformat-index(5),
+// "Cache tree") that holds the root, valid, as the tree root of all count
+// entries, and the folders subs of the root, each valid, with no deeper
+// folders: git trusts a valid folder whole (unpack-trees.c,
+// cache_tree_matches_traversal; cache-tree.c, update_one), so git status
+// compares the index with HEAD without reading a tree of those folders,
+// and a deeper folder git needs it makes itself (git commit). subs are
+// written in git's order for a cache-tree's subtrees: the shorter name
+// first, then by bytes (cache-tree.c, subtree_name_cmp).
+func AppendCacheTree(buf []byte, root object.Hash, count int, subs []TreeNode) []byte {
+	subs = append([]TreeNode(nil), subs...)
+	sort.Slice(subs, func(i, j int) bool {
+		a, b := subs[i].Name, subs[j].Name
+		if len(a) != len(b) {
+			return len(a) < len(b)
+		}
+		return a < b
+	})
+	buf = fmt.Appendf(buf, "\x00%d %d\n", count, len(subs))
+	buf = append(buf, root[:]...)
+	for _, s := range subs {
+		buf = fmt.Appendf(append(buf, s.Name...), "\x00%d 0\n", s.Count)
+		buf = append(buf, s.Tree[:]...)
+	}
+	return buf
 }
 
 // encodeExt is Encode with the first nameless entries written
 // without their names (a split index's replacements, which take the names
 // of the shared entries they replace) and the extensions ext (each with
-// its signature and size) before the checksum; in version 4 when v4.
-func encodeExt(buf []byte, entries []*Entry, nameless int, ext []byte, v4 bool) []byte {
+// its signature and size, in as many pieces as the caller has) before the
+// checksum; in version 4 when v4.
+func encodeExt(buf []byte, entries []*Entry, nameless int, v4 bool, ext ...[]byte) []byte {
 	version := uint32(2)
-	size := 12 + len(ext) + 20
+	size := 12 + 20
+	for _, p := range ext {
+		size += len(p)
+	}
 	for i, e := range entries {
 		n := 62
 		if e.SkipWorktree || e.IntentToAdd {
@@ -109,7 +196,9 @@ func encodeExt(buf []byte, entries []*Entry, nameless int, ext []byte, v4 bool) 
 			buf = append(buf, 0)
 		}
 	}
-	buf = append(buf, ext...)
+	for _, p := range ext {
+		buf = append(buf, p...)
+	}
 	sum := sha1.Sum(buf)
 	return append(buf, sum[:]...)
 }

@@ -21,6 +21,11 @@ type Entry struct {
 	// The extended flags (version 3 and later).
 	SkipWorktree bool
 	IntentToAdd  bool
+	// FSMonitorValid: git's file system monitor extension (FSMN) says
+	// the file has not changed since the index recorded it, and git
+	// status need not stat it. Not a field of the entry's own bytes, and
+	// not compared by Same.
+	FSMonitorValid bool
 }
 
 // Same reports whether two entries say the same thing, field by field.
