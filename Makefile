@@ -165,6 +165,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzScan -fuzztime 30s ./internal/jsscan/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./words/page/
 	$(GO) test -run '^$$' -fuzz FuzzCheckTemplate -fuzztime 30s ./render/
+	$(GO) test -run '^$$' -fuzz FuzzRunKey -fuzztime 30s ./ledger/
 	$(GO) test -run '^$$' -fuzz FuzzLayout -fuzztime 30s ./render/
 	$(GO) test -run '^$$' -fuzz FuzzInspect -fuzztime 30s ./words/agentrun/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./words/agentrun/

@@ -116,27 +116,24 @@ func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error
 			}
 			break
 		}
-		var f runFacts
-		known := false
+		var f runView
 		if look != nil {
 			// A run the facts say is not asked for is not read; one they
 			// do not know is (runindex.go).
-			if f, known = look.facts(e.UID); known && !((a.Status == "" || f.Status == a.Status) &&
+			if f = look.of(e.UID, len(words) > 0); f.known && !((a.Status == "" || f.Status == a.Status) &&
 				(a.State == "" || f.State == a.State) && (a.Executor == "" || f.Executor == a.Executor)) {
 				continue
 			}
 		}
 		key := ""
-		if len(words) > 0 && known && f.Sum != "" {
+		if len(words) > 0 && f.known {
 			// Nor is one whose headline, kept for its state and page,
 			// does not hold the words.
-			if key = heads.key(e); key != "" {
-				if h, ok := look.headline(e.UID); ok && h.Sum == f.Sum && h.Page == key {
-					if !holdsWords(h.Headline, words) {
-						continue
-					}
-					key = "" // kept already
+			if key = heads.key(e); key != "" && f.page == key {
+				if !holdsLower(f.lower, words) {
+					continue
 				}
+				key = "" // kept already
 			}
 		}
 		st, err := runfolder.Folder{V: l.v, Rel: e.Path}.LoadState()
@@ -203,7 +200,11 @@ func startedWithin(since, until string) (lo, hi string, err error) {
 
 // holdsWords says whether a headline holds every word (in lowercase).
 func holdsWords(headline string, words []string) bool {
-	h := strings.ToLower(headline)
+	return holdsLower(strings.ToLower(headline), words)
+}
+
+// holdsLower is holdsWords of a headline in lowercase.
+func holdsLower(h string, words []string) bool {
 	for _, w := range words {
 		if !strings.Contains(h, w) {
 			return false

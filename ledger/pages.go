@@ -650,7 +650,7 @@ func (l *Ledger) Headlines(runs []*Run) []string {
 // state it was rendered from (runindex.go).
 type headlines struct {
 	l        *Ledger
-	subjects map[string]*headlineSubject
+	subjects map[[3]string]*headlineSubject // playbook, type, name
 }
 
 type headlineSubject struct {
@@ -663,11 +663,11 @@ type headlineSubject struct {
 }
 
 func (l *Ledger) headlines() *headlines {
-	return &headlines{l: l, subjects: map[string]*headlineSubject{}}
+	return &headlines{l: l, subjects: map[[3]string]*headlineSubject{}}
 }
 
 func (h *headlines) subject(playbook, typ, name string) *headlineSubject {
-	k := playbook + "/" + typ + "/" + name
+	k := [3]string{playbook, typ, name}
 	if hs, ok := h.subjects[k]; ok {
 		return hs
 	}

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/hex"
 	"fmt"
 	"math/rand"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"quire/words/address"
 )
 
 // listed is a list of runs as a test compares them: each page's runs
@@ -293,4 +296,21 @@ func TestRunFactsOfAnotherFormMadeAgain(t *testing.T) {
 	if b, _ := os.ReadFile(abs); !strings.Contains(string(b), `"v":2`) || !strings.Contains(string(b), `"sum"`) {
 		t.Fatalf("facts.jsonl not made again:\n%s", b)
 	}
+}
+
+// FuzzRunKey: a run's id is its key's 16 bytes, and only a UUID in
+// lowercase has one.
+func FuzzRunKey(f *testing.F) {
+	for _, s := range []string{"019a4012-7c3e-7d10-9b2a-00000000036b", "01a23b0b-92fe-73f9-9403-073f60b0b4af", "019A4012-7c3e-7d10-9b2a-00000000036b", "", "0-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, uid string) {
+		k, ok := keyOf(uid)
+		if ok != address.ValidLowerUUID(uid) {
+			t.Fatalf("keyOf(%q) ok %v", uid, ok)
+		}
+		if ok && hex.EncodeToString(k[:]) != strings.ReplaceAll(uid, "-", "") {
+			t.Fatalf("keyOf(%q) = %x", uid, k)
+		}
+	})
 }
