@@ -55,9 +55,6 @@ func (l *Ledger) CheckWith(a CheckArgs) (*CheckReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rep.Warnings, err = l.stepWarnings(); err != nil {
-		return nil, err
-	}
 	if a.History {
 		hist, problems, err := c.CheckHistory()
 		if err != nil {
@@ -151,6 +148,7 @@ func (h checkHost) Folder(rel string) runfolder.Folder { return runfolder.Folder
 func (h checkHost) Histories() checker.Histories       { return checkHistories(h) }
 func (h checkHost) Reindex() error                     { return h.l.Reindex() }
 func (h checkHost) Now() time.Time                     { return h.l.Now() }
+func (h checkHost) Warnings() ([]Problem, error)       { return h.l.stepWarnings() }
 func (h checkHost) Progress(task, unit string, done, total int) {
 	h.l.progress(task, unit, done, total)
 }

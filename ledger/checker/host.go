@@ -12,6 +12,7 @@ import (
 // Host).
 type Vault interface {
 	Root() string
+	GitDir() string
 	Abs(rel string) string
 	Join(rel string) (string, error)
 	Exists(rel string) bool
@@ -33,6 +34,10 @@ type Vault interface {
 	Status() ([]vault.Change, error)
 	Links() ([]string, error)
 	InspectGit() []vault.Finding
+	InspectGitState() []vault.Finding
+	// IndexDigest is the SHA-256 of .git/index's entries without their
+	// stat data.
+	IndexDigest() ([32]byte, error)
 	RepairGit() ([]string, error)
 	Recovered() []string
 	HandEdits() ([]*vault.HandEdit, error)
@@ -68,6 +73,10 @@ type Host interface {
 	Progress(task, unit string, done, total int)
 	// Now is the host's clock (the janitor's commits are dated by it).
 	Now() time.Time
+	// Warnings are what looks wrong in the runs but breaks no rule of
+	// the capsule (CheckReport.Warnings); a check answered from its
+	// record gives the ones it recorded.
+	Warnings() ([]Problem, error)
 }
 
 // Histories is what the checker asks of the playbooks' histories
