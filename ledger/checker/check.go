@@ -232,7 +232,10 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 	}
 	rep.Problems = append(rep.Problems, vp...)
 	if rep.Warnings, err = c.h.Warnings(); err != nil {
-		return nil, err
+		if _, refused := refusal.As(err); !refused {
+			return nil, err
+		}
+		rep.Warnings = nil // the index of things a link: reported above
 	}
 	if len(rep.Problems) == 0 && record {
 		next.Events, next.Warnings = rep.Events, rep.Warnings
