@@ -150,6 +150,10 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 				count(e.Playbook, 0, rel)
 			}
 			rep.Events += run.Events
+			if !s.playbooks {
+				run.Warnings = c.h.RunWarnings(e)
+			}
+			rep.Warnings = append(rep.Warnings, run.Warnings...)
 			next.Runs = append(next.Runs, run)
 			continue
 		}
@@ -169,6 +173,10 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 				count(e.Playbook, ln.Seq, where)
 			}
 		})
+		if ok {
+			run.Warnings = c.h.RunWarnings(e)
+			rep.Warnings = append(rep.Warnings, run.Warnings...)
+		}
 		next.Runs = append(next.Runs, run)
 	}
 	for _, e := range entries {
@@ -231,12 +239,6 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 		return nil, err
 	}
 	rep.Problems = append(rep.Problems, vp...)
-	if rep.Warnings, err = c.h.Warnings(); err != nil {
-		if _, refused := refusal.As(err); !refused {
-			return nil, err
-		}
-		rep.Warnings = nil // the index of things a link: reported above
-	}
 	if len(rep.Problems) == 0 && record {
 		next.Events, next.Warnings = rep.Events, rep.Warnings
 		if digestErr == nil {

@@ -73,10 +73,11 @@ type Host interface {
 	Progress(task, unit string, done, total int)
 	// Now is the host's clock (the janitor's commits are dated by it).
 	Now() time.Time
-	// Warnings are what looks wrong in the runs but breaks no rule of
-	// the capsule (CheckReport.Warnings); a check answered from its
-	// record gives the ones it recorded.
-	Warnings() ([]Problem, error)
+	// RunWarnings are what looks wrong in a run but breaks no rule of
+	// the capsule (CheckReport.Warnings): steps its pinned document does
+	// not have. A run answered from the record, with the playbooks' files
+	// as recorded, gives the ones it recorded.
+	RunWarnings(e vault.Entry) []Problem
 }
 
 // Histories is what the checker asks of the playbooks' histories

@@ -64,7 +64,7 @@ const recordFile = vault.QuireDir + "/check-record"
 
 // recordMagic begins the record, with its form's version: another is not
 // read.
-const recordMagic = "quire check-record 3\n"
+const recordMagic = "quire check-record 4\n"
 
 // racyRecord is how close to the record's time a stamp is too new to
 // trust: a write in the same tick of the file system's clock leaves the
@@ -88,6 +88,7 @@ type runRecord struct {
 	Events     int
 	Seqs       []int64 // the lines' own seqs, in order
 	Unnumbered int     // lines without one
+	Warnings   []Problem
 }
 
 type checkRecord struct {
@@ -120,6 +121,9 @@ type scanned struct {
 	// refreshed: .git/index's stamps are not the record's, but its
 	// entries are (same holds).
 	refreshed bool
+	// playbooks: the playbooks' files are the record's (the documents
+	// the runs' warnings are judged against).
+	playbooks bool
 }
 
 type scannedRun struct {
@@ -242,6 +246,9 @@ func (c *Checker) scan(last *checkRecord) (*scanned, error) {
 		return nil, err
 	}
 	s.head = head.String()
+	if last != nil {
+		s.playbooks = sameEntries(under(s.others, "playbooks"), under(last.Others, "playbooks"), ok)
+	}
 	if same {
 		same = s.head == last.Head && sameEntries(s.others, last.Others, ok)
 	}
@@ -445,6 +452,17 @@ func (c *Checker) gitStamps() []entry {
 	return out
 }
 
+// under is the stamps of es below the folder dir.
+func under(es []entry, dir string) []entry {
+	var out []entry
+	for _, e := range es {
+		if strings.HasPrefix(e.Name, dir+"/") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // withoutIndex is the stamps of .git but .git/index's and its shared
 // index's.
 func withoutIndex(es []entry) []entry {
@@ -632,6 +650,7 @@ func encodeRecord(r *checkRecord) []byte {
 			prev = s
 		}
 		w.entries(run.Entries, true)
+		w.problems(run.Warnings)
 	}
 	return w.b
 }
@@ -767,6 +786,9 @@ func decodeRecord(data []byte) (*checkRecord, error) {
 			}
 		}
 		run.Entries = r.entries(true)
+		if run.Warnings = r.problems(); len(run.Warnings) == 0 {
+			run.Warnings = nil
+		}
 		rec.Runs = append(rec.Runs, run)
 	}
 	if r.err != nil {
