@@ -168,40 +168,33 @@ func stepWarning(steps []Step, step string) []refusal.Issue {
 	return []refusal.Issue{{Path: "/step", Message: fmt.Sprintf("the run's pinned document has no step %q; its steps are %s", step, strings.Join(refs, ", "))}}
 }
 
-// stepWarnings are quire check's warnings of the runs that recorded steps
-// their pinned document does not have: a warning and not a problem, since
+// runStepWarnings are quire check's warnings of a run that recorded steps
+// its pinned document does not have: a warning and not a problem, since
 // the capsule asks only that a step event name its step, and an agent's
 // account of what it did is kept as it wrote it.
-func (l *Ledger) stepWarnings() ([]Problem, error) {
-	runs, err := l.v.FindType("playbook-run", func(*vault.Entry) bool { return true })
+func (l *Ledger) runStepWarnings(e vault.Entry) []Problem {
+	f := runfolder.Folder{V: l.v, Rel: e.Path}
+	st, err := f.LoadState()
 	if err != nil {
-		return nil, err
+		return nil // the checker reports a run it cannot read
 	}
-	var out []Problem
-	for _, e := range runs {
-		f := runfolder.Folder{V: l.v, Rel: e.Path}
-		st, err := f.LoadState()
-		if err != nil {
-			continue // the checker reports a run it cannot read
-		}
-		info, err := l.pinnedDocument(e, f)
-		if err != nil || info == nil || len(info.Steps) == 0 {
-			continue
-		}
-		var odd []string
-		for _, s := range st.StepsSeen {
-			if stepWarning(info.Steps, s) != nil {
-				odd = append(odd, s)
-			}
-		}
-		if len(odd) > 0 {
-			refs := make([]string, len(info.Steps))
-			for i, s := range info.Steps {
-				refs[i] = s.Step
-			}
-			out = append(out, Problem{Path: path.Join(e.Path, runfolder.LogFile), Message: fmt.Sprintf("records steps its pinned document (%s/%s version %d) does not have: %s; its steps are %s",
-				st.Type, st.Name, st.Version, strings.Join(odd, ", "), strings.Join(refs, ", "))})
+	info, err := l.pinnedDocument(e, f)
+	if err != nil || info == nil || len(info.Steps) == 0 {
+		return nil
+	}
+	var odd []string
+	for _, s := range st.StepsSeen {
+		if stepWarning(info.Steps, s) != nil {
+			odd = append(odd, s)
 		}
 	}
-	return out, nil
+	if len(odd) == 0 {
+		return nil
+	}
+	refs := make([]string, len(info.Steps))
+	for i, s := range info.Steps {
+		refs[i] = s.Step
+	}
+	return []Problem{{Path: path.Join(e.Path, runfolder.LogFile), Message: fmt.Sprintf("records steps its pinned document (%s/%s version %d) does not have: %s; its steps are %s",
+		st.Type, st.Name, st.Version, strings.Join(odd, ", "), strings.Join(refs, ", "))}}
 }

@@ -284,7 +284,10 @@ func TestNoWriteThroughSymbolicLinks(t *testing.T) {
 		}
 		undo := link(c.rel, to)
 		f.refuse(c.op, c.args, "conflict", "", "symbolic link")
-		if rep, _ := f.l.Check(); !strings.Contains(fmt.Sprint(rep.Problems), c.rel+": is a symbolic link") {
+		if rep, err := f.l.Check(); err != nil || !strings.Contains(fmt.Sprint(rep.Problems), c.rel+": is a symbolic link") {
+			if err != nil {
+				t.Fatalf("check with the link %s: %v", c.rel, err)
+			}
 			t.Fatalf("check does not list the link %s: %v", c.rel, rep.Problems)
 		}
 		undo()

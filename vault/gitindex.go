@@ -1,6 +1,8 @@
 package vault
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -174,8 +176,8 @@ func (x *gitIndex) find(name string) (int, bool) {
 }
 
 // clean reports whether the file at name is as the index recorded it, by
-// its stat alone, as git decides: same size, modification time to the
-// nanosecond and inode, and modified before the index was written (an
+// its stat alone, as git decides: same size, modification and change
+// times to the nanosecond and inode, and modified before the index was written (an
 // entry as new as the index itself is "racy" and is read again).
 func (x *gitIndex) clean(name string, fi fs.FileInfo) bool {
 	i, ok := x.find(name)
@@ -190,7 +192,12 @@ func (x *gitIndex) clean(name string, fi fs.FileInfo) bool {
 		return false
 	}
 	st, ok := fsys.Stat(fi)
-	return ok && e.Inode == uint32(st.Ino)
+	if !ok || e.Inode != uint32(st.Ino) {
+		return false
+	}
+	// The change time too, as git's core.trustctime: a write that puts the
+	// size and the modification time back (touch -r) cannot put it back.
+	return e.CreatedAt.IsZero() || e.CreatedAt.Equal(st.Ctime)
 }
 
 // set records name with its hash and the stat it was hashed from.
@@ -379,3 +386,35 @@ func (x *gitIndex) writeLocked(f *os.File) error {
 
 // indexPath is .git/index of a repository.
 func indexPath(gitDir string) string { return filepath.Join(gitDir, "index") }
+
+// IndexDigest is the SHA-256 of what .git/index says of each path: its
+// name, mode, blob, stage and flags, not the stat data a git status
+// refreshes. Two indexes of one digest stage the same files, so quire
+// check, finding .git/index rewritten (a person's git status writes it)
+// but its digest the recorded one, needs to read nothing more of it. The
+// caller holds the lock.
+func (v *Vault) IndexDigest() ([32]byte, error) {
+	var sum [32]byte
+	if err := v.gitIdx.load(); err != nil {
+		return sum, err
+	}
+	h := sha256.New()
+	var b []byte
+	for _, e := range v.gitIdx.entries {
+		b = append(b[:0], e.Name...)
+		b = append(b, 0)
+		b = binary.BigEndian.AppendUint32(b, uint32(e.Mode))
+		b = append(b, e.Hash[:]...)
+		var flags byte
+		if e.SkipWorktree {
+			flags |= 1
+		}
+		if e.IntentToAdd {
+			flags |= 2
+		}
+		b = append(b, e.Stage, flags)
+		h.Write(b)
+	}
+	copy(sum[:], h.Sum(nil))
+	return sum, nil
+}

@@ -324,6 +324,15 @@ type Finding struct {
 // trees cannot be read, and a .git/index that cannot be read or disagrees
 // with HEAD for quire's paths. The caller holds the lock (LockedRead).
 func (v *Vault) InspectGit() []Finding {
+	out := v.InspectGitState()
+	return append(out, v.inspectHead()...)
+}
+
+// InspectGitState is the part of InspectGit that reads no object and not
+// .git/index: the commits of this process not made the branch's, a
+// detached HEAD, git's lock files and a writer's journal (a few stats).
+// quire check runs it even when it answers the rest from its record.
+func (v *Vault) InspectGitState() []Finding {
 	var out []Finding
 	if err := v.flushCommits(); err != nil {
 		out = append(out, Finding{".git", "the commits of this write could not be made the branch's: " + err.Error()})
@@ -338,6 +347,13 @@ func (v *Vault) InspectGit() []Finding {
 	if pids, ok := v.Journaled(); ok && !v.locked {
 		out = append(out, Finding{QuireDir + "/" + journalFile, "a writer (pid " + pids + ") stopped in the middle of a write; the next write or quire janitor finishes what it left"})
 	}
+	return out
+}
+
+// inspectHead is the part of InspectGit that reads HEAD's trees and
+// .git/index.
+func (v *Vault) inspectHead() []Finding {
+	var out []Finding
 	_, want, err := v.headFiles()
 	if err != nil {
 		out = append(out, Finding{".git/" + v.branch, "HEAD's commit or tree cannot be read: " + err.Error() + "; quire cannot commit until a person restores the objects (git fsck names them; a clone of the vault has them)"})

@@ -58,7 +58,39 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 	if !full {
 		last = c.loadRecord()
 	}
-	next := &checkRecord{At: time.Now(), Runs: map[string]*runRecord{}}
+	s, err := c.scan(last)
+	if err != nil {
+		return nil, err
+	}
+	if s.same {
+		// The vault is the one the last check passed, stamp for stamp
+		// (record.go): its answer stands, and git's locks and a writer's
+		// journal, which no stamp covers, are looked at.
+		rep.Runs, rep.Events, rep.Warnings = len(s.runs), last.Events, last.Warnings
+		rep.Read = &ReadReport{}
+		for _, f := range c.v.InspectGitState() {
+			add(f.Path, "%s", f.Message)
+		}
+		if s.refreshed && record && len(rep.Problems) == 0 {
+			// The stamps of .git/index as it is now, so that the next
+			// check need not read it. Every other stamp is older than the
+			// record's time (it held), so it may move on.
+			last.At, last.Git = s.at, s.git
+			c.writeRecord(last)
+		}
+		return rep, nil
+	}
+	if last != nil && !c.runsHold(last) {
+		for _, r := range s.runs {
+			r.held = nil
+		}
+	}
+	next := &checkRecord{At: s.at, Head: s.head, Others: s.others, Git: s.git}
+	// .git/index's entries as they are with the stamps just taken,
+	// before anything is read of it.
+	var digestErr error
+	next.IndexDigest, digestErr = c.v.IndexDigest()
+	rep.Read = &ReadReport{Vault: true}
 	entries, err := c.v.Entries()
 	if r, ok := refusal.As(err); ok {
 		add(vault.IndexFile, "%s", r.Message) // a link: reported, and the rest checked
@@ -84,10 +116,6 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 			inIndex[e.Path] = e
 		}
 	}
-	dirs, err := os.ReadDir(c.v.Abs(vault.RunsDir))
-	if err != nil {
-		return nil, err
-	}
 	seqs := map[string]map[int64]string{} // playbook → seq → where
 	unnumbered := map[string]int{}
 	count := func(playbook string, seq int64, where string) {
@@ -107,18 +135,14 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 		}
 		seqs[playbook][seq] = where
 	}
-	for _, d := range dirs {
-		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") {
-			continue
-		}
-		rel := path.Join(vault.RunsDir, d.Name())
+	for _, sr := range s.runs {
+		rel := path.Join(vault.RunsDir, sr.name)
 		rep.Runs++
 		e, ok := inIndex[rel]
 		if !ok {
 			add(rel, "the run folder is not in %s", vault.IndexFile)
 		}
-		stamps := c.stampsOf(rel)
-		if run := last.holds(rel, stamps); run != nil && ok {
+		if run := sr.held; run != nil && ok && run.Playbook == e.Playbook {
 			for _, s := range run.Seqs {
 				count(e.Playbook, s, rel)
 			}
@@ -126,10 +150,15 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 				count(e.Playbook, 0, rel)
 			}
 			rep.Events += run.Events
-			next.Runs[rel] = run
+			if !s.playbooks {
+				run.Warnings = c.h.RunWarnings(e)
+			}
+			rep.Warnings = append(rep.Warnings, run.Warnings...)
+			next.Runs = append(next.Runs, run)
 			continue
 		}
-		run := &runRecord{Stamps: stamps}
+		rep.Read.Runs++
+		run := &runRecord{Name: sr.name, Entries: sr.entries, Playbook: e.Playbook}
 		run.Binding = c.checkRun(rel, e, ok, add, func(p string, line int, msg string) {
 			rep.Problems = append(rep.Problems, Problem{Path: p, Line: line, Message: msg})
 		}, func(ln *event.Line, where string) {
@@ -144,7 +173,11 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 				count(e.Playbook, ln.Seq, where)
 			}
 		})
-		next.Runs[rel] = run
+		if ok {
+			run.Warnings = c.h.RunWarnings(e)
+			rep.Warnings = append(rep.Warnings, run.Warnings...)
+		}
+		next.Runs = append(next.Runs, run)
 	}
 	for _, e := range entries {
 		if e.Type != "playbook" {
@@ -207,7 +240,10 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 	}
 	rep.Problems = append(rep.Problems, vp...)
 	if len(rep.Problems) == 0 && record {
-		c.saveRecord(next)
+		next.Events, next.Warnings = rep.Events, rep.Warnings
+		if digestErr == nil {
+			c.saveRecord(next)
+		}
 	}
 	return rep, nil
 }

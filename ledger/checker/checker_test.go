@@ -22,15 +22,16 @@ type host struct {
 	progress  []string
 }
 
-func (h *host) ReadLocked(fn func() error) error   { return h.v.LockedRead(fn) }
-func (h *host) Write(fn func() error) error        { return h.v.Locked(fn) }
-func (h *host) Folder(rel string) runfolder.Folder { return runfolder.Folder{V: h.v, Rel: rel} }
-func (h *host) Histories() checker.Histories       { return h }
-func (h *host) PointPast() ([]string, error)       { return h.stale, nil }
-func (h *host) Disagrees(string) string            { return "" }
-func (h *host) Pending() []string                  { return nil }
-func (h *host) Reindex() error                     { h.reindexed++; return nil }
-func (h *host) Now() time.Time                     { return time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC) }
+func (h *host) ReadLocked(fn func() error) error          { return h.v.LockedRead(fn) }
+func (h *host) Write(fn func() error) error               { return h.v.Locked(fn) }
+func (h *host) Folder(rel string) runfolder.Folder        { return runfolder.Folder{V: h.v, Rel: rel} }
+func (h *host) Histories() checker.Histories              { return h }
+func (h *host) PointPast() ([]string, error)              { return h.stale, nil }
+func (h *host) Disagrees(string) string                   { return "" }
+func (h *host) Pending() []string                         { return nil }
+func (h *host) Reindex() error                            { h.reindexed++; return nil }
+func (h *host) RunWarnings(vault.Entry) []checker.Problem { return nil }
+func (h *host) Now() time.Time                            { return time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC) }
 func (h *host) Progress(task, unit string, done, total int) {
 	h.progress = append(h.progress, fmt.Sprintf("%s: %d/%d %s", task, done, total, unit))
 }

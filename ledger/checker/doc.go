@@ -43,6 +43,15 @@
 //     playbook's history (.quire/history, derived) that no longer matches
 //     its files.
 //
+// A check that finds no problem keeps .quire/check-record (record.go): the
+// stamps of every file of the work tree and of what in .git says what HEAD
+// and .git/index are, and what it read of each run folder. The next check
+// stamps the vault first; when every stamp and HEAD are the record's, it
+// answers from it (after git's lock files and a writer's journal, which
+// no stamp covers); otherwise it reads the vault as a whole again, and of
+// the run folders only those whose stamps differ. CheckAll reads
+// everything.
+//
 // # What quire check --history proves
 //
 // CheckHistory proves the capsule's append-only rules from the vault's git

@@ -12,6 +12,7 @@ import (
 // Host).
 type Vault interface {
 	Root() string
+	GitDir() string
 	Abs(rel string) string
 	Join(rel string) (string, error)
 	Exists(rel string) bool
@@ -33,6 +34,10 @@ type Vault interface {
 	Status() ([]vault.Change, error)
 	Links() ([]string, error)
 	InspectGit() []vault.Finding
+	InspectGitState() []vault.Finding
+	// IndexDigest is the SHA-256 of .git/index's entries without their
+	// stat data.
+	IndexDigest() ([32]byte, error)
 	RepairGit() ([]string, error)
 	Recovered() []string
 	HandEdits() ([]*vault.HandEdit, error)
@@ -68,6 +73,11 @@ type Host interface {
 	Progress(task, unit string, done, total int)
 	// Now is the host's clock (the janitor's commits are dated by it).
 	Now() time.Time
+	// RunWarnings are what looks wrong in a run but breaks no rule of
+	// the capsule (CheckReport.Warnings): steps its pinned document does
+	// not have. A run answered from the record, with the playbooks' files
+	// as recorded, gives the ones it recorded.
+	RunWarnings(e vault.Entry) []Problem
 }
 
 // Histories is what the checker asks of the playbooks' histories

@@ -28,6 +28,9 @@ type CheckReport struct {
 	// Warnings are what looks wrong but breaks no rule of the capsule: a
 	// run that recorded steps its pinned document does not have.
 	Warnings []Problem `json:"warnings,omitempty"`
+	// Read is what the check read again, the rest answered from the
+	// record of the last check that passed (record.go).
+	Read *ReadReport `json:"read,omitempty"`
 	// History is what the walk over the git history did (check --history).
 	History *HistoryReport `json:"history,omitempty"`
 	// Views is how each page's views were verified (check --views).
@@ -41,6 +44,15 @@ type PageCheck struct {
 	Subject  string `json:"subject"`
 	Verdict  string `json:"verdict"`
 	Message  string `json:"message"`
+}
+
+// ReadReport is what a check read again: the run folders, and whether it
+// read the vault as a whole (the index of things, git's state, the work
+// tree against it, the histories, the warnings), which it does unless
+// every stamp is the record's.
+type ReadReport struct {
+	Runs  int  `json:"runs"`
+	Vault bool `json:"vault"`
 }
 
 // HistoryReport is what a walk over the history did.

@@ -1,0 +1,5 @@
+package fsys
+
+import "golang.org/x/sys/unix"
+
+const openPath = unix.O_RDONLY
