@@ -10,8 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
