@@ -21,6 +21,10 @@ func quire(t *testing.T, stdin string, args ...string) (int, string, string) {
 	inProcess.Lock()
 	code := run(append([]string{"quire"}, args...), strings.NewReader(stdin), &out, &errb)
 	inProcess.Unlock()
+	// A compaction the command handed to a worker ends before the test's
+	// folders are removed (cleanups run last first: theirs were
+	// registered before).
+	t.Cleanup(workersForTests.Wait)
 	return code, out.String(), errb.String()
 }
 

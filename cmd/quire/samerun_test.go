@@ -24,6 +24,7 @@ import (
 func TestMain(m *testing.M) {
 	fold.ServeIfWorker()
 	compactIfWorker()
+	workersForTests = &sync.WaitGroup{}
 	if os.Getenv(guideRunAsQuire) == "1" {
 		os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 	}
