@@ -69,6 +69,7 @@ type looseObject struct {
 	typ  object.Type
 	size int64
 	file string
+	at   int64 // when it was written (its file's mtime, ns): versions of one tree in turn
 }
 
 // oldPack is a pack rolled up into the new one. Its index is mapped; its
@@ -284,13 +285,17 @@ func listLoose(objDir string) ([]looseObject, error) {
 			}
 			file := filepath.Join(objDir, d.Name(), e.Name())
 			typ, size, err := object.LooseHeader(file)
+			var fi os.FileInfo
+			if err == nil {
+				fi, err = e.Info()
+			}
 			if errors.Is(err, os.ErrNotExist) {
 				continue // packed and removed by another process meanwhile
 			}
 			if err != nil {
 				return nil, fmt.Errorf("loose object %s: %w", h, err)
 			}
-			out = append(out, looseObject{id: id, typ: typ, size: size, file: file})
+			out = append(out, looseObject{id: id, typ: typ, size: size, file: file, at: fi.ModTime().UnixNano()})
 		}
 	}
 	return out, nil
@@ -500,6 +505,13 @@ type windowEntry struct {
 // their base by AffixDelta: its run's log, its state, its trees).
 const diffTries = 2
 
+// diffMost is the largest object tried with DiffDelta: it indexes the
+// whole base first, some 100 ms for a 7 MB tree (playbook-runs/ at
+// 100,000 runs), where the versions of such a tree find each other by
+// AffixDelta. A larger object that shares no affix with its window is
+// stored whole (compressed).
+const diffMost = 2 << 20
+
 // deltaIn answers the smallest delta of data against an object of the
 // window, and its base: nil when none is under half of data.
 func deltaIn(window []windowEntry, typ object.Type, data []byte) ([]byte, *windowEntry) {
@@ -528,6 +540,9 @@ func deltaIn(window []windowEntry, typ object.Type, data []byte) ([]byte, *windo
 	if best != nil && len(best) < len(data)/8 {
 		return best, base
 	}
+	if len(data) > diffMost {
+		return best, base
+	}
 	for k, tried := len(window)-1, 0; k >= 0 && tried < diffTries; k-- {
 		if b := &window[k]; fits(b) {
 			take(packfile.DiffDelta(b.data, data), b)
@@ -538,17 +553,27 @@ func deltaIn(window []windowEntry, typ object.Type, data []byte) ([]byte, *windo
 }
 
 // packLoose writes the loose objects, sorted by type and then size (largest
-// first, as git does: a delta that removes is smaller than one that adds),
-// each as a delta of one of the last windowCount objects when that is
-// less than half its size. moved reads an object packed and removed since
-// it was listed.
+// first, as git does: a delta that removes is smaller than one that adds)
+// and then by when they were written, each as a delta of one of the last
+// windowCount objects when that is less than half its size. moved reads an
+// object packed and removed since it was listed.
+//
+// The last key matters for the trees a boundary writes again: at 100,000
+// runs the versions of playbook-runs/ are 7 MB each and most of one size,
+// and two that follow each other differ at one entry (an affix delta of a
+// few hundred bytes, found by comparing bytes), where two taken in any
+// order differ at many, which sent each to DiffDelta (63 % of a serve's
+// CPU through 260 boundaries, BenchmarkHTTPBoundary at 100,000 runs).
 func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved func(object.Hash) ([]byte, object.Type, error)) error {
 	sort.Slice(loose, func(i, j int) bool {
 		a, b := loose[i], loose[j]
 		if a.typ != b.typ {
 			return a.typ < b.typ
 		}
-		return a.size > b.size
+		if a.size != b.size {
+			return a.size > b.size
+		}
+		return a.at < b.at
 	})
 	var window []windowEntry
 	held := 0

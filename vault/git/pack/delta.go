@@ -1,6 +1,7 @@
 package pack
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 )
@@ -20,14 +21,8 @@ var errBad = errors.New("a malformed pack entry or delta")
 // to be dropped was most of its garbage.
 func AffixDelta(base, target []byte, most int) []byte {
 	n := min(len(base), len(target))
-	p := 0
-	for p < n && base[p] == target[p] {
-		p++
-	}
-	s := 0
-	for s < n-p && base[len(base)-1-s] == target[len(target)-1-s] {
-		s++
-	}
+	p := commonPrefix(base[:n], target[:n])
+	s := commonSuffix(base[p:], target[p:])
 	mid := target[p : len(target)-s]
 	if len(mid) > most {
 		return nil
@@ -43,6 +38,39 @@ func AffixDelta(base, target []byte, most int) []byte {
 		mid = mid[k:]
 	}
 	return appendDeltaCopy(d, len(base)-s, s)
+}
+
+// affixChunk is how many bytes commonPrefix and commonSuffix compare at
+// once (with bytes.Equal, which compares words at a time) before looking
+// for the first byte that differs: a byte at a time, comparing two 7 MB
+// versions of a tree was a third of a compaction at 100,000 runs.
+const affixChunk = 256
+
+// commonPrefix is how many bytes a and b, of one length, share at their start.
+func commonPrefix(a, b []byte) int {
+	p := 0
+	for p+affixChunk <= len(a) && bytes.Equal(a[p:p+affixChunk], b[p:p+affixChunk]) {
+		p += affixChunk
+	}
+	for p < len(a) && a[p] == b[p] {
+		p++
+	}
+	return p
+}
+
+// commonSuffix is how many bytes a and b share at their end, at most the
+// shorter one's length.
+func commonSuffix(a, b []byte) int {
+	n := min(len(a), len(b))
+	a, b = a[len(a)-n:], b[len(b)-n:]
+	s := 0
+	for s+affixChunk <= n && bytes.Equal(a[n-s-affixChunk:n-s], b[n-s-affixChunk:n-s]) {
+		s += affixChunk
+	}
+	for s < n && a[n-1-s] == b[n-1-s] {
+		s++
+	}
+	return s
 }
 
 // DeltaCopyMax is the most one copy instruction takes here (git's own

@@ -59,3 +59,29 @@ func TestAffixDeltaMakesTheTarget(t *testing.T) {
 		t.Fatalf("%d cases tried, %d refused: the bound was not exercised both ways", tried, refused)
 	}
 }
+
+// commonPrefix and commonSuffix, which compare in chunks, answer what a
+// byte at a time answers, wherever the first difference is.
+func TestCommonAffixesAreByteExact(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	for i := 0; i < 2000; i++ {
+		a := make([]byte, rng.Intn(3*affixChunk))
+		rng.Read(a)
+		b := append([]byte(nil), a...)
+		if len(b) > 0 && rng.Intn(4) > 0 {
+			b[rng.Intn(len(b))]++
+		}
+		if rng.Intn(3) == 0 {
+			b = append(b[:0:0], b[rng.Intn(len(b)+1):]...) // a shorter one, for the suffix
+		}
+		p := 0
+		for n := min(len(a), len(b)); p < n && a[p] == b[p]; p++ {
+		}
+		s := 0
+		for n := min(len(a), len(b)); s < n && a[len(a)-1-s] == b[len(b)-1-s]; s++ {
+		}
+		if n := min(len(a), len(b)); commonPrefix(a[:n], b[:n]) != p || commonSuffix(a, b) != s {
+			t.Fatalf("case %d: prefix %d (want %d), suffix %d (want %d)", i, commonPrefix(a[:n], b[:n]), p, commonSuffix(a, b), s)
+		}
+	}
+}

@@ -2,12 +2,16 @@ package pack
 
 import (
 	"bytes"
+	"compress/zlib"
+	"context"
 	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"quire/vault/git/object"
 )
@@ -204,4 +208,45 @@ func FuzzDelta(f *testing.F) {
 			t.Fatalf("AffixDelta's delta makes %q (%v), not %q", again, err, target)
 		}
 	})
+}
+
+// The versions of a large tree a boundary writes again (playbook-runs/ at
+// 100,000 runs: 7 MB, most of one size, each changed at one entry) are
+// packed in the order they were written, each a small delta of the one
+// before: in any other order two versions differ at many places, and an
+// object this large is not tried with DiffDelta.
+func TestCompactPacksATreesVersionsInTheirOrder(t *testing.T) {
+	objDir := filepath.Join(t.TempDir(), "objects")
+	const size, versions = 3 << 20, 12
+	data := make([]byte, size)
+	rng := rand.New(rand.NewSource(7))
+	rng.Read(data)
+	at := time.Now().Add(-time.Hour)
+	for v := 0; v < versions; v++ {
+		data = bytes.Clone(data)
+		copy(data[rng.Intn(size-20):], fmt.Sprintf("version %12d", v))
+		id := object.Sum(object.Blob, data)
+		var buf bytes.Buffer
+		zw, _ := zlib.NewWriterLevel(&buf, zlib.BestSpeed)
+		object.WriteLoose(zw, object.Blob, data)
+		zw.Close()
+		file := filepath.Join(objDir, id.String()[:2], id.String()[2:])
+		os.MkdirAll(filepath.Dir(file), 0o755)
+		if err := os.WriteFile(file, buf.Bytes(), 0o444); err != nil {
+			t.Fatal(err)
+		}
+		at = at.Add(time.Second)
+		os.Chtimes(file, at, at)
+	}
+	if ok, err := Compact(context.Background(), objDir, nil); !ok || err != nil {
+		t.Fatalf("compacted %v: %v", ok, err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(objDir, "pack", "pack-*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("%d packs", len(packs))
+	}
+	fi, _ := os.Stat(packs[0])
+	if fi.Size() > size+size/4 {
+		t.Fatalf("a pack of %d versions of %d bytes is %d bytes: not deltas of each other in turn", versions, size, fi.Size())
+	}
 }
