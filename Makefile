@@ -171,7 +171,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./words/agentrun/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./vault/git/index/
 	$(GO) test -run '^$$' -fuzz FuzzJSON -fuzztime 30s ./words/canon/
-	$(GO) test -run '^$$' -fuzz FuzzReadLoose -fuzztime 30s ./vault/git/object/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadLoose$$' -fuzztime 30s ./vault/git/object/
+	$(GO) test -run '^$$' -fuzz FuzzReadLooseToHash -fuzztime 30s ./vault/git/object/
 	$(GO) test -run '^$$' -fuzz FuzzParseTree -fuzztime 30s ./vault/git/object/
 	$(GO) test -run '^$$' -fuzz FuzzParseCommit -fuzztime 30s ./vault/git/object/
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./vault/git/pack/

@@ -313,11 +313,23 @@ func (v *Vault) rebuild(tree Hash, prefix string, changes map[string]change) (Ha
 		}
 		return 0, false
 	}
+	// Only hashes changed in place (a folder's new tree, a file's new
+	// content), or the tree reshaped: what writeTreeFrom needs to know.
+	var changed []int
+	reshaped := tree.IsZero()
+	set := func(i int, e treeEntry) {
+		if entries[i].Mode != e.Mode {
+			reshaped = true
+		}
+		entries[i] = e
+		changed = append(changed, i)
+	}
 	add := func(e treeEntry) {
 		if pos != nil {
 			pos[e.Name] = len(entries)
 		}
 		entries = append(entries, e)
+		reshaped = true
 	}
 	removed := map[string]bool{}
 	for name, c := range here {
@@ -328,7 +340,7 @@ func (v *Vault) rebuild(tree Hash, prefix string, changes map[string]change) (Ha
 				removed[name] = true
 			}
 		case ok:
-			entries[i] = treeEntry{Name: name, Mode: c.mode, Hash: c.hash}
+			set(i, treeEntry{Name: name, Mode: c.mode, Hash: c.hash})
 		default:
 			add(treeEntry{Name: name, Mode: c.mode, Hash: c.hash})
 		}
@@ -354,12 +366,13 @@ func (v *Vault) rebuild(tree Hash, prefix string, changes map[string]change) (Ha
 				removed[dir] = true
 			}
 		case ok:
-			entries[i] = treeEntry{Name: dir, Mode: object.Dir, Hash: nh}
+			set(i, treeEntry{Name: dir, Mode: object.Dir, Hash: nh})
 		default:
 			add(treeEntry{Name: dir, Mode: object.Dir, Hash: nh})
 		}
 	}
 	if len(removed) > 0 {
+		reshaped = true
 		kept := entries[:0]
 		for _, e := range entries {
 			if !removed[e.Name] {
@@ -371,7 +384,7 @@ func (v *Vault) rebuild(tree Hash, prefix string, changes map[string]change) (Ha
 	if len(entries) == 0 {
 		return ZeroHash, nil // an empty folder is no tree
 	}
-	return v.objs.writeTree(entries)
+	return v.objs.writeTreeFrom(tree, entries, changed, reshaped)
 }
 
 // head returns the commit the branch points at, zero before the first.

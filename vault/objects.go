@@ -43,6 +43,8 @@ type objects struct {
 	// decodes a pack's whole index at its first read: 7 ms of a `quire
 	// call` at 1,000 runs, growing with the vault); made at the first read.
 	packs *pack.Reader
+	// kept holds the last versions of large trees as bytes (bigtree.go).
+	kept keptTrees
 	// looseBytes counts the bytes of loose objects this process wrote
 	// since the vault's count (.git/quire-loose) last took them: one
 	// trigger of compaction (compact.go).
@@ -90,28 +92,10 @@ func hashObject(typ string, content []byte) Hash {
 	return object.Sum(t, content)
 }
 
-// write stores content as a loose object of type typ unless it exists.
+// write stores content as a loose object of type typ.
 func (o *objects) write(typ string, content []byte) (Hash, error) {
 	t, _ := object.ParseType(typ)
 	id := object.Sum(t, content)
-	hex := id.String()
-	dir := filepath.Join(o.gitDir, "objects", hex[:2])
-	file := filepath.Join(dir, hex[2:])
-	// No look first for an object already there: what a commit writes is
-	// new (unchanged files are skipped against .git/index), and writing an
-	// object again renames the same bytes over it.
-	o.mu.Lock()
-	known := o.dirs[hex[:2]]
-	o.mu.Unlock()
-	if !known {
-		crashpoint.Hit()
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return id, err
-		}
-		o.mu.Lock()
-		o.dirs[hex[:2]] = true
-		o.mu.Unlock()
-	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
 	buf.Reset()
@@ -126,6 +110,29 @@ func (o *objects) write(typ string, content []byte) (Hash, error) {
 	if err := zw.Close(); err != nil {
 		return id, err
 	}
+	return id, o.place(id, buf.Bytes())
+}
+
+// place writes the loose object id, whose file holds loose.
+func (o *objects) place(id Hash, loose []byte) error {
+	hex := id.String()
+	dir := filepath.Join(o.gitDir, "objects", hex[:2])
+	file := filepath.Join(dir, hex[2:])
+	// No look first for an object already there: what a commit writes is
+	// new (unchanged files are skipped against .git/index), and writing an
+	// object again renames the same bytes over it.
+	o.mu.Lock()
+	known := o.dirs[hex[:2]]
+	o.mu.Unlock()
+	if !known {
+		crashpoint.Hit()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		o.mu.Lock()
+		o.dirs[hex[:2]] = true
+		o.mu.Unlock()
+	}
 	// A temporary name of this process's own, created exclusively and
 	// read-only as git's objects are, then renamed into place.
 	tmp := filepath.Join(dir, fmt.Sprintf("tmp_obj_%d_%d", os.Getpid(), tmpSeq.Add(1)))
@@ -139,24 +146,24 @@ func (o *objects) write(typ string, content []byte) (Hash, error) {
 		}
 	}
 	if err != nil {
-		return id, err
+		return err
 	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
+	if _, err := f.Write(loose); err != nil {
 		f.Close()
 		os.Remove(tmp)
-		return id, err
+		return err
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)
-		return id, err
+		return err
 	}
 	crashpoint.Hit()
 	if err := os.Rename(tmp, file); err != nil {
 		os.Remove(tmp)
-		return id, err
+		return err
 	}
-	o.looseBytes.Add(int64(buf.Len()))
-	return id, nil
+	o.looseBytes.Add(int64(len(loose)))
+	return nil
 }
 
 // readTree returns the entries of a tree, in git's order.
@@ -215,7 +222,38 @@ func (o *objects) remember(id Hash, entries []treeEntry) {
 // writeTree encodes entries (sorted here in git's order, where a folder
 // sorts as "name/") and stores the tree.
 func (o *objects) writeTree(entries []treeEntry) (Hash, error) {
-	object.SortTree(entries)
+	return o.writeTreeFrom(ZeroHash, entries, nil, true)
+}
+
+// writeTreeFrom stores the tree of entries, made from the tree old (zero
+// for none) by changing the hashes of the entries at changed, or, when
+// reshaped, in any other way (entries added, removed, a mode changed):
+// then entries are sorted here in git's order. A large tree is made from
+// the kept bytes of old when it can (bigtree.go).
+func (o *objects) writeTreeFrom(old Hash, entries []treeEntry, changed []int, reshaped bool) (Hash, error) {
+	if !reshaped && !old.IsZero() {
+		if t := o.kept.take(old); t != nil {
+			t.patch(entries, changed)
+			if err := o.place(t.id, t.loose); err != nil {
+				return t.id, err
+			}
+			o.kept.put(t)
+			o.remember(t.id, entries)
+			return t.id, nil
+		}
+	}
+	if reshaped {
+		object.SortTree(entries)
+	}
+	if object.TreeSize(entries) >= keptFrom {
+		t := keepTree(entries)
+		if err := o.place(t.id, t.loose); err != nil {
+			return t.id, err
+		}
+		o.kept.put(t)
+		o.remember(t.id, entries)
+		return t.id, nil
+	}
 	buf := object.AppendTree(make([]byte, 0, object.TreeSize(entries)), entries)
 	id, err := o.write("tree", buf)
 	if err != nil {

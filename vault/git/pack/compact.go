@@ -581,7 +581,7 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved f
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		typ, data, err := object.ReadLooseFile(o.file)
+		typ, data, err := object.ReadLooseFileToHash(o.file)
 		if errors.Is(err, os.ErrNotExist) {
 			// Packed and removed since it was listed, by git (a git gc,
 			// often started by a git commit in the background) or another

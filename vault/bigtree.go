@@ -1,0 +1,179 @@
+package vault
+
+import (
+	"crypto/sha1"
+	"encoding"
+	"encoding/binary"
+	"hash"
+	"hash/adler32"
+	"math/bits"
+	"sync"
+
+	"quire/vault/git/object"
+)
+
+// A large tree that every boundary writes again, playbook-runs/ (one entry
+// a run: 7 MB at 100,000 runs), changes at one entry: the run folder's
+// new tree. Encoding it, hashing it and writing its loose object whole were
+// most of a boundary's CPU at 100,000 runs (AppendTree 4.6 ms, the order
+// checked 2.6 ms, SHA-1 6.8 ms, zlib's stored blocks and their Adler-32
+// 7.6 ms, in quire serve through 260 boundaries). So the last version of
+// each large tree written is kept as bytes: the object's stream (header and
+// content), where each entry ends, its loose object's bytes (zlib stored
+// blocks, made here), and the SHA-1 and Adler-32 of the stream after each
+// keptChunk of it. A next version that only changes entries' hashes (same
+// names, same modes: a folder's new tree) is those bytes with each changed
+// hash written over, in the stream and in the loose object, and both sums
+// taken again from the last chunk before the first change: the run folders
+// a boundary touches are the recent ones, near the end of the tree.
+//
+// The id is the same SHA-1 git takes of the whole stream (SHA-1 is a
+// chain over 64-byte blocks, and a state after a chunk is that chain's
+// state), and the loose object is the zlib stream any reader inflates.
+// Tests: TestKeptTreeIsWhatAWholeWriteMakes holds every version made this
+// way to the bytes, id and loose object a whole write makes.
+
+// keptFrom is the size from which a tree is kept (that of stored loose
+// objects: below it, compressing is cheap enough and pays).
+const keptFrom = storedFrom
+
+// keptChunk is how much of a stream lies between two kept sums: the most
+// hashed again in front of a change. A loose object's stored blocks are
+// half of it, so a chunk ends at a block's end.
+const (
+	keptChunk = 64 << 10
+	keptBlock = keptChunk / 2
+)
+
+// keptMost is how many large trees are kept (a vault's playbooks each
+// have a playbook-runs/).
+const keptMost = 4
+
+type keptTree struct {
+	id     Hash
+	stream []byte  // "tree <size>\0" and the entries
+	ends   []int32 // where each entry ends in stream: its hash is the 20 bytes before
+	loose  []byte  // the loose object's file
+	sha    [][]byte
+	adler  [][]byte
+}
+
+type keptTrees struct {
+	mu    sync.Mutex
+	trees []*keptTree // the last one written last
+}
+
+// take hands out the kept tree id, if kept, taking it out: the caller
+// changes its bytes in place.
+func (k *keptTrees) take(id Hash) *keptTree {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for i, t := range k.trees {
+		if t.id == id {
+			k.trees = append(k.trees[:i], k.trees[i+1:]...)
+			return t
+		}
+	}
+	return nil
+}
+
+func (k *keptTrees) put(t *keptTree) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.trees = append(k.trees, t)
+	if len(k.trees) > keptMost {
+		k.trees = append(k.trees[:0], k.trees[1:]...)
+	}
+}
+
+// looseAt is where byte p of the stream lies in the loose object: after
+// zlib's two-byte header and the five-byte header of each stored block up
+// to and with p's.
+func looseAt(p int) int { return 2 + 5*(p/keptBlock+1) + p }
+
+// keepTree makes the kept form of a tree whose content is entries, in
+// git's order: its stream, its loose object and its sums.
+func keepTree(entries []treeEntry) *keptTree {
+	const room = 32 // for the header, written in front of the content
+	stream := object.AppendTree(make([]byte, room, room+object.TreeSize(entries)), entries)
+	var hdr [room]byte
+	h := object.AppendHeader(hdr[:0], object.Tree, len(stream)-room)
+	copy(stream[room-len(h):], h)
+	t := &keptTree{stream: stream[room-len(h):], ends: make([]int32, len(entries))}
+	p := len(h)
+	for i, e := range entries {
+		p += max(1, (bits.Len32(uint32(e.Mode))+2)/3) + 1 + len(e.Name) + 1 + 20 // octal digits, space, name, NUL, id
+		t.ends[i] = int32(p)
+	}
+	n := len(t.stream)
+	blocks := (n + keptBlock - 1) / keptBlock
+	t.loose = make([]byte, 2+5*blocks+n+4)
+	t.loose[0], t.loose[1] = 0x78, 0x01 // deflate, 32 KiB window, the fastest level
+	for b := 0; b < blocks; b++ {
+		lo, hi := b*keptBlock, min((b+1)*keptBlock, n)
+		at := looseAt(lo) - 5
+		if hi == n {
+			t.loose[at] = 1 // the final block; stored (type 0) as every one
+		}
+		binary.LittleEndian.PutUint16(t.loose[at+1:], uint16(hi-lo))
+		binary.LittleEndian.PutUint16(t.loose[at+3:], ^uint16(hi-lo))
+		copy(t.loose[at+5:], t.stream[lo:hi])
+	}
+	t.sha = make([][]byte, n/keptChunk)
+	t.adler = make([][]byte, n/keptChunk)
+	t.sum(0)
+	return t
+}
+
+// sum takes the stream's SHA-1 and Adler-32 again from byte from (the
+// sums kept before it are the stream's as it is), keeping them after each
+// chunk, and sets the id and the loose object's checksum.
+func (t *keptTree) sum(from int) {
+	c := from / keptChunk
+	sh, ad := sha1.New(), adler32.New()
+	if c > 0 {
+		resume(sh, t.sha[c-1])
+		resume(ad, t.adler[c-1])
+	}
+	for off := c * keptChunk; off < len(t.stream); off += keptChunk {
+		piece := t.stream[off:min(off+keptChunk, len(t.stream))]
+		sh.Write(piece)
+		ad.Write(piece)
+		if k := off / keptChunk; k < len(t.sha) {
+			t.sha[k] = state(sh, t.sha[k])
+			t.adler[k] = state(ad, t.adler[k])
+		}
+	}
+	sh.Sum(t.id[:0])
+	ad.Sum(t.loose[len(t.loose)-4 : len(t.loose)-4])
+}
+
+func state(h hash.Hash, buf []byte) []byte {
+	b, err := h.(encoding.BinaryAppender).AppendBinary(buf[:0])
+	if err != nil {
+		panic(err) // the standard library's SHA-1 and Adler-32 always can
+	}
+	return b
+}
+
+func resume(h hash.Hash, b []byte) {
+	if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(b); err != nil {
+		panic(err)
+	}
+}
+
+// patch makes t the tree of entries, whose entries at changed differ from
+// t's only in their hashes.
+func (t *keptTree) patch(entries []treeEntry, changed []int) {
+	first := len(t.stream)
+	for _, i := range changed {
+		end := int(t.ends[i])
+		h := entries[i].Hash
+		copy(t.stream[end-20:end], h[:])
+		for j := 0; j < 20; j++ {
+			t.loose[looseAt(end-20+j)] = h[j]
+		}
+		first = min(first, end-20)
+	}
+	t.sum(first)
+}

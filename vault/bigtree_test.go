@@ -1,0 +1,114 @@
+package vault
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"quire/vault/git/object"
+)
+
+// Every version of a large tree made from the kept bytes of the one
+// before (bigtree.go) is the tree a whole write makes: the same id, the
+// same content in its loose object as Go's zlib inflates it (checking its
+// Adler-32), and git reads each one (git fsck of them all). The versions
+// change one to three entries' hashes at random places, the first and the
+// last among them, and now and then an entry is added, removed or changes
+// its mode, which makes the tree whole again.
+func TestKeptTreeIsWhatAWholeWriteMakes(t *testing.T) {
+	dir := t.TempDir()
+	gitDir := filepath.Join(dir, ".git")
+	if _, err := exec.LookPath("git"); err == nil {
+		if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v %s", err, out)
+		}
+	} else {
+		t.Fatal("these tests need git on the PATH")
+	}
+	o := newObjects(gitDir)
+	rng := rand.New(rand.NewSource(3))
+	hash := func() (h Hash) { rng.Read(h[:]); return h }
+	var entries []treeEntry
+	for i := 0; i < 6000; i++ {
+		entries = append(entries, treeEntry{Name: fmt.Sprintf("2026-11-%02d-close-%08x-%d", i%28+1, rng.Uint32(), i), Mode: object.Dir, Hash: hash()})
+	}
+	entries = append(entries, treeEntry{Name: "README.md", Mode: object.Regular, Hash: hash()})
+	object.SortTree(entries)
+	if object.TreeSize(entries) < keptFrom {
+		t.Fatalf("a tree of %d bytes is not kept", object.TreeSize(entries))
+	}
+	var prev Hash
+	var ids []string
+	var batch bytes.Buffer // what git cat-file --batch answers for them
+	patched := 0
+	for v := 0; v < 120; v++ {
+		entries = slices.Clone(entries)
+		var changed []int
+		reshaped := prev.IsZero()
+		switch k := rng.Intn(12); {
+		case k == 0:
+			entries = append(entries, treeEntry{Name: fmt.Sprintf("2026-12-01-pay-%d", v), Mode: object.Dir, Hash: hash()})
+			reshaped = true
+		case k == 1:
+			i := rng.Intn(len(entries))
+			entries = append(entries[:i], entries[i+1:]...)
+			reshaped = true
+		case k == 2:
+			i := rng.Intn(len(entries))
+			if entries[i].Mode == object.Regular {
+				entries[i].Mode = object.Executable
+			} else {
+				entries[i].Mode = object.Regular
+			}
+			reshaped = true
+		default:
+			for n := 1 + rng.Intn(3); n > 0; n-- {
+				i := rng.Intn(len(entries))
+				switch rng.Intn(4) {
+				case 0:
+					i = 0
+				case 1:
+					i = len(entries) - 1
+				}
+				entries[i].Hash = hash()
+				changed = append(changed, i)
+			}
+			if !reshaped {
+				patched++
+			}
+		}
+		id, err := o.writeTreeFrom(prev, entries, changed, reshaped)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sorted := slices.Clone(entries)
+		object.SortTree(sorted)
+		want := object.AppendTree(nil, sorted)
+		if wantID := object.Sum(object.Tree, want); id != wantID {
+			t.Fatalf("version %d: id %s, a whole write's %s", v, id, wantID)
+		}
+		typ, got, err := object.ReadLooseFile(filepath.Join(gitDir, "objects", id.String()[:2], id.String()[2:]))
+		if err != nil || typ != object.Tree || !bytes.Equal(got, want) {
+			t.Fatalf("version %d: the loose object reads %v %d bytes (%v), want a tree of %d", v, typ, len(got), err, len(want))
+		}
+		prev = id
+		ids = append(ids, id.String())
+		fmt.Fprintf(&batch, "%s tree %d\n%s\n", id, len(want), want)
+		entries = sorted
+	}
+	if patched < 60 {
+		t.Fatalf("only %d versions were made from kept bytes", patched)
+	}
+	// git inflates each (zlib's checksum checked) and answers its bytes.
+	cmd := exec.Command("git", "-C", dir, "cat-file", "--batch")
+	cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
+	out, err := cmd.Output()
+	if err != nil || !bytes.Equal(out, batch.Bytes()) {
+		t.Fatalf("git cat-file --batch: %v, %d bytes, want %d", err, len(out), batch.Len())
+	}
+}
