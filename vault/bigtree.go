@@ -7,9 +7,11 @@ import (
 	"hash"
 	"hash/adler32"
 	"math/bits"
+	"slices"
 	"sync"
 
 	"quire/vault/git/object"
+	"quire/vault/git/pack"
 )
 
 // A large tree that every boundary writes again, playbook-runs/ (one entry
@@ -51,6 +53,7 @@ const keptMost = 4
 
 type keptTree struct {
 	id     Hash
+	hdr    int     // the length of the stream's header
 	stream []byte  // "tree <size>\0" and the entries
 	ends   []int32 // where each entry ends in stream: its hash is the 20 bytes before
 	loose  []byte  // the loose object's file
@@ -99,7 +102,7 @@ func keepTree(entries []treeEntry) *keptTree {
 	var hdr [room]byte
 	h := object.AppendHeader(hdr[:0], object.Tree, len(stream)-room)
 	copy(stream[room-len(h):], h)
-	t := &keptTree{stream: stream[room-len(h):], ends: make([]int32, len(entries))}
+	t := &keptTree{hdr: len(h), stream: stream[room-len(h):], ends: make([]int32, len(entries))}
 	p := len(h)
 	for i, e := range entries {
 		p += max(1, (bits.Len32(uint32(e.Mode))+2)/3) + 1 + len(e.Name) + 1 + 20 // octal digits, space, name, NUL, id
@@ -163,9 +166,11 @@ func resume(h hash.Hash, b []byte) {
 }
 
 // patch makes t the tree of entries, whose entries at changed differ from
-// t's only in their hashes.
-func (t *keptTree) patch(entries []treeEntry, changed []int) {
+// t's only in their hashes, and answers it as a git delta of the tree t was
+// (its content's bytes at the changed hashes), for compaction.
+func (t *keptTree) patch(entries []treeEntry, changed []int) []byte {
 	first := len(t.stream)
+	ranges := make([][2]int, 0, len(changed))
 	for _, i := range changed {
 		end := int(t.ends[i])
 		h := entries[i].Hash
@@ -174,6 +179,45 @@ func (t *keptTree) patch(entries []treeEntry, changed []int) {
 			t.loose[looseAt(end-20+j)] = h[j]
 		}
 		first = min(first, end-20)
+		ranges = append(ranges, [2]int{end - 20 - t.hdr, end - t.hdr})
 	}
 	t.sum(first)
+	slices.SortFunc(ranges, func(a, b [2]int) int { return a[0] - b[0] })
+	ranges = slices.Compact(ranges) // an entry changed twice
+	return pack.ReplaceDelta(t.stream[t.hdr:], ranges)
+}
+
+// knownMost bounds the deltas kept for compaction (about 1 KB each at
+// 100,000 runs): past it they are dropped, and compaction reads the
+// objects as any other.
+const knownMost = 8192
+
+// knownDeltas are the deltas of the trees made from kept bytes, by the
+// new tree's id, until a compaction of this process packs them.
+type knownDeltas struct {
+	mu sync.Mutex
+	m  map[Hash]knownDelta
+}
+
+type knownDelta struct {
+	base  Hash
+	delta []byte
+}
+
+func (k *knownDeltas) add(id, base Hash, delta []byte) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil || len(k.m) >= knownMost {
+		k.m = map[Hash]knownDelta{}
+	}
+	k.m[id] = knownDelta{base, delta}
+}
+
+// known is pack.Known: a delta is handed out once.
+func (k *knownDeltas) known(id object.Hash) (object.Hash, []byte, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	d, ok := k.m[id]
+	delete(k.m, id)
+	return d.base, d.delta, ok
 }

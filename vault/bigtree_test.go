@@ -2,6 +2,7 @@ package vault
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"quire/vault/git/object"
+	"quire/vault/git/pack"
 )
 
 // Every version of a large tree made from the kept bytes of the one
@@ -105,10 +107,38 @@ func TestKeptTreeIsWhatAWholeWriteMakes(t *testing.T) {
 		t.Fatalf("only %d versions were made from kept bytes", patched)
 	}
 	// git inflates each (zlib's checksum checked) and answers its bytes.
-	cmd := exec.Command("git", "-C", dir, "cat-file", "--batch")
-	cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
-	out, err := cmd.Output()
-	if err != nil || !bytes.Equal(out, batch.Bytes()) {
-		t.Fatalf("git cat-file --batch: %v, %d bytes, want %d", err, len(out), batch.Len())
+	catFile := func(when string) {
+		t.Helper()
+		cmd := exec.Command("git", "-C", dir, "cat-file", "--batch")
+		cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
+		out, err := cmd.Output()
+		if err != nil || !bytes.Equal(out, batch.Bytes()) {
+			t.Fatalf("git cat-file --batch %s: %v, %d bytes, want %d", when, err, len(out), batch.Len())
+		}
 	}
+	catFile("of the loose objects")
+	// Compaction writes the versions made from kept bytes as the deltas
+	// their writer made, without reading them; git reads the pack the same.
+	packed, err := pack.Compact(context.Background(), filepath.Join(gitDir, "objects"), func(id object.Hash) ([]byte, object.Type, error) {
+		return o.readRaw(id)
+	}, o.known.known)
+	if !packed || err != nil {
+		t.Fatalf("compacted %v: %v", packed, err)
+	}
+	if n := len(o.known.m); n != 0 {
+		t.Fatalf("%d known deltas were not taken", n)
+	}
+	catFile("of the pack")
+	if out, err := exec.Command("git", "-C", dir, "verify-pack", "-v", gitDir+"/objects/pack/"+packName(t, gitDir)).CombinedOutput(); err != nil || strings.Count(string(out), " tree ") != len(ids) {
+		t.Fatalf("git verify-pack: %v\n%s", err, out)
+	}
+}
+
+func packName(t *testing.T, gitDir string) string {
+	t.Helper()
+	idx, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "pack-*.idx"))
+	if len(idx) != 1 {
+		t.Fatalf("%d packs", len(idx))
+	}
+	return filepath.Base(idx[0])
 }

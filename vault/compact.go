@@ -252,7 +252,7 @@ func (v *Vault) compact(ctx context.Context) error {
 	before, _ := v.addLoose(v.objs.looseBytes.Swap(0))
 	packed, err := pack.Compact(ctx, filepath.Join(v.gitDir, "objects"), func(id object.Hash) ([]byte, object.Type, error) {
 		return v.objs.readRaw(id)
-	})
+	}, v.objs.known.known)
 	if packed {
 		v.objs.mu.Lock()
 		v.objs.reopen()

@@ -44,7 +44,8 @@ type objects struct {
 	// call` at 1,000 runs, growing with the vault); made at the first read.
 	packs *pack.Reader
 	// kept holds the last versions of large trees as bytes (bigtree.go).
-	kept keptTrees
+	kept  keptTrees
+	known knownDeltas // the kept trees' deltas, for compaction
 	// looseBytes counts the bytes of loose objects this process wrote
 	// since the vault's count (.git/quire-loose) last took them: one
 	// trigger of compaction (compact.go).
@@ -233,10 +234,11 @@ func (o *objects) writeTree(entries []treeEntry) (Hash, error) {
 func (o *objects) writeTreeFrom(old Hash, entries []treeEntry, changed []int, reshaped bool) (Hash, error) {
 	if !reshaped && !old.IsZero() {
 		if t := o.kept.take(old); t != nil {
-			t.patch(entries, changed)
+			delta := t.patch(entries, changed)
 			if err := o.place(t.id, t.loose); err != nil {
 				return t.id, err
 			}
+			o.known.add(t.id, old, delta)
 			o.kept.put(t)
 			o.remember(t.id, entries)
 			return t.id, nil

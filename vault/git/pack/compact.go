@@ -101,19 +101,28 @@ type oldEnt struct {
 // git commit starts one in the background now and then): a loose object
 // gone since it was listed is read from wherever it went, and a pack gone
 // before it was opened starts the compaction over, a few times.
-func Compact(ctx context.Context, objDir string, read func(object.Hash) ([]byte, object.Type, error)) (bool, error) {
+//
+// known, when not nil, answers for a loose object its writer made as a
+// delta of another (a large tree's next version: vault/bigtree.go): that
+// base's id and the delta. When the base goes into the new pack before it,
+// the object is written as that delta, not read (nor its id checked: its
+// writer took it from the same bytes).
+func Compact(ctx context.Context, objDir string, read func(object.Hash) ([]byte, object.Type, error), known Known) (bool, error) {
 	for tries := 1; ; tries++ {
-		packed, err := compactOnce(ctx, objDir, read)
+		packed, err := compactOnce(ctx, objDir, read, known)
 		if tries == 3 || !errors.Is(err, ErrPackGone) {
 			return packed, err
 		}
 	}
 }
 
+// Known answers, for an object, the base and delta its writer made it of.
+type Known func(id object.Hash) (base object.Hash, delta []byte, ok bool)
+
 // ErrPackGone: a pack listed for rolling up was gone when opened.
 var ErrPackGone = errors.New("a pack was removed while the compaction began")
 
-func compactOnce(ctx context.Context, objDir string, read func(object.Hash) ([]byte, object.Type, error)) (bool, error) {
+func compactOnce(ctx context.Context, objDir string, read func(object.Hash) ([]byte, object.Type, error), known Known) (bool, error) {
 	packDir := filepath.Join(objDir, "pack")
 	removeDeadTemps(packDir)
 	loose, err := listLoose(objDir)
@@ -183,7 +192,7 @@ func compactOnce(ctx context.Context, objDir string, read func(object.Hash) ([]b
 			return false, err
 		}
 	}
-	if err := w.packLoose(ctx, fresh, read); err != nil {
+	if err := w.packLoose(ctx, fresh, read, known); err != nil {
 		return false, err
 	}
 	name, err := w.finish(ctx)
@@ -564,7 +573,7 @@ func deltaIn(window []windowEntry, typ object.Type, data []byte) ([]byte, *windo
 // few hundred bytes, found by comparing bytes), where two taken in any
 // order differ at many, which sent each to DiffDelta (63 % of a serve's
 // CPU through 260 boundaries, BenchmarkHTTPBoundary at 100,000 runs).
-func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved func(object.Hash) ([]byte, object.Type, error)) error {
+func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved func(object.Hash) ([]byte, object.Type, error), known Known) error {
 	sort.Slice(loose, func(i, j int) bool {
 		a, b := loose[i], loose[j]
 		if a.typ != b.typ {
@@ -577,9 +586,31 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved f
 	})
 	var window []windowEntry
 	held := 0
+	// Where each loose object went, and its depth, for the objects known
+	// as deltas of them (known).
+	type placed struct {
+		off   int64
+		depth int
+	}
+	var at map[object.Hash]placed
+	if known != nil {
+		at = make(map[object.Hash]placed, len(loose))
+	}
 	for _, o := range loose {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if known != nil {
+			if base, delta, ok := known(o.id); ok {
+				if b, in := at[base]; in && b.depth < maxDepth {
+					off := w.off
+					if err := w.object(o.id, OfsDelta, int64(len(delta)), off-b.off, delta); err != nil {
+						return err
+					}
+					at[o.id] = placed{off, b.depth + 1}
+					continue
+				}
+			}
 		}
 		typ, data, err := object.ReadLooseFileToHash(o.file)
 		if errors.Is(err, os.ErrNotExist) {
@@ -604,6 +635,9 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved f
 		}
 		if err != nil {
 			return err
+		}
+		if at != nil {
+			at[o.id] = placed{off, depth}
 		}
 		if len(data) > windowBytes/2 {
 			continue

@@ -40,6 +40,29 @@ func AffixDelta(base, target []byte, most int) []byte {
 	return appendDeltaCopy(d, len(base)-s, s)
 }
 
+// ReplaceDelta is a git delta that makes target from a base of the same
+// length which differs from it only in the ranges changed ([start, end)
+// pairs, sorted, apart): the base copied around target's bytes there. The
+// writer of a tree that changed a few entries' hashes knows where, and
+// needs no comparison (vault/bigtree.go).
+func ReplaceDelta(target []byte, changed [][2]int) []byte {
+	d := make([]byte, 0, 16+len(target)/DeltaCopyMax*8+len(changed)*32)
+	d = appendDeltaSize(d, len(target))
+	d = appendDeltaSize(d, len(target))
+	at := 0
+	for _, c := range changed {
+		d = appendDeltaCopy(d, at, c[0]-at)
+		for mid := target[c[0]:c[1]]; len(mid) > 0; {
+			k := min(len(mid), 127)
+			d = append(d, byte(k))
+			d = append(d, mid[:k]...)
+			mid = mid[k:]
+		}
+		at = c[1]
+	}
+	return appendDeltaCopy(d, at, len(target)-at)
+}
+
 // affixChunk is how many bytes commonPrefix and commonSuffix compare at
 // once (with bytes.Equal, which compares words at a time) before looking
 // for the first byte that differs: a byte at a time, comparing two 7 MB

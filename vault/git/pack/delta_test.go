@@ -85,3 +85,31 @@ func TestCommonAffixesAreByteExact(t *testing.T) {
 		}
 	}
 }
+
+// ReplaceDelta's deltas make the target from a base that differs from it
+// in the ranges given, wherever they are (across the 64 KiB a copy takes,
+// at the ends, next to each other).
+func TestReplaceDeltaMakesTheTarget(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for i := 0; i < 300; i++ {
+		base := make([]byte, 1+rng.Intn(300000))
+		rng.Read(base)
+		target := append([]byte(nil), base...)
+		var ranges [][2]int
+		for at := 0; at < len(target); {
+			at += rng.Intn(len(target)/3 + 1)
+			end := min(len(target), at+rng.Intn(300))
+			if rng.Intn(3) == 0 || end <= at {
+				at = end + 1
+				continue
+			}
+			rng.Read(target[at:end])
+			ranges = append(ranges, [2]int{at, end})
+			at = end
+		}
+		got, err := packfile.PatchDelta(base, ReplaceDelta(target, ranges))
+		if err != nil || !bytes.Equal(got, target) {
+			t.Fatalf("case %d: %d bytes, %d ranges: patched %d bytes, %v", i, len(base), len(ranges), len(got), err)
+		}
+	}
+}
