@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"quire/vault/git/index"
 	"quire/vault/git/object"
 	"quire/vault/git/pack"
 )
@@ -211,6 +212,22 @@ func (k *knownDeltas) add(id, base Hash, delta []byte) {
 		k.m = map[Hash]knownDelta{}
 	}
 	k.m[id] = knownDelta{base, delta}
+}
+
+// appendedMost is the largest version of an append-only file kept as a
+// delta of its last: proving the last version is its prefix takes its
+// SHA-1 again, and a larger log is left to compaction's affix delta.
+const appendedMost = 8 << 20
+
+// knowAppended keeps, for compaction, the new version id (data) of an
+// append-only file whose staged entry is was: a delta that appends to
+// the staged blob, when that blob is data's prefix (its id proves it).
+func (o *objects) knowAppended(was index.Entry, id Hash, data []byte) {
+	n := int(was.Size)
+	if n == 0 || n >= len(data) || len(data) > appendedMost || hashObject("blob", data[:n]) != was.Hash {
+		return
+	}
+	o.known.add(id, was.Hash, pack.AppendDelta(data, n))
 }
 
 // known is pack.Known: a delta is handed out once.

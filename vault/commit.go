@@ -243,12 +243,16 @@ func (v *Vault) collectFile(rel, abs string, changes map[string]change) error {
 	if fi.Mode()&0o111 != 0 {
 		mode = object.Executable
 	}
-	if i, ok := v.gitIdx.find(rel); ok && v.gitIdx.entries[i].Hash == h && v.gitIdx.entries[i].Mode == mode {
+	i, staged := v.gitIdx.find(rel)
+	if staged && v.gitIdx.entries[i].Hash == h && v.gitIdx.entries[i].Mode == mode {
 		v.gitIdx.set(rel, h, fi)
 		return nil
 	}
-	if _, err := v.objs.write("blob", data); err != nil {
+	if err := v.objs.writeAs(h, object.Blob, data); err != nil {
 		return err
+	}
+	if keep == Prefix && staged {
+		v.objs.knowAppended(*v.gitIdx.entries[i], h, data)
 	}
 	v.gitIdx.set(rel, h, fi)
 	changes[rel] = change{hash: h, mode: mode}

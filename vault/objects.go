@@ -97,6 +97,13 @@ func hashObject(typ string, content []byte) Hash {
 func (o *objects) write(typ string, content []byte) (Hash, error) {
 	t, _ := object.ParseType(typ)
 	id := object.Sum(t, content)
+	return id, o.writeAs(id, t, content)
+}
+
+// writeAs is write of an object whose id the caller took (a file's blob,
+// hashed to compare with .git/index: a 130 MB log's SHA-1 is not taken
+// twice).
+func (o *objects) writeAs(id Hash, t object.Type, content []byte) error {
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
 	buf.Reset()
@@ -109,9 +116,9 @@ func (o *objects) write(typ string, content []byte) (Hash, error) {
 	zw.Reset(buf)
 	object.WriteLoose(zw, t, content)
 	if err := zw.Close(); err != nil {
-		return id, err
+		return err
 	}
-	return id, o.place(id, buf.Bytes())
+	return o.place(id, buf.Bytes())
 }
 
 // place writes the loose object id, whose file holds loose.

@@ -574,42 +574,63 @@ func deltaIn(window []windowEntry, typ object.Type, data []byte) ([]byte, *windo
 // order differ at many, which sent each to DiffDelta (63 % of a serve's
 // CPU through 260 boundaries, BenchmarkHTTPBoundary at 100,000 runs).
 func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved func(object.Hash) ([]byte, object.Type, error), known Known) error {
+	// The objects whose writer made them as deltas of another loose one
+	// (known) go last, in the order they were written, so that each comes
+	// after its base: a log's next version is larger than the last, and
+	// would come first by size.
+	type knownDelta struct {
+		base  object.Hash
+		delta []byte
+	}
+	var deltas map[object.Hash]knownDelta
+	if known != nil {
+		listed := make(map[object.Hash]bool, len(loose))
+		for _, o := range loose {
+			listed[o.id] = true
+		}
+		deltas = map[object.Hash]knownDelta{}
+		for _, o := range loose {
+			if base, d, ok := known(o.id); ok && listed[base] {
+				deltas[o.id] = knownDelta{base, d}
+			}
+		}
+	}
 	sort.Slice(loose, func(i, j int) bool {
 		a, b := loose[i], loose[j]
-		if a.typ != b.typ {
+		_, ad := deltas[a.id]
+		_, bd := deltas[b.id]
+		switch {
+		case ad != bd:
+			return bd
+		case ad:
+			return a.at < b.at
+		case a.typ != b.typ:
 			return a.typ < b.typ
-		}
-		if a.size != b.size {
+		case a.size != b.size:
 			return a.size > b.size
 		}
 		return a.at < b.at
 	})
 	var window []windowEntry
 	held := 0
-	// Where each loose object went, and its depth, for the objects known
-	// as deltas of them (known).
+	// Where each loose object went, and its depth, for the known deltas.
 	type placed struct {
 		off   int64
 		depth int
 	}
-	var at map[object.Hash]placed
-	if known != nil {
-		at = make(map[object.Hash]placed, len(loose))
-	}
+	at := make(map[object.Hash]placed, len(loose))
 	for _, o := range loose {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if known != nil {
-			if base, delta, ok := known(o.id); ok {
-				if b, in := at[base]; in && b.depth < maxDepth {
-					off := w.off
-					if err := w.object(o.id, OfsDelta, int64(len(delta)), off-b.off, delta); err != nil {
-						return err
-					}
-					at[o.id] = placed{off, b.depth + 1}
-					continue
+		if k, ok := deltas[o.id]; ok {
+			if b, in := at[k.base]; in && b.depth < maxDepth {
+				off := w.off
+				if err := w.object(o.id, OfsDelta, int64(len(k.delta)), off-b.off, k.delta); err != nil {
+					return err
 				}
+				at[o.id] = placed{off, b.depth + 1}
+				continue
 			}
 		}
 		typ, data, err := object.ReadLooseFileToHash(o.file)
@@ -636,9 +657,7 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved f
 		if err != nil {
 			return err
 		}
-		if at != nil {
-			at[o.id] = placed{off, depth}
-		}
+		at[o.id] = placed{off, depth}
 		if len(data) > windowBytes/2 {
 			continue
 		}

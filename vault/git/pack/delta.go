@@ -31,12 +31,7 @@ func AffixDelta(base, target []byte, most int) []byte {
 	d = appendDeltaSize(d, len(base))
 	d = appendDeltaSize(d, len(target))
 	d = appendDeltaCopy(d, 0, p)
-	for len(mid) > 0 {
-		k := min(len(mid), 127)
-		d = append(d, byte(k))
-		d = append(d, mid[:k]...)
-		mid = mid[k:]
-	}
+	d = appendDeltaInsert(d, mid)
 	return appendDeltaCopy(d, len(base)-s, s)
 }
 
@@ -52,15 +47,31 @@ func ReplaceDelta(target []byte, changed [][2]int) []byte {
 	at := 0
 	for _, c := range changed {
 		d = appendDeltaCopy(d, at, c[0]-at)
-		for mid := target[c[0]:c[1]]; len(mid) > 0; {
-			k := min(len(mid), 127)
-			d = append(d, byte(k))
-			d = append(d, mid[:k]...)
-			mid = mid[k:]
-		}
+		d = appendDeltaInsert(d, target[c[0]:c[1]])
 		at = c[1]
 	}
 	return appendDeltaCopy(d, at, len(target)-at)
+}
+
+// AppendDelta is a git delta that makes target from its first n bytes, as
+// an append-only file grows (a run's log between two boundaries).
+func AppendDelta(target []byte, n int) []byte {
+	d := make([]byte, 0, 16+n/DeltaCopyMax*8+len(target)-n+(len(target)-n)/127+1)
+	d = appendDeltaSize(d, n)
+	d = appendDeltaSize(d, len(target))
+	d = appendDeltaCopy(d, 0, n)
+	return appendDeltaInsert(d, target[n:])
+}
+
+// appendDeltaInsert appends the instructions that insert b.
+func appendDeltaInsert(d, b []byte) []byte {
+	for len(b) > 0 {
+		k := min(len(b), 127)
+		d = append(d, byte(k))
+		d = append(d, b[:k]...)
+		b = b[k:]
+	}
+	return d
 }
 
 // affixChunk is how many bytes commonPrefix and commonSuffix compare at
