@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand"
@@ -13,6 +15,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"quire/ledger"
+	"quire/vault"
 )
 
 // Boundaries over HTTP (issue 28), at each vault size, side by side in one
@@ -48,12 +53,67 @@ func benchBoundary(sizes []int, rounds int, bin string) {
 		fmt.Printf("%-7d %-26s %10s %10s %12.0f %s\n", n, "appends, 16 clients", ms(pct(f.appends, 50)), ms(pct(f.appends, 99)), f.appendRate, targetText(f.appendRate/1500, 1))
 		fmt.Printf("%-7d %-26s %10s %10s %12.0f (git add && git commit, one client: %.1fx quire's p50)\n", n, "git pair", ms(pct(f.git, 50)), ms(pct(f.git, 99)), rate(len(f.git), sum(f.git)),
 			float64(pct(f.git, 50))/float64(p50))
+		g := measureGrowth(dir, ids, 100)
+		fmt.Printf("%-7d %-26s %7.1f KB loose, %.1f KB after compaction\n", n, ".git growth a boundary", g.loose/1024, g.packed/1024)
+		share := float64(g.compactCPU) / float64(g.boundary)
+		fmt.Printf("%-7d %-26s %10s %10s %12s compaction's CPU a boundary, %.2f of a core beside boundaries back to back (%s each) %s\n", n, "compaction", ms(g.compactCPU), "", "", share, ms(g.boundary), targetText(0.25/share, 1))
 		if i == 0 {
 			first = p50
 		} else {
 			g := float64(p50) / float64(first)
 			fmt.Printf("%-7d %-26s %.2fx the one at %d runs %s (target at most 1.5x)\n", n, "growth", g, sizes[0], targetText(1.5/g, 1))
 		}
+	}
+}
+
+// growthFigures: what 100 boundaries (one client, in this process,
+// compaction held back) add to .git as loose objects and once compacted,
+// a boundary; the compaction's CPU and a boundary's wall time, each a
+// boundary.
+type growthFigures struct {
+	loose, packed        float64
+	compactCPU, boundary time.Duration
+}
+
+// measureGrowth records n boundaries on random runs of the vault through a
+// ledger of this process with its background compaction off, then
+// compacts: the compaction takes the deltas the boundaries' trees and logs
+// were made of, as quire serve's own compaction does.
+func measureGrowth(dir string, ids []string, n int) growthFigures {
+	size := func() int64 {
+		var total int64
+		filepath.Walk(filepath.Join(dir, ".git", "objects"), func(_ string, fi os.FileInfo, err error) error {
+			if err == nil && !fi.IsDir() {
+				total += fi.Size()
+			}
+			return nil
+		})
+		return total
+	}
+	v, err := vault.Open(dir)
+	must(err)
+	v.SetAutoCompact(false)
+	l := ledger.New(v)
+	defer l.Close()
+	must(l.Compact(context.Background()))
+	before := size()
+	rng := rand.New(rand.NewSource(int64(n)))
+	var walls []time.Duration
+	for k := 0; k < n; k++ {
+		t0 := time.Now()
+		_, err := l.Call(context.Background(), "record_event", json.RawMessage(fmt.Sprintf(
+			`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"growth/%d","actor":"agent-7"}`, ids[rng.Intn(len(ids))], k)))
+		must(err)
+		walls = append(walls, time.Since(t0))
+	}
+	loose := size()
+	c0 := cpuTime()
+	must(l.Compact(context.Background()))
+	cpu := cpuTime() - c0
+	packed := size()
+	return growthFigures{
+		loose: float64(loose-before) / float64(n), packed: float64(packed-before) / float64(n),
+		compactCPU: cpu / time.Duration(n), boundary: pct(walls, 50),
 	}
 }
 
