@@ -314,16 +314,10 @@ func (v *Vault) headEntry(rel string) (Hash, bool, error) {
 		if err != nil {
 			return ZeroHash, false, err
 		}
-		found := false
-		for _, e := range entries {
-			if e.Name == name {
-				if (i < len(parts)-1) == (e.Mode == object.Dir) {
-					tree, found = e.Hash, true
-				}
-				break
-			}
-		}
-		if !found {
+		k, found := object.FindEntry(entries, name)
+		if found && (i < len(parts)-1) == (entries[k].Mode == object.Dir) {
+			tree = entries[k].Hash
+		} else {
 			return ZeroHash, false, nil
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/adler32"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,6 +167,43 @@ func TestTreeOrderIsGits(t *testing.T) {
 	// git: "a" (file) < "a-b" < "a.b" < "a/" (folder) < "a0" < "ab"
 	if strings.Join(got, " ") != "a a-b a.b a a0 ab" || entries[3].Mode != Dir {
 		t.Fatalf("%v", got)
+	}
+}
+
+// FindEntry finds every entry of a tree in git's order by its name, files
+// and folders whose names sort apart from "name/" alike, answers not found
+// for a name the tree lacks, and finds entries added after the sorted ones.
+func TestFindEntryFindsEveryName(t *testing.T) {
+	rng := rand.New(rand.NewSource(6))
+	letters := "a-.0b_"
+	for round := 0; round < 200; round++ {
+		seen := map[string]bool{}
+		var entries []TreeEntry
+		for n := rng.Intn(60); n > 0; n-- {
+			b := make([]byte, 1+rng.Intn(4))
+			for i := range b {
+				b[i] = letters[rng.Intn(len(letters))]
+			}
+			if seen[string(b)] {
+				continue
+			}
+			seen[string(b)] = true
+			mode := Regular
+			if rng.Intn(2) == 0 {
+				mode = Dir
+			}
+			entries = append(entries, TreeEntry{Name: string(b), Mode: mode})
+		}
+		SortTree(entries)
+		entries = append(entries, TreeEntry{Name: "zz-added", Mode: Regular}, TreeEntry{Name: "a-added", Mode: Dir})
+		for i, e := range entries {
+			if k, ok := FindEntry(entries, e.Name); !ok || k != i {
+				t.Fatalf("round %d: %q at %d found at %d, %v", round, e.Name, i, k, ok)
+			}
+		}
+		if _, ok := FindEntry(entries, "b-absent"); ok {
+			t.Fatalf("round %d: found a name the tree lacks", round)
+		}
 	}
 }
 

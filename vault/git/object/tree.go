@@ -84,6 +84,27 @@ func TreeLess(a, b TreeEntry) bool {
 	return ac < bc
 }
 
+// FindEntry is the index of the entry named name: found by halves in
+// entries in git's order (as a file's name and as a folder's), and by a
+// scan when not found so (entries out of order, or added at the end by
+// a caller that sorts them later). At 100,000 runs a scan of
+// playbook-runs/ took a millisecond for every file a boundary looked up.
+func FindEntry(entries []TreeEntry, name string) (int, bool) {
+	for _, mode := range []Mode{Regular, Dir} {
+		probe := TreeEntry{Name: name, Mode: mode}
+		i := sort.Search(len(entries), func(i int) bool { return !TreeLess(entries[i], probe) })
+		if i < len(entries) && entries[i].Name == name {
+			return i, true
+		}
+	}
+	for i := range entries {
+		if entries[i].Name == name {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
 // SortTree puts entries in git's order.
 func SortTree(entries []TreeEntry) {
 	if sort.SliceIsSorted(entries, func(i, j int) bool { return TreeLess(entries[i], entries[j]) }) {
