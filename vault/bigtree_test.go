@@ -2,9 +2,11 @@ package vault
 
 import (
 	"bytes"
+	"compress/zlib"
 	"context"
 	"fmt"
 	"math/rand"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -141,4 +143,75 @@ func packName(t *testing.T, gitDir string) string {
 		t.Fatalf("%d packs", len(idx))
 	}
 	return filepath.Base(idx[0])
+}
+
+// A compaction after another takes the versions of a large tree as the
+// deltas they were made as, the first of them too: the pack of the last
+// compaction, which holds its base, is rolled into the new one. The two
+// compactions leave one whole version (about the tree's size), not one
+// for each compaction, and git reads every version.
+func TestCompactionsAfterAnotherKeepOneWholeTree(t *testing.T) {
+	dir := t.TempDir()
+	gitDir := filepath.Join(dir, ".git")
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	o := newObjects(gitDir)
+	rng := rand.New(rand.NewSource(8))
+	hash := func() (h Hash) { rng.Read(h[:]); return h }
+	var entries []treeEntry
+	for i := 0; i < 6000; i++ {
+		entries = append(entries, treeEntry{Name: fmt.Sprintf("2026-11-%02d-close-%08x", i%28+1, i), Mode: object.Dir, Hash: hash()})
+	}
+	object.SortTree(entries)
+	size := len(object.AppendTree(nil, entries))
+	var ids []string
+	var prev Hash
+	compact := func() {
+		t.Helper()
+		if ok, err := pack.Compact(context.Background(), filepath.Join(gitDir, "objects"), func(id object.Hash) ([]byte, object.Type, error) {
+			return o.readRaw(id)
+		}, o.known.known); !ok || err != nil {
+			t.Fatalf("compacted %v: %v", ok, err)
+		}
+	}
+	// 30 versions, then 8 and 8 (a chain of fewer than 50 deltas, the
+	// most a pack chains): the pack of the first is more than
+	// twice the loose objects of the next, so the geometric progression
+	// alone would leave it out of the next compaction.
+	for _, n := range []int{30, 8, 8} {
+		for v := 0; v < n; v++ {
+			entries = slices.Clone(entries)
+			i := rng.Intn(len(entries))
+			entries[i].Hash = hash()
+			id, err := o.writeTreeFrom(prev, entries, []int{i}, prev.IsZero())
+			if err != nil {
+				t.Fatal(err)
+			}
+			prev = id
+			ids = append(ids, id.String())
+		}
+		compact()
+	}
+	packs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.pack"))
+	total := int64(0)
+	for _, p := range packs {
+		fi, _ := os.Stat(p)
+		total += fi.Size()
+	}
+	var whole bytes.Buffer // one version as a pack holds it
+	zw, _ := zlib.NewWriterLevel(&whole, zlib.BestSpeed)
+	zw.Write(object.AppendTree(nil, entries))
+	zw.Close()
+	if total > int64(whole.Len())*13/10 {
+		t.Fatalf("%d packs of %d bytes for %d versions of a tree of %d bytes, %d compressed: more than one whole", len(packs), total, len(ids), size, whole.Len())
+	}
+	cmd := exec.Command("git", "-C", dir, "cat-file", "--batch-check")
+	cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
+	if out, err := cmd.Output(); err != nil || strings.Count(string(out), " tree ") != len(ids) {
+		t.Fatalf("git cat-file: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("git", "-C", dir, "fsck", "--connectivity-only", "--no-dangling").CombinedOutput(); err != nil && !strings.Contains(string(out), "broken link") {
+		t.Fatalf("git fsck: %v\n%s", err, out)
+	}
 }

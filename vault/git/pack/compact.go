@@ -87,6 +87,7 @@ type oldPack struct {
 type oldEnt struct {
 	off, newOff int64
 	i           int32 // position in the index
+	depth       int32 // of its delta chain in the new pack, once copied
 }
 
 // Compact packs the loose objects of the object store objDir (a
@@ -134,6 +135,11 @@ func compactOnce(ctx context.Context, objDir string, read func(object.Hash) ([]b
 		return false, err
 	}
 	roll := rollUp(all, len(loose))
+	deltas := knownOf(loose, known)
+	roll, err = rollBases(deltas, loose, all, roll)
+	if err != nil {
+		return false, err
+	}
 	if len(loose) == 0 && len(roll) < 2 {
 		return false, nil
 	}
@@ -192,7 +198,7 @@ func compactOnce(ctx context.Context, objDir string, read func(object.Hash) ([]b
 			return false, err
 		}
 	}
-	if err := w.packLoose(ctx, fresh, read, known); err != nil {
+	if err := w.packLoose(ctx, fresh, read, deltas, roll); err != nil {
 		return false, err
 	}
 	name, err := w.finish(ctx)
@@ -268,6 +274,83 @@ func rollUp(packs []*oldPack, loose int) []*oldPack {
 	// copies of the one pack most objects are in at the start of the file.
 	sort.SliceStable(out, func(i, j int) bool { return out[i].count > out[j].count })
 	return out
+}
+
+// knownDelta is a loose object's delta its writer made (Known).
+type knownDelta struct {
+	base  object.Hash
+	delta []byte
+}
+
+// knownOf takes the known deltas of the loose objects.
+func knownOf(loose []looseObject, known Known) map[object.Hash]knownDelta {
+	if known == nil {
+		return nil
+	}
+	deltas := map[object.Hash]knownDelta{}
+	for _, o := range loose {
+		if base, d, ok := known(o.id); ok {
+			deltas[o.id] = knownDelta{base, d}
+		}
+	}
+	return deltas
+}
+
+// rollBaseMost is the largest pack rolled up for the sake of a known
+// delta's base in it.
+const rollBaseMost = 64 << 20
+
+// rollBases adds to roll the packs, up to rollBaseMost, that hold the base
+// of a known delta whose base is neither loose nor rolled up already: the
+// last compaction's pack holds the version of playbook-runs/ the first
+// loose one was made from (7 MB at 100,000 runs), which the delta then
+// needs in the new pack. Without it each compaction wrote that tree whole
+// (2.5 MB compressed), a few boundaries apart.
+func rollBases(deltas map[object.Hash]knownDelta, loose []looseObject, all, roll []*oldPack) ([]*oldPack, error) {
+	if len(deltas) == 0 {
+		return roll, nil
+	}
+	listed := make(map[object.Hash]bool, len(loose))
+	for _, o := range loose {
+		listed[o.id] = true
+	}
+	rolled := map[*oldPack]bool{}
+	for _, p := range roll {
+		rolled[p] = true
+	}
+	var wanted []object.Hash
+	for _, d := range deltas {
+		if !listed[d.base] {
+			wanted = append(wanted, d.base)
+		}
+	}
+	for _, p := range all {
+		if len(wanted) == 0 {
+			break
+		}
+		if rolled[p] {
+			continue
+		}
+		if fi, err := os.Stat(p.name + ".pack"); err != nil || fi.Size() > rollBaseMost {
+			continue
+		}
+		idx, err := OpenIndex(p.name)
+		if err != nil {
+			continue // gone or not ours to read: the deltas' objects are read instead
+		}
+		kept := wanted[:0]
+		for _, b := range wanted {
+			if idx.Find(b) < 0 {
+				kept = append(kept, b)
+			}
+		}
+		UnmapIndex(idx)
+		if len(kept) < len(wanted) {
+			roll = append(roll, p)
+		}
+		wanted = kept
+	}
+	return roll, nil
 }
 
 // listLoose lists the loose objects with their type and size, read from
@@ -431,7 +514,7 @@ func (w *packWriter) copyPack(ctx context.Context, read func(object.Hash) ([]byt
 			for _, q := range earlier {
 				if off := q.idx.Find(id); off >= 0 {
 					if qe := q.at(off); qe != nil && qe.newOff >= 0 {
-						e.newOff = qe.newOff
+						e.newOff, e.depth = qe.newOff, qe.depth
 					}
 					break
 				}
@@ -456,6 +539,7 @@ func (w *packWriter) copyPack(ctx context.Context, read func(object.Hash) ([]byt
 				return bad("the delta at %d has no base before it", e.off)
 			}
 			rel = w.off - base.newOff
+			e.depth = base.depth + 1
 		case typ == RefDelta:
 			// Rare (git and go-git write deltas by offset): the object
 			// whole, read by the caller.
@@ -573,27 +657,33 @@ func deltaIn(window []windowEntry, typ object.Type, data []byte) ([]byte, *windo
 // few hundred bytes, found by comparing bytes), where two taken in any
 // order differ at many, which sent each to DiffDelta (63 % of a serve's
 // CPU through 260 boundaries, BenchmarkHTTPBoundary at 100,000 runs).
-func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved func(object.Hash) ([]byte, object.Type, error), known Known) error {
-	// The objects whose writer made them as deltas of another loose one
-	// (known) go last, in the order they were written, so that each comes
-	// after its base: a log's next version is larger than the last, and
-	// would come first by size.
-	type knownDelta struct {
-		base  object.Hash
-		delta []byte
+func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved func(object.Hash) ([]byte, object.Type, error), deltas map[object.Hash]knownDelta, rolled []*oldPack) error {
+	// The objects whose writer made them as deltas of another (Known) go
+	// last, each after its base: by how many known deltas of the loose
+	// objects lead to it (a log's next version is larger than the last,
+	// and would come first by size; file times are a kernel tick apart,
+	// several milliseconds, so they do not order a boundary's trees).
+	listed := make(map[object.Hash]bool, len(loose))
+	for _, o := range loose {
+		listed[o.id] = true
 	}
-	var deltas map[object.Hash]knownDelta
-	if known != nil {
-		listed := make(map[object.Hash]bool, len(loose))
-		for _, o := range loose {
-			listed[o.id] = true
+	chain := make(map[object.Hash]int, len(deltas))
+	var after func(id object.Hash) int
+	after = func(id object.Hash) int {
+		d, ok := deltas[id]
+		if !ok || !listed[d.base] {
+			return 0
 		}
-		deltas = map[object.Hash]knownDelta{}
-		for _, o := range loose {
-			if base, d, ok := known(o.id); ok && listed[base] {
-				deltas[o.id] = knownDelta{base, d}
-			}
+		if n, done := chain[id]; done {
+			return n
 		}
+		chain[id] = 0 // a cycle, which no writer makes, ends here
+		n := 1 + after(d.base)
+		chain[id] = n
+		return n
+	}
+	for id := range deltas {
+		after(id)
 	}
 	sort.Slice(loose, func(i, j int) bool {
 		a, b := loose[i], loose[j]
@@ -602,6 +692,8 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved f
 		switch {
 		case ad != bd:
 			return bd
+		case ad && chain[a.id] != chain[b.id]:
+			return chain[a.id] < chain[b.id]
 		case ad:
 			return a.at < b.at
 		case a.typ != b.typ:
@@ -611,14 +703,25 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved f
 		}
 		return a.at < b.at
 	})
-	var window []windowEntry
-	held := 0
-	// Where each loose object went, and its depth, for the known deltas.
+	// Where each loose object went, and its depth, and where the known
+	// deltas' bases copied from the rolled-up packs went.
 	type placed struct {
 		off   int64
 		depth int
 	}
 	at := make(map[object.Hash]placed, len(loose))
+	for _, d := range deltas {
+		for _, p := range rolled {
+			if off := p.idx.Find(d.base); off >= 0 {
+				if e := p.at(off); e != nil && e.newOff >= 0 {
+					at[d.base] = placed{e.newOff, int(e.depth)}
+				}
+				break
+			}
+		}
+	}
+	var window []windowEntry
+	held := 0
 	for _, o := range loose {
 		if err := ctx.Err(); err != nil {
 			return err
