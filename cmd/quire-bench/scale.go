@@ -30,7 +30,9 @@ type scaleCase struct {
 	target time.Duration
 }
 
-func benchScale(sizes []int, rounds, checkRounds int, bin string) {
+// With memOnly, only quire serve's memory is measured at each size (its
+// row printed alone), without the reads and the minutes of checks.
+func benchScale(sizes []int, rounds, checkRounds int, bin string, memOnly bool) {
 	if bin == "" {
 		bin = buildQuire()
 	}
@@ -65,6 +67,12 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string) {
 				_, err := l.Call(context.Background(), "update_definition", args)
 				must(err)
 			}
+		}
+		if memOnly {
+			l.Close()
+			mem[n] = serveMemory(bin, dir, ids)
+			fmt.Printf("   %d runs, quire serve after 200 boundaries and 200 reads: %d MB resident, high-water %d MB\n", n, mem[n][0]>>10, mem[n][1]>>10)
+			continue
 		}
 		mid := ids[len(ids)/2]
 		// The day of the run in the middle, as list_runs' since and until
