@@ -9,7 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,13 +46,30 @@ import (
 //
 // The others (REUC, EOIE, IEOT) are not kept: git makes them again.
 type gitIndex struct {
-	path    string
-	entries []*index.Entry // sorted by name
-	// conflicted: entries holds a conflict's stages (a merge stopped); the
-	// index is then git's alone, never written back.
+	path string
+	// tab is the entries as read or last written, in place (index.Table):
+	// the shared index when the index on disk is split (baseID), else
+	// the whole index's file; over is what changed since, by name (an
+	// entry of nil: the table's entry of that name is gone), onames its
+	// names sorted, and n the count of entries in all. An entry of the
+	// table is decoded when asked for; a boundary changes a few entries
+	// of 600,000 at 100,000 runs (issue 28: decoded whole, the shared
+	// index and its file were 160 MB of quire serve's 360).
+	tab    *index.Table
+	over   map[string]change_
+	onames []string
+	n      int
+	// fsm holds the file system monitor's bit (FSMonitorValid) of each
+	// entry of tab, by position (nil: none valid); over's entries carry
+	// their own.
+	fsm []bool
+	// conflicted: the index holds a conflict's stages (a merge stopped);
+	// the index is then git's alone, never written back.
 	conflicted bool
 	stat       fileStamp
-	buf        []byte // the last index written, its room kept for the next
+	buf        []byte   // the last index written: a split one's room is kept for the next
+	bufTab     bool     // buf is tab's bytes (a whole index written), not to be written to
+	tail       [][]byte // what follows buf in the file written: a split index's extensions and checksum
 	// cacheTree is the tree the whole index makes, when known: as the
 	// cache-tree's root says (git's or quire's), or as quire's last commit
 	// made it from an index that made its parent's tree (commitPaths);
@@ -72,16 +89,21 @@ type gitIndex struct {
 	// (nil: none); each entry's FSMonitorValid its bit, false for every
 	// entry quire sets.
 	fsmn []byte
-	// base is the shared index of a split index, as read or last written
-	// (entries it holds unchanged are the same pointers as in entries),
-	// and baseID its id; nil when the index on disk is whole.
-	base   []*index.Entry
+	// baseID names the shared index tab is, when the index on disk is
+	// split; zero when it is whole.
 	baseID Hash
 	cfg    splitConfig
 	// version is the version of the index read (0: none on disk); v4 says
 	// the one written is version 4 (encode).
 	version uint32
 	v4      bool
+}
+
+// change_ is an entry of gitIndex.over: the entry (nil: gone), and the
+// position of the table's entry of its name, -1 when the table has none.
+type change_ struct {
+	e   *index.Entry
+	pos int
 }
 
 type fileStamp struct {
@@ -103,16 +125,29 @@ func (x *gitIndex) load() error { return x.loadWith(false) }
 // loadVerified reads the index again whatever its stat, its checksum and
 // its shared index's checked: for quire check and quire janitor.
 func (x *gitIndex) loadVerified() error {
-	x.stat, x.base, x.baseID = fileStamp{}, nil, ZeroHash
+	x.stat, x.baseID = fileStamp{}, ZeroHash
+	x.rebase(nil, ZeroHash)
 	return x.loadWith(true)
+}
+
+// rebase makes tab the index's entries, nothing changed since.
+func (x *gitIndex) rebase(tab *index.Table, id Hash) {
+	x.tab, x.baseID = tab, id
+	x.over, x.onames, x.n, x.fsm = map[string]change_{}, nil, tab.Len(), nil
+}
+
+// clear makes the index empty, as when there is none.
+func (x *gitIndex) clear() {
+	x.rebase(nil, ZeroHash)
+	x.cacheTree = ZeroHash
+	x.untr, x.untrDec, x.untrGone, x.fsmn = nil, nil, false, nil
+	x.conflicted = false
 }
 
 func (x *gitIndex) loadWith(verify bool) error {
 	fi, err := os.Stat(x.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		x.entries, x.base, x.baseID = nil, nil, ZeroHash
-		x.cacheTree = ZeroHash
-		x.untr, x.untrDec, x.untrGone, x.fsmn = nil, nil, false, nil
+		x.clear()
 		x.stat = fileStamp{}
 		x.version = 0
 		return nil
@@ -127,37 +162,80 @@ func (x *gitIndex) loadWith(verify bool) error {
 	if err != nil {
 		return err
 	}
-	d, err := index.Decode(data, verify, func(id Hash) ([]*index.Entry, error) {
-		return x.sharedEntries(id, verify)
-	})
+	m, err := index.ReadMain(data, verify)
 	if err != nil {
 		return fmt.Errorf("vault: reading .git/index: %w", err)
+	}
+	var changes []index.Change
+	if m.Whole != nil {
+		x.rebase(m.Whole, ZeroHash)
+	} else {
+		tab, err := x.sharedTable(m.SharedID, verify)
+		if err != nil {
+			return fmt.Errorf("vault: reading .git/index: the shared index %s of the split index: %w", m.SharedID, err)
+		}
+		if changes, err = index.ApplySplit(tab, m); err != nil {
+			return fmt.Errorf("vault: reading .git/index: %w", err)
+		}
+		x.rebase(tab, m.SharedID)
+		for _, c := range changes {
+			x.put(c.Name, c.Entry, c.Pos)
+		}
 	}
 	// A conflict's stages are kept as git wrote them: the vault refuses
 	// every write while they are there (gitop.go) and never writes this
 	// index back.
-	x.conflicted = false
-	for _, e := range d.Entries {
-		if e.Stage != 0 {
+	x.conflicted = x.tab.Staged()
+	for _, c := range changes {
+		if c.Entry != nil && c.Entry.Stage != 0 {
 			x.conflicted = true
-			break
 		}
 	}
-	x.entries, x.base, x.baseID = d.Entries, d.Shared, d.SharedID
-	x.cacheTree = d.CacheTree
-	x.untr, x.untrDec, x.untrGone, x.fsmn = d.Untracked, nil, false, d.FSMonitor
-	x.version = d.Version
+	// The monitor's bitmap is over the whole index, a split one merged
+	// (git's fill_fsmonitor_bitmap and tweak_fsmonitor).
+	x.fsmn = nil
+	if m.FSMonitor != nil {
+		head, dirty := index.ReadFSMonitor(m.FSMonitor, x.n)
+		x.fsmn = head
+		if head != nil {
+			x.fsm = make([]bool, x.tab.Len())
+			p := 0
+			x.walk(func(e *index.Entry, pos int, own bool) bool {
+				valid := p >= len(dirty) || !dirty[p]
+				if own {
+					e.FSMonitorValid = valid
+				} else {
+					x.fsm[pos] = valid
+				}
+				p++
+				return true
+			}, false)
+		}
+	}
+	x.cacheTree = m.CacheTree
+	x.untr, x.untrDec, x.untrGone = m.Untracked, nil, false
+	x.version = m.Version
 	x.stat = stampOf(fi)
 	return nil
 }
 
-// sharedEntries reads the shared index id, or answers the one held when it
-// is the same: after a git command rewrote a split index, only its own
-// small file is read again.
-func (x *gitIndex) sharedEntries(id Hash, verify bool) ([]*index.Entry, error) {
-	if x.base != nil && id == x.baseID {
-		return x.base, nil
+// sharedTable reads the shared index id in place, or answers the one held
+// when it is the same: after a git command rewrote a split index, only
+// its own small file is read again.
+func (x *gitIndex) sharedTable(id Hash, verify bool) (*index.Table, error) {
+	if x.tab != nil && id == x.baseID {
+		return x.tab, nil
 	}
+	data, err := os.ReadFile(x.sharedPath(id.String()))
+	if err != nil {
+		return nil, err
+	}
+	return index.ReadShared(id, data, verify)
+}
+
+// sharedEntries reads the shared index id decoded whole (index.Decode's
+// form).
+func (x *gitIndex) sharedEntries(id Hash, verify bool) ([]*index.Entry, error) {
 	data, err := os.ReadFile(x.sharedPath(id.String()))
 	if err != nil {
 		return nil, err
@@ -170,9 +248,138 @@ func (x *gitIndex) sharedPath(id string) string {
 	return filepath.Join(filepath.Dir(x.path), "sharedindex."+id)
 }
 
-func (x *gitIndex) find(name string) (int, bool) {
-	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].Name >= name })
-	return i, i < len(x.entries) && x.entries[i].Name == name
+// put records e (nil: gone) under name in over; pos is the table's entry
+// of that name, -1 when none.
+func (x *gitIndex) put(name string, e *index.Entry, pos int) {
+	if x.over == nil {
+		x.over = map[string]change_{}
+	}
+	old, had := x.over[name]
+	switch {
+	case !had && pos < 0 && e != nil, had && old.e == nil && e != nil:
+		x.n++
+	case !had && pos >= 0 && e == nil, had && old.e != nil && e == nil:
+		x.n--
+	}
+	if !had {
+		i, _ := slices.BinarySearch(x.onames, name)
+		x.onames = slices.Insert(x.onames, i, name)
+	}
+	if e == nil && pos < 0 {
+		// Added since the table and gone again: nothing to say.
+		delete(x.over, name)
+		i, _ := slices.BinarySearch(x.onames, name)
+		x.onames = slices.Delete(x.onames, i, i+1)
+		return
+	}
+	x.over[name] = change_{e, pos}
+}
+
+// get answers the entry of name (a table's entry decoded anew).
+func (x *gitIndex) get(name string) (*index.Entry, bool) {
+	if c, ok := x.over[name]; ok {
+		return c.e, c.e != nil
+	}
+	i, ok := x.tab.Search(name)
+	if !ok {
+		return nil, false
+	}
+	e := x.tab.Entry(i)
+	if x.fsm != nil && x.fsm[i] {
+		c := *e
+		c.FSMonitorValid = true
+		e = &c
+	}
+	return e, true
+}
+
+// has reports whether the index holds name.
+func (x *gitIndex) has(name string) bool {
+	if c, ok := x.over[name]; ok {
+		return c.e != nil
+	}
+	_, ok := x.tab.Search(name)
+	return ok
+}
+
+// len is the count of entries.
+func (x *gitIndex) len() int { return x.n }
+
+// walk calls fn with each entry in order (the whole index, a split one
+// merged) until it answers false: the entry, and either its position in
+// the table (own false: then the entry and its name are valid only
+// during the call, not to be kept) or own true, an entry of over. With
+// fields false a table's entry has only its name.
+func (x *gitIndex) walk(fn func(e *index.Entry, pos int, own bool) bool, fields bool) {
+	k := 0
+	stop := false
+	// flush yields over's added entries before name ("": all).
+	flush := func(name string, all bool) bool {
+		for ; k < len(x.onames) && (all || x.onames[k] < name); k++ {
+			if c := x.over[x.onames[k]]; c.pos < 0 && c.e != nil {
+				if !fn(c.e, -1, true) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	each := func(i int, e *index.Entry) bool {
+		if !flush(e.Name, false) {
+			stop = true
+			return false
+		}
+		if k < len(x.onames) && x.onames[k] == e.Name {
+			c := x.over[x.onames[k]]
+			k++
+			if c.pos >= 0 {
+				if c.e != nil && !fn(c.e, -1, true) {
+					stop = true
+					return false
+				}
+				return true
+			}
+		}
+		if x.fsm != nil {
+			e.FSMonitorValid = x.fsm[i]
+		}
+		if !fn(e, i, false) {
+			stop = true
+			return false
+		}
+		return true
+	}
+	if x.tab != nil {
+		if fields {
+			x.tab.Walk(0, each)
+		} else {
+			x.tab.WalkNames(0, each)
+		}
+	}
+	if !stop {
+		flush("", true)
+	}
+}
+
+// each calls fn with each entry in order until it answers false; an
+// entry and its name are valid only during the call.
+func (x *gitIndex) each(fn func(e *index.Entry) bool) {
+	x.walk(func(e *index.Entry, _ int, _ bool) bool { return fn(e) }, true)
+}
+
+// all is every entry, in order, each its own.
+func (x *gitIndex) all() []*index.Entry {
+	out := make([]*index.Entry, 0, x.n)
+	x.walk(func(e *index.Entry, _ int, own bool) bool {
+		if !own {
+			c := *e
+			c.Name = strings.Clone(e.Name)
+			e = &c
+		}
+		out = append(out, e)
+		return true
+	}, true)
+	return out
 }
 
 // clean reports whether the file at name is as the index recorded it, by
@@ -180,11 +387,10 @@ func (x *gitIndex) find(name string) (int, bool) {
 // times to the nanosecond and inode, and modified before the index was written (an
 // entry as new as the index itself is "racy" and is read again).
 func (x *gitIndex) clean(name string, fi fs.FileInfo) bool {
-	i, ok := x.find(name)
+	e, ok := x.get(name)
 	if !ok {
 		return false
 	}
-	e := x.entries[i]
 	if int64(e.Size) != fi.Size() || !e.ModifiedAt.Equal(fi.ModTime()) || !fi.ModTime().Before(x.stat.mtime) {
 		return false
 	}
@@ -211,22 +417,33 @@ func (x *gitIndex) set(name string, h Hash, fi fs.FileInfo) {
 		e.Dev, e.Inode = uint32(st.Dev), uint32(st.Ino)
 		e.UID, e.GID = st.UID, st.GID
 	}
+	x.setEntry(e)
+}
+
+// setEntry records e under its name.
+func (x *gitIndex) setEntry(e *index.Entry) {
 	x.cacheTree = ZeroHash
-	i, ok := x.find(name)
-	if ok {
-		x.entries[i] = e
-		return
+	if !x.has(e.Name) {
+		x.forgetFolders(e.Name)
 	}
-	x.forgetFolders(name)
-	x.entries = append(x.entries, nil)
-	copy(x.entries[i+1:], x.entries[i:])
-	x.entries[i] = e
+	x.put(e.Name, e, x.posOf(e.Name))
+}
+
+// posOf is the position of the table's entry of name, -1 when none.
+func (x *gitIndex) posOf(name string) int {
+	if c, ok := x.over[name]; ok {
+		return c.pos
+	}
+	if i, ok := x.tab.Search(name); ok {
+		return i
+	}
+	return -1
 }
 
 func (x *gitIndex) remove(name string) {
-	if i, ok := x.find(name); ok {
+	if x.has(name) {
 		x.cacheTree = ZeroHash
-		x.entries = append(x.entries[:i], x.entries[i+1:]...)
+		x.put(name, nil, x.posOf(name))
 		x.forgetFolders(name)
 	}
 }
@@ -273,8 +490,25 @@ func (x *gitIndex) forgetFolders(name string) {
 // holds reports whether an entry lies below the folder dir.
 func (x *gitIndex) holds(dir string) bool {
 	prefix := dir + "/"
-	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].Name >= prefix })
-	return i < len(x.entries) && strings.HasPrefix(x.entries[i].Name, prefix)
+	k, _ := slices.BinarySearch(x.onames, prefix)
+	for ; k < len(x.onames) && strings.HasPrefix(x.onames[k], prefix); k++ {
+		if x.over[x.onames[k]].e != nil {
+			return true
+		}
+	}
+	found := false
+	i, _ := x.tab.Search(prefix)
+	x.tab.WalkNames(i, func(_ int, e *index.Entry) bool {
+		if !strings.HasPrefix(e.Name, prefix) {
+			return false
+		}
+		if c, ok := x.over[e.Name]; ok && c.e == nil {
+			return true // gone
+		}
+		found = true
+		return false
+	})
+	return found
 }
 
 // extensions are the extensions of the index to write, in pieces: the
@@ -288,12 +522,12 @@ func (x *gitIndex) holds(dir string) bool {
 // does not read every folder again.
 func (x *gitIndex) extensions(cfg splitConfig) [][]byte {
 	var ext [][]byte
-	if !x.cacheTree.IsZero() && x.treeDirs != nil && len(x.entries) > 0 {
+	if !x.cacheTree.IsZero() && x.treeDirs != nil && x.n > 0 {
 		if dirs, err := x.treeDirs(x.cacheTree); err == nil {
 			for i := range dirs {
 				dirs[i].Count = x.countUnder(dirs[i].Name)
 			}
-			ext = append(ext, index.AppendExtension(nil, "TREE", index.AppendCacheTree(nil, x.cacheTree, len(x.entries), dirs)))
+			ext = append(ext, index.AppendExtension(nil, "TREE", index.AppendCacheTree(nil, x.cacheTree, x.n, dirs)))
 		}
 	}
 	if cfg.noUntracked {
@@ -312,26 +546,75 @@ func (x *gitIndex) extensions(cfg splitConfig) [][]byte {
 		// Each entry as the monitor last said, and every entry quire
 		// set not valid: git stats those, and asks the monitor for the
 		// rest since its token (which covers quire's writes too).
-		ext = append(ext, index.AppendExtension(nil, "FSMN", index.AppendFSMonitor(nil, x.fsmn, x.entries)))
+		var dirty []int
+		for p, ok := range x.validBits() {
+			if !ok {
+				dirty = append(dirty, p)
+			}
+		}
+		ext = append(ext, index.AppendExtension(nil, "FSMN", index.AppendFSMonitorBits(nil, x.fsmn, dirty)))
 	}
 	return ext
+}
+
+// validBits is each entry's FSMonitorValid, by position in the whole
+// index.
+func (x *gitIndex) validBits() []bool {
+	valid := make([]bool, 0, x.n)
+	x.walk(func(e *index.Entry, pos int, own bool) bool {
+		valid = append(valid, own && e.FSMonitorValid || !own && x.fsm != nil && x.fsm[pos])
+		return true
+	}, false)
+	return valid
 }
 
 // countUnder is the count of entries below the folder dir.
 func (x *gitIndex) countUnder(dir string) int {
 	prefix := dir + "/"
-	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].Name >= prefix })
-	j := sort.Search(len(x.entries), func(j int) bool { return x.entries[j].Name >= dir+"0" }) // '0' follows '/'
-	return j - i
+	i, _ := x.tab.Search(prefix)
+	j, _ := x.tab.Search(dir + "0") // '0' follows '/'
+	n := j - i
+	k, _ := slices.BinarySearch(x.onames, prefix)
+	for ; k < len(x.onames) && strings.HasPrefix(x.onames[k], prefix); k++ {
+		switch c := x.over[x.onames[k]]; {
+		case c.pos < 0 && c.e != nil:
+			n++
+		case c.pos >= 0 && c.e == nil:
+			n--
+		}
+	}
+	return n
 }
 
 // under lists the names of the entries at or below the folder dir.
 func (x *gitIndex) under(dir string) []string {
 	prefix := dir + "/"
-	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].Name >= prefix })
 	var names []string
-	for ; i < len(x.entries) && len(x.entries[i].Name) >= len(prefix) && x.entries[i].Name[:len(prefix)] == prefix; i++ {
-		names = append(names, x.entries[i].Name)
+	k, _ := slices.BinarySearch(x.onames, prefix)
+	i, _ := x.tab.Search(prefix)
+	x.tab.WalkNames(i, func(_ int, e *index.Entry) bool {
+		if !strings.HasPrefix(e.Name, prefix) {
+			return false
+		}
+		for ; k < len(x.onames) && x.onames[k] < e.Name; k++ {
+			if c := x.over[x.onames[k]]; c.pos < 0 && c.e != nil {
+				names = append(names, x.onames[k])
+			}
+		}
+		if k < len(x.onames) && x.onames[k] == e.Name {
+			k++
+			if x.over[e.Name].e != nil {
+				names = append(names, x.onames[k-1])
+			}
+			return true
+		}
+		names = append(names, strings.Clone(e.Name))
+		return true
+	})
+	for ; k < len(x.onames) && strings.HasPrefix(x.onames[k], prefix); k++ {
+		if c := x.over[x.onames[k]]; c.pos < 0 && c.e != nil {
+			names = append(names, x.onames[k])
+		}
 	}
 	return names
 }
@@ -360,12 +643,13 @@ func (x *gitIndex) writeLocked(f *os.File) error {
 		os.Remove(lock)
 		return err
 	}
-	buf := x.buf
 	crashpoint.Hit()
-	if _, err := f.Write(buf); err != nil {
-		f.Close()
-		os.Remove(lock)
-		return err
+	for _, p := range append([][]byte{x.buf}, x.tail...) {
+		if _, err := f.Write(p); err != nil {
+			f.Close()
+			os.Remove(lock)
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(lock)
@@ -400,7 +684,7 @@ func (v *Vault) IndexDigest() ([32]byte, error) {
 	}
 	h := sha256.New()
 	var b []byte
-	for _, e := range v.gitIdx.entries {
+	v.gitIdx.each(func(e *index.Entry) bool {
 		b = append(b[:0], e.Name...)
 		b = append(b, 0)
 		b = binary.BigEndian.AppendUint32(b, uint32(e.Mode))
@@ -414,7 +698,8 @@ func (v *Vault) IndexDigest() ([32]byte, error) {
 		}
 		b = append(b, e.Stage, flags)
 		h.Write(b)
-	}
+		return true
+	})
 	copy(sum[:], h.Sum(nil))
 	return sum, nil
 }
