@@ -245,11 +245,17 @@ func (x *gitIndex) writeShared(cfg splitConfig) error {
 		os.Remove(tmp)
 		return err
 	}
-	tab, err := index.ReadShared(id, data, false)
+	// Mapped from the file written, as a shared index read is
+	// (sharedTable); the bytes encoded are dropped.
+	x.tab = nil
+	tab, mapped, err := x.sharedTable(id, false)
 	if err != nil {
-		return fmt.Errorf("vault: the shared index written does not read back: %w", err)
+		if tab, err = index.ReadShared(id, data, false); err != nil {
+			return fmt.Errorf("vault: the shared index written does not read back: %w", err)
+		}
 	}
 	x.rebase(tab, id)
+	x.tabMap = mapped
 	x.fsm = valid
 	x.removeOldShared(cfg, id)
 	return nil

@@ -109,17 +109,24 @@ func (t *Table) appendName(buf []byte, i int) []byte {
 	return buf
 }
 
-// Name is entry i's name.
+// Name is entry i's name, its own (never the file's bytes: they may be
+// a mapping, unmapped once the table is no longer used).
 func (t *Table) Name(i int) string {
 	if t.off == nil {
 		return t.ents[i].Name
 	}
-	if t.version != 4 {
-		p := t.nameAt(i)
-		end := bytes.IndexByte(t.data[p:], 0)
-		return unsafe.String(&t.data[p], end) // data is never written to
-	}
 	return string(t.appendName(nil, i))
+}
+
+// name is entry i's name, in versions 2 and 3 cut from the file's bytes:
+// valid while the table is.
+func (t *Table) name(i int) string {
+	if t.off == nil || t.version == 4 {
+		return t.Name(i)
+	}
+	p := t.nameAt(i)
+	end := bytes.IndexByte(t.data[p:], 0)
+	return unsafe.String(&t.data[p], end) // data is never written to
 }
 
 // Entry is entry i, decoded anew (a TableOf's: its own pointer, not to be
@@ -170,8 +177,8 @@ func (t *Table) Search(name string) (int, bool) {
 		return 0, false
 	}
 	if t.off == nil || t.version != 4 {
-		i := sort.Search(n, func(i int) bool { return t.Name(i) >= name })
-		return i, i < n && t.Name(i) == name
+		i := sort.Search(n, func(i int) bool { return t.name(i) >= name })
+		return i, i < n && t.name(i) == name
 	}
 	// The last mark not after name, then the entries after it in turn.
 	m := sort.Search(len(t.marks), func(j int) bool { return t.marks[j] > name }) - 1
@@ -227,7 +234,7 @@ func (t *Table) walk(from int, fields bool, fn func(i int, e *Entry) bool) {
 		}
 		switch {
 		case t.version != 4:
-			e.Name = t.Name(i)
+			e.Name = t.name(i)
 		case i == from || i%markEvery == 0:
 			buf = t.appendName(buf[:0], i)
 			e.Name = unsafe.String(unsafe.SliceData(buf), len(buf))
@@ -287,17 +294,16 @@ func ReadMain(data []byte, verify bool) (Main, error) {
 	}
 	m.Own = make([]*Entry, t.Len())
 	for i := range m.Own {
-		m.Own[i] = t.Entry(i)
-		if t.off != nil {
-			m.Own[i].Name = strings.Clone(m.Own[i].Name) // not data's: the split's file is small, and dropped
-		}
+		m.Own[i] = t.Entry(i) // its own name, not data's
 	}
 	m.SharedID, m.Replace, m.Delete = link.shared, link.replace, link.delete
 	return m, nil
 }
 
 // ReadShared reads the shared index id of a split index from its file's
-// bytes, in place (data must not be written to again).
+// bytes, in place (data must not be written to again; it may be a
+// mapping of the file, which the table never hands out: every name and
+// entry it answers is its own, but Walk's).
 func ReadShared(id object.Hash, data []byte, verify bool) (*Table, error) {
 	if len(data) < 20 || !bytes.Equal(data[len(data)-20:], id[:]) {
 		return nil, fmt.Errorf("the shared index %s is not the one its name says", id)
@@ -563,7 +569,9 @@ func readTable(data []byte, main, verify bool) (t *Table, link *linkExt, root ob
 		return fail(errors.New("an entry has no name"))
 	}
 	if link == nil && !sorted {
-		entries, _, _, _, _, err := decodeFile(data, main, false)
+		// Decoded from a copy: decodeFile's names are cut from the bytes
+		// it reads, which may be a mapping.
+		entries, _, _, _, _, err := decodeFile(bytes.Clone(data), main, false)
 		if err != nil {
 			return fail(err)
 		}
