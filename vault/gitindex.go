@@ -1,10 +1,13 @@
 package vault
 
 import (
+	"bytes"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -69,9 +72,13 @@ type gitIndex struct {
 	// the index is then git's alone, never written back.
 	conflicted bool
 	stat       fileStamp
-	buf        []byte   // the last index written: a split one's room is kept for the next
-	bufTab     bool     // buf is tab's bytes (a whole index written), not to be written to
-	tail       [][]byte // what follows buf in the file written: a split index's extensions and checksum
+	buf        []byte // the last index written: a split one's room is kept for the next
+	bufTab     bool   // buf is tab's bytes (a whole index written), not to be written to
+	// tail is what follows buf in a split index written: its
+	// extensions, the untracked cache's body copied from the index file
+	// after tail[untrFrom-1] when untrFrom > 0, then the checksum.
+	tail     [][]byte
+	untrFrom int
 	// cacheTree is the tree the whole index makes, when known: as the
 	// cache-tree's root says (git's or quire's), or as quire's last commit
 	// made it from an index that made its parent's tree (commitPaths);
@@ -84,6 +91,7 @@ type gitIndex struct {
 	// none), and untrDec it decoded, once an entry added or removed made
 	// part of it stale; untrOut is the room of the last one encoded.
 	untr     []byte
+	untrIn   *fileSection // the body is in the index file, not held (untr nil)
 	untrDec  *index.Untracked
 	untrOut  []byte
 	untrGone bool // untrDec holds what untr does not
@@ -106,6 +114,14 @@ type gitIndex struct {
 type change_ struct {
 	e   *index.Entry
 	pos int
+}
+
+// fileSection is where bytes lie in the index file of a stamp: a split
+// index read or written keeps its untracked cache (14 MB at 100,000 runs)
+// there, not in memory, and copies it into the next file written.
+type fileSection struct {
+	off, size int64
+	st        fileStamp
 }
 
 type fileStamp struct {
@@ -142,8 +158,37 @@ func (x *gitIndex) rebase(tab *index.Table, id Hash) {
 func (x *gitIndex) clear() {
 	x.rebase(nil, ZeroHash)
 	x.cacheTree = ZeroHash
-	x.untr, x.untrDec, x.untrGone, x.fsmn = nil, nil, false, nil
+	x.dropUntracked()
+	x.fsmn = nil
 	x.conflicted = false
+}
+
+// dropUntracked forgets git's untracked cache: git builds it again.
+func (x *gitIndex) dropUntracked() {
+	x.untr, x.untrIn, x.untrDec, x.untrGone, x.untrOut = nil, nil, nil, false, nil
+}
+
+// untrBody is the untracked cache's body: held, or read from the index
+// file where it lies; nil when there is none, or when that file is no
+// longer the one read (the cache is then dropped).
+func (x *gitIndex) untrBody() []byte {
+	if x.untr != nil || x.untrIn == nil {
+		return x.untr
+	}
+	s := x.untrIn
+	f, err := os.Open(x.path)
+	if err == nil {
+		defer f.Close()
+		var fi fs.FileInfo
+		if fi, err = f.Stat(); err == nil && stampOf(fi) == s.st {
+			b := make([]byte, s.size)
+			if _, err = f.ReadAt(b, s.off); err == nil {
+				return b
+			}
+		}
+	}
+	x.dropUntracked()
+	return nil
 }
 
 func (x *gitIndex) loadWith(verify bool) error {
@@ -199,7 +244,7 @@ func (x *gitIndex) loadWith(verify bool) error {
 	x.fsmn = nil
 	if m.FSMonitor != nil {
 		head, dirty := index.ReadFSMonitor(m.FSMonitor, x.n)
-		x.fsmn = head
+		x.fsmn = bytes.Clone(head) // not the file's bytes, which it would hold
 		if head != nil {
 			x.fsm = make([]bool, x.tab.Len())
 			p := 0
@@ -216,9 +261,18 @@ func (x *gitIndex) loadWith(verify bool) error {
 		}
 	}
 	x.cacheTree = m.CacheTree
-	x.untr, x.untrDec, x.untrGone = m.Untracked, nil, false
-	x.version = m.Version
+	x.dropUntracked()
 	x.stat = stampOf(fi)
+	switch {
+	case m.Untracked == nil:
+	case m.Whole != nil:
+		x.untr = m.Untracked // in the table's bytes, held anyway
+	default:
+		// Where it lies in the file (m.Untracked is a slice of data),
+		// and data let go.
+		x.untrIn = &fileSection{off: int64(cap(data) - cap(m.Untracked)), size: int64(len(m.Untracked)), st: x.stat}
+	}
+	x.version = m.Version
 	return nil
 }
 
@@ -493,13 +547,17 @@ func (x *gitIndex) remove(name string) {
 // file quire adds to a run's folder does not make git status read again
 // playbook-runs/, the folder of every run.
 func (x *gitIndex) forgetFolders(name string) {
-	if x.untr == nil {
+	if x.untr == nil && x.untrIn == nil {
 		return
 	}
 	if x.untrDec == nil {
-		u, err := index.DecodeUntracked(x.untr)
+		b := x.untrBody()
+		if b == nil {
+			return
+		}
+		u, err := index.DecodeUntracked(b)
 		if err != nil {
-			x.untr = nil // git builds it again
+			x.dropUntracked() // git builds it again
 			return
 		}
 		x.untrDec = u
@@ -552,8 +610,11 @@ func (x *gitIndex) holds(dir string) bool {
 // git status in a large vault (14 MB at 100,000 runs, in the split
 // index's own file, as git writes it): the price of a git status that
 // does not read every folder again.
-func (x *gitIndex) extensions(cfg splitConfig) [][]byte {
-	var ext [][]byte
+//
+// With fromFile, an untracked cache that lies in the index file is not
+// read: its header is the last of ext, and untrFrom, len(ext), says that
+// its body follows (writeLocked copies it); otherwise untrFrom is 0.
+func (x *gitIndex) extensions(cfg splitConfig, fromFile bool) (ext [][]byte, untrFrom int) {
 	if !x.cacheTree.IsZero() && x.treeDirs != nil && x.n > 0 {
 		if dirs, err := x.treeDirs(x.cacheTree); err == nil {
 			for i := range dirs {
@@ -563,16 +624,22 @@ func (x *gitIndex) extensions(cfg splitConfig) [][]byte {
 		}
 	}
 	if cfg.noUntracked {
-		x.untr, x.untrDec, x.untrGone = nil, nil, false
+		x.dropUntracked()
 	}
-	if x.untr != nil {
-		if x.untrGone {
-			x.untrOut = x.untrDec.Append(x.untrOut[:0])
-			x.untr, x.untrGone = x.untrOut, false
-			// untrDec's bytes are the file's, never untrOut's: the next
-			// change encodes from it again.
+	if x.untrGone {
+		x.untrOut = x.untrDec.Append(x.untrOut[:0])
+		x.untr, x.untrIn, x.untrGone = x.untrOut, nil, false
+		// untrDec's bytes are its own, never untrOut's: the next change
+		// encodes from it again.
+	}
+	switch {
+	case x.untrIn != nil && fromFile:
+		ext = append(ext, index.ExtensionHeader(nil, "UNTR", int(x.untrIn.size)))
+		untrFrom = len(ext)
+	case x.untr != nil || x.untrIn != nil:
+		if b := x.untrBody(); b != nil {
+			ext = append(ext, index.ExtensionHeader(nil, "UNTR", len(b)), b)
 		}
-		ext = append(ext, index.ExtensionHeader(nil, "UNTR", len(x.untr)), x.untr)
 	}
 	if x.fsmn != nil {
 		// Each entry as the monitor last said, and every entry quire
@@ -586,7 +653,7 @@ func (x *gitIndex) extensions(cfg splitConfig) [][]byte {
 		}
 		ext = append(ext, index.AppendExtension(nil, "FSMN", index.AppendFSMonitorBits(nil, x.fsmn, dirty)))
 	}
-	return ext
+	return ext, untrFrom
 }
 
 // validBits is each entry's FSMonitorValid, by position in the whole
@@ -679,12 +746,12 @@ func (x *gitIndex) writeLocked(f *os.File) error {
 	// system monitor's bits are of every entry) leaves the resident set.
 	fsys.Release(x.tabMap)
 	crashpoint.Hit()
-	for _, p := range append([][]byte{x.buf}, x.tail...) {
-		if _, err := f.Write(p); err != nil {
-			f.Close()
-			os.Remove(lock)
-			return err
-		}
+	untrAt, err := x.writePieces(f)
+	x.tail = nil // what it held of the untracked cache is let go
+	if err != nil {
+		f.Close()
+		os.Remove(lock)
+		return err
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(lock)
@@ -700,7 +767,79 @@ func (x *gitIndex) writeLocked(f *os.File) error {
 		return err
 	}
 	x.stat = stampOf(fi)
+	if untrAt >= 0 {
+		// The untracked cache now lies in the file written; what was
+		// held of it is let go.
+		size := int64(len(x.untr))
+		if x.untrIn != nil {
+			size = x.untrIn.size
+		}
+		x.untr, x.untrOut = nil, nil
+		x.untrIn = &fileSection{off: untrAt, size: size, st: x.stat}
+	}
 	return nil
+}
+
+// writePieces writes the index encode made into f: buf whole (it ends in
+// its checksum), or a split index's buf, its tail with the untracked
+// cache's body copied from the index file it lies in, and the checksum
+// of them all. It answers where the untracked cache's body lies in the
+// file written, -1 when it holds none or the cache is held whole in a
+// whole index. A body no longer where it was (another program replaced
+// the file since it was read) is dropped with its header: git builds it
+// again.
+func (x *gitIndex) writePieces(f *os.File) (int64, error) {
+	if x.tail == nil {
+		_, err := f.Write(x.buf)
+		return -1, err
+	}
+	var from *os.File
+	if x.untrFrom > 0 {
+		if g, err := os.Open(x.path); err == nil {
+			defer g.Close()
+			if fi, err := g.Stat(); err == nil && x.untrIn != nil && stampOf(fi) == x.untrIn.st {
+				from = g
+			}
+		}
+		if from == nil {
+			x.dropUntracked()
+		}
+	}
+	h := sha1.New()
+	w := io.MultiWriter(f, h)
+	var n int64
+	put := func(p []byte) error {
+		k, err := w.Write(p)
+		n += int64(k)
+		return err
+	}
+	untrAt := int64(-1)
+	if err := put(x.buf); err != nil {
+		return -1, err
+	}
+	for i, p := range x.tail {
+		if i == x.untrFrom-1 && from == nil {
+			continue // the header of a body dropped
+		}
+		if err := put(p); err != nil {
+			return -1, err
+		}
+		if i == x.untrFrom-1 {
+			untrAt = n
+			k, err := io.Copy(w, io.NewSectionReader(from, x.untrIn.off, x.untrIn.size))
+			n += k
+			if err == nil && k != x.untrIn.size {
+				err = io.ErrUnexpectedEOF
+			}
+			if err != nil {
+				return -1, err
+			}
+		} else if x.untr != nil && len(p) > 0 && len(x.untr) > 0 && &p[0] == &x.untr[0] {
+			untrAt = n - int64(len(p))
+		}
+	}
+	_, err := f.Write(h.Sum(nil))
+	return untrAt, err
 }
 
 // indexPath is .git/index of a repository.

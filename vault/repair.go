@@ -199,7 +199,8 @@ func (v *Vault) repairIndex() ([]string, error) {
 	x := v.gitIdx
 	// What git cached of the index is not kept past a repair: git makes
 	// its cache-tree, its untracked cache and its monitor's cache again.
-	x.cacheTree, x.untr, x.untrDec, x.untrGone, x.fsmn = ZeroHash, nil, nil, false, nil
+	x.cacheTree, x.fsmn = ZeroHash, nil
+	x.dropUntracked()
 	if entries == nil {
 		entries = x.all()
 	}

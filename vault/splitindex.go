@@ -143,7 +143,7 @@ func (x *gitIndex) encode() error {
 	cfg := x.config()
 	x.v4 = x.version == 4 || x.version == 0 && cfg.newV4
 	split := cfg.mode == 1 || cfg.mode == -1 && (!x.baseID.IsZero() || x.n >= splitMinEntries)
-	ext := x.extensions(cfg)
+	ext, untrFrom := x.extensions(cfg, split)
 	if !split {
 		// The index written is then the table its entries are read from
 		// in place: its room is not used again.
@@ -159,9 +159,9 @@ func (x *gitIndex) encode() error {
 		}
 		x.rebase(m.Whole, ZeroHash)
 		x.fsm = valid
-		x.tail = x.tail[:0]
-		if x.untr != nil && !x.untrGone {
-			x.untr = m.Untracked // the same bytes, once
+		x.tail, x.untrFrom = nil, 0
+		if m.Untracked != nil {
+			x.untr, x.untrIn = m.Untracked, nil // the bytes written, once
 		}
 		return nil
 	}
@@ -183,10 +183,11 @@ func (x *gitIndex) encode() error {
 	if x.bufTab {
 		x.buf, x.bufTab = nil, false
 	}
-	// Written in pieces (writeLocked): the head, the extensions as they
-	// are held, and the checksum.
+	// Written in pieces (writePieces): the head, the extensions as they
+	// are held or lie in the index file, and the checksum.
 	x.buf = index.EncodeSplitHead(x.buf[:0], d, x.baseID, x.v4)
-	x.tail = append(append(x.tail[:0], ext...), index.Sum(append([][]byte{x.buf}, ext...)...))
+	x.tail = append(make([][]byte, 0, len(ext)), ext...)
+	x.untrFrom = untrFrom
 	return nil
 }
 
