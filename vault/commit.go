@@ -92,7 +92,7 @@ func (v *Vault) commitPaths(paths []string, author Signature, msg string) (id Ha
 	// The tree the index made before this commit's changes: when it is
 	// the parent's, the index makes the new commit's tree after them
 	// (the same changes go to both), which its cache-tree then says.
-	made, empty := v.gitIdx.cacheTree, len(v.gitIdx.entries) == 0
+	made, empty := v.gitIdx.cacheTree, v.gitIdx.len() == 0
 	changes := map[string]change{}
 	for _, p := range paths {
 		if err := v.collect(p, changes); err != nil {
@@ -170,7 +170,7 @@ func (v *Vault) collect(rel string, changes map[string]change) error {
 			if err := v.keepsGone(name); err != nil {
 				return err
 			}
-			if _, ok := v.gitIdx.find(name); ok {
+			if v.gitIdx.has(name) {
 				changes[name] = change{}
 				v.gitIdx.remove(name)
 			}
@@ -243,8 +243,8 @@ func (v *Vault) collectFile(rel, abs string, changes map[string]change) error {
 	if fi.Mode()&0o111 != 0 {
 		mode = object.Executable
 	}
-	i, staged := v.gitIdx.find(rel)
-	if staged && v.gitIdx.entries[i].Hash == h && v.gitIdx.entries[i].Mode == mode {
+	e, staged := v.gitIdx.get(rel)
+	if staged && e.Hash == h && e.Mode == mode {
 		v.gitIdx.set(rel, h, fi)
 		return nil
 	}
@@ -252,7 +252,7 @@ func (v *Vault) collectFile(rel, abs string, changes map[string]change) error {
 		return err
 	}
 	if keep == Prefix && staged {
-		v.objs.knowAppended(*v.gitIdx.entries[i], h, data)
+		v.objs.knowAppended(*e, h, data)
 	}
 	v.gitIdx.set(rel, h, fi)
 	changes[rel] = change{hash: h, mode: mode}

@@ -1,15 +1,19 @@
 package vault
 
 import (
+	"bytes"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,13 +50,35 @@ import (
 //
 // The others (REUC, EOIE, IEOT) are not kept: git makes them again.
 type gitIndex struct {
-	path    string
-	entries []*index.Entry // sorted by name
-	// conflicted: entries holds a conflict's stages (a merge stopped); the
-	// index is then git's alone, never written back.
+	path string
+	// tab is the entries as read or last written, in place (index.Table):
+	// the shared index when the index on disk is split (baseID), else
+	// the whole index's file; over is what changed since, by name (an
+	// entry of nil: the table's entry of that name is gone), onames its
+	// names sorted, and n the count of entries in all. An entry of the
+	// table is decoded when asked for; a boundary changes a few entries
+	// of 600,000 at 100,000 runs (issue 28: decoded whole, the shared
+	// index and its file were 160 MB of quire serve's 360).
+	tab    *index.Table
+	tabMap []byte // tab's file mapped (a shared index), nil when read
+	over   map[string]change_
+	onames []string
+	n      int
+	// fsm holds the file system monitor's bit (FSMonitorValid) of each
+	// entry of tab, by position (nil: none valid); over's entries carry
+	// their own.
+	fsm []bool
+	// conflicted: the index holds a conflict's stages (a merge stopped);
+	// the index is then git's alone, never written back.
 	conflicted bool
 	stat       fileStamp
-	buf        []byte // the last index written, its room kept for the next
+	buf        []byte // the last index written: a split one's room is kept for the next
+	bufTab     bool   // buf is tab's bytes (a whole index written), not to be written to
+	// tail is what follows buf in a split index written: its
+	// extensions, the untracked cache's body copied from the index file
+	// after tail[untrFrom-1] when untrFrom > 0, then the checksum.
+	tail     [][]byte
+	untrFrom int
 	// cacheTree is the tree the whole index makes, when known: as the
 	// cache-tree's root says (git's or quire's), or as quire's last commit
 	// made it from an index that made its parent's tree (commitPaths);
@@ -65,6 +91,7 @@ type gitIndex struct {
 	// none), and untrDec it decoded, once an entry added or removed made
 	// part of it stale; untrOut is the room of the last one encoded.
 	untr     []byte
+	untrIn   *fileSection // the body is in the index file, not held (untr nil)
 	untrDec  *index.Untracked
 	untrOut  []byte
 	untrGone bool // untrDec holds what untr does not
@@ -72,16 +99,29 @@ type gitIndex struct {
 	// (nil: none); each entry's FSMonitorValid its bit, false for every
 	// entry quire sets.
 	fsmn []byte
-	// base is the shared index of a split index, as read or last written
-	// (entries it holds unchanged are the same pointers as in entries),
-	// and baseID its id; nil when the index on disk is whole.
-	base   []*index.Entry
+	// baseID names the shared index tab is, when the index on disk is
+	// split; zero when it is whole.
 	baseID Hash
 	cfg    splitConfig
 	// version is the version of the index read (0: none on disk); v4 says
 	// the one written is version 4 (encode).
 	version uint32
 	v4      bool
+}
+
+// change_ is an entry of gitIndex.over: the entry (nil: gone), and the
+// position of the table's entry of its name, -1 when the table has none.
+type change_ struct {
+	e   *index.Entry
+	pos int
+}
+
+// fileSection is where bytes lie in the index file of a stamp: a split
+// index read or written keeps its untracked cache (14 MB at 100,000 runs)
+// there, not in memory, and copies it into the next file written.
+type fileSection struct {
+	off, size int64
+	st        fileStamp
 }
 
 type fileStamp struct {
@@ -103,16 +143,58 @@ func (x *gitIndex) load() error { return x.loadWith(false) }
 // loadVerified reads the index again whatever its stat, its checksum and
 // its shared index's checked: for quire check and quire janitor.
 func (x *gitIndex) loadVerified() error {
-	x.stat, x.base, x.baseID = fileStamp{}, nil, ZeroHash
+	x.stat, x.baseID = fileStamp{}, ZeroHash
+	x.rebase(nil, ZeroHash)
 	return x.loadWith(true)
+}
+
+// rebase makes tab the index's entries, nothing changed since.
+func (x *gitIndex) rebase(tab *index.Table, id Hash) {
+	x.tab, x.baseID, x.tabMap = tab, id, nil
+	x.over, x.onames, x.n, x.fsm = map[string]change_{}, nil, tab.Len(), nil
+}
+
+// clear makes the index empty, as when there is none.
+func (x *gitIndex) clear() {
+	x.rebase(nil, ZeroHash)
+	x.cacheTree = ZeroHash
+	x.dropUntracked()
+	x.fsmn = nil
+	x.conflicted = false
+}
+
+// dropUntracked forgets git's untracked cache: git builds it again.
+func (x *gitIndex) dropUntracked() {
+	x.untr, x.untrIn, x.untrDec, x.untrGone, x.untrOut = nil, nil, nil, false, nil
+}
+
+// untrBody is the untracked cache's body: held, or read from the index
+// file where it lies; nil when there is none, or when that file is no
+// longer the one read (the cache is then dropped).
+func (x *gitIndex) untrBody() []byte {
+	if x.untr != nil || x.untrIn == nil {
+		return x.untr
+	}
+	s := x.untrIn
+	f, err := os.Open(x.path)
+	if err == nil {
+		defer f.Close()
+		var fi fs.FileInfo
+		if fi, err = f.Stat(); err == nil && stampOf(fi) == s.st {
+			b := make([]byte, s.size)
+			if _, err = f.ReadAt(b, s.off); err == nil {
+				return b
+			}
+		}
+	}
+	x.dropUntracked()
+	return nil
 }
 
 func (x *gitIndex) loadWith(verify bool) error {
 	fi, err := os.Stat(x.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		x.entries, x.base, x.baseID = nil, nil, ZeroHash
-		x.cacheTree = ZeroHash
-		x.untr, x.untrDec, x.untrGone, x.fsmn = nil, nil, false, nil
+		x.clear()
 		x.stat = fileStamp{}
 		x.version = 0
 		return nil
@@ -127,37 +209,119 @@ func (x *gitIndex) loadWith(verify bool) error {
 	if err != nil {
 		return err
 	}
-	d, err := index.Decode(data, verify, func(id Hash) ([]*index.Entry, error) {
-		return x.sharedEntries(id, verify)
-	})
+	m, err := index.ReadMain(data, verify)
 	if err != nil {
 		return fmt.Errorf("vault: reading .git/index: %w", err)
+	}
+	var changes []index.Change
+	if m.Whole != nil {
+		x.rebase(m.Whole, ZeroHash)
+	} else {
+		tab, mapped, err := x.sharedTable(m.SharedID, verify)
+		if err != nil {
+			return fmt.Errorf("vault: reading .git/index: the shared index %s of the split index: %w", m.SharedID, err)
+		}
+		if changes, err = index.ApplySplit(tab, m); err != nil {
+			return fmt.Errorf("vault: reading .git/index: %w", err)
+		}
+		x.rebase(tab, m.SharedID)
+		x.tabMap = mapped
+		for _, c := range changes {
+			x.put(c.Name, c.Entry, c.Pos)
+		}
 	}
 	// A conflict's stages are kept as git wrote them: the vault refuses
 	// every write while they are there (gitop.go) and never writes this
 	// index back.
-	x.conflicted = false
-	for _, e := range d.Entries {
-		if e.Stage != 0 {
+	x.conflicted = x.tab.Staged()
+	for _, c := range changes {
+		if c.Entry != nil && c.Entry.Stage != 0 {
 			x.conflicted = true
-			break
 		}
 	}
-	x.entries, x.base, x.baseID = d.Entries, d.Shared, d.SharedID
-	x.cacheTree = d.CacheTree
-	x.untr, x.untrDec, x.untrGone, x.fsmn = d.Untracked, nil, false, d.FSMonitor
-	x.version = d.Version
+	// The monitor's bitmap is over the whole index, a split one merged
+	// (git's fill_fsmonitor_bitmap and tweak_fsmonitor).
+	x.fsmn = nil
+	if m.FSMonitor != nil {
+		head, dirty := index.ReadFSMonitor(m.FSMonitor, x.n)
+		x.fsmn = bytes.Clone(head) // not the file's bytes, which it would hold
+		if head != nil {
+			x.fsm = make([]bool, x.tab.Len())
+			p := 0
+			x.walk(func(e *index.Entry, pos int, own bool) bool {
+				valid := p >= len(dirty) || !dirty[p]
+				if own {
+					e.FSMonitorValid = valid
+				} else {
+					x.fsm[pos] = valid
+				}
+				p++
+				return true
+			}, false)
+		}
+	}
+	x.cacheTree = m.CacheTree
+	x.dropUntracked()
 	x.stat = stampOf(fi)
+	switch {
+	case m.Untracked == nil:
+	case m.Whole != nil:
+		x.untr = m.Untracked // in the table's bytes, held anyway
+	default:
+		// Where it lies in the file (m.Untracked is a slice of data),
+		// and data let go.
+		x.untrIn = &fileSection{off: int64(cap(data) - cap(m.Untracked)), size: int64(len(m.Untracked)), st: x.stat}
+	}
+	x.version = m.Version
 	return nil
 }
 
-// sharedEntries reads the shared index id, or answers the one held when it
-// is the same: after a git command rewrote a split index, only its own
-// small file is read again.
-func (x *gitIndex) sharedEntries(id Hash, verify bool) ([]*index.Entry, error) {
-	if x.base != nil && id == x.baseID {
-		return x.base, nil
+// sharedTable reads the shared index id in place, or answers the one held
+// when it is the same: after a git command rewrote a split index, only
+// its own small file is read again.
+//
+// The file is mapped, not read into the heap, and its pages dropped from
+// the process's resident memory once the table is made (fsys.Release):
+// a boundary then touches a few pages of it (a search of the names, the
+// entries it changes), not its 47 MB at 100,000 runs, and the collector
+// neither counts nor scans it (issue 28). A shared index is never written
+// to once named (git and quire write a new file and rename it), and a
+// mapping outlives the file's removal. The mapping is released when the
+// table is no longer used (runtime.AddCleanup), for an IndexMark may
+// still read an old table. mapped is the mapping, nil when the file was
+// read (Windows, or the table held).
+func (x *gitIndex) sharedTable(id Hash, verify bool) (tab *index.Table, mapped []byte, err error) {
+	if x.tab != nil && id == x.baseID {
+		return x.tab, x.tabMap, nil
 	}
+	f, err := os.Open(x.sharedPath(id.String()))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi.Size() == 0 || fi.Size() > 1<<32 {
+		return nil, nil, fmt.Errorf("it holds %d bytes", fi.Size())
+	}
+	data, err := fsys.Map(f, int(fi.Size()))
+	if err != nil {
+		return nil, nil, err
+	}
+	if tab, err = index.ReadShared(id, data, verify); err != nil {
+		fsys.Unmap(data)
+		return nil, nil, err
+	}
+	fsys.Release(data)
+	runtime.AddCleanup(tab, func(b []byte) { fsys.Unmap(b) }, data)
+	return tab, data, nil
+}
+
+// sharedEntries reads the shared index id decoded whole (index.Decode's
+// form).
+func (x *gitIndex) sharedEntries(id Hash, verify bool) ([]*index.Entry, error) {
 	data, err := os.ReadFile(x.sharedPath(id.String()))
 	if err != nil {
 		return nil, err
@@ -170,9 +334,138 @@ func (x *gitIndex) sharedPath(id string) string {
 	return filepath.Join(filepath.Dir(x.path), "sharedindex."+id)
 }
 
-func (x *gitIndex) find(name string) (int, bool) {
-	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].Name >= name })
-	return i, i < len(x.entries) && x.entries[i].Name == name
+// put records e (nil: gone) under name in over; pos is the table's entry
+// of that name, -1 when none.
+func (x *gitIndex) put(name string, e *index.Entry, pos int) {
+	if x.over == nil {
+		x.over = map[string]change_{}
+	}
+	old, had := x.over[name]
+	switch {
+	case !had && pos < 0 && e != nil, had && old.e == nil && e != nil:
+		x.n++
+	case !had && pos >= 0 && e == nil, had && old.e != nil && e == nil:
+		x.n--
+	}
+	if !had {
+		i, _ := slices.BinarySearch(x.onames, name)
+		x.onames = slices.Insert(x.onames, i, name)
+	}
+	if e == nil && pos < 0 {
+		// Added since the table and gone again: nothing to say.
+		delete(x.over, name)
+		i, _ := slices.BinarySearch(x.onames, name)
+		x.onames = slices.Delete(x.onames, i, i+1)
+		return
+	}
+	x.over[name] = change_{e, pos}
+}
+
+// get answers the entry of name (a table's entry decoded anew).
+func (x *gitIndex) get(name string) (*index.Entry, bool) {
+	if c, ok := x.over[name]; ok {
+		return c.e, c.e != nil
+	}
+	i, ok := x.tab.Search(name)
+	if !ok {
+		return nil, false
+	}
+	e := x.tab.Entry(i)
+	if x.fsm != nil && x.fsm[i] {
+		c := *e
+		c.FSMonitorValid = true
+		e = &c
+	}
+	return e, true
+}
+
+// has reports whether the index holds name.
+func (x *gitIndex) has(name string) bool {
+	if c, ok := x.over[name]; ok {
+		return c.e != nil
+	}
+	_, ok := x.tab.Search(name)
+	return ok
+}
+
+// len is the count of entries.
+func (x *gitIndex) len() int { return x.n }
+
+// walk calls fn with each entry in order (the whole index, a split one
+// merged) until it answers false: the entry, and either its position in
+// the table (own false: then the entry and its name are valid only
+// during the call, not to be kept) or own true, an entry of over. With
+// fields false a table's entry has only its name.
+func (x *gitIndex) walk(fn func(e *index.Entry, pos int, own bool) bool, fields bool) {
+	k := 0
+	stop := false
+	// flush yields over's added entries before name ("": all).
+	flush := func(name string, all bool) bool {
+		for ; k < len(x.onames) && (all || x.onames[k] < name); k++ {
+			if c := x.over[x.onames[k]]; c.pos < 0 && c.e != nil {
+				if !fn(c.e, -1, true) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	each := func(i int, e *index.Entry) bool {
+		if !flush(e.Name, false) {
+			stop = true
+			return false
+		}
+		if k < len(x.onames) && x.onames[k] == e.Name {
+			c := x.over[x.onames[k]]
+			k++
+			if c.pos >= 0 {
+				if c.e != nil && !fn(c.e, -1, true) {
+					stop = true
+					return false
+				}
+				return true
+			}
+		}
+		if x.fsm != nil {
+			e.FSMonitorValid = x.fsm[i]
+		}
+		if !fn(e, i, false) {
+			stop = true
+			return false
+		}
+		return true
+	}
+	if x.tab != nil {
+		if fields {
+			x.tab.Walk(0, each)
+		} else {
+			x.tab.WalkNames(0, each)
+		}
+	}
+	if !stop {
+		flush("", true)
+	}
+}
+
+// each calls fn with each entry in order until it answers false; an
+// entry and its name are valid only during the call.
+func (x *gitIndex) each(fn func(e *index.Entry) bool) {
+	x.walk(func(e *index.Entry, _ int, _ bool) bool { return fn(e) }, true)
+}
+
+// all is every entry, in order, each its own.
+func (x *gitIndex) all() []*index.Entry {
+	out := make([]*index.Entry, 0, x.n)
+	x.walk(func(e *index.Entry, _ int, own bool) bool {
+		if !own {
+			c := *e
+			c.Name = strings.Clone(e.Name)
+			e = &c
+		}
+		out = append(out, e)
+		return true
+	}, true)
+	return out
 }
 
 // clean reports whether the file at name is as the index recorded it, by
@@ -180,11 +473,10 @@ func (x *gitIndex) find(name string) (int, bool) {
 // times to the nanosecond and inode, and modified before the index was written (an
 // entry as new as the index itself is "racy" and is read again).
 func (x *gitIndex) clean(name string, fi fs.FileInfo) bool {
-	i, ok := x.find(name)
+	e, ok := x.get(name)
 	if !ok {
 		return false
 	}
-	e := x.entries[i]
 	if int64(e.Size) != fi.Size() || !e.ModifiedAt.Equal(fi.ModTime()) || !fi.ModTime().Before(x.stat.mtime) {
 		return false
 	}
@@ -211,22 +503,33 @@ func (x *gitIndex) set(name string, h Hash, fi fs.FileInfo) {
 		e.Dev, e.Inode = uint32(st.Dev), uint32(st.Ino)
 		e.UID, e.GID = st.UID, st.GID
 	}
+	x.setEntry(e)
+}
+
+// setEntry records e under its name.
+func (x *gitIndex) setEntry(e *index.Entry) {
 	x.cacheTree = ZeroHash
-	i, ok := x.find(name)
-	if ok {
-		x.entries[i] = e
-		return
+	if !x.has(e.Name) {
+		x.forgetFolders(e.Name)
 	}
-	x.forgetFolders(name)
-	x.entries = append(x.entries, nil)
-	copy(x.entries[i+1:], x.entries[i:])
-	x.entries[i] = e
+	x.put(e.Name, e, x.posOf(e.Name))
+}
+
+// posOf is the position of the table's entry of name, -1 when none.
+func (x *gitIndex) posOf(name string) int {
+	if c, ok := x.over[name]; ok {
+		return c.pos
+	}
+	if i, ok := x.tab.Search(name); ok {
+		return i
+	}
+	return -1
 }
 
 func (x *gitIndex) remove(name string) {
-	if i, ok := x.find(name); ok {
+	if x.has(name) {
 		x.cacheTree = ZeroHash
-		x.entries = append(x.entries[:i], x.entries[i+1:]...)
+		x.put(name, nil, x.posOf(name))
 		x.forgetFolders(name)
 	}
 }
@@ -244,13 +547,17 @@ func (x *gitIndex) remove(name string) {
 // file quire adds to a run's folder does not make git status read again
 // playbook-runs/, the folder of every run.
 func (x *gitIndex) forgetFolders(name string) {
-	if x.untr == nil {
+	if x.untr == nil && x.untrIn == nil {
 		return
 	}
 	if x.untrDec == nil {
-		u, err := index.DecodeUntracked(x.untr)
+		b := x.untrBody()
+		if b == nil {
+			return
+		}
+		u, err := index.DecodeUntracked(b)
 		if err != nil {
-			x.untr = nil // git builds it again
+			x.dropUntracked() // git builds it again
 			return
 		}
 		x.untrDec = u
@@ -273,8 +580,25 @@ func (x *gitIndex) forgetFolders(name string) {
 // holds reports whether an entry lies below the folder dir.
 func (x *gitIndex) holds(dir string) bool {
 	prefix := dir + "/"
-	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].Name >= prefix })
-	return i < len(x.entries) && strings.HasPrefix(x.entries[i].Name, prefix)
+	k, _ := slices.BinarySearch(x.onames, prefix)
+	for ; k < len(x.onames) && strings.HasPrefix(x.onames[k], prefix); k++ {
+		if x.over[x.onames[k]].e != nil {
+			return true
+		}
+	}
+	found := false
+	i, _ := x.tab.Search(prefix)
+	x.tab.WalkNames(i, func(_ int, e *index.Entry) bool {
+		if !strings.HasPrefix(e.Name, prefix) {
+			return false
+		}
+		if c, ok := x.over[e.Name]; ok && c.e == nil {
+			return true // gone
+		}
+		found = true
+		return false
+	})
+	return found
 }
 
 // extensions are the extensions of the index to write, in pieces: the
@@ -286,52 +610,110 @@ func (x *gitIndex) holds(dir string) bool {
 // git status in a large vault (14 MB at 100,000 runs, in the split
 // index's own file, as git writes it): the price of a git status that
 // does not read every folder again.
-func (x *gitIndex) extensions(cfg splitConfig) [][]byte {
-	var ext [][]byte
-	if !x.cacheTree.IsZero() && x.treeDirs != nil && len(x.entries) > 0 {
+//
+// With fromFile, an untracked cache that lies in the index file is not
+// read: its header is the last of ext, and untrFrom, len(ext), says that
+// its body follows (writeLocked copies it); otherwise untrFrom is 0.
+func (x *gitIndex) extensions(cfg splitConfig, fromFile bool) (ext [][]byte, untrFrom int) {
+	if !x.cacheTree.IsZero() && x.treeDirs != nil && x.n > 0 {
 		if dirs, err := x.treeDirs(x.cacheTree); err == nil {
 			for i := range dirs {
 				dirs[i].Count = x.countUnder(dirs[i].Name)
 			}
-			ext = append(ext, index.AppendExtension(nil, "TREE", index.AppendCacheTree(nil, x.cacheTree, len(x.entries), dirs)))
+			ext = append(ext, index.AppendExtension(nil, "TREE", index.AppendCacheTree(nil, x.cacheTree, x.n, dirs)))
 		}
 	}
 	if cfg.noUntracked {
-		x.untr, x.untrDec, x.untrGone = nil, nil, false
+		x.dropUntracked()
 	}
-	if x.untr != nil {
-		if x.untrGone {
-			x.untrOut = x.untrDec.Append(x.untrOut[:0])
-			x.untr, x.untrGone = x.untrOut, false
-			// untrDec's bytes are the file's, never untrOut's: the next
-			// change encodes from it again.
+	if x.untrGone {
+		x.untrOut = x.untrDec.Append(x.untrOut[:0])
+		x.untr, x.untrIn, x.untrGone = x.untrOut, nil, false
+		// untrDec's bytes are its own, never untrOut's: the next change
+		// encodes from it again.
+	}
+	switch {
+	case x.untrIn != nil && fromFile:
+		ext = append(ext, index.ExtensionHeader(nil, "UNTR", int(x.untrIn.size)))
+		untrFrom = len(ext)
+	case x.untr != nil || x.untrIn != nil:
+		if b := x.untrBody(); b != nil {
+			ext = append(ext, index.ExtensionHeader(nil, "UNTR", len(b)), b)
 		}
-		ext = append(ext, index.ExtensionHeader(nil, "UNTR", len(x.untr)), x.untr)
 	}
 	if x.fsmn != nil {
 		// Each entry as the monitor last said, and every entry quire
 		// set not valid: git stats those, and asks the monitor for the
 		// rest since its token (which covers quire's writes too).
-		ext = append(ext, index.AppendExtension(nil, "FSMN", index.AppendFSMonitor(nil, x.fsmn, x.entries)))
+		var dirty []int
+		for p, ok := range x.validBits() {
+			if !ok {
+				dirty = append(dirty, p)
+			}
+		}
+		ext = append(ext, index.AppendExtension(nil, "FSMN", index.AppendFSMonitorBits(nil, x.fsmn, dirty)))
 	}
-	return ext
+	return ext, untrFrom
+}
+
+// validBits is each entry's FSMonitorValid, by position in the whole
+// index.
+func (x *gitIndex) validBits() []bool {
+	valid := make([]bool, 0, x.n)
+	x.walk(func(e *index.Entry, pos int, own bool) bool {
+		valid = append(valid, own && e.FSMonitorValid || !own && x.fsm != nil && x.fsm[pos])
+		return true
+	}, false)
+	return valid
 }
 
 // countUnder is the count of entries below the folder dir.
 func (x *gitIndex) countUnder(dir string) int {
 	prefix := dir + "/"
-	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].Name >= prefix })
-	j := sort.Search(len(x.entries), func(j int) bool { return x.entries[j].Name >= dir+"0" }) // '0' follows '/'
-	return j - i
+	i, _ := x.tab.Search(prefix)
+	j, _ := x.tab.Search(dir + "0") // '0' follows '/'
+	n := j - i
+	k, _ := slices.BinarySearch(x.onames, prefix)
+	for ; k < len(x.onames) && strings.HasPrefix(x.onames[k], prefix); k++ {
+		switch c := x.over[x.onames[k]]; {
+		case c.pos < 0 && c.e != nil:
+			n++
+		case c.pos >= 0 && c.e == nil:
+			n--
+		}
+	}
+	return n
 }
 
 // under lists the names of the entries at or below the folder dir.
 func (x *gitIndex) under(dir string) []string {
 	prefix := dir + "/"
-	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].Name >= prefix })
 	var names []string
-	for ; i < len(x.entries) && len(x.entries[i].Name) >= len(prefix) && x.entries[i].Name[:len(prefix)] == prefix; i++ {
-		names = append(names, x.entries[i].Name)
+	k, _ := slices.BinarySearch(x.onames, prefix)
+	i, _ := x.tab.Search(prefix)
+	x.tab.WalkNames(i, func(_ int, e *index.Entry) bool {
+		if !strings.HasPrefix(e.Name, prefix) {
+			return false
+		}
+		for ; k < len(x.onames) && x.onames[k] < e.Name; k++ {
+			if c := x.over[x.onames[k]]; c.pos < 0 && c.e != nil {
+				names = append(names, x.onames[k])
+			}
+		}
+		if k < len(x.onames) && x.onames[k] == e.Name {
+			k++
+			if x.over[e.Name].e != nil {
+				names = append(names, x.onames[k-1])
+			}
+			return true
+		}
+		names = append(names, strings.Clone(e.Name))
+		return true
+	})
+	for ; k < len(x.onames) && strings.HasPrefix(x.onames[k], prefix); k++ {
+		if c := x.over[x.onames[k]]; c.pos < 0 && c.e != nil {
+			names = append(names, x.onames[k])
+		}
 	}
 	return names
 }
@@ -360,9 +742,13 @@ func (x *gitIndex) writeLocked(f *os.File) error {
 		os.Remove(lock)
 		return err
 	}
-	buf := x.buf
+	// What encode's walks touched of the mapped shared index (the file
+	// system monitor's bits are of every entry) leaves the resident set.
+	fsys.Release(x.tabMap)
 	crashpoint.Hit()
-	if _, err := f.Write(buf); err != nil {
+	untrAt, err := x.writePieces(f)
+	x.tail = nil // what it held of the untracked cache is let go
+	if err != nil {
 		f.Close()
 		os.Remove(lock)
 		return err
@@ -381,7 +767,79 @@ func (x *gitIndex) writeLocked(f *os.File) error {
 		return err
 	}
 	x.stat = stampOf(fi)
+	if untrAt >= 0 {
+		// The untracked cache now lies in the file written; what was
+		// held of it is let go.
+		size := int64(len(x.untr))
+		if x.untrIn != nil {
+			size = x.untrIn.size
+		}
+		x.untr, x.untrOut = nil, nil
+		x.untrIn = &fileSection{off: untrAt, size: size, st: x.stat}
+	}
 	return nil
+}
+
+// writePieces writes the index encode made into f: buf whole (it ends in
+// its checksum), or a split index's buf, its tail with the untracked
+// cache's body copied from the index file it lies in, and the checksum
+// of them all. It answers where the untracked cache's body lies in the
+// file written, -1 when it holds none or the cache is held whole in a
+// whole index. A body no longer where it was (another program replaced
+// the file since it was read) is dropped with its header: git builds it
+// again.
+func (x *gitIndex) writePieces(f *os.File) (int64, error) {
+	if x.tail == nil {
+		_, err := f.Write(x.buf)
+		return -1, err
+	}
+	var from *os.File
+	if x.untrFrom > 0 {
+		if g, err := os.Open(x.path); err == nil {
+			defer g.Close()
+			if fi, err := g.Stat(); err == nil && x.untrIn != nil && stampOf(fi) == x.untrIn.st {
+				from = g
+			}
+		}
+		if from == nil {
+			x.dropUntracked()
+		}
+	}
+	h := sha1.New()
+	w := io.MultiWriter(f, h)
+	var n int64
+	put := func(p []byte) error {
+		k, err := w.Write(p)
+		n += int64(k)
+		return err
+	}
+	untrAt := int64(-1)
+	if err := put(x.buf); err != nil {
+		return -1, err
+	}
+	for i, p := range x.tail {
+		if i == x.untrFrom-1 && from == nil {
+			continue // the header of a body dropped
+		}
+		if err := put(p); err != nil {
+			return -1, err
+		}
+		if i == x.untrFrom-1 {
+			untrAt = n
+			k, err := io.Copy(w, io.NewSectionReader(from, x.untrIn.off, x.untrIn.size))
+			n += k
+			if err == nil && k != x.untrIn.size {
+				err = io.ErrUnexpectedEOF
+			}
+			if err != nil {
+				return -1, err
+			}
+		} else if x.untr != nil && len(p) > 0 && len(x.untr) > 0 && &p[0] == &x.untr[0] {
+			untrAt = n - int64(len(p))
+		}
+	}
+	_, err := f.Write(h.Sum(nil))
+	return untrAt, err
 }
 
 // indexPath is .git/index of a repository.
@@ -400,7 +858,7 @@ func (v *Vault) IndexDigest() ([32]byte, error) {
 	}
 	h := sha256.New()
 	var b []byte
-	for _, e := range v.gitIdx.entries {
+	v.gitIdx.each(func(e *index.Entry) bool {
 		b = append(b[:0], e.Name...)
 		b = append(b, 0)
 		b = binary.BigEndian.AppendUint32(b, uint32(e.Mode))
@@ -414,7 +872,8 @@ func (v *Vault) IndexDigest() ([32]byte, error) {
 		}
 		b = append(b, e.Stage, flags)
 		h.Write(b)
-	}
+		return true
+	})
 	copy(sum[:], h.Sum(nil))
 	return sum, nil
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"quire/vault/git/index"
 	"quire/words/refusal"
 )
 
@@ -32,14 +33,15 @@ func (v *Vault) gitOperation() *GitOperation {
 	// above), and quire check names it.
 	loaded := v.gitIdx.load() == nil
 	seen := map[string]bool{}
-	for _, e := range v.gitIdx.entries {
-		if !loaded || !v.gitIdx.conflicted {
-			break
-		}
-		if e.Stage != 0 && !seen[e.Name] {
-			seen[e.Name] = true
-			op.Conflicted = append(op.Conflicted, e.Name)
-		}
+	if loaded && v.gitIdx.conflicted {
+		v.gitIdx.each(func(e *index.Entry) bool {
+			if e.Stage != 0 && !seen[e.Name] {
+				name := strings.Clone(e.Name)
+				seen[name] = true
+				op.Conflicted = append(op.Conflicted, name)
+			}
+			return true
+		})
 	}
 	sort.Strings(op.Conflicted)
 	if op.What == "" && len(op.Conflicted) > 0 {

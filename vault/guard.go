@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/vault/git/index"
 	"quire/vault/git/object"
 )
 
@@ -139,8 +140,8 @@ func (v *Vault) keepsFile(rel, abs string, keep Keep) error {
 		return err
 	}
 	if v.gitIdx.load() == nil {
-		if i, ok := v.gitIdx.find(rel); ok && v.gitIdx.clean(rel, fi) {
-			if id, held, err := v.headEntry(rel); err == nil && held && v.gitIdx.entries[i].Hash == id {
+		if e, ok := v.gitIdx.get(rel); ok && v.gitIdx.clean(rel, fi) {
+			if id, held, err := v.headEntry(rel); err == nil && held && e.Hash == id {
 				v.checked[rel] = true
 				return nil
 			}
@@ -171,12 +172,22 @@ func (v *Vault) HandEdits() ([]*HandEdit, error) {
 	if err := v.gitIdx.load(); err != nil {
 		return nil, err
 	}
-	var out []*HandEdit
-	for _, e := range v.gitIdx.entries {
-		keep := v.guard(e.Name)
-		if keep == Free {
-			continue
+	// The names the guard claims first (the index's entries are read in
+	// place, each valid only while it is walked).
+	type claimed struct {
+		name string
+		keep Keep
+	}
+	var names []claimed
+	v.gitIdx.each(func(e *index.Entry) bool {
+		if keep := v.guard(e.Name); keep != Free {
+			names = append(names, claimed{strings.Clone(e.Name), keep})
 		}
+		return true
+	})
+	var out []*HandEdit
+	for _, c := range names {
+		e, keep := &index.Entry{Name: c.name}, c.keep
 		abs := v.Abs(e.Name)
 		fi, err := os.Lstat(abs)
 		var data []byte
@@ -271,8 +282,8 @@ func (v *Vault) committedSize(rel string, id Hash) (int64, bool) {
 	if v.gitIdx.load() != nil {
 		return 0, false
 	}
-	if i, ok := v.gitIdx.find(rel); ok && v.gitIdx.entries[i].Hash == id {
-		return int64(v.gitIdx.entries[i].Size), true
+	if e, ok := v.gitIdx.get(rel); ok && e.Hash == id {
+		return int64(e.Size), true
 	}
 	return 0, false
 }

@@ -1,6 +1,10 @@
 package vault
 
 import (
+	"iter"
+	"slices"
+	"strings"
+
 	"quire/vault/git/index"
 )
 
@@ -13,25 +17,26 @@ import (
 // checks those alone, not every file (a stat a file: 10 µs each on the
 // bench's machine, 200 ms at 20,000 runs).
 type IndexMark struct {
-	entries []*index.Entry
-	set     bool
+	tab  *index.Table
+	over map[string]change_
+	set  bool
 }
 
 // MarkIndex answers the index as it is now. The caller holds the lock.
 //
-// The mark shares the index's slice, not a copy (a copy was 1.4 ms a
-// boundary at 20,000 runs): a reload puts git's entries in a new slice, and
-// the old one is written only by quire's own changes after the mark (an
-// entry set in place, entries shifted or filtered), so every entry the mark
-// shows is one quire recorded, and WrittenSince's walk answers "written"
-// for any entry it cannot match with an equal one: quire's own changes cost
-// a stat or two, never a file missed.
+// The mark shares the index's table and its changes, not a copy (a copy
+// was 1.4 ms a boundary at 20,000 runs): a reload or a new shared index
+// puts git's entries in a new table and changes, and the old ones are
+// written only by quire's own changes after the mark (an entry set or
+// removed), so every entry the mark shows is one quire recorded, and
+// WrittenSince answers "written" for any entry it cannot match with an
+// equal one: quire's own changes cost a stat or two, never a file missed.
 func (v *Vault) MarkIndex() (IndexMark, error) {
 	x := v.gitIdx
 	if err := x.load(); err != nil {
 		return IndexMark{}, err
 	}
-	return IndexMark{entries: x.entries, set: true}, nil
+	return IndexMark{tab: x.tab, over: x.over, set: true}, nil
 }
 
 // WrittenSince answers whether a file may have been written by a git
@@ -47,27 +52,59 @@ func (v *Vault) WrittenSince(m IndexMark) (written func(path string) bool, ok bo
 		return nil, false, err
 	}
 	changed := map[string]bool{}
-	old, now := m.entries, x.entries
-	for len(old) > 0 || len(now) > 0 {
-		switch {
-		case len(now) == 0 || len(old) > 0 && old[0].Name < now[0].Name:
-			changed[old[0].Name] = true
-			old = old[1:]
-		case len(old) == 0 || now[0].Name < old[0].Name:
-			changed[now[0].Name] = true
-			now = now[1:]
-		default:
-			if old[0] != now[0] && !index.Same(old[0], now[0]) {
-				changed[now[0].Name] = true
+	old := &gitIndex{tab: m.tab, over: m.over}
+	if m.tab == x.tab {
+		// The same table: the entries that may differ are those either
+		// side changed.
+		differs := func(name string) {
+			a, aok := old.get(name)
+			b, bok := x.get(name)
+			if aok != bok || aok && a != b && !index.Same(a, b) {
+				changed[name] = true
 			}
-			old, now = old[1:], now[1:]
+		}
+		for name := range m.over {
+			differs(name)
+		}
+		for name := range x.over {
+			if _, seen := m.over[name]; !seen {
+				differs(name)
+			}
+		}
+	} else {
+		old.n = -1 // not counted: only walked
+		for name := range old.over {
+			old.onames = append(old.onames, name)
+		}
+		slices.Sort(old.onames)
+		next, stop := iter.Pull(func(yield func(*index.Entry) bool) { old.each(yield) })
+		defer stop()
+		o, more := next()
+		x.each(func(e *index.Entry) bool {
+			for more && o.Name < e.Name {
+				changed[strings.Clone(o.Name)] = true
+				o, more = next()
+			}
+			switch {
+			case more && o.Name == e.Name:
+				if o != e && !index.Same(o, e) {
+					changed[strings.Clone(e.Name)] = true
+				}
+				o, more = next()
+			default:
+				changed[strings.Clone(e.Name)] = true
+			}
+			return true
+		})
+		for more {
+			changed[strings.Clone(o.Name)] = true
+			o, more = next()
 		}
 	}
 	return func(path string) bool {
 		if changed[path] {
 			return true
 		}
-		_, held := x.find(path)
-		return !held
+		return !x.has(path)
 	}, true, nil
 }

@@ -147,14 +147,16 @@ func (v *Vault) headFiles() (Hash, map[string]change, error) {
 func (v *Vault) repairIndex() ([]string, error) {
 	var fixed []string
 	if err := v.gitIdx.loadVerified(); err != nil {
-		v.gitIdx.entries = nil
+		v.gitIdx.clear()
 		fixed = append(fixed, ".git/index (unreadable: "+err.Error()+"; rebuilt from HEAD)")
 	}
 	head, err := v.head()
 	if err != nil || head.IsZero() {
 		return fixed, err
 	}
+	var entries []*index.Entry // the index's, once read whole
 	if len(fixed) == 0 {
+		entries = v.gitIdx.all()
 		// Most of a large index agrees with HEAD: compare the trees the
 		// index would make with HEAD's, folder by folder, and read only the
 		// files of the folders that differ.
@@ -170,7 +172,7 @@ func (v *Vault) repairIndex() ([]string, error) {
 			// every folder.
 			return nil, v.writeStamp(head)
 		}
-		if h, ok := treeOf(v.gitIdx.entries, ""); ok && h == tree && !v.gitIdx.conflicted {
+		if h, ok := treeOf(entries, ""); ok && h == tree && !v.gitIdx.conflicted {
 			// The whole index makes HEAD's tree, and its file does not
 			// say so (an index quire wrote before it wrote cache-trees,
 			// or one git invalidated): written again with its
@@ -182,7 +184,7 @@ func (v *Vault) repairIndex() ([]string, error) {
 			}
 			return nil, v.writeStamp(head)
 		}
-		differ, err := v.indexDiffers(tree, "", v.gitIdx.entries)
+		differ, err := v.indexDiffers(tree, "", entries)
 		if err != nil {
 			return nil, err
 		}
@@ -197,35 +199,30 @@ func (v *Vault) repairIndex() ([]string, error) {
 	x := v.gitIdx
 	// What git cached of the index is not kept past a repair: git makes
 	// its cache-tree, its untracked cache and its monitor's cache again.
-	x.cacheTree, x.untr, x.untrDec, x.untrGone, x.fsmn = ZeroHash, nil, nil, false, nil
-	kept := x.entries[:0]
-	for _, e := range x.entries {
+	x.cacheTree, x.fsmn = ZeroHash, nil
+	x.dropUntracked()
+	if entries == nil {
+		entries = x.all()
+	}
+	for _, e := range entries {
 		if !Owned(e.Name) {
-			kept = append(kept, e)
 			continue
 		}
 		w, ok := want[e.Name]
 		switch {
 		case !ok:
 			fixed = append(fixed, e.Name)
+			x.remove(e.Name)
 		case w.hash != e.Hash || w.mode != e.Mode:
 			fixed = append(fixed, e.Name)
-			kept = append(kept, &index.Entry{Name: e.Name, Hash: w.hash, Mode: w.mode})
-		default:
-			kept = append(kept, e)
+			x.setEntry(&index.Entry{Name: e.Name, Hash: w.hash, Mode: w.mode})
 		}
 	}
-	x.entries = kept
-	var added []*index.Entry
 	for name, w := range want {
-		if _, ok := x.find(name); !ok && Owned(name) {
-			added = append(added, &index.Entry{Name: name, Hash: w.hash, Mode: w.mode})
+		if !x.has(name) && Owned(name) {
+			x.setEntry(&index.Entry{Name: name, Hash: w.hash, Mode: w.mode})
 			fixed = append(fixed, name)
 		}
-	}
-	if len(added) > 0 {
-		x.entries = append(x.entries, added...)
-		sort.Slice(x.entries, func(i, j int) bool { return x.entries[i].Name < x.entries[j].Name })
 	}
 	if len(fixed) > 0 {
 		if err := x.write(v); err != nil {
@@ -373,7 +370,7 @@ func (v *Vault) inspectHead() []Finding {
 	}
 	var differ []string
 	inIndex := map[string]bool{}
-	for _, e := range v.gitIdx.entries {
+	for _, e := range v.gitIdx.all() {
 		inIndex[e.Name] = true
 		if !Owned(e.Name) {
 			continue
@@ -480,7 +477,7 @@ func (v *Vault) Status() ([]Change, error) {
 			if err != nil {
 				return err
 			}
-			i, ok := v.gitIdx.find(r)
+			e, ok := v.gitIdx.get(r)
 			if !ok {
 				out = append(out, Change{r, "untracked"})
 				return nil
@@ -496,7 +493,7 @@ func (v *Vault) Status() ([]Change, error) {
 			if fi.Mode()&0o111 != 0 {
 				mode = object.Executable
 			}
-			if e := v.gitIdx.entries[i]; e.Hash != hashObject("blob", data) || e.Mode != mode {
+			if e.Hash != hashObject("blob", data) || e.Mode != mode {
 				out = append(out, Change{r, "modified"})
 			}
 			return nil
@@ -505,13 +502,14 @@ func (v *Vault) Status() ([]Change, error) {
 			return nil, err
 		}
 	}
-	for _, e := range v.gitIdx.entries {
+	v.gitIdx.each(func(e *index.Entry) bool {
 		if Owned(e.Name) && !seen[e.Name] {
 			if _, err := os.Lstat(v.Abs(e.Name)); errors.Is(err, fs.ErrNotExist) {
-				out = append(out, Change{e.Name, "deleted"})
+				out = append(out, Change{strings.Clone(e.Name), "deleted"})
 			}
 		}
-	}
+		return true
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
 }

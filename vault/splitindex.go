@@ -2,9 +2,9 @@ package vault
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -142,21 +142,34 @@ func expireAfter(v string) time.Duration {
 func (x *gitIndex) encode() error {
 	cfg := x.config()
 	x.v4 = x.version == 4 || x.version == 0 && cfg.newV4
-	split := cfg.mode == 1 || cfg.mode == -1 && (x.base != nil || len(x.entries) >= splitMinEntries)
-	ext := x.extensions(cfg)
+	split := cfg.mode == 1 || cfg.mode == -1 && (!x.baseID.IsZero() || x.n >= splitMinEntries)
+	ext, untrFrom := x.extensions(cfg, split)
 	if !split {
-		x.base, x.baseID = nil, ZeroHash
-		x.buf = index.EncodeExt(x.buf[:0], x.entries, x.v4, ext...)
+		// The index written is then the table its entries are read from
+		// in place: its room is not used again.
+		var valid []bool
+		if x.fsmn != nil {
+			valid = x.validBits()
+		}
+		x.buf = index.EncodeSeq(nil, x.n, x.tab.Size()+128*len(x.onames)+1024, x.each, x.v4, ext...)
+		x.bufTab = true
+		m, err := index.ReadMain(x.buf, false)
+		if err != nil || m.Whole == nil {
+			return fmt.Errorf("vault: the index written does not read back: %v", err)
+		}
+		x.rebase(m.Whole, ZeroHash)
+		x.fsm = valid
+		x.tail, x.untrFrom = nil, 0
+		if m.Untracked != nil {
+			x.untr, x.untrIn = m.Untracked, nil // the bytes written, once
+		}
 		return nil
 	}
-	var d index.Split
-	if x.base != nil {
-		d = index.Diff(x.base, x.entries)
-	}
+	d := x.split()
 	// git's rule (read-cache.c, too_many_not_shared_entries): a new shared
 	// index when the entries not in it pass maxPercentChange of all.
 	notShared := d.NotShared()
-	if x.base == nil || cfg.maxPercent == 0 || cfg.maxPercent < 100 && notShared*100 > cfg.maxPercent*len(x.entries) {
+	if x.baseID.IsZero() || cfg.maxPercent == 0 || cfg.maxPercent < 100 && notShared*100 > cfg.maxPercent*x.n {
 		if err := x.writeShared(cfg); err != nil {
 			return err
 		}
@@ -167,26 +180,48 @@ func (x *gitIndex) encode() error {
 		now := time.Now()
 		os.Chtimes(x.sharedPath(x.baseID.String()), now, now)
 	}
-	x.buf = index.EncodeSplitExt(x.buf[:0], d, x.baseID, x.v4, ext...)
+	if x.bufTab {
+		x.buf, x.bufTab = nil, false
+	}
+	// Written in pieces (writePieces): the head, the extensions as they
+	// are held or lie in the index file, and the checksum.
+	x.buf = index.EncodeSplitHead(x.buf[:0], d, x.baseID, x.v4)
+	x.tail = append(make([][]byte, 0, len(ext)), ext...)
+	x.untrFrom = untrFrom
 	return nil
 }
 
-// encodeWhole appends the whole index, in its version, without
-// extensions: a shared index's form (git writes a split index's
-// extensions in its own file).
-func (x *gitIndex) encodeWhole(buf []byte) []byte {
-	if x.v4 {
-		return index.EncodeV4(buf, x.entries)
+// split is how the index differs from its shared index, from over: the
+// entries replaced and deleted in the table's order, the ones added in
+// theirs (the table and onames are both in name order).
+func (x *gitIndex) split() index.Split {
+	var d index.Split
+	for _, name := range x.onames {
+		switch c := x.over[name]; {
+		case c.pos >= 0 && c.e == nil:
+			d.Delete = append(d.Delete, c.pos)
+		case c.pos >= 0:
+			d.Replace = append(d.Replace, c.pos)
+			d.Replaced = append(d.Replaced, c.e)
+		default:
+			d.Added = append(d.Added, c.e)
+		}
 	}
-	return index.Encode(buf, x.entries)
+	return d
 }
 
 // writeShared writes the whole index as a new shared index, named by its
-// checksum as git names it, and makes it the base. It then removes the
-// shared indexes no longer used that are past their expiry, and temporary
-// files of a shared index a crash left.
+// checksum as git names it, in its version and without extensions (git
+// writes a split index's extensions in its own file), and makes it the
+// table, read in place from the bytes written. It then removes the shared
+// indexes no longer used that are past their expiry, and temporary files
+// of a shared index a crash left.
 func (x *gitIndex) writeShared(cfg splitConfig) error {
-	data := x.encodeWhole(nil)
+	var valid []bool
+	if x.fsmn != nil {
+		valid = x.validBits()
+	}
+	data := index.EncodeSeq(nil, x.n, x.tab.Size()+128*len(x.onames)+1024, x.each, x.v4)
 	var id Hash
 	copy(id[:], data[len(data)-20:])
 	dir := filepath.Dir(x.path)
@@ -211,7 +246,18 @@ func (x *gitIndex) writeShared(cfg splitConfig) error {
 		os.Remove(tmp)
 		return err
 	}
-	x.base, x.baseID = slices.Clone(x.entries), id
+	// Mapped from the file written, as a shared index read is
+	// (sharedTable); the bytes encoded are dropped.
+	x.tab = nil
+	tab, mapped, err := x.sharedTable(id, false)
+	if err != nil {
+		if tab, err = index.ReadShared(id, data, false); err != nil {
+			return fmt.Errorf("vault: the shared index written does not read back: %w", err)
+		}
+	}
+	x.rebase(tab, id)
+	x.tabMap = mapped
+	x.fsm = valid
 	x.removeOldShared(cfg, id)
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"quire/vault/git/index"
 )
 
 // commitNow commits paths under the vault's lock, then waits for the
@@ -232,4 +234,90 @@ func TestLargeLooseObjectsStoredAndCompacted(t *testing.T) {
 		t.Fatal("no compaction after more loose bytes than compactLooseBytes")
 	}
 	gitOut(t, dir, "fsck", "--strict", "--no-progress")
+}
+
+// untrackedOf is the body of git's untracked cache in .git/index, nil
+// when there is none.
+func untrackedOf(t *testing.T, dir string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := index.ReadMain(data, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Untracked
+}
+
+// A split index's untracked cache lies in its file, not in quire's
+// memory: each boundary copies it into the next index from the one
+// before, as git left it, or as quire changed it when a new file made
+// folders of it stale; git reads every index so written, and git status
+// stays clean, also after another program rewrote the index between two
+// boundaries.
+func TestSplitIndexCarriesTheUntrackedCacheFromItsFile(t *testing.T) {
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	gitOut(t, dir, "config", "core.splitIndex", "true")
+	gitOut(t, dir, "config", "core.untrackedCache", "true")
+	rels := manyFiles(t, dir, 20)
+	commitNow(t, v, append(rels, "x/run.sh")...)
+	time.Sleep(1100 * time.Millisecond) // a folder changed in the index's second is read again
+	clean := func(when string) {
+		t.Helper()
+		if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
+			t.Fatalf("%s: git status:\n%s", when, s)
+		}
+		if got, want := func() string { s, _ := ourEntries(t, dir); return s }(), gitEntries(t, dir); got != want {
+			t.Fatalf("%s: quire reads\n%s\ngit lists\n%s", when, got, want)
+		}
+	}
+	clean("before")
+	before := untrackedOf(t, dir)
+	if before == nil {
+		t.Fatal("git status wrote no untracked cache")
+	}
+	os.WriteFile(filepath.Join(dir, rels[4]), []byte("changed\n"), 0o644)
+	commitNow(t, v, rels[4])
+	if got := untrackedOf(t, dir); string(got) != string(before) {
+		t.Fatalf("a boundary that adds no file changed the untracked cache (%d bytes, %d before)", len(got), len(before))
+	}
+	clean("after a boundary")
+	// A new file: the folders it makes stale are forgotten, the rest
+	// kept; then a boundary copies the cache quire wrote from its file.
+	added := filepath.Join(filepath.Dir(rels[0]), "notes.md")
+	os.WriteFile(filepath.Join(dir, added), []byte("notes\n"), 0o644)
+	commitNow(t, v, filepath.ToSlash(added))
+	changed := untrackedOf(t, dir)
+	if changed == nil || string(changed) == string(before) {
+		t.Fatalf("a boundary that adds a file kept the untracked cache as it was (%d bytes)", len(changed))
+	}
+	os.WriteFile(filepath.Join(dir, rels[7]), []byte("changed\n"), 0o644)
+	commitNow(t, v, rels[7])
+	if got := untrackedOf(t, dir); string(got) != string(changed) {
+		t.Fatal("the untracked cache quire wrote was not carried into the next index")
+	}
+	clean("after a file added")
+	// Another program rewrites the index between two boundaries.
+	if err := v.Locked(func() error {
+		if err := v.gitIdx.load(); err != nil {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+		gitOut(t, dir, "update-index", "--force-untracked-cache", "--untracked-cache")
+		gitOut(t, dir, "status", "--porcelain")
+		os.WriteFile(filepath.Join(dir, rels[9]), []byte("changed\n"), 0o644)
+		_, err := v.Commit([]string{rels[9]}, Signature{Name: "agent-7", When: time.Now()}, "finance: step")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	v.compacting.Wait()
+	clean("after an index rewritten by git")
 }

@@ -41,6 +41,7 @@ func main() {
 	boundaryRounds := flag.Int("boundary-rounds", 50, "boundaries a client records in the boundary section")
 	scaleSizes := flag.String("scale-runs", "1000,100000", "the scale section's vault sizes, in runs")
 	scaleRounds := flag.Int("scale-rounds", 20, "rounds of each read the scale section times")
+	scaleMemOnly := flag.Bool("scale-memory-only", false, "the scale section measures quire serve's memory alone (200 boundaries and reads over HTTP at each size), without its reads and checks")
 	scaleCheckRounds := flag.Int("scale-check-rounds", 3, "rounds of quire check, its variants and git status the scale section times")
 	mirrorRate := flag.Int("mirror-rate", 100, "boundaries a second the mirror's writer records")
 	mirrorSecs := flag.Int("mirror-secs", 10, "seconds the mirror's writer records for")
@@ -77,7 +78,7 @@ func main() {
 	}
 	if want["scale"] {
 		fmt.Println("== The reads at scale: list_runs, get_event, quire check and git status, side by side at each size")
-		benchScale(sizesOf(*scaleSizes), *scaleRounds, *scaleCheckRounds, *quireBin)
+		benchScale(sizesOf(*scaleSizes), *scaleRounds, *scaleCheckRounds, *quireBin, *scaleMemOnly)
 	}
 	var runs, commits int
 	if _, err := fmt.Sscanf(*hist, "%dx%d", &runs, &commits); want["history"] && err == nil && runs > 0 && commits > runs {

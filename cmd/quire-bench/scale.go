@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand"
 	"net/http"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -30,13 +32,15 @@ type scaleCase struct {
 	target time.Duration
 }
 
-func benchScale(sizes []int, rounds, checkRounds int, bin string) {
+// With memOnly, only quire serve's memory is measured at each size (its
+// row printed alone), without the reads and the minutes of checks.
+func benchScale(sizes []int, rounds, checkRounds int, bin string, memOnly bool) {
 	if bin == "" {
 		bin = buildQuire()
 	}
 	var cases []scaleCase
 	got := map[string]map[int][]time.Duration{}
-	mem := map[int][2]uint64{} // quire serve's VmRSS and VmHWM, kB
+	mem := map[int]serveMem{} // quire serve's memory, by size
 	add := func(what string, target time.Duration, n int, d time.Duration) {
 		if got[what] == nil {
 			got[what] = map[int][]time.Duration{}
@@ -65,6 +69,12 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string) {
 				_, err := l.Call(context.Background(), "update_definition", args)
 				must(err)
 			}
+		}
+		if memOnly {
+			l.Close()
+			mem[n] = serveMemory(bin, dir, ids)
+			fmt.Printf("   %d runs, quire serve after 200 boundaries and 200 reads: %s\n", n, mem[n])
+			continue
 		}
 		mid := ids[len(ids)/2]
 		// The day of the run in the middle, as list_runs' since and until
@@ -106,7 +116,7 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string) {
 		}
 		l.Close()
 		mem[n] = serveMemory(bin, dir, ids)
-		fmt.Printf("   %d runs, quire serve after 200 boundaries and 200 reads: %d MB resident, high-water %d MB\n", n, mem[n][0]>>10, mem[n][1]>>10)
+		fmt.Printf("   %d runs, quire serve after 200 boundaries and 200 reads: %s\n", n, mem[n])
 		run := func(what string, target time.Duration, k int, name string, args ...string) {
 			for i := 0; i < k; i++ {
 				add(what, target, n, timed(dir, name, args...))
@@ -140,20 +150,34 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string) {
 	}
 	fmt.Printf("%-36s", "quire serve resident / high-water")
 	for _, n := range sizes {
-		fmt.Printf(" %21s", fmt.Sprintf("%d / %d MB", mem[n][0]>>10, mem[n][1]>>10))
+		fmt.Printf(" %21s", fmt.Sprintf("%d / %d MB", mem[n].rss>>10, mem[n].hwm>>10))
 	}
 	mark := "ok"
-	if mem[last][1]>>10 > 300 {
+	if mem[last].hwm>>10 > 300 {
 		mark = "MISSED"
 	}
 	fmt.Printf("   %-12s %s\n", "≤ 300 MB", mark)
 }
 
+// serveMem is what serveMemory measured: the server's resident memory
+// and its high-water mark (kB), the boundaries' median, and the CPU the
+// server spent (its collector's share of it is what a memory limit
+// trades).
+type serveMem struct {
+	rss, hwm uint64
+	p50      time.Duration
+	cpu      time.Duration
+}
+
+func (m serveMem) String() string {
+	return fmt.Sprintf("%d MB resident, high-water %d MB; boundary p50 %s, server CPU %.1f s", m.rss>>10, m.hwm>>10, ms(m.p50), m.cpu.Seconds())
+}
+
 // serveMemory starts quire serve on the vault, records 200 boundaries
 // over HTTP on its active runs (a step each) with a read after each (a
 // list of runs with a filter, a run, its commits in turn), and answers
-// the server's resident memory and its high-water mark then, in kB.
-func serveMemory(bin, dir string, ids []string) [2]uint64 {
+// the server's resident memory and its high-water mark then.
+func serveMemory(bin, dir string, ids []string) serveMem {
 	base, pid, stop := serveProc(bin, dir)
 	defer stop()
 	hc := &http.Client{Timeout: 5 * time.Minute}
@@ -181,10 +205,13 @@ func serveMemory(bin, dir string, ids []string) [2]uint64 {
 	}
 	rng := rand.New(rand.NewSource(int64(len(ids))))
 	reads := []string{"/runs?status=failed", "/runs?state=paused&limit=100", "/runs?executor=agent-3", "/runs?search=came+to"}
+	var took []time.Duration
 	for k := 0; k < 200; k++ {
 		id := active[rng.Intn(len(active))]
+		t0 := time.Now()
 		do("POST", "/v1/orgs/bench/playbooks/finance/runs/"+id+"/events",
 			fmt.Sprintf(`{"event":"step_completed","step":"memory/%d","actor":"agent-7"}`, k))
+		took = append(took, time.Since(t0))
 		switch k % 3 {
 		case 0:
 			do("GET", "/v1/orgs/bench/playbooks/finance"+reads[k%len(reads)], "")
@@ -195,7 +222,25 @@ func serveMemory(bin, dir string, ids []string) [2]uint64 {
 		}
 	}
 	p := strconv.Itoa(pid)
-	return [2]uint64{pidStatus(p, "VmRSS"), pidStatus(p, "VmHWM")}
+	return serveMem{rss: pidStatus(p, "VmRSS"), hwm: pidStatus(p, "VmHWM"), p50: pct(took, 50), cpu: pidCPU(p)}
+}
+
+// pidCPU is the CPU a process spent so far, user and system
+// (/proc/PID/stat's utime and stime, in clock ticks of 100 Hz); 0 where
+// there is no /proc.
+func pidCPU(pid string) time.Duration {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The fields after the command's name, which is in parentheses.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseUint(f[11], 10, 64)
+	st, _ := strconv.ParseUint(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond
 }
 
 // runDay is the day a run started, YYYY-MM-DD.

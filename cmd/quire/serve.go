@@ -27,6 +27,7 @@ func serveCommand(e *env) *cli.Command {
 		Action: withLedger(func(c *cli.Context, l *ledger.Ledger) error {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			setServeMemoryLimit(l.Root())
 			if err := mirrorTo(ctx, c, l); err != nil {
 				return err
 			}

@@ -253,35 +253,8 @@ func decodeFile(data []byte, main, verify bool) (entries []*Entry, link *linkExt
 		prev = e.Name
 		entries[i] = e
 	}
-	for off < len(body) {
-		if off+8 > len(body) {
-			return nil, nil, root, nil, nil, errors.New("an extension's header is cut")
-		}
-		sig, size := string(body[off:off+4]), int(be.Uint32(body[off+4:]))
-		off += 8
-		if size < 0 || size > len(body)-off {
-			return nil, nil, root, nil, nil, fmt.Errorf("extension %q says it holds %d bytes, past the end", sig, size)
-		}
-		ext := body[off : off+size]
-		off += size
-		switch {
-		case sig == "link" && main:
-			l, err := decodeLink(ext)
-			if err != nil {
-				return nil, nil, root, nil, nil, fmt.Errorf("the link extension: %w", err)
-			}
-			link = l
-		case sig == "TREE":
-			root = cacheTreeRoot(ext)
-		case sig == "UNTR" && main:
-			untr = ext
-		case sig == "FSMN" && main:
-			fsmn = ext
-		case sig[0] >= 'A' && sig[0] <= 'Z':
-			// Optional (REUC, EOIE, IEOT): skipped.
-		default:
-			return nil, nil, root, nil, nil, fmt.Errorf("it holds the extension %q, which quire does not know and git says must be understood", sig)
-		}
+	if link, root, untr, fsmn, err = readExtensions(body, off, main); err != nil {
+		return nil, nil, root, nil, nil, err
 	}
 	if link == nil {
 		for _, e := range entries {
@@ -294,6 +267,43 @@ func decodeFile(data []byte, main, verify bool) (entries []*Entry, link *linkExt
 		sort.SliceStable(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
 	}
 	return entries, link, root, untr, fsmn, nil
+}
+
+// readExtensions reads the extensions of an index from off in body (the
+// file less its checksum) to its end.
+func readExtensions(body []byte, off int, main bool) (link *linkExt, root object.Hash, untr, fsmn []byte, err error) {
+	be := binary.BigEndian
+	for off < len(body) {
+		if off+8 > len(body) {
+			return nil, object.ZeroHash, nil, nil, errors.New("an extension's header is cut")
+		}
+		sig, size := string(body[off:off+4]), int(be.Uint32(body[off+4:]))
+		off += 8
+		if size < 0 || size > len(body)-off {
+			return nil, object.ZeroHash, nil, nil, fmt.Errorf("extension %q says it holds %d bytes, past the end", sig, size)
+		}
+		ext := body[off : off+size]
+		off += size
+		switch {
+		case sig == "link" && main:
+			l, err := decodeLink(ext)
+			if err != nil {
+				return nil, object.ZeroHash, nil, nil, fmt.Errorf("the link extension: %w", err)
+			}
+			link = l
+		case sig == "TREE":
+			root = cacheTreeRoot(ext)
+		case sig == "UNTR" && main:
+			untr = ext
+		case sig == "FSMN" && main:
+			fsmn = ext
+		case sig[0] >= 'A' && sig[0] <= 'Z':
+			// Optional (REUC, EOIE, IEOT): skipped.
+		default:
+			return nil, object.ZeroHash, nil, nil, fmt.Errorf("it holds the extension %q, which quire does not know and git says must be understood", sig)
+		}
+	}
+	return link, root, untr, fsmn, nil
 }
 
 // varint is git's offset varint (varint.c): 7 bits a byte, high bit

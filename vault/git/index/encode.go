@@ -49,6 +49,27 @@ func EncodeSplitExt(buf []byte, s Split, sharedID object.Hash, v4 bool, ext ...[
 	return encodeExt(buf, entries, len(s.Replaced), v4, append([][]byte{linkExtension(sharedID, s)}, ext...)...)
 }
 
+// EncodeSplitHead is the head of EncodeSplitExt's file: its entries and
+// its link extension, without the extensions that follow and the
+// checksum. The file is then the head, the extensions, and the checksum
+// Sum answers of them all; the caller writes each piece as it holds it
+// (git's untracked cache, 14 MB at 100,000 runs, is not copied).
+func EncodeSplitHead(buf []byte, s Split, sharedID object.Hash, v4 bool) []byte {
+	entries := append(append(make([]*Entry, 0, len(s.Replaced)+len(s.Added)), s.Replaced...), s.Added...)
+	body := encodeExt(buf, entries, len(s.Replaced), v4, linkExtension(sharedID, s))
+	return body[:len(body)-20]
+}
+
+// Sum is the checksum of an index file whose pieces these are: the SHA-1
+// of them all, in order.
+func Sum(pieces ...[]byte) []byte {
+	h := sha1.New()
+	for _, p := range pieces {
+		h.Write(p)
+	}
+	return h.Sum(nil)
+}
+
 // AppendExtension appends one extension: its signature, its body's size
 // and its body.
 func AppendExtension(buf []byte, sig string, body []byte) []byte {
@@ -150,57 +171,65 @@ func encodeExt(buf []byte, entries []*Entry, nameless int, v4 bool, ext ...[]byt
 	buf = be.AppendUint32(buf, uint32(len(entries)))
 	prev := ""
 	for i, e := range entries {
-		start := len(buf)
 		name := e.Name
 		if i < nameless {
 			name = ""
 		}
-		buf = appendIndexTime(buf, e.CreatedAt)
-		buf = appendIndexTime(buf, e.ModifiedAt)
-		buf = be.AppendUint32(buf, e.Dev)
-		buf = be.AppendUint32(buf, e.Inode)
-		buf = be.AppendUint32(buf, uint32(e.Mode))
-		buf = be.AppendUint32(buf, e.UID)
-		buf = be.AppendUint32(buf, e.GID)
-		buf = be.AppendUint32(buf, e.Size)
-		buf = append(buf, e.Hash[:]...)
-		n := uint16(min(len(name), 0xfff))
-		if e.SkipWorktree || e.IntentToAdd {
-			var x uint16
-			if e.IntentToAdd {
-				x |= 1 << 13
-			}
-			if e.SkipWorktree {
-				x |= 1 << 14
-			}
-			buf = be.AppendUint16(buf, n|0x4000)
-			buf = be.AppendUint16(buf, x)
-		} else {
-			buf = be.AppendUint16(buf, n)
-		}
-		if v4 {
-			// As git's ce_write_entry: a nameless entry strips all of
-			// the name before it, and the next is stripped against "".
-			common := 0
-			for common < len(prev) && common < len(name) && prev[common] == name[common] {
-				common++
-			}
-			buf = appendVarint(buf, uint64(len(prev)-common))
-			buf = append(append(buf, name[common:]...), 0)
-			prev = name
-			continue
-		}
-		buf = append(buf, name...)
-		// 1 to 8 NULs pad the entry to a multiple of 8 bytes.
-		for pad := 8 - (len(buf)-start)%8; pad > 0; pad-- {
-			buf = append(buf, 0)
-		}
+		buf = appendEntry(buf, e, name, v4, prev)
+		prev = name
 	}
 	for _, p := range ext {
 		buf = append(buf, p...)
 	}
 	sum := sha1.Sum(buf)
 	return append(buf, sum[:]...)
+}
+
+// appendEntry appends one entry under name (a split index's replacement:
+// "", its shared entry's), in version 4 stripped against prev, the name of
+// the one before.
+func appendEntry(buf []byte, e *Entry, name string, v4 bool, prev string) []byte {
+	be := binary.BigEndian
+	start := len(buf)
+	buf = appendIndexTime(buf, e.CreatedAt)
+	buf = appendIndexTime(buf, e.ModifiedAt)
+	buf = be.AppendUint32(buf, e.Dev)
+	buf = be.AppendUint32(buf, e.Inode)
+	buf = be.AppendUint32(buf, uint32(e.Mode))
+	buf = be.AppendUint32(buf, e.UID)
+	buf = be.AppendUint32(buf, e.GID)
+	buf = be.AppendUint32(buf, e.Size)
+	buf = append(buf, e.Hash[:]...)
+	n := uint16(min(len(name), 0xfff))
+	if e.SkipWorktree || e.IntentToAdd {
+		var x uint16
+		if e.IntentToAdd {
+			x |= 1 << 13
+		}
+		if e.SkipWorktree {
+			x |= 1 << 14
+		}
+		buf = be.AppendUint16(buf, n|0x4000)
+		buf = be.AppendUint16(buf, x)
+	} else {
+		buf = be.AppendUint16(buf, n)
+	}
+	if v4 {
+		// As git's ce_write_entry: a nameless entry strips all of
+		// the name before it, and the next is stripped against "".
+		common := 0
+		for common < len(prev) && common < len(name) && prev[common] == name[common] {
+			common++
+		}
+		buf = appendVarint(buf, uint64(len(prev)-common))
+		return append(append(buf, name[common:]...), 0)
+	}
+	buf = append(buf, name...)
+	// 1 to 8 NULs pad the entry to a multiple of 8 bytes.
+	for pad := 8 - (len(buf)-start)%8; pad > 0; pad-- {
+		buf = append(buf, 0)
+	}
+	return buf
 }
 
 // appendVarint appends git's offset varint (varint.c's encode_varint), as
