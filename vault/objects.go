@@ -227,16 +227,11 @@ func (o *objects) remember(id Hash, entries []treeEntry) {
 	}
 }
 
-// writeTree encodes entries (sorted here in git's order, where a folder
-// sorts as "name/") and stores the tree.
-func (o *objects) writeTree(entries []treeEntry) (Hash, error) {
-	return o.writeTreeFrom(ZeroHash, entries, nil, true)
-}
-
 // writeTreeFrom stores the tree of entries, made from the tree old (zero
 // for none) by changing the hashes of the entries at changed, or, when
 // reshaped, in any other way (entries added, removed, a mode changed):
-// then entries are sorted here in git's order. A large tree is made from
+// then entries are sorted here in git's order (a folder sorts as
+// "name/"). A large tree is made from
 // the kept bytes of old when it can (bigtree.go).
 func (o *objects) writeTreeFrom(old Hash, entries []treeEntry, changed []int, reshaped bool) (Hash, error) {
 	if !reshaped && !old.IsZero() {
