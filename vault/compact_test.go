@@ -402,12 +402,13 @@ func TestCompactPacksAnAppendedLogAsItsAppends(t *testing.T) {
 	defer v.Close()
 	v.SetAutoCompact(false)
 	const rel = "playbook-runs/r/run.jsonl"
-	v.SetGuard(func(p string) Keep {
+	guard := func(p string) Keep {
 		if p == rel {
 			return Prefix
 		}
 		return Free
-	})
+	}
+	v.SetGuard(guard)
 	abs := filepath.Join(dir, filepath.FromSlash(rel))
 	os.MkdirAll(filepath.Dir(abs), 0o755)
 	var log []byte
@@ -432,12 +433,7 @@ func TestCompactPacksAnAppendedLogAsItsAppends(t *testing.T) {
 			t.Fatalf("commit %d: %v", i, err)
 		}
 		if i == 40 {
-			v.SetGuard(func(p string) Keep {
-				if p == rel {
-					return Prefix
-				}
-				return Free
-			})
+			v.SetGuard(guard)
 		}
 		commits = append(commits, id)
 		versionsOf[id] = append([]byte(nil), log...)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"time"
 	"unsafe"
 
 	"quire/vault/git/object"
@@ -193,19 +192,7 @@ func decodeFile(data []byte, main, verify bool) (entries []*Entry, link *linkExt
 			return nil, nil, root, nil, nil, errShort
 		}
 		e := &slab[i]
-		f := body[off:]
-		if s, ns := be.Uint32(f[0:]), be.Uint32(f[4:]); s != 0 || ns != 0 {
-			e.CreatedAt = time.Unix(int64(s), int64(ns))
-		}
-		if s, ns := be.Uint32(f[8:]), be.Uint32(f[12:]); s != 0 || ns != 0 {
-			e.ModifiedAt = time.Unix(int64(s), int64(ns))
-		}
-		e.Dev, e.Inode = be.Uint32(f[16:]), be.Uint32(f[20:])
-		e.Mode = object.Mode(be.Uint32(f[24:]))
-		e.UID, e.GID, e.Size = be.Uint32(f[28:]), be.Uint32(f[32:]), be.Uint32(f[36:])
-		copy(e.Hash[:], f[40:60])
-		flags := be.Uint16(f[60:])
-		e.Stage = uint8(flags>>12) & 3
+		flags := fillFixed(e, body[off:])
 		off += 62
 		if flags&0x4000 != 0 {
 			if version < 3 {

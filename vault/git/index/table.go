@@ -148,8 +148,19 @@ func (t *Table) fill(e *Entry, i int) {
 
 // fillFields decodes an entry's fields from its bytes in the file.
 func fillFields(e *Entry, f []byte) {
-	be := binary.BigEndian
 	e.CreatedAt, e.ModifiedAt = time.Time{}, time.Time{}
+	e.IntentToAdd, e.SkipWorktree, e.FSMonitorValid = false, false, false
+	if flags := fillFixed(e, f); flags&0x4000 != 0 {
+		x := binary.BigEndian.Uint16(f[62:])
+		e.IntentToAdd, e.SkipWorktree = x&(1<<13) != 0, x&(1<<14) != 0
+	}
+}
+
+// fillFixed sets e's fields from the 62 bytes every entry starts with
+// (its stat, mode, id and flags), and answers the flags. The times are
+// set only when not zero.
+func fillFixed(e *Entry, f []byte) uint16 {
+	be := binary.BigEndian
 	if s, ns := be.Uint32(f[0:]), be.Uint32(f[4:]); s != 0 || ns != 0 {
 		e.CreatedAt = time.Unix(int64(s), int64(ns))
 	}
@@ -162,11 +173,7 @@ func fillFields(e *Entry, f []byte) {
 	copy(e.Hash[:], f[40:60])
 	flags := be.Uint16(f[60:])
 	e.Stage = uint8(flags>>12) & 3
-	e.IntentToAdd, e.SkipWorktree, e.FSMonitorValid = false, false, false
-	if flags&0x4000 != 0 {
-		x := be.Uint16(f[62:])
-		e.IntentToAdd, e.SkipWorktree = x&(1<<13) != 0, x&(1<<14) != 0
-	}
+	return flags
 }
 
 // Search answers the position of the first entry whose name is not
