@@ -175,11 +175,11 @@ func TestCompactionsAfterAnotherKeepOneWholeTree(t *testing.T) {
 			t.Fatalf("compacted %v: %v", ok, err)
 		}
 	}
-	// 30 versions, then 8 and 8 (a chain of fewer than 50 deltas, the
+	// 24 versions, then 8 and 8 (a chain of fewer than 50 deltas, the
 	// most a pack chains): the pack of the first is more than
 	// twice the loose objects of the next, so the geometric progression
 	// alone would leave it out of the next compaction.
-	for _, n := range []int{30, 8, 8} {
+	for _, n := range []int{24, 8, 8} {
 		for v := 0; v < n; v++ {
 			entries = slices.Clone(entries)
 			i := rng.Intn(len(entries))
