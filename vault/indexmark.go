@@ -39,11 +39,51 @@ func (v *Vault) MarkIndex() (IndexMark, error) {
 	return IndexMark{tab: x.tab, over: x.over, set: true}, nil
 }
 
-// WrittenSince answers whether a file may have been written by a git
-// command since the mark (its entry differs, or the index does not hold
-// it), for each path asked; ok is false when the mark is unset (nothing to
-// compare: every file may have been). The caller holds the lock.
-func (v *Vault) WrittenSince(m IndexMark) (written func(path string) bool, ok bool, err error) {
+// Written is what a git command may have written since a mark
+// (WrittenSince): the files whose entries differ from the mark's, and
+// those the index does not hold.
+type Written struct {
+	changed map[string]bool
+	x       *gitIndex
+}
+
+// Of answers those of paths that may have been written, in one walk of
+// the index's names beside the paths sorted. A lookup of one path in the
+// index read in place searches from its nearest whole name: 17 µs at
+// 100,000 runs, and a history asks for each of its 100,000 files (3.6 s
+// of the first boundary after a person's git commit). The caller holds
+// the lock, as for WrittenSince.
+func (w *Written) Of(paths []string) map[string]bool {
+	sorted := slices.Clone(paths)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	out := map[string]bool{}
+	j := 0
+	if len(sorted) > 0 {
+		w.x.walk(func(e *index.Entry, _ int, _ bool) bool {
+			for j < len(sorted) && sorted[j] < e.Name {
+				out[sorted[j]] = true // not held
+				j++
+			}
+			if j < len(sorted) && sorted[j] == e.Name {
+				if w.changed[e.Name] {
+					out[sorted[j]] = true
+				}
+				j++
+			}
+			return j < len(sorted)
+		}, false)
+	}
+	for ; j < len(sorted); j++ {
+		out[sorted[j]] = true
+	}
+	return out
+}
+
+// WrittenSince answers what a git command may have written since the mark
+// (Written); ok is false when the mark is unset (nothing to compare: every
+// file may have been). The caller holds the lock.
+func (v *Vault) WrittenSince(m IndexMark) (written *Written, ok bool, err error) {
 	if !m.set {
 		return nil, false, nil
 	}
@@ -101,10 +141,5 @@ func (v *Vault) WrittenSince(m IndexMark) (written func(path string) bool, ok bo
 			o, more = next()
 		}
 	}
-	return func(path string) bool {
-		if changed[path] {
-			return true
-		}
-		return !x.has(path)
-	}, true, nil
+	return &Written{changed: changed, x: x}, true, nil
 }

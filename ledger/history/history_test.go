@@ -560,3 +560,28 @@ func TestReplayGivesWhatARebuildGives(t *testing.T) {
 		t.Fatalf("replayed:\n%s\nrebuilt:\n%s", strings.Join(replayed, "\n"), strings.Join(rebuilt, "\n"))
 	}
 }
+
+// A file the index never held that a git command removes (git stash -u
+// takes the untracked files along) is looked at too: the history, which
+// numbered its lines, is rebuilt, and the next event takes the seq the
+// removed line had.
+func TestFollowGitSeesAnUntrackedFileGitRemoved(t *testing.T) {
+	f := newFixture(t)
+	f.record(runLog, "e1")
+	f.locked(func() error {
+		if _, ok := f.s.Commit([]string{runLog}, vault.Signature{Name: "ana", When: time.Now()}, vault.Message{Subject: "e1"}); !ok {
+			t.Error("the commit failed")
+		}
+		return nil
+	})
+	if seq := f.record(events, "p1, never committed"); seq != 2 {
+		t.Fatalf("the playbook's event took seq %d", seq)
+	}
+	f.git("-c", "user.name=p", "-c", "user.email=p@x", "stash", "-u", "-q")
+	if _, err := os.Stat(filepath.Join(f.dir, events)); !os.IsNotExist(err) {
+		t.Fatalf("git stash -u left %s: %v", events, err)
+	}
+	if seq := f.record(runLog, "e2"); seq != 2 {
+		t.Fatalf("the event after git stash -u took seq %d, want 2", seq)
+	}
+}

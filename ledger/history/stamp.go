@@ -116,7 +116,7 @@ func (s *Store) Stale() ([]string, error) { return s.staleOf(nil, false) }
 // staleOf is Stale looking only at the files for which written answers
 // true (every file when it is nil), and with lacking also at the histories
 // that lack lines git brought in (lacksLines).
-func (s *Store) staleOf(written func(path string) bool, lacking bool) ([]string, error) {
+func (s *Store) staleOf(written *vault.Written, lacking bool) ([]string, error) {
 	seqs, err := filepath.Glob(filepath.Join(s.v.Abs(Dir), "*.seq"))
 	if err != nil {
 		return nil, err
@@ -138,7 +138,7 @@ func (s *Store) staleOf(written func(path string) bool, lacking bool) ([]string,
 // rebuilt by the files' rule, as a fresh clone's is. Lines written by hand
 // at a file's end (without a seq) are not reported: the next write to the
 // file numbers them.
-func (s *Store) lacksLines(playbook, seqPath string, written func(path string) bool) bool {
+func (s *Store) lacksLines(playbook, seqPath string, written *vault.Written) bool {
 	if s.src == nil {
 		return false
 	}
@@ -165,8 +165,12 @@ func (s *Store) lacksLines(playbook, seqPath string, written func(path string) b
 	if err != nil {
 		return false
 	}
+	var asked map[string]bool
+	if written != nil {
+		asked = written.Of(files)
+	}
 	for _, f := range files {
-		if written != nil && !written(f) {
+		if written != nil && !asked[f] {
 			continue
 		}
 		fi, err := os.Stat(s.v.Abs(f))
@@ -203,7 +207,7 @@ func numberedAfter(abs string, off int64) bool {
 	}
 }
 
-func (s *Store) pointsPast(seqPath, filesPath string, written func(path string) bool) bool {
+func (s *Store) pointsPast(seqPath, filesPath string, written *vault.Written) bool {
 	recs, err := os.ReadFile(seqPath)
 	if err != nil {
 		return false
@@ -223,8 +227,12 @@ func (s *Store) pointsPast(seqPath, filesPath string, written func(path string) 
 		}
 		end[no] = max(end[no], off+n)
 	}
+	var asked map[string]bool
+	if written != nil {
+		asked = written.Of(files)
+	}
 	for i, f := range files {
-		if end[i] == 0 || written != nil && !written(f) {
+		if end[i] == 0 || written != nil && !asked[f] {
 			continue
 		}
 		fi, err := os.Stat(s.v.Abs(f))
