@@ -231,8 +231,8 @@ func (o *objects) remember(id Hash, entries []treeEntry) {
 // for none) by changing the hashes of the entries at changed, or, when
 // reshaped, in any other way (entries added, removed, a mode changed):
 // then entries are sorted here in git's order (a folder sorts as
-// "name/"). A large tree is made from
-// the kept bytes of old when it can (bigtree.go).
+// "name/"). A large tree is made from the kept bytes of old when it can
+// (bigtree.go).
 func (o *objects) writeTreeFrom(old Hash, entries []treeEntry, changed []int, reshaped bool) (Hash, error) {
 	if !reshaped && !old.IsZero() {
 		if t := o.kept.take(old); t != nil {

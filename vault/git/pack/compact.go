@@ -136,10 +136,7 @@ func compactOnce(ctx context.Context, objDir string, read func(object.Hash) ([]b
 	}
 	roll := rollUp(all, len(loose))
 	deltas := knownOf(loose, known)
-	roll, err = rollBases(deltas, loose, all, roll)
-	if err != nil {
-		return false, err
-	}
+	roll = rollBases(deltas, loose, all, roll)
 	if len(loose) == 0 && len(roll) < 2 {
 		return false, nil
 	}
@@ -312,9 +309,9 @@ const (
 // loose one was made from (7 MB at 100,000 runs), which the delta then
 // needs in the new pack. Without it each compaction wrote that tree whole
 // (2.5 MB compressed), a few boundaries apart.
-func rollBases(deltas map[object.Hash]knownDelta, loose []looseObject, all, roll []*oldPack) ([]*oldPack, error) {
+func rollBases(deltas map[object.Hash]knownDelta, loose []looseObject, all, roll []*oldPack) []*oldPack {
 	if len(deltas) == 0 {
-		return roll, nil
+		return roll
 	}
 	listed := make(map[object.Hash]bool, len(loose))
 	for _, o := range loose {
@@ -361,7 +358,7 @@ func rollBases(deltas map[object.Hash]knownDelta, loose []looseObject, all, roll
 		}
 		wanted = kept
 	}
-	return roll, nil
+	return roll
 }
 
 // listLoose lists the loose objects with their type and size, read from
@@ -666,8 +663,9 @@ func deltaIn(window []windowEntry, typ object.Type, data []byte) ([]byte, *windo
 // runs the versions of playbook-runs/ are 7 MB each and most of one size,
 // and two that follow each other differ at one entry (an affix delta of a
 // few hundred bytes, found by comparing bytes), where two taken in any
-// order differ at many, which sent each to DiffDelta (63 % of a serve's
-// CPU through 260 boundaries, BenchmarkHTTPBoundary at 100,000 runs).
+// order differ at many, which sent each to DiffDelta (63 % of quire
+// serve's CPU through 260 boundaries at 100,000 runs, quire-bench -only
+// boundary).
 func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved func(object.Hash) ([]byte, object.Type, error), deltas map[object.Hash]knownDelta, rolled []*oldPack) error {
 	// The objects whose writer made them as deltas of another (Known) go
 	// last, each after its base: by how many known deltas of the loose
