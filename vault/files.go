@@ -199,6 +199,13 @@ func GiveNewline(abs string) error {
 	if err != nil || fi.Size() == 0 {
 		return err
 	}
+	// A last byte that is a newline is the answer, as in RepairTail: the
+	// tail read whole at every append (a log of under 1 MiB read whole)
+	// was a tenth of an append's CPU through 16 clients.
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], fi.Size()-1); err != nil || last[0] == '\n' {
+		return err
+	}
 	start := max(fi.Size()-maxLine-1, 0)
 	buf := make([]byte, fi.Size()-start)
 	if _, err := f.ReadAt(buf, start); err != nil {
