@@ -319,7 +319,10 @@ func TestMirrorOverGitDaemonAndHTTP(t *testing.T) {
 			case "git daemon":
 				url = fmt.Sprintf("git://127.0.0.1:%d/vault.git", port)
 				start = func() func() {
-					d := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack", "--listen=127.0.0.1",
+					// git-daemon itself, not through git: git runs a
+					// dashed command as its child, and killing git left
+					// the daemon running after the test.
+					d := exec.Command(filepath.Join(gitCore, "git-daemon"), "--reuseaddr", "--export-all", "--enable=receive-pack", "--listen=127.0.0.1",
 						fmt.Sprintf("--port=%d", port), "--base-path="+root, root)
 					if err := d.Start(); err != nil {
 						t.Fatalf("git daemon: %v", err)
