@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"strings"
 	"time"
 
 	"quire/ledger/checker"
+	"quire/ledger/history"
 	"quire/runfolder"
 	"quire/vault"
 	"quire/words/event"
@@ -157,50 +157,68 @@ func (h checkHost) Progress(task, unit string, done, total int) {
 // them (checker.Histories).
 type checkHistories struct{ l *Ledger }
 
-func (h checkHistories) PointPast() ([]string, error)     { return h.l.staleHistories() }
-func (h checkHistories) Disagrees(playbook string) string { return h.l.historyStale(playbook) }
-func (h checkHistories) Pending() []string                { return h.l.hist.Pending() }
+func (h checkHistories) PointPast(size func(string) (int64, bool)) ([]string, error) {
+	return h.l.hist.StaleSized(size)
+}
+func (h checkHistories) Disagrees(playbook string) string {
+	msg, _ := h.l.historyStale(playbook, -1, history.Mark{}, nil)
+	return msg
+}
+func (h checkHistories) DisagreesFrom(playbook string, lines int64, since history.Mark, held func(string) bool) (string, history.Mark) {
+	return h.l.historyStale(playbook, lines, since, held)
+}
+func (h checkHistories) Pending() []string { return h.l.hist.Pending() }
 
 // historyStale says how a playbook's history disagrees with its files, or
 // "" when it agrees (or is not built yet): checker.Histories' Disagrees,
-// read from the history's own records.
-func (l *Ledger) historyStale(playbook string) string {
+// read from the history's own records. lines is the count of the files'
+// event lines when the caller counted them (quire check reads them all,
+// or knows them from its record), else < 0; since and held are what a
+// passing check proved of the history, and the files unchanged since
+// (History.VerifyFrom). It answers what this one proved.
+func (l *Ledger) historyStale(playbook string, lines int64, since history.Mark, held func(string) bool) (string, history.Mark) {
 	h, ok, err := l.hist.Peek(playbook)
 	if !ok {
-		return ""
+		return "", history.Mark{}
 	}
 	if err != nil {
-		return err.Error()
+		return err.Error(), history.Mark{}
 	}
-	lines := 0
+	if lines < 0 {
+		if lines, err = l.eventLines(playbook); err != nil {
+			return err.Error(), history.Mark{}
+		}
+	}
+	mark, err := h.VerifyFrom(since, held)
+	if err != nil {
+		return err.Error(), history.Mark{}
+	}
+	if lines != h.Len() {
+		return fmt.Sprintf("it holds %d events; the files hold %d", h.Len(), lines), history.Mark{}
+	}
+	return "", mark
+}
+
+// eventLines counts the whole lines of a playbook's files that are events:
+// its events.jsonl and its runs' logs.
+func (l *Ledger) eventLines(playbook string) (int64, error) {
 	files := []string{path.Join(playbookDir(playbook), "events.jsonl")}
 	runs, err := l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == playbook })
 	if err != nil {
-		return err.Error()
+		return 0, err
 	}
 	for _, r := range runs {
 		files = append(files, path.Join(r.Path, runfolder.LogFile))
 	}
+	var lines int64
 	for _, file := range files {
 		data, err := os.ReadFile(l.v.Abs(file))
 		if err != nil {
 			continue
 		}
-		for _, raw := range strings.SplitAfter(string(data), "\n") {
-			if strings.HasSuffix(raw, "\n") {
-				if _, err := event.Parse([]byte(raw[:len(raw)-1])); err == nil {
-					lines++
-				}
-			}
-		}
+		lines += checker.EventLines(data)
 	}
-	if err := h.Verify(); err != nil {
-		return err.Error()
-	}
-	if int64(lines) != h.Len() {
-		return fmt.Sprintf("it holds %d events; the files hold %d", h.Len(), lines)
-	}
-	return ""
+	return lines, nil
 }
 
 // Reindex throws away .quire/ (the history's index, the pages' views and

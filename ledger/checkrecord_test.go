@@ -34,7 +34,16 @@ func incrementalChecks(t *testing.T, seed int64, steps int) {
 	f.git("config", "user.email", "rui@example.com")
 	var did []string
 	answered, edited := 0, false
+	away := "" // a run folder moved out of the vault, put back after its checks
+	aside := filepath.Join(t.TempDir(), "run")
 	for step := 0; step < steps; step++ {
+		if away != "" {
+			// list_runs refuses a run whose folder is gone.
+			if err := os.Rename(aside, away); err != nil {
+				t.Fatal(err)
+			}
+			away = ""
+		}
 		runs := f.call("list_runs", `{"playbook":"finance","limit":1000}`).(*RunPage).Runs
 		var active []*Run
 		for _, r := range runs {
@@ -43,12 +52,20 @@ func incrementalChecks(t *testing.T, seed int64, steps int) {
 			}
 		}
 		file := func(r *Run, name string) string { return filepath.Join(f.dir, filepath.FromSlash(r.Path), name) }
-		k := rng.Intn(13)
+		k := rng.Intn(17)
+		// putBack makes .git/index HEAD's again and the work tree the
+		// index's, without what git does not track.
+		putBack := func() {
+			f.git("reset", "-q")
+			f.git("checkout", "--", ".")
+			f.git("clean", "-fdq", "--", "playbook-runs", "vault")
+			edited = false
+		}
 		if edited && (k <= 2 || k == 7) {
 			// quire refuses to write over a committed line changed by
-			// hand (the write guard): put it back first.
-			f.git("checkout", "--", ".")
-			edited = false
+			// hand (the write guard), and into a folder that holds a
+			// link: put them back first.
+			putBack()
 		}
 		switch {
 		case k < 2 || len(runs) == 0:
@@ -82,7 +99,7 @@ func incrementalChecks(t *testing.T, seed int64, steps int) {
 			os.Chtimes(file(r, "definition.md"), now, now)
 			did = append(did, "touch")
 		case k == 7 && len(active) > 0:
-			f.git("checkout", "--", ".")
+			putBack()
 			f.handWrite(active[rng.Intn(len(active))], "step_completed", "by/hand", "written by hand")
 			f.git("commit", "-qam", "a step written by hand")
 			did = append(did, "git commit")
@@ -125,23 +142,55 @@ func incrementalChecks(t *testing.T, seed int64, steps int) {
 				os.WriteFile(file(r, "artifacts/note.txt"), []byte("mine\n"), 0o644)
 			case 2:
 				os.Symlink("/etc/hosts", file(r, "hosts"))
+				edited = true
 			}
 			did = append(did, "run folder file")
 		case k == 12:
 			// Put back what was edited, and a check that passes.
-			f.git("checkout", "--", ".")
-			f.git("clean", "-fdq", "--", "playbook-runs", "vault")
-			edited = false
+			putBack()
 			did = append(did, "clean")
+		case k == 13 || k == 14:
+			// An entry of .git/index set to another blob by hand, and
+			// committed with git (k 13): HEAD's tree of a run changed, and
+			// no file of the work tree did.
+			r := runs[rng.Intn(len(runs))]
+			other := filepath.Join(t.TempDir(), "context.md")
+			os.WriteFile(other, []byte(fmt.Sprintf("set by hand at step %d\n", step)), 0o644)
+			blob := strings.TrimSpace(f.git("hash-object", "-w", other))
+			f.git("update-index", "--cacheinfo", "100644,"+blob+","+r.Path+"/context.md")
+			edited = true // quire's next write would commit what the index holds
+			did = append(did, "git update-index")
+			if k == 13 {
+				f.git("commit", "-qm", "context.md set by hand")
+				did = append(did, "git commit")
+			}
+		case k == 15:
+			// A run folder deleted whole.
+			away = filepath.Join(f.dir, filepath.FromSlash(runs[rng.Intn(len(runs))].Path))
+			if err := os.Rename(away, aside); err != nil {
+				t.Fatal(err)
+			}
+			did = append(did, "run folder removed")
+		case k == 16:
+			// A run's file taken out of .git/index, kept in the work tree
+			// (putBack tracks it again).
+			f.git("rm", "-q", "--cached", "--ignore-unmatch", "--", runs[rng.Intn(len(runs))].Path+"/definition.md")
+			edited = true
+			did = append(did, "git rm --cached")
 		}
 		// Past the record's racy window, so that a check may answer from
 		// it: the changes above are then seen by their stamps alone.
 		time.Sleep(120 * time.Millisecond)
+		// The check from the last passing check's record first (it reads
+		// what changed since), then the full one, then the check after
+		// that (from the full one's record when it passed).
+		first := checkWords(t, f, CheckArgs{})
 		full := checkWords(t, f, CheckArgs{Full: true})
-		for _, when := range []string{"incremental", "again"} {
-			if got := checkWords(t, f, CheckArgs{}); got != full {
-				t.Fatalf("after %v, %s:\n%s\nquire check --full:\n%s", did, when, got, full)
-			}
+		if first != full {
+			t.Fatalf("after %v, incremental:\n%s\nquire check --full:\n%s", did, first, full)
+		}
+		if got := checkWords(t, f, CheckArgs{}); got != full {
+			t.Fatalf("after %v, again:\n%s\nquire check --full:\n%s", did, got, full)
 		}
 		if clean(full) {
 			// A clean vault: the check after the full one answers from its

@@ -102,10 +102,6 @@ func (l *Ledger) followGitForRead() {
 	}
 }
 
-// staleHistories lists the playbooks whose history points past the end of
-// a file it names (or into a file that is gone).
-func (l *Ledger) staleHistories() ([]string, error) { return l.hist.Stale() }
-
 // The writes of the history, each under the lock of the tx.
 
 // history is the playbook's history ready to number an event: true to

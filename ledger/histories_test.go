@@ -28,9 +28,9 @@ func TestOnlyTheTxWritesTheHistory(t *testing.T) {
 		"History.Repair": true, "History.Reserve": true,
 	}
 	reads := map[string]bool{
-		"Store.Of": true, "Store.Peek": true, "Store.Reset": true, "Store.Stale": true, "Store.Pending": true, "Store.AdoptFor": true,
+		"Store.Of": true, "Store.Peek": true, "Store.Reset": true, "Store.Stale": true, "Store.StaleSized": true, "Store.Pending": true, "Store.AdoptFor": true,
 		"Store.EachEvent": true, "Store.NthEvent": true, "Store.GitMoved": true,
-		"History.Len": true, "History.Page": true, "History.Verify": true, "History.Chain": true,
+		"History.Len": true, "History.Page": true, "History.Verify": true, "History.VerifyFrom": true, "History.Chain": true,
 	}
 	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", ".").Output()
 	if err != nil {

@@ -397,7 +397,12 @@ func (x *gitIndex) len() int { return x.n }
 // during the call, not to be kept) or own true, an entry of over. With
 // fields false a table's entry has only its name.
 func (x *gitIndex) walk(fn func(e *index.Entry, pos int, own bool) bool, fields bool) {
-	k := 0
+	x.walkFrom("", fields, fn)
+}
+
+// walkFrom is walk from the first entry at or after the name start.
+func (x *gitIndex) walkFrom(start string, fields bool, fn func(e *index.Entry, pos int, own bool) bool) {
+	k, _ := slices.BinarySearch(x.onames, start)
 	stop := false
 	// flush yields over's added entries before name ("": all).
 	flush := func(name string, all bool) bool {
@@ -436,10 +441,14 @@ func (x *gitIndex) walk(fn func(e *index.Entry, pos int, own bool) bool, fields 
 		return true
 	}
 	if x.tab != nil {
+		i := 0
+		if start != "" {
+			i, _ = x.tab.Search(start)
+		}
 		if fields {
-			x.tab.Walk(0, each)
+			x.tab.Walk(i, each)
 		} else {
-			x.tab.WalkNames(0, each)
+			x.tab.WalkNames(i, each)
 		}
 	}
 	if !stop {

@@ -162,7 +162,11 @@ func (v *Vault) keepsFile(rel, abs string, keep Keep) error {
 // from HEAD's, for quire check and quire janitor. Files whose stat is the
 // one .git/index records for them are as quire committed them and are not
 // read. The caller holds the lock.
-func (v *Vault) HandEdits() ([]*HandEdit, error) {
+func (v *Vault) HandEdits() ([]*HandEdit, error) { return v.HandEditsFrom(nil) }
+
+// HandEditsFrom is HandEdits leaving out the run folders u does (nil:
+// none).
+func (v *Vault) HandEditsFrom(u *Unchanged) ([]*HandEdit, error) {
 	if err := v.flushCommits(); err != nil {
 		return nil, err
 	}
@@ -179,7 +183,7 @@ func (v *Vault) HandEdits() ([]*HandEdit, error) {
 		keep Keep
 	}
 	var names []claimed
-	v.gitIdx.each(func(e *index.Entry) bool {
+	v.gitIdx.eachFrom(u, false, func(e *index.Entry) bool {
 		if keep := v.guard(e.Name); keep != Free {
 			names = append(names, claimed{strings.Clone(e.Name), keep})
 		}

@@ -1,7 +1,6 @@
 package vault
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -64,27 +63,4 @@ func (v *Vault) WritePath(rel string) (string, error) {
 		return "", err
 	}
 	return abs, nil
-}
-
-// Links lists the symbolic links in the vault's work tree (not under
-// .git/), as paths relative to the root.
-func (v *Vault) Links() ([]string, error) {
-	var out []string
-	err := filepath.WalkDir(v.root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() && p != v.root && d.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			rel, _ := filepath.Rel(v.root, p)
-			out = append(out, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	return out, err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -357,17 +358,18 @@ func (v *Vault) inspectHead() []Finding {
 		return out
 	}
 	for name, w := range want {
-		if w.mode == object.Symlink {
-			out = append(out, Finding{name, "HEAD holds it as a symbolic link; quire never follows one"})
-		}
-		if ok, err := v.objs.has(w.hash); err == nil && !ok {
-			out = append(out, Finding{name, fmt.Sprintf("its blob %s in HEAD's tree is missing from .git/objects; a person must restore it (a clone of the vault has it)", w.hash)})
-		}
+		out = append(out, v.blobFindings(name, w)...)
 	}
 	if err := v.gitIdx.loadVerified(); err != nil {
 		out = append(out, Finding{".git/index", "cannot be read (" + err.Error() + "); quire janitor rebuilds it from HEAD"})
 		return out
 	}
+	return append(out, indexFindings(v.indexAgainst(want))...)
+}
+
+// indexAgainst lists the paths quire owns where .git/index (loaded)
+// and HEAD's files want differ.
+func (v *Vault) indexAgainst(want map[string]change) []string {
 	var differ []string
 	inIndex := map[string]bool{}
 	for _, e := range v.gitIdx.all() {
@@ -384,11 +386,17 @@ func (v *Vault) inspectHead() []Finding {
 			differ = append(differ, name)
 		}
 	}
-	if len(differ) > 0 {
-		sort.Strings(differ)
-		out = append(out, Finding{".git/index", fmt.Sprintf("disagrees with HEAD for %d paths (%s): a plain git commit would record that; quire janitor sets them to HEAD's", len(differ), sample(differ))})
+	sort.Strings(differ)
+	return differ
+}
+
+// indexFindings is what InspectGit says of the paths where .git/index
+// and HEAD differ.
+func indexFindings(differ []string) []Finding {
+	if len(differ) == 0 {
+		return nil
 	}
-	return out
+	return []Finding{{".git/index", fmt.Sprintf("disagrees with HEAD for %d paths (%s): a plain git commit would record that; quire janitor sets them to HEAD's", len(differ), sample(differ))}}
 }
 
 // gitLocks lists the lock files of git's that stand in .git: the index's,
@@ -435,7 +443,10 @@ type Change struct {
 // as git status would, without reading a file whose stat matches its entry.
 // It changes nothing but the index's stat data in memory. The caller holds
 // the lock.
-func (v *Vault) Status() ([]Change, error) {
+func (v *Vault) Status() ([]Change, error) { return v.StatusFrom(nil) }
+
+// StatusFrom is Status leaving out the run folders u does (nil: none).
+func (v *Vault) StatusFrom(u *Unchanged) ([]Change, error) {
 	if err := v.flushCommits(); err != nil {
 		return nil, err
 	}
@@ -467,6 +478,9 @@ func (v *Vault) Status() ([]Change, error) {
 				out = append(out, Change{r, "staging"})
 				return filepath.SkipDir
 			case d.IsDir():
+				if u != nil && path.Dir(r) == RunsDir && u.Skips(name) {
+					return filepath.SkipDir
+				}
 				return nil
 			case isTemp(name):
 				out = append(out, Change{r, "temp"})
@@ -502,7 +516,7 @@ func (v *Vault) Status() ([]Change, error) {
 			return nil, err
 		}
 	}
-	v.gitIdx.each(func(e *index.Entry) bool {
+	v.gitIdx.eachFrom(u, false, func(e *index.Entry) bool {
 		if Owned(e.Name) && !seen[e.Name] {
 			if _, err := os.Lstat(v.Abs(e.Name)); errors.Is(err, fs.ErrNotExist) {
 				out = append(out, Change{strings.Clone(e.Name), "deleted"})

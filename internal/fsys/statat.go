@@ -17,3 +17,7 @@ func (s Stamp) IsDir() bool { return s.Mode&modeDir == modeDir }
 
 // IsRegular says whether the stamp is a plain file's.
 func (s Stamp) IsRegular() bool { return s.Mode&modeType == modeRegular }
+
+// IsSymlink says whether the stamp is a symbolic link's (its own, not
+// what it points at).
+func (s Stamp) IsSymlink() bool { return s.Mode&modeType == modeSymlink }

@@ -12,6 +12,7 @@ const (
 	modeType    = 0xf000
 	modeDir     = 0x4000
 	modeRegular = 0x8000
+	modeSymlink = 0xa000
 )
 
 // Dir is a folder to stamp the files below it by their names relative to
@@ -62,7 +63,7 @@ func lstat(p string) (Stamp, bool) {
 	case fi.Mode().IsRegular():
 		mode |= modeRegular
 	case fi.Mode()&fs.ModeSymlink != 0:
-		mode |= 0xa000
+		mode |= modeSymlink
 	default:
 		mode |= 0x1000
 	}

@@ -10,6 +10,7 @@ const (
 	modeType    = unix.S_IFMT
 	modeDir     = unix.S_IFDIR
 	modeRegular = unix.S_IFREG
+	modeSymlink = unix.S_IFLNK
 )
 
 // Dir is an open folder to stamp the files below it by their names

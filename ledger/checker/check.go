@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"quire/internal/front"
+	"quire/ledger/history"
 	"quire/runfolder"
 	"quire/vault"
 	"quire/words/event"
@@ -80,6 +81,31 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 		}
 		return rep, nil
 	}
+	// What the last passing check saw and nothing changed since, which
+	// the checks of the vault as a whole need not read again: HEAD's
+	// files as they were at its commit, and the run folders whose stamps
+	// held but for those HEAD changed.
+	var u *vault.Unchanged
+	hc := &historyCheck{lines: map[string]int64{}, proved: map[string]history.Mark{}}
+	if last != nil {
+		var look []string
+		have := make(map[string]bool, len(s.runs))
+		for _, r := range s.runs {
+			have[r.name] = r.held != nil
+			if r.held == nil {
+				look = append(look, r.name)
+			}
+		}
+		hc.since, hc.held = last.Histories, last.heldFile(s, have)
+		for _, r := range last.Runs {
+			if _, ok := have[r.Name]; !ok {
+				look = append(look, r.Name) // gone from the work tree
+			}
+		}
+		if h, err := vault.ParseHash(last.Head); err == nil {
+			u = c.v.UnchangedSince(h, look)
+		}
+	}
 	if last != nil && !c.runsHold(last) {
 		for _, r := range s.runs {
 			r.held = nil
@@ -104,7 +130,22 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 		}
 	}
 	inIndex := map[string]vault.Entry{}
+	// A run folder the scan found (a folder, by its own stat, in
+	// playbook-runs/, itself no link) is there and reached through no
+	// link: 100,000 lstats of each path's parts need not be taken again.
+	scannedRun := map[string]bool{}
+	if _, err := c.v.Join(vault.RunsDir); err == nil {
+		for _, r := range s.runs {
+			scannedRun[path.Join(vault.RunsDir, r.name)] = true
+		}
+	}
 	for _, e := range entries {
+		if scannedRun[e.Path] {
+			if e.Type == "playbook-run" {
+				inIndex[e.Path] = e
+			}
+			continue
+		}
 		if _, err := c.v.Join(e.Path); err != nil {
 			add(vault.IndexFile, "%s %s: its path %v", e.Type, e.UID, err)
 			continue
@@ -150,6 +191,7 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 				count(e.Playbook, 0, rel)
 			}
 			rep.Events += run.Events
+			hc.lines[e.Playbook] += int64(run.Events)
 			if !s.playbooks {
 				run.Warnings = c.h.RunWarnings(e)
 			}
@@ -171,6 +213,7 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 			}
 			if ok {
 				count(e.Playbook, ln.Seq, where)
+				hc.lines[e.Playbook]++
 			}
 		})
 		if ok {
@@ -188,6 +231,7 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 		if err != nil {
 			continue
 		}
+		hc.lines[e.Playbook] += EventLines(data)
 		for i, raw := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
 			if raw == "" {
 				continue
@@ -213,9 +257,9 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 			seqs[e.Playbook][ln.Seq] = where
 		}
 	}
-	c.checkDerivedState(add)
+	c.checkDerivedState(s, hc, add)
 	c.checkQuarantine(add)
-	c.checkLinks(add)
+	c.checkLinks(s, add)
 	playbooks := make([]string, 0, len(seqs))
 	for p := range seqs {
 		playbooks = append(playbooks, p)
@@ -234,13 +278,13 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 			add(playbookDir(p), "the history's seq has gaps: %d events, but seq %s beyond them", n, strings.Join(missing, ", "))
 		}
 	}
-	vp, err := c.vaultProblems()
+	vp, err := c.vaultProblems(u, hc)
 	if err != nil {
 		return nil, err
 	}
 	rep.Problems = append(rep.Problems, vp...)
 	if len(rep.Problems) == 0 && record {
-		next.Events, next.Warnings = rep.Events, rep.Warnings
+		next.Events, next.Warnings, next.Histories = rep.Events, rep.Warnings, hc.proved
 		if digestErr == nil {
 			c.saveRecord(next)
 		}
@@ -330,12 +374,29 @@ func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(str
 
 // checkLinks lists the symbolic links in the vault: quire writes through
 // none of them (a write that would is refused), and git may have carried
-// them in from elsewhere.
-func (c *Checker) checkLinks(add func(string, string, ...any)) {
-	links, err := c.v.Links()
-	if err != nil {
-		add(".", "%v", err)
+// them in from elsewhere. They are the scan's: it stamped every entry of
+// the work tree but .git (a link by its own stat), and the checks' own
+// records, looked at here.
+func (c *Checker) checkLinks(s *scanned, add func(string, string, ...any)) {
+	var links []string
+	for _, e := range s.others {
+		if e.S.IsSymlink() {
+			links = append(links, e.Name)
+		}
 	}
+	for _, r := range s.runs {
+		for _, e := range r.entries {
+			if e.S.IsSymlink() {
+				links = append(links, path.Join(vault.RunsDir, r.name, e.Name))
+			}
+		}
+	}
+	for name := range ownRecords {
+		if fi, err := os.Lstat(c.v.Abs(path.Join(vault.QuireDir, name))); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			links = append(links, path.Join(vault.QuireDir, name))
+		}
+	}
+	sort.Strings(links)
 	for _, p := range links {
 		to, _ := os.Readlink(c.v.Abs(p))
 		add(p, "is a symbolic link (to %s); quire writes nothing through links, so writes to what it stands for are refused: replace it with the file or folder itself", to)
@@ -366,11 +427,12 @@ func (c *Checker) checkQuarantine(add func(string, string, ...any)) {
 
 // checkDerivedState reports a history under .quire/ that points past the
 // files it indexes (git took lines back); the next write rebuilds it.
-func (c *Checker) checkDerivedState(add func(string, string, ...any)) {
-	stale, err := c.h.Histories().PointPast()
+func (c *Checker) checkDerivedState(s *scanned, hc *historyCheck, add func(string, string, ...any)) {
+	stale, err := c.h.Histories().PointPast(s.size)
 	if err != nil {
 		add(vault.QuireDir+"/history", "%v", err)
 	}
+	hc.past, hc.pastErr = stale, err
 	for _, p := range stale {
 		add(vault.QuireDir+"/history/"+p+".seq", "the history of %s points past the files it indexes (a git stash, reset or checkout took lines back); the next write, or quire reindex, rebuilds it", p)
 	}

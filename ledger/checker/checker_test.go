@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"quire/ledger/checker"
+	"quire/ledger/history"
 	"quire/runfolder"
 	"quire/vault"
 )
@@ -22,12 +23,15 @@ type host struct {
 	progress  []string
 }
 
-func (h *host) ReadLocked(fn func() error) error          { return h.v.LockedRead(fn) }
-func (h *host) Write(fn func() error) error               { return h.v.Locked(fn) }
-func (h *host) Folder(rel string) runfolder.Folder        { return runfolder.Folder{V: h.v, Rel: rel} }
-func (h *host) Histories() checker.Histories              { return h }
-func (h *host) PointPast() ([]string, error)              { return h.stale, nil }
-func (h *host) Disagrees(string) string                   { return "" }
+func (h *host) ReadLocked(fn func() error) error                       { return h.v.LockedRead(fn) }
+func (h *host) Write(fn func() error) error                            { return h.v.Locked(fn) }
+func (h *host) Folder(rel string) runfolder.Folder                     { return runfolder.Folder{V: h.v, Rel: rel} }
+func (h *host) Histories() checker.Histories                           { return h }
+func (h *host) PointPast(func(string) (int64, bool)) ([]string, error) { return h.stale, nil }
+func (h *host) Disagrees(string) string                                { return "" }
+func (h *host) DisagreesFrom(string, int64, history.Mark, func(string) bool) (string, history.Mark) {
+	return "", history.Mark{}
+}
 func (h *host) Pending() []string                         { return nil }
 func (h *host) Reindex() error                            { h.reindexed++; return nil }
 func (h *host) RunWarnings(vault.Entry) []checker.Problem { return nil }

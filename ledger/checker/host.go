@@ -3,6 +3,7 @@ package checker
 import (
 	"time"
 
+	"quire/ledger/history"
 	"quire/runfolder"
 	"quire/vault"
 )
@@ -32,8 +33,13 @@ type Vault interface {
 	// The work tree against git: what changed since the last commit, the
 	// symbolic links, git's own state, the committed parts edited by hand.
 	Status() ([]vault.Change, error)
-	Links() ([]string, error)
 	InspectGit() []vault.Finding
+	// The same, leaving out what a passing check at the commit since saw
+	// unchanged (vault.Unchanged; nil: nothing is left out).
+	UnchangedSince(since vault.Hash, look []string) *vault.Unchanged
+	StatusFrom(u *vault.Unchanged) ([]vault.Change, error)
+	HandEditsFrom(u *vault.Unchanged) ([]*vault.HandEdit, error)
+	InspectGitFrom(u *vault.Unchanged) []vault.Finding
 	InspectGitState() []vault.Finding
 	// IndexDigest is the SHA-256 of .git/index's entries without their
 	// stat data.
@@ -86,10 +92,18 @@ type Host interface {
 type Histories interface {
 	// PointPast lists the playbooks whose history points past the end of
 	// the files it indexes (git took lines back).
-	PointPast() ([]string, error)
+	// A file's size is size's where it knows it (nil: none), else a
+	// stat's.
+	PointPast(size func(file string) (int64, bool)) ([]string, error)
 	// Disagrees says how a playbook's history disagrees with its files,
 	// or "" when it agrees (or is not built yet).
 	Disagrees(playbook string) string
+	// DisagreesFrom is Disagrees given lines, the count of the
+	// playbook's event lines (quire check counted them), reading of the
+	// history only what since, the mark of a passing check, did not
+	// prove, or what lies in files not held since (history.VerifyFrom);
+	// it answers the mark of what it proved.
+	DisagreesFrom(playbook string, lines int64, since history.Mark, held func(file string) bool) (string, history.Mark)
 	// Pending lists the paths quire's own writes left uncommitted.
 	Pending() []string
 }

@@ -6,16 +6,19 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"quire/internal/fsys"
+	"quire/ledger/history"
 	"quire/runfolder"
 	"quire/vault"
 )
@@ -64,7 +67,7 @@ const recordFile = vault.QuireDir + "/check-record"
 
 // recordMagic begins the record, with its form's version: another is not
 // read.
-const recordMagic = "quire check-record 4\n"
+const recordMagic = "quire check-record 5\n"
 
 // racyRecord is how close to the record's time a stamp is too new to
 // trust: a write in the same tick of the file system's clock leaves the
@@ -107,6 +110,33 @@ type checkRecord struct {
 	Git         []entry      // from .git
 	Events      int          // the check's count of events
 	Warnings    []Problem
+	// Histories are what the check proved of each playbook's history
+	// (history.VerifyFrom), by playbook.
+	Histories map[string]history.Mark
+}
+
+// heldFile says whether a file (from the vault's root) is as the record
+// saw it, by the stamps s took: a run's log whose folder held (held, by
+// the run's name), or a file outside the run folders with its recorded
+// stamp, not racy.
+func (r *checkRecord) heldFile(s *scanned, held map[string]bool) func(string) bool {
+	trusted := r.At.Add(-racyRecord).UnixNano()
+	was := make(map[string]stamp, len(r.Others))
+	for _, e := range r.Others {
+		was[e.Name] = e.S
+	}
+	now := make(map[string]stamp, len(s.others))
+	for _, e := range s.others {
+		now[e.Name] = e.S
+	}
+	return func(file string) bool {
+		if rest, ok := strings.CutPrefix(file, vault.RunsDir+"/"); ok {
+			name, f, _ := strings.Cut(rest, "/")
+			return f == runfolder.LogFile && held[name]
+		}
+		st, ok := now[file]
+		return ok && st == was[file] && st.MTime < trusted && st.CTime < trusted
+	}
 }
 
 // scanned is the stamps a check took before it read anything.
@@ -124,6 +154,34 @@ type scanned struct {
 	// playbooks: the playbooks' files are the record's (the documents
 	// the runs' warnings are judged against).
 	playbooks bool
+	othersAt  map[string]stamp // others by name, made by size
+}
+
+// size is a file's size (from the vault's root) as its stamp says, for a
+// plain file the scan stamped: a run's file, or one outside the run
+// folders.
+func (s *scanned) size(file string) (int64, bool) {
+	if rest, ok := strings.CutPrefix(file, vault.RunsDir+"/"); ok {
+		name, f, _ := strings.Cut(rest, "/")
+		i, found := sort.Find(len(s.runs), func(i int) int { return strings.Compare(name, s.runs[i].name) })
+		if !found {
+			return 0, false
+		}
+		for _, e := range s.runs[i].entries {
+			if e.Name == f {
+				return e.S.Size, e.S.IsRegular()
+			}
+		}
+		return 0, false
+	}
+	if s.othersAt == nil {
+		s.othersAt = make(map[string]stamp, len(s.others))
+		for _, e := range s.others {
+			s.othersAt[e.Name] = e.S
+		}
+	}
+	st, ok := s.othersAt[file]
+	return st.Size, ok && st.IsRegular()
 }
 
 type scannedRun struct {
@@ -652,6 +710,15 @@ func encodeRecord(r *checkRecord) []byte {
 		w.entries(run.Entries, true)
 		w.problems(run.Warnings)
 	}
+	pbs := slices.Sorted(maps.Keys(r.Histories))
+	w.uint(uint64(len(pbs)))
+	for _, p := range pbs {
+		m := r.Histories[p]
+		w.str(p)
+		w.int(m.Records)
+		w.int(m.FilesSize)
+		w.b = append(w.b, m.Sum[:]...)
+	}
 	return w.b
 }
 
@@ -790,6 +857,17 @@ func decodeRecord(data []byte) (*checkRecord, error) {
 			run.Warnings = nil
 		}
 		rec.Runs = append(rec.Runs, run)
+	}
+	n = r.uint()
+	if r.err != nil || n > 1<<24 {
+		return nil, errRecord
+	}
+	rec.Histories = make(map[string]history.Mark, n)
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		p := r.str()
+		m := history.Mark{Records: r.int(), FilesSize: r.int()}
+		copy(m.Sum[:], r.bytes(32))
+		rec.Histories[p] = m
 	}
 	if r.err != nil {
 		return nil, r.err

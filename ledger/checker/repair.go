@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"quire/internal/crashpoint"
+	"quire/ledger/history"
 	"quire/runfolder"
 	"quire/vault"
 	"quire/words/event"
@@ -24,13 +25,14 @@ type vaultScan struct {
 // inspectVault looks at the work tree against .git/index and the index of
 // things. With fix, it repairs what needs no person (and says what it
 // did); without, it reports. The caller holds the lock: the host's write
-// transaction with fix, ReadLocked without.
-func (c *Checker) inspectVault(fix bool) (*vaultScan, error) {
+// transaction with fix, ReadLocked without. u leaves out the run folders
+// the last passing check saw as they are (nil: none).
+func (c *Checker) inspectVault(fix bool, u *vault.Unchanged) (*vaultScan, error) {
 	s := &vaultScan{}
 	add := func(p, format string, args ...any) {
 		s.problems = append(s.problems, Problem{Path: p, Message: fmt.Sprintf(format, args...)})
 	}
-	changes, err := c.v.Status()
+	changes, err := c.v.StatusFrom(u)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +287,7 @@ func (c *Checker) registerFolder(dir string, write bool) (vault.Entry, error) {
 // middle (the vault's OnRecover): it repairs what needs no person, and
 // says what it did. The caller holds the lock.
 func (c *Checker) Recover() ([]string, error) {
-	s, err := c.inspectVault(true)
+	s, err := c.inspectVault(true, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -313,11 +315,13 @@ func quiresOwn(p string, pending map[string]bool) bool {
 // vaultProblems is quire check's look at the vault's git state and work
 // tree: git's locks, HEAD, .git/index, staging folders, temporary files,
 // uncommitted changes, symbolic links and the history's derived state.
-// The caller holds the lock as a reader (Check).
-func (c *Checker) vaultProblems() ([]Problem, error) {
+// u leaves out what the last passing check saw unchanged since (nil:
+// nothing); hc is what the check counted of the histories' files. The
+// caller holds the lock as a reader (Check).
+func (c *Checker) vaultProblems(u *vault.Unchanged, hc *historyCheck) ([]Problem, error) {
 	var out []Problem
 	err := func() error {
-		for _, f := range c.v.InspectGit() {
+		for _, f := range c.v.InspectGitFrom(u) {
 			out = append(out, Problem{Path: f.Path, Message: f.Message})
 		}
 		if op := c.v.GitOperation(); op != nil {
@@ -325,7 +329,7 @@ func (c *Checker) vaultProblems() ([]Problem, error) {
 			// is the person's to resolve, not a hand edit to restore.
 			out = append(out, Problem{Path: ".git", Message: op.Words()})
 		} else {
-			edits, err := c.v.HandEdits()
+			edits, err := c.v.HandEditsFrom(u)
 			if err != nil {
 				return err
 			}
@@ -333,12 +337,12 @@ func (c *Checker) vaultProblems() ([]Problem, error) {
 				out = append(out, Problem{Path: he.Path, Line: he.Line, Message: handEditProblem(he)})
 			}
 		}
-		s, err := c.inspectVault(false)
+		s, err := c.inspectVault(false, u)
 		if err != nil {
 			return err
 		}
 		out = append(out, s.problems...)
-		stale, err := c.historyProblems()
+		stale, err := c.historyProblems(hc)
 		out = append(out, stale...)
 		if _, refused := refusal.As(err); refused {
 			return nil // the index of things is a link: quire check reports it
@@ -352,12 +356,12 @@ func (c *Checker) vaultProblems() ([]Problem, error) {
 // that no longer matches its files: a record that points at no whole line,
 // or a count of records other than the count of event lines. A history
 // that points past its files is reported by checkDerivedState already.
-func (c *Checker) historyProblems() ([]Problem, error) {
+func (c *Checker) historyProblems(hc *historyCheck) ([]Problem, error) {
 	pbs, err := c.v.FindType("playbook", func(*vault.Entry) bool { return true })
 	if err != nil {
 		return nil, err
 	}
-	past, err := c.h.Histories().PointPast()
+	past, err := hc.past, hc.pastErr // checkDerivedState's
 	if err != nil {
 		return nil, err
 	}
@@ -370,12 +374,30 @@ func (c *Checker) historyProblems() ([]Problem, error) {
 		if reported[e.Playbook] {
 			continue
 		}
-		if msg := c.h.Histories().Disagrees(e.Playbook); msg != "" {
+		msg, mark := c.h.Histories().DisagreesFrom(e.Playbook, hc.lines[e.Playbook], hc.since[e.Playbook], hc.held)
+		hc.proved[e.Playbook] = mark
+		if msg != "" {
 			out = append(out, Problem{Path: path.Join(vault.QuireDir, "history", e.Playbook+".seq"),
 				Message: msg + "; quire janitor (or quire reindex) rebuilds it from the files"})
 		}
 	}
 	return out, nil
+}
+
+// historyCheck is what quire check gives the check of the histories: the
+// event lines it counted of each playbook's files (every one read, or
+// known from its record), what the last passing check proved of each
+// history (since) with the files unchanged since (held), and what this
+// check proves (proved, filled by historyProblems).
+type historyCheck struct {
+	lines  map[string]int64
+	since  map[string]history.Mark
+	held   func(file string) bool
+	proved map[string]history.Mark
+	// past and pastErr are the histories that point past their files
+	// (checkDerivedState's).
+	past    []string
+	pastErr error
 }
 
 // Repair is quire janitor's repair pass (repair_vault).
@@ -402,7 +424,7 @@ func (c *Checker) Repair() (*RepairReport, error) {
 			}
 			rep.Repaired = append(rep.Repaired, fmt.Sprintf("%s: restored the committed part from HEAD (line %d had been changed by hand); the edited copy is %s", he.Path, he.Line, kept))
 		}
-		s, err := c.inspectVault(true)
+		s, err := c.inspectVault(true, nil)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -56,4 +57,21 @@ func KeepWords(k vault.Keep) string {
 // handEditProblem is what quire check says of a hand edit.
 func handEditProblem(he *vault.HandEdit) string {
 	return "line " + strconv.Itoa(he.Line) + " differs from the commit (HEAD): " + KeepWords(he.Keep) + "; quire's next write to it is refused until quire janitor restores the committed part from HEAD"
+}
+
+// EventLines counts the whole lines of data (a log, an events.jsonl) that
+// parse as events: what a playbook's history holds a record of.
+func EventLines(data []byte) int64 {
+	var n int64
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		if _, err := event.Parse(data[:i]); err == nil {
+			n++
+		}
+		data = data[i+1:]
+	}
+	return n
 }

@@ -87,7 +87,7 @@ func (s *Store) FollowGit() error {
 	if err != nil || !ok {
 		written = nil // every file
 	}
-	stale, err := s.staleOf(written, true)
+	stale, err := s.staleOf(written, true, nil)
 	if err != nil {
 		return err
 	}
@@ -111,12 +111,18 @@ func (s *Store) GitMoved() bool {
 // Stale lists the playbooks whose history points past the end of a file
 // it names (or into a file that is gone): git took lines back, and the
 // next write rebuilds it.
-func (s *Store) Stale() ([]string, error) { return s.staleOf(nil, false) }
+func (s *Store) Stale() ([]string, error) { return s.staleOf(nil, false, nil) }
+
+// StaleSized is Stale taking a file's size from size where it knows it
+// (quire check stamped every file already), else from a stat.
+func (s *Store) StaleSized(size func(file string) (int64, bool)) ([]string, error) {
+	return s.staleOf(nil, false, size)
+}
 
 // staleOf is Stale looking only at the files for which written answers
 // true (every file when it is nil), and with lacking also at the histories
 // that lack lines git brought in (lacksLines).
-func (s *Store) staleOf(written *vault.Written, lacking bool) ([]string, error) {
+func (s *Store) staleOf(written *vault.Written, lacking bool, size func(string) (int64, bool)) ([]string, error) {
 	seqs, err := filepath.Glob(filepath.Join(s.v.Abs(Dir), "*.seq"))
 	if err != nil {
 		return nil, err
@@ -124,7 +130,7 @@ func (s *Store) staleOf(written *vault.Written, lacking bool) ([]string, error) 
 	var stale []string
 	for _, seq := range seqs {
 		p := strings.TrimSuffix(filepath.Base(seq), ".seq")
-		if s.pointsPast(seq, strings.TrimSuffix(seq, ".seq")+".files", written) || lacking && s.lacksLines(p, seq, written) {
+		if s.pointsPast(seq, strings.TrimSuffix(seq, ".seq")+".files", written, size) || lacking && s.lacksLines(p, seq, written) {
 			stale = append(stale, p)
 		}
 	}
@@ -207,7 +213,7 @@ func numberedAfter(abs string, off int64) bool {
 	}
 }
 
-func (s *Store) pointsPast(seqPath, filesPath string, written *vault.Written) bool {
+func (s *Store) pointsPast(seqPath, filesPath string, written *vault.Written, size func(string) (int64, bool)) bool {
 	recs, err := os.ReadFile(seqPath)
 	if err != nil {
 		return false
@@ -234,6 +240,14 @@ func (s *Store) pointsPast(seqPath, filesPath string, written *vault.Written) bo
 	for i, f := range files {
 		if end[i] == 0 || written != nil && !asked[f] {
 			continue
+		}
+		if size != nil {
+			if n, ok := size(f); ok {
+				if n < end[i] {
+					return true
+				}
+				continue
+			}
 		}
 		fi, err := os.Stat(s.v.Abs(f))
 		if err != nil || fi.Size() < end[i] {
