@@ -30,7 +30,6 @@ import (
 // A nil *Unchanged is nothing known: everything is read (quire check
 // --full, a first check, a commit that cannot be read).
 type Unchanged struct {
-	since Hash
 	// look holds the names (in playbook-runs/) of the run folders looked
 	// at; every other run folder is left out.
 	look map[string]bool
@@ -60,7 +59,7 @@ func (v *Vault) UnchangedSince(since Hash, look []string) *Unchanged {
 	if err != nil {
 		return nil // gone (a reset and git gc): everything is read
 	}
-	u := &Unchanged{since: since, look: map[string]bool{}, changed: map[string]change{}}
+	u := &Unchanged{look: map[string]bool{}, changed: map[string]change{}}
 	for _, name := range look {
 		u.look[name] = true
 	}

@@ -21,8 +21,8 @@ import (
 // the scale section's vaults (scalevault.go), side by side: list_runs with
 // each filter its schema offers and get_event through a warm ledger (the
 // engine of quire serve and of the resident, without the transport),
-// quire check, quire check --full and quire check --history with nothing
-// new as a person runs them (a process each), and a person's git status.
+// quire check (with nothing changed, and after one boundary), quire check
+// --full and quire check --history with nothing new as a person runs them (a process each), and a person's git status.
 // Each is its median and p99 over the rounds, beside its target at the
 // largest size.
 
@@ -126,6 +126,14 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string, memOnly bool) 
 		run("quire check --full", 30*time.Second, checkRounds, bin, "check", "--full")
 		timed(dir, bin, "check") // the check the next ones answer from
 		run("quire check (nothing changed)", 2*time.Second, checkRounds, bin, "check")
+		// A person's check after an agent's boundary: one step recorded
+		// on an active run (every tenth, from the first) before each.
+		for i := 0; i < checkRounds; i++ {
+			id := ids[(i*10)%len(ids)]
+			timed(dir, bin, "call", "record_event", "--args", fmt.Sprintf(`{"playbook":"finance","run_id":%q,"event":"step_completed","step":"check/%d","actor":"agent-7"}`, id, i))
+			add("quire check after one boundary", 2*time.Second, n, timed(dir, bin, "check"))
+		}
+		said("quire check after one boundary", n)
 		timed(dir, bin, "check", "--history") // proves what is new
 		run("quire check --history, nothing new", time.Second, checkRounds, bin, "check", "--history")
 		run("git status", time.Second, checkRounds, "git", "status", "--porcelain")

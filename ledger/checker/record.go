@@ -55,9 +55,11 @@ import (
 // operation in the middle, which it always looks at. Otherwise the checks
 // of the vault as a whole (the index of things, the seqs, HEAD's tree and
 // blobs, .git/index, the work tree against it, the committed parts, the
-// links, the histories, the warnings) read everything, as --full does,
-// and the run folders whose stamps hold are still answered from their
-// record. A record is written only by a check that found no problem, so
+// links, the histories, the warnings) are done, reading only what changed
+// since the record: HEAD's tree against the record's commit, the run
+// folders whose stamps or trees changed (vault.Unchanged), the histories'
+// records not proved by the record's marks (history.VerifyFrom), and
+// the run folders whose stamps hold are answered from their record. A record is written only by a check that found no problem, so
 // what it holds had none. quire check --full reads every folder, and
 // writes the record anew when it passes.
 //
@@ -125,16 +127,12 @@ func (r *checkRecord) heldFile(s *scanned, held map[string]bool) func(string) bo
 	for _, e := range r.Others {
 		was[e.Name] = e.S
 	}
-	now := make(map[string]stamp, len(s.others))
-	for _, e := range s.others {
-		now[e.Name] = e.S
-	}
 	return func(file string) bool {
 		if rest, ok := strings.CutPrefix(file, vault.RunsDir+"/"); ok {
 			name, f, _ := strings.Cut(rest, "/")
 			return f == runfolder.LogFile && held[name]
 		}
-		st, ok := now[file]
+		st, ok := s.other(file)
 		return ok && st == was[file] && st.MTime < trusted && st.CTime < trusted
 	}
 }
@@ -174,14 +172,20 @@ func (s *scanned) size(file string) (int64, bool) {
 		}
 		return 0, false
 	}
+	st, ok := s.other(file)
+	return st.Size, ok && st.IsRegular()
+}
+
+// other is the stamp the scan took of a path outside the run folders.
+func (s *scanned) other(rel string) (stamp, bool) {
 	if s.othersAt == nil {
 		s.othersAt = make(map[string]stamp, len(s.others))
 		for _, e := range s.others {
 			s.othersAt[e.Name] = e.S
 		}
 	}
-	st, ok := s.othersAt[file]
-	return st.Size, ok && st.IsRegular()
+	st, ok := s.othersAt[rel]
+	return st, ok
 }
 
 type scannedRun struct {
