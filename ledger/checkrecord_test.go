@@ -52,7 +52,7 @@ func incrementalChecks(t *testing.T, seed int64, steps int) {
 			}
 		}
 		file := func(r *Run, name string) string { return filepath.Join(f.dir, filepath.FromSlash(r.Path), name) }
-		k := rng.Intn(17)
+		k := rng.Intn(18)
 		// putBack makes .git/index HEAD's again and the work tree the
 		// index's, without what git does not track.
 		putBack := func() {
@@ -90,8 +90,7 @@ func incrementalChecks(t *testing.T, seed int64, steps int) {
 			did = append(did, "state edited")
 		case k == 5:
 			// What was edited by hand restored from the commit.
-			f.git("checkout", "--", ".")
-			edited = false
+			f.git("checkout", "--", ".") // a link made stays: edited stands
 			did = append(did, "git checkout")
 		case k == 6:
 			r := runs[rng.Intn(len(runs))]
@@ -153,6 +152,9 @@ func incrementalChecks(t *testing.T, seed int64, steps int) {
 			// An entry of .git/index set to another blob by hand, and
 			// committed with git (k 13): HEAD's tree of a run changed, and
 			// no file of the work tree did.
+			if k == 13 {
+				putBack() // git commit takes the whole index: this entry alone
+			}
 			r := runs[rng.Intn(len(runs))]
 			other := filepath.Join(t.TempDir(), "context.md")
 			os.WriteFile(other, []byte(fmt.Sprintf("set by hand at step %d\n", step)), 0o644)
@@ -177,6 +179,19 @@ func incrementalChecks(t *testing.T, seed int64, steps int) {
 			f.git("rm", "-q", "--cached", "--ignore-unmatch", "--", runs[rng.Intn(len(runs))].Path+"/definition.md")
 			edited = true
 			did = append(did, "git rm --cached")
+		case k == 17:
+			// A file beside the run folders, committed with git, then
+			// deleted by hand.
+			notes := filepath.Join(f.dir, "playbook-runs", "NOTES.md")
+			if _, err := os.Stat(notes); err != nil {
+				os.WriteFile(notes, []byte(fmt.Sprintf("notes at step %d\n", step)), 0o644)
+				f.git("add", "playbook-runs/NOTES.md")
+				f.git("commit", "-qm", "notes", "--", "playbook-runs/NOTES.md")
+				did = append(did, "notes committed")
+			} else {
+				os.Remove(notes)
+				did = append(did, "notes deleted")
+			}
 		}
 		// Past the record's racy window, so that a check may answer from
 		// it: the changes above are then seen by their stamps alone.

@@ -41,7 +41,8 @@ type Unchanged struct {
 }
 
 // UnchangedSince is what is unchanged since the commit since, but for
-// the run folders named in look (names in playbook-runs/); nil when since
+// the run folders named in look (names in playbook-runs/, and the files
+// beside them, which are looked at by name); nil when since
 // is zero or its tree cannot be read. The caller holds the lock.
 func (v *Vault) UnchangedSince(since Hash, look []string) *Unchanged {
 	if since.IsZero() {
@@ -213,7 +214,15 @@ func (x *gitIndex) eachFrom(u *Unchanged, fields bool, fn func(e *index.Entry) b
 		if !more {
 			return
 		}
-		from(RunsDir+"/"+name+"/", RunsDir+"/"+name+"/")
+		// The entry of that name (a file beside the run folders), then
+		// those below it.
+		p := RunsDir + "/" + name
+		if e, ok := x.get(p); ok {
+			if more = fn(e); !more {
+				return
+			}
+		}
+		from(p+"/", p+"/")
 	}
 	if more {
 		x.walkFrom(RunsDir+"0", fields, each) // '0' follows '/'

@@ -102,6 +102,15 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 				look = append(look, r.Name) // gone from the work tree
 			}
 		}
+		// What stands beside the run folders, now or at the record.
+		for _, es := range [][]entry{s.others, last.Others} {
+			for _, e := range es {
+				if rest, ok := strings.CutPrefix(e.Name, vault.RunsDir+"/"); ok {
+					name, _, _ := strings.Cut(rest, "/")
+					look = append(look, name)
+				}
+			}
+		}
 		if h, err := vault.ParseHash(last.Head); err == nil {
 			u = c.v.UnchangedSince(h, look)
 		}
