@@ -478,7 +478,7 @@ func (v *Vault) StatusFrom(u *Unchanged) ([]Change, error) {
 				out = append(out, Change{r, "staging"})
 				return filepath.SkipDir
 			case d.IsDir():
-				if u != nil && path.Dir(r) == RunsDir && u.Skips(name) {
+				if path.Dir(r) == RunsDir && u.skips(name) {
 					return filepath.SkipDir
 				}
 				return nil

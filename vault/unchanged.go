@@ -89,8 +89,8 @@ func (v *Vault) UnchangedSince(since Hash, look []string) *Unchanged {
 	return u
 }
 
-// Skips says whether the run folder name (in playbook-runs/) is left out.
-func (u *Unchanged) Skips(name string) bool { return u != nil && !u.look[name] }
+// skips says whether the run folder name (in playbook-runs/) is left out.
+func (u *Unchanged) skips(name string) bool { return u != nil && !u.look[name] }
 
 // diffTrees puts in out the files of the tree b (at prefix) that the tree
 // a does not hold with the same blob and mode, reading only the folders
@@ -192,10 +192,9 @@ func (x *gitIndex) eachFrom(u *Unchanged, fields bool, fn func(e *index.Entry) b
 		return
 	}
 	more := true
-	// from walks the entries at or after start while they begin with
-	// prefix.
-	from := func(start, prefix string) {
-		x.walkFrom(start, fields, func(e *index.Entry, _ int, _ bool) bool {
+	// under walks the entries whose names begin with prefix.
+	under := func(prefix string) {
+		x.walkFrom(prefix, fields, func(e *index.Entry, _ int, _ bool) bool {
 			if !strings.HasPrefix(e.Name, prefix) {
 				return false
 			}
@@ -222,7 +221,7 @@ func (x *gitIndex) eachFrom(u *Unchanged, fields bool, fn func(e *index.Entry) b
 				return
 			}
 		}
-		from(p+"/", p+"/")
+		under(p + "/")
 	}
 	if more {
 		x.walkFrom(RunsDir+"0", fields, each) // '0' follows '/'

@@ -30,12 +30,10 @@ type Vault interface {
 	// IndexProblems are the index's lines that are not index lines.
 	IndexProblems() ([]vault.BadLine, error)
 
-	// The work tree against git: what changed since the last commit, the
-	// symbolic links, git's own state, the committed parts edited by hand.
-	Status() ([]vault.Change, error)
+	// The work tree against git: git's own state, and what changed since
+	// the last commit, leaving out what a passing check at the commit
+	// since saw unchanged (vault.Unchanged; nil: nothing is left out).
 	InspectGit() []vault.Finding
-	// The same, leaving out what a passing check at the commit since saw
-	// unchanged (vault.Unchanged; nil: nothing is left out).
 	UnchangedSince(since vault.Hash, look []string) *vault.Unchanged
 	StatusFrom(u *vault.Unchanged) ([]vault.Change, error)
 	HandEditsFrom(u *vault.Unchanged) ([]*vault.HandEdit, error)

@@ -58,9 +58,10 @@ import (
 // links, the histories, the warnings) are done, reading only what changed
 // since the record: HEAD's tree against the record's commit, the run
 // folders whose stamps or trees changed (vault.Unchanged), the histories'
-// records not proved by the record's marks (history.VerifyFrom), and
-// the run folders whose stamps hold are answered from their record. A record is written only by a check that found no problem, so
-// what it holds had none. quire check --full reads every folder, and
+// records not proved by the record's marks (history.VerifyFrom); the run
+// folders whose stamps hold are answered from their record. A record is
+// written only by a check that found no problem, so what it holds had
+// none. quire check --full reads every folder, and
 // writes the record anew when it passes.
 //
 // It is derived state (.quire/check-record): deleting it costs one full
