@@ -34,7 +34,14 @@ func startServeStop(t *testing.T, dir string, flags ...string) (base string, sto
 	}
 	var once sync.Once
 	stop = func() { once.Do(func() { cmd.Process.Kill(); cmd.Wait() }) }
-	t.Cleanup(stop)
+	t.Cleanup(func() {
+		stop()
+		// What the server said, when the test failed: its log tells why a
+		// page did not follow or a push did not land.
+		if t.Failed() && stderr.Len() > 0 {
+			t.Logf("quire serve %s said:\n%s", strings.Join(flags, " "), stderr.String())
+		}
+	})
 	line, _ := bufio.NewReader(stdout).ReadString('\n')
 	base = regexp.MustCompile(`http://[^/\s]+`).FindString(line)
 	if base == "" {
