@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -54,5 +55,47 @@ func TestCheckHistoryRecordIsCheckedAgainstWhatItCovers(t *testing.T) {
 	code, out, _ := quire(t, "", v, "check", "--history")
 	if code != 1 || !strings.Contains(out, "commit "+bad[:12]+": "+filepath.ToSlash(rel)+":2: ") {
 		t.Fatalf("check --history: %d %s", code, out)
+	}
+}
+
+// quire check counts each playbook's seqs: lines whose seqs were edited
+// by hand past the count of the playbook's events are named, in the
+// words and order the check has always given, from the record's check
+// and the full one alike; a seq taken twice places its line as one
+// without a seq, and leaves no gap.
+func TestCheckNamesTheSeqsBeyondTheHistory(t *testing.T) {
+	dir, v, runID := newCloseRun(t)
+	for _, step := range []string{"do/1", "do/2", "do/3"} {
+		quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", runID, "--step", step, "--actor", "agent-7")
+	}
+	if code, out, errs := quire(t, "", v, "check"); code != 0 {
+		t.Fatalf("check before the edit: %s %s", out, errs)
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-*"))
+	log := filepath.Join(runs[0], "run.jsonl")
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("run.jsonl: %q", data)
+	}
+	seqOf := regexp.MustCompile(`"seq":\d+`)
+	// The second and third lines' seqs: one past a dense set of bits, one
+	// far past it; the fourth's is the first's.
+	first := seqOf.FindString(lines[0])
+	lines[1] = seqOf.ReplaceAllString(lines[1], `"seq":70`)
+	lines[2] = seqOf.ReplaceAllString(lines[2], `"seq":20000000000`)
+	lines[3] = seqOf.ReplaceAllString(lines[3], first)
+	if first == "" || !strings.Contains(lines[2], `"seq":20000000000`) {
+		t.Fatalf("no seq to edit: %q", data)
+	}
+	os.WriteFile(log, []byte(strings.Join(lines, "")+"\n"), 0o644)
+	for _, args := range [][]string{{"check"}, {"check", "--full"}} {
+		code, out, errs := quire(t, "", append([]string{v}, args...)...)
+		if code != 1 || !strings.Contains(out+errs, "the history's seq has gaps: ") || !strings.Contains(out+errs, " events, but seq 20000000000, 70 beyond them") {
+			t.Errorf("quire %s: %d\n%s%s", strings.Join(args, " "), code, out, errs)
+		}
 	}
 }

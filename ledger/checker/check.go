@@ -166,24 +166,20 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 			inIndex[e.Path] = e
 		}
 	}
-	seqs := map[string]map[int64]string{} // playbook → seq → where
+	seqs := map[string]*seqSet{} // each playbook's
 	unnumbered := map[string]int{}
-	count := func(playbook string, seq int64, where string) {
-		if seq == 0 {
+	count := func(playbook string, seq int64) {
+		set := seqs[playbook]
+		if set == nil {
+			set = &seqSet{}
+			seqs[playbook] = set
+		}
+		// A seq taken (two clones' lines merged, each numbered where it
+		// was written) places its line as one without a seq, as the
+		// history does (docs/vault-format.md).
+		if seq == 0 || !set.add(seq) {
 			unnumbered[playbook]++
-			return
 		}
-		if seqs[playbook] == nil {
-			seqs[playbook] = map[int64]string{}
-		}
-		if _, dup := seqs[playbook][seq]; dup {
-			// Its seq is taken (two clones' lines merged, each
-			// numbered where it was written): the history places
-			// it as a line without one (docs/vault-format.md).
-			unnumbered[playbook]++
-			return
-		}
-		seqs[playbook][seq] = where
 	}
 	for _, sr := range s.runs {
 		rel := path.Join(vault.RunsDir, sr.name)
@@ -194,10 +190,10 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 		}
 		if run := sr.held; run != nil && ok && run.Playbook == e.Playbook {
 			for _, s := range run.Seqs {
-				count(e.Playbook, s, rel)
+				count(e.Playbook, s)
 			}
 			for i := 0; i < run.Unnumbered; i++ {
-				count(e.Playbook, 0, rel)
+				count(e.Playbook, 0)
 			}
 			rep.Events += run.Events
 			hc.lines[e.Playbook] += int64(run.Events)
@@ -212,7 +208,7 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 		run := &runRecord{Name: sr.name, Entries: sr.entries, Playbook: e.Playbook}
 		run.Binding = c.checkRun(rel, e, ok, add, func(p string, line int, msg string) {
 			rep.Problems = append(rep.Problems, Problem{Path: p, Line: line, Message: msg})
-		}, func(ln *event.Line, where string) {
+		}, func(ln *event.Line) {
 			rep.Events++
 			run.Events++
 			if ln.Seq == 0 {
@@ -221,7 +217,7 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 				run.Seqs = append(run.Seqs, ln.Seq)
 			}
 			if ok {
-				count(e.Playbook, ln.Seq, where)
+				count(e.Playbook, ln.Seq)
 				hc.lines[e.Playbook]++
 			}
 		})
@@ -251,19 +247,7 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 				continue
 			}
 			rep.Events++
-			if ln.Seq == 0 {
-				unnumbered[e.Playbook]++
-				continue
-			}
-			if seqs[e.Playbook] == nil {
-				seqs[e.Playbook] = map[int64]string{}
-			}
-			where := fmt.Sprintf("%s:%d", file, i+1)
-			if _, dup := seqs[e.Playbook][ln.Seq]; dup {
-				unnumbered[e.Playbook]++ // as above
-				continue
-			}
-			seqs[e.Playbook][ln.Seq] = where
+			count(e.Playbook, ln.Seq)
 		}
 	}
 	c.checkDerivedState(s, hc, add)
@@ -275,15 +259,9 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 	}
 	sort.Strings(playbooks)
 	for _, p := range playbooks {
-		n := int64(len(seqs[p]) + unnumbered[p])
-		var missing []string
-		for s := range seqs[p] {
-			if s > n {
-				missing = append(missing, strconv.FormatInt(s, 10))
-			}
-		}
+		n := int64(seqs[p].n + unnumbered[p])
+		missing := seqs[p].beyond(n)
 		if len(missing) > 0 {
-			sort.Strings(missing)
 			add(playbookDir(p), "the history's seq has gaps: %d events, but seq %s beyond them", n, strings.Join(missing, ", "))
 		}
 	}
@@ -305,7 +283,7 @@ func playbookDir(p string) string { return path.Join("playbooks", p) }
 
 // checkRun checks one run folder, and answers the binding its front
 // matter names.
-func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(string, string, ...any), addLine func(string, int, string), seen func(*event.Line, string)) string {
+func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(string, string, ...any), addLine func(string, int, string), seen func(*event.Line)) string {
 	for _, name := range runfolder.Entries {
 		fi, err := os.Stat(c.v.Abs(path.Join(rel, name)))
 		if err != nil {
@@ -362,7 +340,7 @@ func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(str
 			addLine(logPath, 1, "the first event is "+ln.Event+"; a run's log begins with run_created")
 		}
 		replay.Apply(&ln, len(raw)+1)
-		seen(&ln, fmt.Sprintf("%s:%d", logPath, lineNo))
+		seen(&ln)
 		return nil
 	})
 	if err != nil {
