@@ -184,6 +184,15 @@ func (f Folder) ReadFront() (Front, error) {
 // (through package front): an unknown field is refused, as are a field of
 // the wrong type and a key written twice, at its line.
 func ParseFront(data []byte) (Front, error) {
+	if fr, ok := fastFront(data); ok {
+		return fr, nil
+	}
+	return parseFrontYAML(data)
+}
+
+// parseFrontYAML is ParseFront through YAML, whatever the front matter's
+// form.
+func parseFrontYAML(data []byte) (Front, error) {
 	var fr Front
 	m, err := front.Read(data)
 	if errors.Is(err, front.ErrNone) {
