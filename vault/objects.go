@@ -291,13 +291,18 @@ func (o *objects) retry(fn func(st *filesystem.Storage) error) error {
 // every form of repository. The caller holds o.mu.
 func (o *objects) fromPacks(id Hash, typ object.Type) ([]byte, bool) {
 	if o.packs == nil {
-		o.packs = pack.NewReader(filepath.Join(o.gitDir, "objects"))
-		o.packs.SetLimit(8 << 20)
+		o.openPacks()
 	} else {
 		o.packs.Prune()
 	}
 	t, data, err := o.packs.Object(id)
 	return data, err == nil && t == typ
+}
+
+// openPacks makes the reader of the mapped packs. The caller holds o.mu.
+func (o *objects) openPacks() {
+	o.packs = pack.NewReader(filepath.Join(o.gitDir, "objects"))
+	o.packs.SetLimit(8 << 20)
 }
 
 // readCommitTree returns the tree of a commit.
@@ -368,8 +373,21 @@ func (o *objects) readRaw(id Hash) ([]byte, object.Type, error) {
 	return data, typ, err
 }
 
-// has reports whether the object exists, loose or packed.
+// has reports whether the object exists, loose or packed: by the mapped
+// packs' indexes first (a check of HEAD's tree asks for every blob of it,
+// and go-git's storage looks for each as a loose file first, through a
+// path it resolves part by part: 4.3 s of quire check --full at 100,000
+// runs), then by go-git's storage, which knows every form of repository.
 func (o *objects) has(id Hash) (bool, error) {
+	o.mu.Lock()
+	if o.packs == nil {
+		o.openPacks()
+	}
+	found := o.packs.Has(id)
+	o.mu.Unlock()
+	if found {
+		return true, nil
+	}
 	err := o.retry(func(st *filesystem.Storage) error { return st.HasEncodedObject(plumbing.Hash(id)) })
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		return false, nil

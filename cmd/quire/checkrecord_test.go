@@ -99,3 +99,36 @@ func TestCheckNamesTheSeqsBeyondTheHistory(t *testing.T) {
 		}
 	}
 }
+
+// quire check names a file of HEAD's tree whose blob is gone from
+// .git/objects, whether the vault's objects are loose or packed, and says
+// nothing of one git packed.
+func TestCheckNamesABlobMissingFromTheObjects(t *testing.T) {
+	dir, v, _ := newCloseRun(t)
+	runs, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-*"))
+	rel, _ := filepath.Rel(dir, filepath.Join(runs[0], "thread.md"))
+	rel = filepath.ToSlash(rel)
+	blob := gitIn(t, dir, "rev-parse", "HEAD:"+rel)
+	want := rel + ": its blob " + blob + " in HEAD's tree is missing from .git/objects"
+	loose := filepath.Join(dir, ".git", "objects", blob[:2], blob[2:])
+	data, err := os.ReadFile(loose)
+	if err != nil {
+		t.Fatalf("the blob is not loose: %v", err)
+	}
+	os.Remove(loose)
+	for _, args := range [][]string{{"check"}, {"check", "--full"}} {
+		if code, out, _ := quire(t, "", append([]string{v}, args...)...); code != 1 || !strings.Contains(out, want) {
+			t.Fatalf("quire %v with the loose blob gone: %d\n%s", args, code, out)
+		}
+	}
+	os.WriteFile(loose, data, 0o444)
+	gitIn(t, dir, "repack", "-a", "-d", "-q")
+	gitIn(t, dir, "prune-packed")
+	if _, err := os.Stat(loose); err == nil {
+		t.Fatal("git left the blob loose")
+	}
+	if code, out, errs := quire(t, "", v, "check", "--full"); code != 0 {
+		t.Fatalf("quire check --full with the blob packed: %d\n%s%s", code, out, errs)
+	}
+}
+

@@ -281,6 +281,27 @@ func (r *Reader) object(id object.Hash, depth int) (object.Type, []byte, error) 
 	return 0, nil, ErrNotFound
 }
 
+// Has says whether an object is in a pack the reader knows (looking again
+// for new ones when it is in none) or loose, without reading it: an
+// index's lookup, or a stat. Not found is not proof that the object is
+// missing (an alternate object store, an index of version 1): the caller
+// asks some other way.
+func (r *Reader) Has(id object.Hash) bool {
+	hex := id.String()
+	for again := 0; again < 2; again++ {
+		for _, p := range r.packs {
+			if p.idx.Find(id) >= 0 {
+				return true
+			}
+		}
+		if _, err := os.Lstat(filepath.Join(r.objDir, hex[:2], hex[2:])); err == nil {
+			return true
+		}
+		r.loadPacks()
+	}
+	return false
+}
+
 func (r *Reader) loose(id object.Hash) (object.Type, []byte, error) {
 	hex := id.String()
 	t, data, err := object.ReadLooseFile(filepath.Join(r.objDir, hex[:2], hex[2:]))
