@@ -144,11 +144,13 @@ func (h checkHost) ReadLocked(fn func() error) error { return h.l.readLocked(fn)
 func (h checkHost) Write(fn func() error) error {
 	return h.l.write(writeArgs{}, func(*tx) error { return fn() })
 }
-func (h checkHost) Folder(rel string) runfolder.Folder  { return runfolder.Folder{V: h.l.v, Rel: rel} }
-func (h checkHost) Histories() checker.Histories        { return checkHistories(h) }
-func (h checkHost) Reindex() error                      { return h.l.Reindex() }
-func (h checkHost) Now() time.Time                      { return h.l.Now() }
-func (h checkHost) RunWarnings(e vault.Entry) []Problem { return h.l.runStepWarnings(e) }
+func (h checkHost) Folder(rel string) runfolder.Folder { return runfolder.Folder{V: h.l.v, Rel: rel} }
+func (h checkHost) Histories() checker.Histories       { return checkHistories(h) }
+func (h checkHost) Reindex() error                     { return h.l.Reindex() }
+func (h checkHost) Now() time.Time                     { return h.l.Now() }
+func (h checkHost) RunWarnings(e vault.Entry, st *runfolder.State) []Problem {
+	return h.l.runStepWarnings(e, st)
+}
 func (h checkHost) Progress(task, unit string, done, total int) {
 	h.l.progress(task, unit, done, total)
 }

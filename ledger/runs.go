@@ -539,7 +539,7 @@ func (l *Ledger) recordEvent(ctx context.Context, a *RecordEventArgs) (*Recorded
 	out.Committed = committed
 	// A step the document does not have is recorded all the same (the
 	// log is the agent's account of what it did), and warned of.
-	if info, err := l.pinnedDocument(e, f); err == nil && info != nil {
+	if info, err := l.pinnedDocumentOf(e, f); err == nil && info != nil {
 		out.Warnings = stepWarning(info.Steps, a.Step)
 	}
 	return out, nil
@@ -811,7 +811,7 @@ func (l *Ledger) getRun(ctx context.Context, a *GetRunArgs) (*Run, error) {
 	if r.Input, err = f.Input(); err != nil {
 		return nil, err
 	}
-	if info, err := l.pinnedDocument(e, f); err == nil && info != nil {
+	if info, err := l.pinnedDocument(e, st); err == nil && info != nil {
 		if r.Steps, err = runSteps(info.Steps, f); err != nil {
 			return nil, err
 		}
@@ -950,7 +950,7 @@ func (l *Ledger) checkOutput(e vault.Entry, f runfolder.Folder, output json.RawM
 			return nil, nil
 		}
 		info = &docInfo{Shape: "series"}
-	} else if info, err = l.pinnedDocument(e, f); err != nil || info == nil || (info.Shape == "" && info.Schema == nil) {
+	} else if info, err = l.pinnedDocument(e, st); err != nil || info == nil || (info.Shape == "" && info.Schema == nil) {
 		return nil, err
 	}
 	if len(output) == 0 {
@@ -1017,11 +1017,7 @@ func outOfOrder(series json.RawMessage) string {
 }
 
 // pinnedDocument reads the document of the version a run pinned.
-func (l *Ledger) pinnedDocument(e vault.Entry, f runfolder.Folder) (*docInfo, error) {
-	st, err := f.LoadState()
-	if err != nil {
-		return nil, err
-	}
+func (l *Ledger) pinnedDocument(e vault.Entry, st *runfolder.State) (*docInfo, error) {
 	defs, err := l.definitions(e.Playbook)
 	if err != nil {
 		return nil, err
@@ -1031,6 +1027,15 @@ func (l *Ledger) pinnedDocument(e vault.Entry, f runfolder.Folder) (*docInfo, er
 		return nil, nil
 	}
 	return l.document(st.Type, d.Versions[st.Version-1])
+}
+
+// pinnedDocumentOf is pinnedDocument of the run folder f's state.
+func (l *Ledger) pinnedDocumentOf(e vault.Entry, f runfolder.Folder) (*docInfo, error) {
+	st, err := f.LoadState()
+	if err != nil {
+		return nil, err
+	}
+	return l.pinnedDocument(e, st)
 }
 
 const janitor = runfolder.Janitor

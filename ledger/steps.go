@@ -172,13 +172,14 @@ func stepWarning(steps []Step, step string) []refusal.Issue {
 // its pinned document does not have: a warning and not a problem, since
 // the capsule asks only that a step event name its step, and an agent's
 // account of what it did is kept as it wrote it.
-func (l *Ledger) runStepWarnings(e vault.Entry) []Problem {
-	f := runfolder.Folder{V: l.v, Rel: e.Path}
-	st, err := f.LoadState()
-	if err != nil {
-		return nil // the checker reports a run it cannot read
+func (l *Ledger) runStepWarnings(e vault.Entry, st *runfolder.State) []Problem {
+	if st == nil {
+		var err error
+		if st, err = (runfolder.Folder{V: l.v, Rel: e.Path}).LoadState(); err != nil {
+			return nil // the checker reports a run it cannot read
+		}
 	}
-	info, err := l.pinnedDocument(e, f)
+	info, err := l.pinnedDocument(e, st)
 	if err != nil || info == nil || len(info.Steps) == 0 {
 		return nil
 	}

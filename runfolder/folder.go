@@ -391,39 +391,119 @@ func (m *conflictMarkers) notHeads(raw []byte) bool {
 // reflects (log_bytes; the lines after it are events since the last
 // boundary), and says how they differ, or "" when they agree.
 func (f Folder) StateDisagrees() (string, error) {
-	data, err := os.ReadFile(f.abs(StateFile))
-	if err != nil {
-		return "", err
+	r := f.readState()
+	if r.fileErr != nil {
+		return "", r.fileErr
 	}
-	var st State
-	if err := json.Unmarshal(data, &st); err != nil {
-		return fmt.Sprintf("is not a run state: %v", err), nil
+	if r.fileMsg != "" {
+		return r.fileMsg, nil
 	}
 	fr, err := f.ReadFront()
 	if err != nil {
 		return "", err
 	}
-	if msg := st.agrees(fr); msg != "" {
-		return msg, nil
-	}
-	want := initial(fr)
+	r.begin(fr)
 	err = f.ReadLines(func(off int64, raw []byte) error {
-		if off >= st.LogBytes {
+		if r.file != nil && off >= r.file.LogBytes {
 			return errUpto
 		}
 		if ln, err := event.Parse(raw); err == nil {
-			want.Apply(&ln, len(raw)+1)
+			r.Line(raw, &ln)
 		} else {
-			want.LogBytes += int64(len(raw) + 1)
+			r.Line(raw, nil)
 		}
 		return nil
 	})
 	if err != nil && err != errUpto {
 		return "", err
 	}
+	return r.StateDisagrees()
+}
+
+// A Replay derives a run's state from definition.md's front matter and
+// the lines of run.jsonl as a reader goes through them once, and keeps
+// the state at the line run.state.json says it reflects: quire check
+// compares the file with the events, and judges the run's steps, from
+// the one read of the log it makes to check its lines.
+type Replay struct {
+	State          // derived from the lines given so far
+	file    *State // run.state.json as read (nil: none, or no state)
+	fileMsg string // how the file is no run state
+	fileErr error  // why it could not be read
+	at      *State // the derived state at file.LogBytes
+	agrees  string // how the file disagrees with definition.md
+}
+
+// Replay begins the replay of the run whose front matter is fr, reading
+// run.state.json.
+func (f Folder) Replay(fr Front) *Replay {
+	r := f.readState()
+	r.begin(fr)
+	return r
+}
+
+// readState is a replay's read of run.state.json.
+func (f Folder) readState() *Replay {
+	r := &Replay{}
+	data, err := os.ReadFile(f.abs(StateFile))
+	if err != nil {
+		r.fileErr = err
+		return r
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		r.fileMsg = fmt.Sprintf("is not a run state: %v", err)
+		return r
+	}
+	r.file = &st
+	return r
+}
+
+// begin starts the replay from what definition.md says of the run.
+func (r *Replay) begin(fr Front) {
+	r.State = *initial(fr)
+	if r.file != nil {
+		r.agrees = r.file.agrees(fr)
+	}
+	r.mark()
+}
+
+// Line replays the next line of the log: ln is it parsed, or nil when it
+// is no event line (its bytes are counted, and nothing else).
+func (r *Replay) Line(raw []byte, ln *event.Line) {
+	if ln != nil {
+		r.Apply(ln, len(raw)+1)
+	} else {
+		r.LogBytes += int64(len(raw) + 1)
+	}
+	r.mark()
+}
+
+// mark keeps the state derived so far when it ends where run.state.json
+// says it does.
+func (r *Replay) mark() {
+	if r.file != nil && r.at == nil && r.LogBytes == r.file.LogBytes {
+		r.at = r.State.clone()
+	}
+}
+
+// StateDisagrees is Folder.StateDisagrees of the lines replayed: how
+// run.state.json differs from what definition.md and the lines up to its
+// log_bytes say, or "" when they agree.
+func (r *Replay) StateDisagrees() (string, error) {
 	switch {
-	case want.LogBytes != st.LogBytes:
+	case r.fileErr != nil:
+		return "", r.fileErr
+	case r.fileMsg != "":
+		return r.fileMsg, nil
+	case r.agrees != "":
+		return r.agrees, nil
+	}
+	st, want := r.file, r.at
+	if want == nil {
 		return fmt.Sprintf("says log_bytes %d, which is not the end of a line of run.jsonl", st.LogBytes), nil
+	}
+	switch {
 	case st.Events != want.Events || st.LastSeq != want.LastSeq:
 		return fmt.Sprintf("says %d events up to seq %d; its log_bytes of run.jsonl hold %d up to seq %d", st.Events, st.LastSeq, want.Events, want.LastSeq), nil
 	case st.State != want.State || st.Status != want.Status:

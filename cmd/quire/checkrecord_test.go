@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -132,3 +134,79 @@ func TestCheckNamesABlobMissingFromTheObjects(t *testing.T) {
 	}
 }
 
+// quire check says, in its words, how a run.state.json edited by hand
+// disagrees with definition.md and run.jsonl, and warns of the steps a
+// run recorded that its pinned document does not have: the same from the
+// check that reads what changed and from the full one.
+func TestCheckSaysHowARunsStateDisagrees(t *testing.T) {
+	dir, v, project := newCLIVault(t)
+	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
+	quire(t, "", v, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\ndo:\n  - work:\n      set:\n        done: true\n"}`)
+	code, out, errs := quire(t, "", v, "run", "start", "--playbook", "finance", "--name", "close", "--member-of", project,
+		"--executor", "agent-7", "--authorized-by", "ana", "--json")
+	var r struct {
+		RunID string `json:"run_id"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("run start: %d %s %s", code, out, errs)
+	}
+	for _, step := range []string{"do/0/work", "do/9/nothing"} {
+		quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", r.RunID, "--step", step, "--actor", "agent-7")
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-*"))
+	rel, _ := filepath.Rel(dir, filepath.Join(runs[0], "run.state.json"))
+	rel = filepath.ToSlash(rel)
+	statePath := filepath.Join(runs[0], "run.state.json")
+	committed, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	json.Unmarshal(committed, &st)
+	logBytes := int(st["log_bytes"].(float64))
+	warning := "warning: " + path.Dir(rel) + "/run.jsonl: records steps its pinned document (workflow/close version 1) does not have: do/9/nothing; its steps are do/0/work"
+	check := func(name string) string {
+		t.Helper()
+		var said string
+		for _, args := range [][]string{{"check"}, {"check", "--full"}} {
+			_, out, _ := quire(t, "", append([]string{v}, args...)...)
+			if !strings.Contains(out, warning) {
+				t.Fatalf("%s: quire %v lacks the warning %q:\n%s", name, args, warning, out)
+			}
+			if said != "" && out != said {
+				t.Fatalf("%s: quire check and quire check --full differ:\n%s\n%s", name, said, out)
+			}
+			said = out
+		}
+		return said
+	}
+	if out := check("as quire wrote it"); strings.Contains(out, rel) {
+		t.Fatalf("the state as quire wrote it: %s", out)
+	}
+	suffix := " (a hand edit? quire derives the state from run.jsonl and definition.md, and rewrites this file at the run's next boundary)"
+	for _, c := range []struct {
+		name string
+		edit func(map[string]any)
+		says string
+	}{
+		{"log_bytes mid-line", func(m map[string]any) { m["log_bytes"] = logBytes - 3 }, fmt.Sprintf("says log_bytes %d, which is not the end of a line of run.jsonl", logBytes-3)},
+		{"log_bytes past the log", func(m map[string]any) { m["log_bytes"] = logBytes + 1000 }, fmt.Sprintf("says log_bytes %d, which is not the end of a line of run.jsonl", logBytes+1000)},
+		{"events", func(m map[string]any) { m["events"] = 7 }, fmt.Sprintf("says 7 events up to seq %v; its log_bytes of run.jsonl hold 3 up to seq %v", st["last_seq"], st["last_seq"])},
+		{"status", func(m map[string]any) { m["status"] = "failed" }, "says state active, status failed; the events say active, started"},
+		{"executor", func(m map[string]any) { m["executor"] = "agent-8" }, "says executor agent-8, authorized_by ana; definition.md says agent-7, ana"},
+		{"steps", func(m map[string]any) { m["steps_seen"] = []string{"do/0/work"} }, "says other steps than the events"},
+	} {
+		var m map[string]any
+		json.Unmarshal(committed, &m)
+		c.edit(m)
+		data, _ := json.Marshal(m)
+		os.WriteFile(statePath, data, 0o644)
+		if out := check(c.name); !strings.Contains(out, rel+": "+c.says+suffix) {
+			t.Fatalf("%s: lacks %q:\n%s", c.name, rel+": "+c.says+suffix, out)
+		}
+	}
+	os.WriteFile(statePath, []byte("{not json"), 0o644)
+	if out := check("not json"); !strings.Contains(out, rel+": is not a run state: ") {
+		t.Fatalf("a state that is not JSON:\n%s", out)
+	}
+}

@@ -7,9 +7,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"quire/internal/front"
@@ -181,48 +184,41 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 			unnumbered[playbook]++
 		}
 	}
-	for _, sr := range s.runs {
+	// git's state and the work tree against HEAD are looked at beside
+	// the run folders, which are read side by side (readRuns) and their
+	// findings taken here in the folders' order.
+	type found struct {
+		problems []Problem
+		err      error
+	}
+	gitDone := make(chan found, 1)
+	go func() {
+		ps, err := c.gitProblems(u)
+		gitDone <- found{ps, err}
+	}()
+	reads := c.readRuns(s, inIndex, entries)
+	for i, sr := range s.runs {
 		rel := path.Join(vault.RunsDir, sr.name)
 		rep.Runs++
 		e, ok := inIndex[rel]
 		if !ok {
 			add(rel, "the run folder is not in %s", vault.IndexFile)
 		}
-		if run := sr.held; run != nil && ok && run.Playbook == e.Playbook {
+		rd := reads[i]
+		run := rd.run
+		if rd.read {
+			rep.Read.Runs++
+			rep.Problems = append(rep.Problems, rd.problems...)
+		}
+		rep.Events += run.Events
+		if ok { // a run answered from its record is one in the index
 			for _, s := range run.Seqs {
 				count(e.Playbook, s)
 			}
 			for i := 0; i < run.Unnumbered; i++ {
 				count(e.Playbook, 0)
 			}
-			rep.Events += run.Events
 			hc.lines[e.Playbook] += int64(run.Events)
-			if !s.playbooks {
-				run.Warnings = c.h.RunWarnings(e)
-			}
-			rep.Warnings = append(rep.Warnings, run.Warnings...)
-			next.Runs = append(next.Runs, run)
-			continue
-		}
-		rep.Read.Runs++
-		run := &runRecord{Name: sr.name, Entries: sr.entries, Playbook: e.Playbook}
-		run.Binding = c.checkRun(rel, e, ok, add, func(p string, line int, msg string) {
-			rep.Problems = append(rep.Problems, Problem{Path: p, Line: line, Message: msg})
-		}, func(ln *event.Line) {
-			rep.Events++
-			run.Events++
-			if ln.Seq == 0 {
-				run.Unnumbered++
-			} else {
-				run.Seqs = append(run.Seqs, ln.Seq)
-			}
-			if ok {
-				count(e.Playbook, ln.Seq)
-				hc.lines[e.Playbook]++
-			}
-		})
-		if ok {
-			run.Warnings = c.h.RunWarnings(e)
 			rep.Warnings = append(rep.Warnings, run.Warnings...)
 		}
 		next.Runs = append(next.Runs, run)
@@ -265,11 +261,16 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 			add(playbookDir(p), "the history's seq has gaps: %d events, but seq %s beyond them", n, strings.Join(missing, ", "))
 		}
 	}
-	vp, err := c.vaultProblems(u, hc)
-	if err != nil {
-		return nil, err
+	g := <-gitDone
+	if g.err != nil {
+		return nil, g.err
 	}
-	rep.Problems = append(rep.Problems, vp...)
+	rep.Problems = append(rep.Problems, g.problems...)
+	stale, err := c.historyProblems(hc)
+	if _, refused := refusal.As(err); err != nil && !refused {
+		return nil, err // a refusal: the index of things is a link, which is reported
+	}
+	rep.Problems = append(rep.Problems, stale...)
 	if len(rep.Problems) == 0 && record {
 		next.Events, next.Warnings, next.Histories = rep.Events, rep.Warnings, hc.proved
 		if digestErr == nil {
@@ -281,9 +282,76 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 
 func playbookDir(p string) string { return path.Join("playbooks", p) }
 
-// checkRun checks one run folder, and answers the binding its front
-// matter names.
-func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(string, string, ...any), addLine func(string, int, string), seen func(*event.Line)) string {
+// runRead is what checking one run folder found: its record, and the
+// problems in the order found when it was read (read) rather than
+// answered from the last check's record.
+type runRead struct {
+	run      *runRecord
+	read     bool
+	problems []Problem
+}
+
+// readRuns checks the run folders of the scan, on as many cores as there
+// are (up to 4): a folder whose stamps held is answered from its record
+// (its warnings judged again when the playbooks' files changed), the
+// others read whole (checkRun). Each finding is the folder's own, taken
+// in order by the caller, so the report is the same however the reads
+// interleave.
+func (c *Checker) readRuns(s *scanned, inIndex map[string]vault.Entry, entries []vault.Entry) []runRead {
+	byUID := make(map[string]vault.Entry, len(entries))
+	for _, e := range entries {
+		byUID[e.UID] = e // the last line of a uid is the one a lookup finds
+	}
+	now := c.h.Now()
+	out := make([]runRead, len(s.runs))
+	one := func(i int) {
+		sr := s.runs[i]
+		rel := path.Join(vault.RunsDir, sr.name)
+		e, ok := inIndex[rel]
+		if run := sr.held; run != nil && ok && run.Playbook == e.Playbook {
+			if !s.playbooks {
+				run.Warnings = c.h.RunWarnings(e, nil)
+			}
+			out[i] = runRead{run: run}
+			return
+		}
+		run := &runRecord{Name: sr.name, Entries: sr.entries, Playbook: e.Playbook}
+		problems, st := c.checkRun(rel, e, ok, byUID, now, run)
+		if ok {
+			run.Warnings = c.h.RunWarnings(e, st)
+		}
+		out[i] = runRead{run: run, read: true, problems: problems}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), 4) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(out) {
+					return
+				}
+				one(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// checkRun checks one run folder, filling in run (its binding, events and
+// seqs), and answers its problems and the state its log derives (nil when
+// the log could not be read).
+func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, byUID map[string]vault.Entry, now time.Time, run *runRecord) ([]Problem, *runfolder.State) {
+	var problems []Problem
+	add := func(p, format string, args ...any) {
+		problems = append(problems, Problem{Path: p, Message: fmt.Sprintf(format, args...)})
+	}
+	addLine := func(p string, line int, msg string) {
+		problems = append(problems, Problem{Path: p, Line: line, Message: msg})
+	}
 	for _, name := range runfolder.Entries {
 		fi, err := os.Stat(c.v.Abs(path.Join(rel, name)))
 		if err != nil {
@@ -307,6 +375,7 @@ func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(str
 	}
 	f := c.h.Folder(rel)
 	fm, err := f.ReadFront()
+	frontRead := err == nil
 	defPath := path.Join(rel, runfolder.DefinitionFile)
 	var fe *front.Error
 	if errors.As(err, &fe) && fe.Line > 0 {
@@ -314,11 +383,12 @@ func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(str
 	} else if err != nil {
 		add(defPath, "%v", err)
 	} else {
-		c.checkFront(defPath, fm, add)
+		c.checkFront(defPath, fm, byUID, add)
 	}
-	// Replay the log from the start.
-	var replay runfolder.State
-	now := c.h.Now()
+	run.Binding = fm.Binding
+	// Replay the log from the start, once: its lines' rules, the state
+	// file against it, and the steps it saw.
+	replay := f.Replay(fm)
 	logPath := path.Join(rel, runfolder.LogFile)
 	lineNo, archivedAt := 0, 0
 	err = f.ReadLines(func(off int64, raw []byte) error {
@@ -326,7 +396,7 @@ func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(str
 		ln, err := event.Parse(raw)
 		if err != nil {
 			addLine(logPath, lineNo, err.Error())
-			replay.LogBytes += int64(len(raw) + 1)
+			replay.Line(raw, nil)
 			return nil
 		}
 		for _, msg := range lineRules(raw, &ln, lineNo, &archivedAt) {
@@ -339,24 +409,42 @@ func (c *Checker) checkRun(rel string, e vault.Entry, indexed bool, add func(str
 		if lineNo == 1 && ln.Event != event.RunCreated {
 			addLine(logPath, 1, "the first event is "+ln.Event+"; a run's log begins with run_created")
 		}
-		replay.Apply(&ln, len(raw)+1)
-		seen(&ln)
+		replay.Line(raw, &ln)
+		run.Events++
+		if ln.Seq == 0 {
+			run.Unnumbered++
+		} else {
+			run.Seqs = append(run.Seqs, ln.Seq)
+		}
 		return nil
 	})
 	if err != nil {
 		add(logPath, "%v", err)
-		return fm.Binding
+		return problems, nil
 	}
 	if fi, err := os.Stat(c.v.Abs(logPath)); err == nil && fi.Size() > replay.LogBytes {
 		addLine(logPath, lineNo+1, "a torn last line (a write cut short); the next write repairs it")
 	}
 	if c.v.Exists(path.Join(rel, runfolder.StateFile)) {
-		checkStateFile(f, add) // a missing one is rule 6's, above
+		// A missing one is rule 6's, above; with definition.md unread,
+		// the state file is compared as quire reads it alone.
+		p := path.Join(rel, runfolder.StateFile)
+		var msg string
+		if frontRead {
+			msg, err = replay.StateDisagrees()
+		} else {
+			msg, err = f.StateDisagrees()
+		}
+		if err != nil {
+			add(p, "%v", err)
+		} else if msg != "" {
+			add(p, "%s (a hand edit? quire derives the state from run.jsonl and definition.md, and rewrites this file at the run's next boundary)", msg)
+		}
 	}
 	if indexed && fm.UID != "" && fm.UID != e.UID {
 		add(defPath, "uid %s differs from the index's %s", fm.UID, e.UID)
 	}
-	return fm.Binding
+	return problems, &replay.State
 }
 
 // checkLinks lists the symbolic links in the vault: quire writes through
@@ -425,19 +513,6 @@ func (c *Checker) checkDerivedState(s *scanned, hc *historyCheck, add func(strin
 	}
 }
 
-// checkStateFile reports a run.state.json that disagrees with definition.md
-// and run.jsonl (a hand edit): quire derives the state again before it
-// writes, but the file itself says something false until the next boundary.
-func checkStateFile(f runfolder.Folder, add func(string, string, ...any)) {
-	p := path.Join(f.Rel, runfolder.StateFile)
-	msg, err := f.StateDisagrees()
-	if err != nil {
-		add(p, "%v", err)
-	} else if msg != "" {
-		add(p, "%s (a hand edit? quire derives the state from run.jsonl and definition.md, and rewrites this file at the run's next boundary)", msg)
-	}
-}
-
 func kindOf(dir bool) string {
 	if dir {
 		return "folder"
@@ -448,7 +523,7 @@ func kindOf(dir bool) string {
 // checkFront checks a run's front matter: the capsule's required fields,
 // a concrete playbook_version (rule 2), member_of and playbook resolving
 // in the index (rule 1), started a date, binding a file of the vault.
-func (c *Checker) checkFront(p string, f runfolder.Front, add func(string, string, ...any)) {
+func (c *Checker) checkFront(p string, f runfolder.Front, byUID map[string]vault.Entry, add func(string, string, ...any)) {
 	missing := []string{}
 	if f.Playbook == "" {
 		missing = append(missing, "playbook")
@@ -478,13 +553,13 @@ func (c *Checker) checkFront(p string, f runfolder.Front, add func(string, strin
 		add(p, "playbook_version %q is not a version; rule 2 pins a concrete version", f.PlaybookVersion)
 	}
 	for i, uid := range f.MemberOf {
-		e, ok, _ := c.v.Lookup(uid)
+		e, ok := byUID[uid]
 		if !ok || e.Type != "project" {
 			add(p, "rule 1: member_of[%d] %q is not a project in the index", i, uid)
 		}
 	}
 	if f.Playbook != "" {
-		if e, ok, _ := c.v.Lookup(f.Playbook); !ok || e.Type != "definition" {
+		if e, ok := byUID[f.Playbook]; !ok || e.Type != "definition" {
 			add(p, "playbook %q is not a definition in the index", f.Playbook)
 		}
 	}

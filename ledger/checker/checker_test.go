@@ -32,10 +32,10 @@ func (h *host) Disagrees(string) string                                { return 
 func (h *host) DisagreesFrom(string, int64, history.Mark, func(string) bool) (string, history.Mark) {
 	return "", history.Mark{}
 }
-func (h *host) Pending() []string                         { return nil }
-func (h *host) Reindex() error                            { h.reindexed++; return nil }
-func (h *host) RunWarnings(vault.Entry) []checker.Problem { return nil }
-func (h *host) Now() time.Time                            { return time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC) }
+func (h *host) Pending() []string                                           { return nil }
+func (h *host) Reindex() error                                              { h.reindexed++; return nil }
+func (h *host) RunWarnings(vault.Entry, *runfolder.State) []checker.Problem { return nil }
+func (h *host) Now() time.Time                                              { return time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC) }
 func (h *host) Progress(task, unit string, done, total int) {
 	h.progress = append(h.progress, fmt.Sprintf("%s: %d/%d %s", task, done, total, unit))
 }

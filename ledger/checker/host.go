@@ -80,8 +80,9 @@ type Host interface {
 	// RunWarnings are what looks wrong in a run but breaks no rule of
 	// the capsule (CheckReport.Warnings): steps its pinned document does
 	// not have. A run answered from the record, with the playbooks' files
-	// as recorded, gives the ones it recorded.
-	RunWarnings(e vault.Entry) []Problem
+	// as recorded, gives the ones it recorded. st is the run's state as
+	// the check derived it from the log (nil: the host reads it).
+	RunWarnings(e vault.Entry, st *runfolder.State) []Problem
 }
 
 // Histories is what the checker asks of the playbooks' histories

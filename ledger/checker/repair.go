@@ -312,44 +312,36 @@ func quiresOwn(p string, pending map[string]bool) bool {
 	return false
 }
 
-// vaultProblems is quire check's look at the vault's git state and work
-// tree: git's locks, HEAD, .git/index, staging folders, temporary files,
-// uncommitted changes, symbolic links and the history's derived state.
-// u leaves out what the last passing check saw unchanged since (nil:
-// nothing); hc is what the check counted of the histories' files. The
-// caller holds the lock as a reader (Check).
-func (c *Checker) vaultProblems(u *vault.Unchanged, hc *historyCheck) ([]Problem, error) {
+// gitProblems are quire check's look at the vault's git state and work
+// tree: git's locks, HEAD, .git/index, its objects, staging folders,
+// temporary files, uncommitted changes and symbolic links (the history's
+// derived state is historyProblems'). u leaves out what the last passing
+// check saw unchanged since (nil: nothing). They read nothing of the run
+// folders' checks, which go on beside them; the caller holds the lock as
+// a reader (Check).
+func (c *Checker) gitProblems(u *vault.Unchanged) ([]Problem, error) {
 	var out []Problem
-	err := func() error {
-		for _, f := range c.v.InspectGitFrom(u) {
-			out = append(out, Problem{Path: f.Path, Message: f.Message})
-		}
-		if op := c.v.GitOperation(); op != nil {
-			// git's own operation is in the middle: what differs from HEAD
-			// is the person's to resolve, not a hand edit to restore.
-			out = append(out, Problem{Path: ".git", Message: op.Words()})
-		} else {
-			edits, err := c.v.HandEditsFrom(u)
-			if err != nil {
-				return err
-			}
-			for _, he := range edits {
-				out = append(out, Problem{Path: he.Path, Line: he.Line, Message: handEditProblem(he)})
-			}
-		}
-		s, err := c.inspectVault(false, u)
+	for _, f := range c.v.InspectGitFrom(u) {
+		out = append(out, Problem{Path: f.Path, Message: f.Message})
+	}
+	if op := c.v.GitOperation(); op != nil {
+		// git's own operation is in the middle: what differs from HEAD
+		// is the person's to resolve, not a hand edit to restore.
+		out = append(out, Problem{Path: ".git", Message: op.Words()})
+	} else {
+		edits, err := c.v.HandEditsFrom(u)
 		if err != nil {
-			return err
+			return out, err
 		}
-		out = append(out, s.problems...)
-		stale, err := c.historyProblems(hc)
-		out = append(out, stale...)
-		if _, refused := refusal.As(err); refused {
-			return nil // the index of things is a link: quire check reports it
+		for _, he := range edits {
+			out = append(out, Problem{Path: he.Path, Line: he.Line, Message: handEditProblem(he)})
 		}
-		return err
-	}()
-	return out, err
+	}
+	s, err := c.inspectVault(false, u)
+	if err != nil {
+		return out, err
+	}
+	return append(out, s.problems...), nil
 }
 
 // historyProblems reports a playbook's history (.quire/history, derived)
