@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -22,10 +23,14 @@ func startServe(t *testing.T, dir string, flags ...string) string {
 }
 
 // startServeStop is startServe answering also how to stop the server
-// (SIGKILL: a machine that is gone).
+// (SIGKILL: a machine that is gone). The server runs in a process group
+// of its own, which the stop kills whole and waits out: a git the server
+// started (a fetch, a push) would otherwise write on into a vault the
+// test is removing.
 func startServeStop(t *testing.T, dir string, flags ...string) (base string, stop func()) {
 	t.Helper()
 	cmd := quireProcess(nil, append([]string{"--vault", dir, "serve", "--addr", "127.0.0.1:0"}, flags...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -33,7 +38,20 @@ func startServeStop(t *testing.T, dir string, flags ...string) (base string, sto
 		t.Fatal(err)
 	}
 	var once sync.Once
-	stop = func() { once.Do(func() { cmd.Process.Kill(); cmd.Wait() }) }
+	stop = func() {
+		once.Do(func() {
+			pgid := cmd.Process.Pid
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			cmd.Wait()
+			// The group's other members are reaped by init, soon after.
+			for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+				if syscall.Kill(-pgid, syscall.SIGKILL) != nil {
+					return
+				}
+			}
+			t.Errorf("quire serve's process group %d outlived its SIGKILL by 10 s", pgid)
+		})
+	}
 	t.Cleanup(func() {
 		stop()
 		// What the server said, when the test failed: its log tells why a
