@@ -139,19 +139,9 @@ func TestCheckNamesABlobMissingFromTheObjects(t *testing.T) {
 // run recorded that its pinned document does not have: the same from the
 // check that reads what changed and from the full one.
 func TestCheckSaysHowARunsStateDisagrees(t *testing.T) {
-	dir, v, project := newCLIVault(t)
-	quire(t, "", v, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
-	quire(t, "", v, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\ndo:\n  - work:\n      set:\n        done: true\n"}`)
-	code, out, errs := quire(t, "", v, "run", "start", "--playbook", "finance", "--name", "close", "--member-of", project,
-		"--executor", "agent-7", "--authorized-by", "ana", "--json")
-	var r struct {
-		RunID string `json:"run_id"`
-	}
-	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
-		t.Fatalf("run start: %d %s %s", code, out, errs)
-	}
+	dir, v, runID := newCloseRunOf(t, "document:\n  name: close\ndo:\n  - work:\n      set:\n        done: true\n")
 	for _, step := range []string{"do/0/work", "do/9/nothing"} {
-		quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", r.RunID, "--step", step, "--actor", "agent-7")
+		quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", runID, "--step", step, "--actor", "agent-7")
 	}
 	runs, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-*"))
 	rel, _ := filepath.Rel(dir, filepath.Join(runs[0], "run.state.json"))

@@ -33,9 +33,18 @@ func newCLIVault(t *testing.T) (dir, vaultFlag, project string) {
 // ana), and answers the vault's folder, the --vault flag and the run's id.
 func newCloseRun(t *testing.T) (dir, vaultFlag, runID string) {
 	t.Helper()
+	return newCloseRunOf(t, "document:\n  name: close\n")
+}
+
+// newCloseRunOf is newCloseRun with the workflow close's source.
+func newCloseRunOf(t *testing.T, source string) (dir, vaultFlag, runID string) {
+	t.Helper()
 	dir, vaultFlag, project := newCLIVault(t)
 	quire(t, "", vaultFlag, "call", "create_playbook", "--args", `{"playbook":"finance","name":"Finance"}`)
-	quire(t, "", vaultFlag, "call", "create_definition", "--args", `{"playbook":"finance","type":"workflow","name":"close","source":"document:\n  name: close\n"}`)
+	def, _ := json.Marshal(map[string]string{"playbook": "finance", "type": "workflow", "name": "close", "source": source})
+	if code, out, errs := quire(t, "", vaultFlag, "call", "create_definition", "--args", string(def)); code != 0 {
+		t.Fatalf("create_definition: %d %s %s", code, out, errs)
+	}
 	code, out, errs := quire(t, "", vaultFlag, "run", "start", "--playbook", "finance", "--name", "close", "--member-of", project,
 		"--executor", "agent-7", "--authorized-by", "ana", "--json")
 	var r struct {
