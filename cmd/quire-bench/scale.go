@@ -168,17 +168,21 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string, memOnly bool) 
 }
 
 // serveMem is what serveMemory measured: the server's resident memory
-// and its high-water mark (kB), the boundaries' median, and the CPU the
-// server spent (its collector's share of it is what a memory limit
-// trades).
+// and its high-water mark (kB), the resident memory's parts (anon, the
+// process's own; file, the pages of files it maps: the packs, the shared
+// index, which the kernel takes back as page cache), the boundaries'
+// median, and the CPU the server spent (its collector's share of it is
+// what a memory limit trades).
 type serveMem struct {
-	rss, hwm uint64
-	p50      time.Duration
-	cpu      time.Duration
+	rss, hwm   uint64
+	anon, file uint64
+	p50        time.Duration
+	cpu        time.Duration
 }
 
 func (m serveMem) String() string {
-	return fmt.Sprintf("%d MB resident, high-water %d MB; boundary p50 %s, server CPU %.1f s", m.rss>>10, m.hwm>>10, ms(m.p50), m.cpu.Seconds())
+	return fmt.Sprintf("%d MB resident (%d MB its own, %d MB of mapped files), high-water %d MB; boundary p50 %s, server CPU %.1f s",
+		m.rss>>10, m.anon>>10, m.file>>10, m.hwm>>10, ms(m.p50), m.cpu.Seconds())
 }
 
 // serveMemory starts quire serve on the vault, records 200 boundaries
@@ -230,7 +234,8 @@ func serveMemory(bin, dir string, ids []string) serveMem {
 		}
 	}
 	p := strconv.Itoa(pid)
-	return serveMem{rss: pidStatus(p, "VmRSS"), hwm: pidStatus(p, "VmHWM"), p50: pct(took, 50), cpu: pidCPU(p)}
+	return serveMem{rss: pidStatus(p, "VmRSS"), hwm: pidStatus(p, "VmHWM"), anon: pidStatus(p, "RssAnon"), file: pidStatus(p, "RssFile"),
+		p50: pct(took, 50), cpu: pidCPU(p)}
 }
 
 // pidCPU is the CPU a process spent so far, user and system
