@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -30,7 +29,7 @@ func startServe(t *testing.T, dir string, flags ...string) string {
 func startServeStop(t *testing.T, dir string, flags ...string) (base string, stop func()) {
 	t.Helper()
 	cmd := quireProcess(nil, append([]string{"--vault", dir, "serve", "--addr", "127.0.0.1:0"}, flags...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	inOwnGroup(cmd)
 	stdout, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -40,16 +39,9 @@ func startServeStop(t *testing.T, dir string, flags ...string) (base string, sto
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
-			pgid := cmd.Process.Pid
-			syscall.Kill(-pgid, syscall.SIGKILL)
-			cmd.Wait()
-			// The group's other members are reaped by init, soon after.
-			for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-				if syscall.Kill(-pgid, syscall.SIGKILL) != nil {
-					return
-				}
+			if !killGroup(cmd, 10*time.Second) {
+				t.Errorf("quire serve's process group %d outlived its SIGKILL by 10 s", cmd.Process.Pid)
 			}
-			t.Errorf("quire serve's process group %d outlived its SIGKILL by 10 s", pgid)
 		})
 	}
 	t.Cleanup(func() {
