@@ -456,7 +456,7 @@ func (v *Vault) Commit(paths []string, author Signature, msg string) (string, er
 	return id.String(), nil
 }
 
-// ReadAt reads a file as it was committed in the blob with the given id.
+// ReadBlob reads a file as it was committed in the blob with the given id.
 func (v *Vault) ReadBlob(id string) ([]byte, error) {
 	h, err := object.ParseHash(id)
 	if err != nil {

@@ -167,6 +167,20 @@ func (r *Reader) Prune() {
 	r.packs = kept
 }
 
+// Release drops the pages the reader touched of its packs and their
+// indexes from the process's resident memory (fsys.Release): they stay in
+// the page cache, as a file read would leave them, and a later read maps
+// them again. A long-lived reader scattered over a large pack otherwise
+// holds a page cluster of it for each object it ever read (the kernel maps
+// the cached pages around each fault): 100 MB of a 127 MB pack after 200
+// boundaries at 100,000 runs (issue 28).
+func (r *Reader) Release() {
+	for _, p := range r.packs {
+		fsys.Release(p.data)
+		fsys.Release(p.idx.data)
+	}
+}
+
 // Close unmaps the packs.
 func (r *Reader) Close() {
 	for _, p := range r.packs {
