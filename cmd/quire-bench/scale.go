@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,6 +11,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -178,11 +181,19 @@ type serveMem struct {
 	anon, file uint64
 	p50        time.Duration
 	cpu        time.Duration
+	// maps is the files whose mapped pages the server holds most of, as
+	// "name size" (kB), largest first: which of the mapped files its
+	// file memory is.
+	maps []string
 }
 
 func (m serveMem) String() string {
-	return fmt.Sprintf("%d MB resident (%d MB its own, %d MB of mapped files), high-water %d MB; boundary p50 %s, server CPU %.1f s",
+	s := fmt.Sprintf("%d MB resident (%d MB its own, %d MB of mapped files), high-water %d MB; boundary p50 %s, server CPU %.1f s",
 		m.rss>>10, m.anon>>10, m.file>>10, m.hwm>>10, ms(m.p50), m.cpu.Seconds())
+	if len(m.maps) > 0 {
+		s += "; mapped: " + strings.Join(m.maps, ", ")
+	}
+	return s
 }
 
 // serveMemory starts quire serve on the vault, records 200 boundaries
@@ -235,7 +246,47 @@ func serveMemory(bin, dir string, ids []string) serveMem {
 	}
 	p := strconv.Itoa(pid)
 	return serveMem{rss: pidStatus(p, "VmRSS"), hwm: pidStatus(p, "VmHWM"), anon: pidStatus(p, "RssAnon"), file: pidStatus(p, "RssFile"),
-		p50: pct(took, 50), cpu: pidCPU(p)}
+		p50: pct(took, 50), cpu: pidCPU(p), maps: pidMaps(p, 4)}
+}
+
+// pidMaps is the n files of which a process holds the most mapped pages
+// resident (/proc/PID/smaps), each "name N MB", largest first; the
+// files' names are their last two parts (.git/index's shared index, a
+// pack).
+func pidMaps(pid string, n int) []string {
+	f, err := os.Open("/proc/" + pid + "/smaps")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	rss := map[string]uint64{}
+	name := ""
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		line := s.Text()
+		fields := strings.Fields(line)
+		switch {
+		case len(fields) >= 6 && strings.Contains(fields[0], "-") && strings.HasPrefix(fields[5], "/"):
+			name = filepath.Join(filepath.Base(filepath.Dir(fields[5])), filepath.Base(fields[5]))
+		case len(fields) >= 5 && strings.Contains(fields[0], "-"):
+			name = "" // anonymous, or not a file
+		case name != "" && len(fields) == 3 && fields[0] == "Rss:":
+			k, _ := strconv.ParseUint(fields[1], 10, 64)
+			rss[name] += k
+		}
+	}
+	names := make([]string, 0, len(rss))
+	for k := range rss {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool { return rss[names[i]] > rss[names[j]] })
+	var out []string
+	for _, k := range names[:min(n, len(names))] {
+		if rss[k] >= 1<<10 {
+			out = append(out, fmt.Sprintf("%s %d MB", k, rss[k]>>10))
+		}
+	}
+	return out
 }
 
 // pidCPU is the CPU a process spent so far, user and system
