@@ -18,6 +18,7 @@ import (
 
 	"quire/ledger"
 	"quire/vault"
+	"quire/vault/git/index"
 )
 
 // Boundaries over HTTP (issue 28), at each vault size, side by side in one
@@ -29,6 +30,10 @@ import (
 //     still its own commit (the writes that wait on the lock are grouped:
 //     vault/group.go);
 //   - 16 clients appending events that are not boundaries, a second;
+//   - one client again after a person's git status, which writes git's
+//     untracked cache into .git/index (core.untrackedCache, as quire init
+//     sets it: 14 MB at 100,000 runs) that every boundary then writes
+//     again;
 //   - git: `git add <file> && git commit` of a line appended to a run's
 //     thread.md, one after another, the yardstick.
 //
@@ -51,6 +56,8 @@ func benchBoundary(sizes []int, rounds int, bin string) {
 		fmt.Printf("%-7d %-26s %10s %10s %12s %s\n", n, "server CPU a boundary", ms(f.cpu), "", "", targetText(5/msOf(f.cpu), 1))
 		fmt.Printf("%-7d %-26s %10s %10s %12.0f %s\n", n, "boundaries, 16 clients", ms(pct(f.many, 50)), ms(pct(f.many, 99)), f.manyRate, targetText(f.manyRate/400, 1))
 		fmt.Printf("%-7d %-26s %10s %10s %12.0f %s\n", n, "appends, 16 clients", ms(pct(f.appends, 50)), ms(pct(f.appends, 99)), f.appendRate, targetText(f.appendRate/1500, 1))
+		fmt.Printf("%-7d %-26s %10s %10s %12.0f p50 %s, p99 %s; server CPU %s %s (untracked cache %.1f MB)\n", n, "boundary after git status", ms(pct(f.untracked, 50)), ms(pct(f.untracked, 99)), rate(len(f.untracked), sum(f.untracked)),
+			targetText(15/msOf(pct(f.untracked, 50)), 1), targetText(60/msOf(pct(f.untracked, 99)), 1), ms(f.untrackedCPU), targetText(5/msOf(f.untrackedCPU), 1), float64(f.untrackedSize)/(1<<20))
 		fmt.Printf("%-7d %-26s %10s %10s %12.0f (git add && git commit, one client: %.1fx quire's p50)\n", n, "git pair", ms(pct(f.git, 50)), ms(pct(f.git, 99)), rate(len(f.git), sum(f.git)),
 			float64(pct(f.git, 50))/float64(p50))
 		g := measureGrowth(dir, ids, 100)
@@ -121,6 +128,12 @@ type boundaryFigures struct {
 	one, many, appends, git []time.Duration
 	cpu                     time.Duration // the server's, a boundary of one client
 	manyRate, appendRate    float64
+	// untracked: one client's boundaries after a person's git status
+	// wrote its untracked cache (of untrackedSize bytes) into .git/index;
+	// untrackedCPU the server's, a boundary.
+	untracked     []time.Duration
+	untrackedCPU  time.Duration
+	untrackedSize int
 }
 
 func measureBoundaries(bin, dir string, ids []string, rounds int) boundaryFigures {
@@ -179,6 +192,13 @@ func measureBoundaries(bin, dir string, ids []string, rounds int) boundaryFigure
 	}
 	f.many, f.manyRate = clients(boundary)
 	f.appends, f.appendRate = clients(appended)
+	gitTimed(dir, "status", "--porcelain")
+	f.untrackedSize = untrackedCacheSize(dir)
+	c0 = procCPU(pid)
+	for k := 0; k < rounds; k++ {
+		f.untracked = append(f.untracked, event(rng.Intn(len(ids)), boundary(rounds+k)))
+	}
+	f.untrackedCPU = (procCPU(pid) - c0) / time.Duration(rounds)
 	for k := 0; k < rounds; k++ {
 		rel := runFolderOf(dir, ids[rng.Intn(len(ids))]) + "/thread.md"
 		fh, err := os.OpenFile(filepath.Join(dir, rel), os.O_APPEND|os.O_WRONLY, 0)
@@ -191,6 +211,20 @@ func measureBoundaries(bin, dir string, ids []string, rounds int) boundaryFigure
 		f.git = append(f.git, time.Since(t0))
 	}
 	return f
+}
+
+// untrackedCacheSize is the size of git's untracked cache in the vault's
+// .git/index (its UNTR extension), 0 when it holds none.
+func untrackedCacheSize(dir string) int {
+	data, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	if err != nil {
+		return 0
+	}
+	m, err := index.ReadMain(data, false)
+	if err != nil {
+		return 0
+	}
+	return len(m.Untracked)
 }
 
 // serveProc starts quire serve on a free loopback port and answers its
