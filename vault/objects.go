@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -44,8 +45,9 @@ type objects struct {
 	// call` at 1,000 runs, growing with the vault); made at the first read.
 	packs *pack.Reader
 	// packReads counts the reads through packs since their pages were
-	// last released (readPacked).
-	packReads int
+	// last released, at packReleased (readPacked).
+	packReads    int
+	packReleased time.Time
 	// kept holds the last versions of large trees as bytes (bigtree.go).
 	kept  keptTrees
 	known knownDeltas // the kept trees' deltas, for compaction
@@ -303,24 +305,29 @@ func (o *objects) fromPacks(id Hash, typ object.Type) ([]byte, bool) {
 	return data, err == nil && t == typ
 }
 
-// packReleaseEvery is how many reads through the mapped packs pass before
-// the pages they touched leave the process's resident memory. Each read
-// maps a cluster of cached pages around each page it touches (the kernel's
-// fault-around, whole large folios: some 75 KB a touch here), and a
-// lookup in a pack's index touches one or two places of it: at 100,000
-// runs, 64 reads held 13 MB of the 14 MB index and 15 MB of the pack, 16
-// held a few MB of both (a boundary reads a few objects; a release, a
-// walk of page tables, costs tens of microseconds).
+// packReleaseEvery and packReleaseAfter say when the pages that reads
+// through the mapped packs touched leave the process's resident memory:
+// after 16 reads, once 100 ms have passed since the last release. Each
+// read maps a cluster of cached pages around each page it touches (the
+// kernel's fault-around, whole large folios: some 75 KB a touch here),
+// and a lookup in a pack's index touches one or two places of it: at
+// 100,000 runs, 64 reads held 13 MB of the 14 MB index and 15 MB of the
+// pack, 16 a few MB of both (a boundary reads a few objects). A release
+// is a walk of the mapping's page tables, some 70 µs over 141 MB, so the
+// interval bounds its cost where reads come by the thousand (quire check
+// asks for every blob of HEAD: 600,000 at 100,000 runs).
 const packReleaseEvery = 16
 
-// readPacked counts a read through the mapped packs, and every
-// packReleaseEvery releases what the reads touched (pack.Reader.Release),
-// so that a warm server holds a few MB of its packs, not every page it
-// ever read. The caller holds o.mu.
+var packReleaseAfter = 100 * time.Millisecond
+
+// readPacked counts a read through the mapped packs and releases what the
+// reads touched when it is due (pack.Reader.Release), so that a warm
+// server holds a few MB of its packs, not every page it ever read. The
+// caller holds o.mu.
 func (o *objects) readPacked() {
-	if o.packReads++; o.packReads >= packReleaseEvery {
+	if o.packReads++; o.packReads >= packReleaseEvery && time.Since(o.packReleased) >= packReleaseAfter {
 		o.packs.Release()
-		o.packReads = 0
+		o.packReads, o.packReleased = 0, time.Now()
 	}
 }
 
