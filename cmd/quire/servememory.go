@@ -8,21 +8,25 @@ import (
 
 // serveMemoryFloor is the least soft memory limit quire serve sets
 // (servedMemoryLimit).
-const serveMemoryFloor = 256 << 20
+const serveMemoryFloor = 224 << 20
 
 // setServeMemoryLimit gives quire serve a soft memory limit
 // (debug.SetMemoryLimit) sized from what it holds, unless GOMEMLIMIT
-// sets one: three times the files it keeps read or decoded in memory
-// (.git/index, its shared index and the vault's index of runs, about 86
-// MB at 100,000 runs), and never under 256 MiB. Go's collector otherwise
-// lets the heap grow to twice what is live (GOGC=100) before it collects,
-// and what a boundary allocates and drops at 100,000 runs (a 10 MB tree
-// written whole, a compaction's window) took the server to 700-1,000 MB
-// resident over a live heap of 300 MB (issue 28). Below the limit the
-// collector behaves as without it; near it, it collects more often,
-// and it lets the heap pass it rather than stall (a soft limit).
-// docs/architecture.md, "What quire serve keeps in memory", has the
-// figures. It answers the limit set, 0 when none.
+// sets one: three times the files it keeps read into its heap
+// (.git/index, whole when git wrote it whole, and the vault's index of
+// runs, about 33 MB at 100,000 runs when the index is split), and never
+// under 224 MiB. A split index's shared index is not counted: it is
+// mapped, its pages out of the resident set (vault/gitindex.go), and
+// counting it (47 MB at 100,000 runs) let the heap grow past what the
+// 300 MB target leaves it. Go's collector otherwise lets the heap grow to
+// twice what is live (GOGC=100) before it collects, and what a boundary
+// allocates and drops at 100,000 runs (a 10 MB tree written whole, a
+// compaction's window) took the server to 700-1,000 MB resident over a
+// live heap of 300 MB (issue 28). Below the limit the collector behaves
+// as without it; near it, it collects more often, and it lets the heap
+// pass it rather than stall (a soft limit). docs/architecture.md, "What
+// quire serve keeps in memory", has the figures. It answers the limit
+// set, 0 when none.
 func setServeMemoryLimit(root string) int64 {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return 0
@@ -42,10 +46,5 @@ func servedMemoryLimit(root string) int64 {
 		return 0
 	}
 	held := size(filepath.Join(root, ".git", "index")) + size(filepath.Join(root, "vault", "00-index.jsonl") /* vault.IndexFile */)
-	shared, _ := filepath.Glob(filepath.Join(root, ".git", "sharedindex.*"))
-	var most int64
-	for _, p := range shared {
-		most = max(most, size(p))
-	}
-	return max(serveMemoryFloor, 3*(held+most))
+	return max(serveMemoryFloor, 3*held)
 }
