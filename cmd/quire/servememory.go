@@ -14,7 +14,9 @@ const serveMemoryFloor = 224 << 20
 // (debug.SetMemoryLimit) sized from what it holds, unless GOMEMLIMIT
 // sets one: three times the files it keeps read into its heap
 // (.git/index, whole when git wrote it whole, and the vault's index of
-// runs, about 33 MB at 100,000 runs when the index is split), and never
+// runs, about 33 MB at 100,000 runs when the index is split; a split
+// index's own file may hold git's untracked cache, which stays in the
+// file, so it is counted over), and never
 // under 224 MiB. A split index's shared index is not counted: it is
 // mapped, its pages out of the resident set (vault/gitindex.go), and
 // counting it (47 MB at 100,000 runs) let the heap grow past what the
