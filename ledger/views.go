@@ -55,6 +55,10 @@ type keeperOf struct {
 	// (ids is read and replaced there; the race detector found it).
 	reg sync.Mutex
 	ids map[string]bool
+	// running is set once its Run goroutine is started (under views.mu):
+	// by the first keeper call while serving, whether the keeper was made
+	// then or by a read before Keep.
+	running bool
 }
 
 // playbookHistory is what a keeper reads: the playbook's history in
@@ -281,9 +285,14 @@ func (l *Ledger) keeper(playbook string) (*keeperOf, error) {
 		}
 		ko = &keeperOf{k: k, stamp: -1, ids: map[string]bool{}}
 		v.keepers[playbook] = ko
-		if v.serving {
-			go k.Run(v.ctx)
-		}
+	}
+	// A keeper a read made before Keep (quire serve answers as soon as it
+	// listens, Keep starts beside it) is run by the first call after:
+	// started only with the keeper, it was never run, and its pages
+	// stayed as that read left them.
+	if v.serving && !ko.running {
+		ko.running = true
+		go ko.k.Run(v.ctx)
 	}
 	fresh := ko.stamp == stamp
 	v.mu.Unlock()

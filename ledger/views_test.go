@@ -189,6 +189,40 @@ func TestServedReadAfterEndRun(t *testing.T) {
 	}
 }
 
+// A read that comes before quire serve keeps the views (the server
+// answers as soon as it listens, and starts Keep beside it) folds what
+// it needs itself, and the keeper it made is kept by Keep all the same:
+// the next run's end is folded in the background, and the page goes on
+// reading live. A replica's first render met exactly this and stayed
+// rebuilding, folded 0, for good.
+func TestAReadBeforeKeepLeavesTheViewsKept(t *testing.T) {
+	t.Parallel()
+	f := morningFixture(t)
+	get := `{"playbook":"social","type":"workflow","name":"morning-social-content"}`
+	end := func(i int) {
+		r := f.call("run_definition", fmt.Sprintf(`{"playbook":"social","type":"workflow","name":"morning-social-content","member_of":[%q],"executor":"agent-7","authorized_by":"ana"}`, f.project)).(*Run)
+		f.call("end_run", fmt.Sprintf(`{"playbook":"social","run_id":%q,"status":"succeeded","output":{"date":"2026-11-0%d","posts":[{"channel":"X","title":"T","url":"https://example.com/"}]},"actor":"agent-7"}`, r.RunID, i))
+	}
+	end(1)
+	if s := f.call("get_definition", get).(*Definition).Page.Standing; s.State != fold.StateLive || s.Folded != 1 {
+		b, _ := json.Marshal(s)
+		t.Fatalf("before serving, the read does not fold the run itself: %s", b)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { f.l.Keep(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	end(2)
+	var s *fold.Standing
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if s = f.call("get_definition", get).(*Definition).Page.Standing; s.State == fold.StateLive && s.Folded == 2 {
+			return
+		}
+	}
+	b, _ := json.Marshal(s)
+	t.Fatalf("served, the keeper a read made before Keep never folds the next run: %s", b)
+}
+
 // No fold sees playbook_page_saved, as the page format says: a playbook
 // page whose filter names it folds nothing, however often it is saved.
 func TestPlaybookPageSavedReachesNoFold(t *testing.T) {
