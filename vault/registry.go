@@ -155,6 +155,9 @@ func (r *registry) order(first int) {
 // parseEntry reads one line of the index: the entry, or why the line is
 // not one.
 func parseEntry(line []byte) (Entry, string) {
+	if e, ok := ownEntry(line); ok && e.UID != "" {
+		return e, ""
+	}
 	var e Entry
 	if err := json.Unmarshal(line, &e); err != nil {
 		var syn *json.SyntaxError
