@@ -179,6 +179,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDelta -fuzztime 30s ./vault/git/pack/
 	$(GO) test -run '^$$' -fuzz FuzzDiffTrees -fuzztime 30s ./vault/git/walk/
 	$(GO) test -run '^$$' -fuzz FuzzDiff -fuzztime 30s ./words/viewdiff/
+	$(GO) test -run '^$$' -fuzz FuzzOwnEntryIsJSONs -fuzztime 30s ./vault/
 
 clean:
 	rm -rf bin demo-vault
