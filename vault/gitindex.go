@@ -74,6 +74,11 @@ type gitIndex struct {
 	stat       fileStamp
 	buf        []byte // the last index written: a split one's room is kept for the next
 	bufTab     bool   // buf is tab's bytes (a whole index written), not to be written to
+	// tabOwn: tab is the whole index quire last wrote, every entry as
+	// index.EncodeSeq writes it (encode's patched may copy them).
+	tabOwn bool
+	// patchedWrites counts the writes encode made by patched (tests).
+	patchedWrites int
 	// tail is what follows buf in a split index written: its
 	// extensions, the untracked cache's body copied from the index file
 	// after tail[untrFrom-1] when untrFrom > 0, then the checksum.
@@ -150,7 +155,7 @@ func (x *gitIndex) loadVerified() error {
 
 // rebase makes tab the index's entries, nothing changed since.
 func (x *gitIndex) rebase(tab *index.Table, id Hash) {
-	x.tab, x.baseID, x.tabMap = tab, id, nil
+	x.tab, x.baseID, x.tabMap, x.tabOwn = tab, id, nil, false
 	x.over, x.onames, x.n, x.fsm = map[string]change_{}, nil, tab.Len(), nil
 }
 

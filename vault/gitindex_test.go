@@ -304,3 +304,68 @@ func TestSharedIndexHeldInPlace(t *testing.T) {
 	}
 	runtime.KeepAlive(x)
 }
+
+// quire's commits one after another in a small vault (a whole index)
+// write .git/index by changing the entries they changed in the last one
+// quire wrote (index.Table.Patched), and git reads it as the index of
+// HEAD: clean, every entry as git lists it, sound to git fsck, before and
+// after a person's own git commit and a git status that rewrites it.
+func TestQuireIndexWrittenInPlaceIsGits(t *testing.T) {
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	rels := manyFiles(t, dir, 12)
+	commit := func(paths ...string) {
+		t.Helper()
+		if err := v.Locked(func() error {
+			_, err := v.Commit(paths, Signature{Name: "agent-7", When: time.Now()}, "finance: step_completed")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		v.compacting.Wait()
+	}
+	sound := func(when string) {
+		t.Helper()
+		if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
+			t.Fatalf("%s: git status not clean:\n%s", when, s)
+		}
+		if s := gitOut(t, dir, "diff", "--cached", "--stat"); s != "" {
+			t.Fatalf("%s: git diff --cached:\n%s", when, s)
+		}
+		if got, want := func() string { s, _ := ourEntries(t, dir); return s }(), gitEntries(t, dir); got != want {
+			t.Fatalf("%s: quire reads\n%s\ngit lists\n%s", when, got, want)
+		}
+		gitOut(t, dir, "fsck", "--strict", "--no-progress")
+	}
+	commit("playbook-runs", "x")
+	sound("the first commit")
+	for turn := 0; turn < 8; turn++ {
+		// Two commits with no git between (git status rewrites the
+		// index it refreshes): the second writes in place of the first.
+		b := rels[(turn*7+3)%len(rels)]
+		AppendLine(filepath.Join(dir, b), []byte(fmt.Sprintf("{\"before\":%d}\n", turn)))
+		commit(filepath.Dir(b))
+		a := rels[(turn*5)%len(rels)]
+		AppendLine(filepath.Join(dir, a), []byte(fmt.Sprintf("{\"turn\":%d}\n", turn)))
+		if turn == 4 {
+			// A person's commit and status between quire's: quire reads
+			// what git wrote, then writes in place of its own again.
+			AppendLine(filepath.Join(dir, rels[1]), []byte("{\"by\":\"a person\"}\n"))
+			gitOut(t, dir, "add", rels[1])
+			gitOut(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-q", "-m", "a person's change")
+			gitOut(t, dir, "status", "--porcelain")
+		}
+		commit(filepath.Dir(a))
+		sound(fmt.Sprintf("quire's commit %d", turn))
+	}
+	if split, _ := splitOnDisk(t, dir); split {
+		t.Fatal("the index of a small vault was split")
+	}
+	if n := v.gitIdx.patchedWrites; n < 7 {
+		t.Fatalf("%d of the 8 commits after another of quire's wrote the index in place of its last", n)
+	}
+}

@@ -32,6 +32,9 @@ type Table struct {
 	marks   []string // version 4: the names of entries 0, markEvery, 2*markEvery…
 	ents    []*Entry // TableOf's
 	staged  bool     // an entry is of a conflict's stage
+	// end is where the entries end in data, the extensions begin
+	// (a table read in place; Patch).
+	end int
 }
 
 // markEvery is how many entries of a version 4 table one whole name
@@ -51,6 +54,15 @@ func (t *Table) Len() int {
 		return len(t.ents)
 	}
 	return len(t.off)
+}
+
+// Version is the version of the index file the table was read from (0
+// for a TableOf's).
+func (t *Table) Version() uint32 {
+	if t == nil {
+		return 0
+	}
+	return t.version
 }
 
 // Size is the count of bytes the table holds, near enough: its file's,
@@ -569,6 +581,7 @@ func readTable(data []byte, main, verify bool) (t *Table, link *linkExt, root ob
 			prev = cur
 		}
 	}
+	t.end = off
 	if link, root, untr, fsmn, err = readExtensions(body, off, main); err != nil {
 		return fail(err)
 	}
