@@ -37,8 +37,9 @@ func (t *Table) Patched(patches []Patch, ext ...[]byte) (buf []byte, m Main, ok 
 	for _, p := range ext {
 		size += len(p)
 	}
-	buf = make([]byte, t.end, size+20)
-	copy(buf, t.data[:t.end])
+	// One allocation, the entries copied into it and only the room after
+	// them cleared (append's growth; make would clear all of it first).
+	buf = append(t.data[:t.end:t.end], make([]byte, size-t.end+20)...)[:t.end]
 	v4 := t.version == 4
 	var scratch []byte
 	for _, p := range patches {
