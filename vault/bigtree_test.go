@@ -123,7 +123,7 @@ func TestKeptTreeIsWhatAWholeWriteMakes(t *testing.T) {
 	// their writer made, without reading them; git reads the pack the same.
 	packed, err := pack.Compact(context.Background(), filepath.Join(gitDir, "objects"), func(id object.Hash) ([]byte, object.Type, error) {
 		return o.readRaw(id)
-	}, o.known.known)
+	}, o.known.known, nil)
 	if !packed || err != nil {
 		t.Fatalf("compacted %v: %v", packed, err)
 	}
@@ -171,7 +171,7 @@ func TestCompactionsAfterAnotherKeepOneWholeTree(t *testing.T) {
 		t.Helper()
 		if ok, err := pack.Compact(context.Background(), filepath.Join(gitDir, "objects"), func(id object.Hash) ([]byte, object.Type, error) {
 			return o.readRaw(id)
-		}, o.known.known); !ok || err != nil {
+		}, o.known.known, nil); !ok || err != nil {
 			t.Fatalf("compacted %v: %v", ok, err)
 		}
 	}

@@ -25,7 +25,8 @@ import (
 // is 1,024, since its loose objects are large (whole trees of thousands of
 // entries) and a pack of them is a few percent of their size. git's
 // gc.autoPackLimit (50) is kept as a second trigger: more packs than that,
-// made by anything, start a compaction even with few loose objects. A third:
+// made by anything, start a compaction even with few loose objects, and so
+// do 16 fresh packs (a group's small objects, freshlist.go). Another:
 // 64 MiB of loose objects written by quire since the last compaction,
 // whichever processes wrote them (a large tree, stored uncompressed, is
 // 1.6 MB at 20,000 runs: objects.go; a thread of 16 MiB committed again at
@@ -130,7 +131,8 @@ func (v *Vault) maybeCompact() {
 // compactDue says whether a compaction is due, with loose bytes written
 // since the last one.
 func (v *Vault) compactDue(loose int64) bool {
-	return loose >= compactLooseBytes || v.looseEstimate() >= compactThreshold || v.packCount() > compactPackLimit
+	return loose >= compactLooseBytes || freshListed(v.gitDir) >= freshPacksDue ||
+		v.looseEstimate() >= compactThreshold || v.packCount() > compactPackLimit
 }
 
 // CompactIfDue compacts when a compaction is due and no other is under
@@ -224,9 +226,19 @@ func (v *Vault) looseEstimate() int {
 	return len(ents) * 256
 }
 
+// packCount is the count of packs, as it was at most a second ago: a
+// listing of the pack folder at every boundary, where each boundary adds
+// a fresh pack, cost a quarter of a millisecond. The fresh packs start a
+// compaction by their own count (freshPacksDue); this one is for the
+// packs anything else made.
 func (v *Vault) packCount() int {
-	idxs, _ := filepath.Glob(filepath.Join(v.gitDir, "objects", "pack", "pack-*.idx"))
-	return len(idxs)
+	v.compactMu.Lock()
+	defer v.compactMu.Unlock()
+	if time.Since(v.packsAt) >= time.Second {
+		idxs, _ := filepath.Glob(filepath.Join(v.gitDir, "objects", "pack", "pack-*.idx"))
+		v.packs, v.packsAt = len(idxs), time.Now()
+	}
+	return v.packs
 }
 
 // Compact packs the vault's loose objects, with the packs the geometric
@@ -252,7 +264,8 @@ func (v *Vault) compact(ctx context.Context) error {
 	before, _ := v.addLoose(v.objs.looseBytes.Swap(0))
 	packed, err := pack.Compact(ctx, filepath.Join(v.gitDir, "objects"), func(id object.Hash) ([]byte, object.Type, error) {
 		return v.objs.readRaw(id)
-	}, v.objs.known.known)
+	}, v.objs.known.known, freshOf(v.gitDir))
+	pruneFresh(v.gitDir)
 	if packed {
 		v.objs.mu.Lock()
 		v.objs.reopen()
@@ -262,4 +275,10 @@ func (v *Vault) compact(ctx context.Context) error {
 		v.updateLoose(func(n, _ int64) (int64, int64) { return n - before, 0 })
 	}
 	return err
+}
+
+// freshOf says which packs are fresh: the list's, read once.
+func freshOf(gitDir string) func(name string) bool {
+	names := freshPacks(gitDir)
+	return func(name string) bool { return names[name] }
 }

@@ -441,8 +441,24 @@ func TestCompactPacksAnAppendedLogAsItsAppends(t *testing.T) {
 	if n := len(v.objs.known.m); n < 70 {
 		t.Fatalf("%d appends known as deltas", n)
 	}
+	// Each commit's small objects went into a fresh pack of its own.
+	if n := len(freshPacks(filepath.Join(dir, ".git"))); n < len(commits) {
+		t.Fatalf("%d fresh packs listed for %d commits", n, len(commits))
+	}
 	if err := v.Compact(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	// The compaction took them as it takes loose objects: one pack left,
+	// the log's versions in it as their appends (not 80 whole logs), and
+	// the list of fresh packs empty.
+	if p := packCounts(t, dir); len(p) != 1 {
+		t.Fatalf("packs after the compaction: %v", p)
+	}
+	if n := len(freshPacks(filepath.Join(dir, ".git"))); n != 0 {
+		t.Fatalf("%d fresh packs still listed", n)
+	}
+	if size, whole := packBytes(t, dir), len(log)*len(commits)/2; size > whole/4 {
+		t.Fatalf("the pack holds %d bytes: the log's %d versions were not packed as their appends (%d bytes if whole)", size, len(commits), whole)
 	}
 	if n := len(v.objs.known.m); n != 0 {
 		t.Fatalf("%d known deltas not taken by the compaction", n)
@@ -456,4 +472,19 @@ func TestCompactPacksAnAppendedLogAsItsAppends(t *testing.T) {
 		}
 	}
 	gitOut(t, dir, "fsck", "--strict", "--full")
+}
+
+// packBytes is the size of the pack files in the repository at dir.
+func packBytes(t *testing.T, dir string) int {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))
+	n := 0
+	for _, p := range m {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += int(fi.Size())
+	}
+	return n
 }

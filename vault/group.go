@@ -62,6 +62,9 @@ func (v *Vault) writeGrouped(fn func() error) error {
 		v.grp = g
 	}
 	v.locked, v.checked = true, nil
+	// The group's small objects wait to be written as one pack when it
+	// ends (flushOnce; vault/git/pack's fresh packs).
+	v.objs.hold()
 	finished := false
 	defer func() {
 		if !finished { // fn panicked: the group ends with it, its journal kept
@@ -104,6 +107,10 @@ func (v *Vault) endGroup(g *group, clean bool) {
 		crashpoint.Hit()
 		v.jf.Truncate(0)
 	}
+	// A group that failed before its end leaves its held objects
+	// unwritten: no branch names them, and the next writer commits again
+	// what the files hold.
+	v.objs.drop()
 	v.grp = nil
 	fsys.Unlock(v.lockF)
 	close(g.done)
@@ -136,6 +143,11 @@ func (v *Vault) flushOnce(g *group) error {
 		}
 		g.index, g.ref = nil, nil
 	}()
+	// The objects of the group's commits are written before the branch
+	// names them.
+	if err := v.objs.flush(); err != nil {
+		return err
+	}
 	moved := false
 	if g.ref != nil && !g.tip.IsZero() {
 		f := g.ref

@@ -55,13 +55,76 @@ type objects struct {
 	// since the vault's count (.git/quire-loose) last took them: one
 	// trigger of compaction (compact.go).
 	looseBytes atomic.Int64
+	// fresh holds the small objects of a group of commits, written as
+	// one pack when the group ends (hold, flush; vault/git/pack's fresh
+	// packs); nil when objects are written loose.
+	fresh *freshObjects
+	// freshMost is the most objects a fresh pack holds (pack.FreshMost;
+	// 0 writes every object loose, for the tests of loose objects).
+	freshMost int
+}
+
+// freshObjects are the objects a group's commits wrote so far, in order,
+// and where each is among them by id.
+type freshObjects struct {
+	objs []pack.Object
+	at   map[Hash]int
+}
+
+// hold makes the objects written from now on wait in memory, to be
+// written as one pack by flush. The caller holds the write lock.
+func (o *objects) hold() {
+	o.mu.Lock()
+	if o.fresh == nil {
+		o.fresh = &freshObjects{at: map[Hash]int{}}
+	}
+	o.mu.Unlock()
+}
+
+// flush writes the objects held since hold as one pack, and writes the
+// objects after it loose again. The caller holds the write lock.
+func (o *objects) flush() error {
+	o.mu.Lock()
+	f := o.fresh
+	o.fresh = nil
+	o.mu.Unlock()
+	if f == nil || len(f.objs) == 0 {
+		return nil
+	}
+	crashpoint.Hit()
+	name, err := pack.WriteFresh(filepath.Join(o.gitDir, "objects"), f.objs)
+	if err != nil {
+		return err
+	}
+	noteFresh(o.gitDir, filepath.Base(name))
+	return nil
+}
+
+// drop forgets the objects held, unwritten. The caller holds the write
+// lock.
+func (o *objects) drop() {
+	o.mu.Lock()
+	o.fresh = nil
+	o.mu.Unlock()
+}
+
+// heldFresh answers an object held for the group's pack. The caller holds o.mu.
+func (o *objects) heldFresh(id Hash) (object.Type, []byte, bool) {
+	if o.fresh == nil {
+		return 0, nil, false
+	}
+	i, ok := o.fresh.at[id]
+	if !ok {
+		return 0, nil, false
+	}
+	return o.fresh.objs[i].Type, o.fresh.objs[i].Data, true
 }
 
 // treeEntry is one entry of a tree (vault/git/object encodes trees).
 type treeEntry = object.TreeEntry
 
 func newObjects(gitDir string) *objects {
-	o := &objects{gitDir: gitDir, trees: map[Hash][]treeEntry{}, dirs: map[string]bool{}}
+	o := &objects{gitDir: gitDir, trees: map[Hash][]treeEntry{}, dirs: map[string]bool{}, freshMost: pack.FreshMost}
 	o.reopen()
 	return o
 }
@@ -109,6 +172,18 @@ func (o *objects) write(typ string, content []byte) (Hash, error) {
 // hashed to compare with .git/index: a 130 MB log's SHA-1 is not taken
 // twice).
 func (o *objects) writeAs(id Hash, t object.Type, content []byte) error {
+	if len(content) < storedFrom {
+		o.mu.Lock()
+		if f := o.fresh; f != nil && len(f.objs) < o.freshMost {
+			if _, dup := f.at[id]; !dup {
+				f.at[id] = len(f.objs)
+				f.objs = append(f.objs, pack.Object{ID: id, Type: t, Data: bytes.Clone(content)})
+			}
+			o.mu.Unlock()
+			return nil
+		}
+		o.mu.Unlock()
+	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
 	buf.Reset()
@@ -185,6 +260,15 @@ func (o *objects) readTree(id Hash) ([]treeEntry, error) {
 	if t, ok := o.trees[id]; ok {
 		o.mu.Unlock()
 		return t, nil
+	}
+	if typ, data, ok := o.heldFresh(id); ok && typ == object.Tree {
+		o.mu.Unlock()
+		entries, err := object.ParseTree(data)
+		if err != nil {
+			return nil, err
+		}
+		o.remember(id, entries)
+		return entries, nil
 	}
 	if e, ok := o.fromPacks(id, object.Tree); ok {
 		if entries, err := object.ParseTree(e); err == nil {
@@ -340,7 +424,11 @@ func (o *objects) openPacks() {
 // readCommitTree returns the tree of a commit.
 func (o *objects) readCommitTree(id Hash) (Hash, error) {
 	o.mu.Lock()
-	data, ok := o.fromPacks(id, object.Commit)
+	typ, data, ok := o.heldFresh(id)
+	ok = ok && typ == object.Commit
+	if !ok {
+		data, ok = o.fromPacks(id, object.Commit)
+	}
 	o.mu.Unlock()
 	if ok {
 		if tree, _, err := object.ParseCommit(data); err == nil {
@@ -363,7 +451,11 @@ func (o *objects) readCommitTree(id Hash) (Hash, error) {
 // index, 52 MB held at 100,000 runs, issue 28), then go-git's storage.
 func (o *objects) readBlob(id Hash) ([]byte, error) {
 	o.mu.Lock()
-	data, ok := o.fromPacks(id, object.Blob)
+	typ, data, ok := o.heldFresh(id)
+	ok = ok && typ == object.Blob
+	if !ok {
+		data, ok = o.fromPacks(id, object.Blob)
+	}
 	o.mu.Unlock()
 	if ok {
 		return bytes.Clone(data), nil // the reader may keep what it resolved
@@ -386,6 +478,12 @@ func (o *objects) readBlob(id Hash) ([]byte, error) {
 
 // readRaw reads an object whole, with its type.
 func (o *objects) readRaw(id Hash) ([]byte, object.Type, error) {
+	o.mu.Lock()
+	if typ, data, ok := o.heldFresh(id); ok {
+		o.mu.Unlock()
+		return bytes.Clone(data), typ, nil
+	}
+	o.mu.Unlock()
 	var data []byte
 	var typ object.Type
 	err := o.retry(func(st *filesystem.Storage) error {
@@ -412,6 +510,10 @@ func (o *objects) readRaw(id Hash) ([]byte, object.Type, error) {
 // runs), then by go-git's storage, which knows every form of repository.
 func (o *objects) has(id Hash) (bool, error) {
 	o.mu.Lock()
+	if _, _, ok := o.heldFresh(id); ok {
+		o.mu.Unlock()
+		return true, nil
+	}
 	if o.packs == nil {
 		o.openPacks()
 	}

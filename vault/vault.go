@@ -85,8 +85,12 @@ type Vault struct {
 	compactMu     sync.Mutex
 	busy          bool
 	noAutoCompact bool
-	compactCtx    context.Context
-	compactBy     func() error // what starts a compaction elsewhere (SetCompactBy)
+	// packs is the count of packs compactDue last took, at packsAt: taken
+	// again at most once a second (under compactMu).
+	packs      int
+	packsAt    time.Time
+	compactCtx context.Context
+	compactBy  func() error // what starts a compaction elsewhere (SetCompactBy)
 
 	// grp is the group of writes under way (group.go), and writers counts
 	// the writers of this process waiting for v.mu, who join it.

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -112,6 +114,7 @@ func TestCheckNamesABlobMissingFromTheObjects(t *testing.T) {
 	rel = filepath.ToSlash(rel)
 	blob := gitIn(t, dir, "rev-parse", "HEAD:"+rel)
 	want := rel + ": its blob " + blob + " in HEAD's tree is missing from .git/objects"
+	unpackFresh(t, dir) // the blob loose, where one file can go
 	loose := filepath.Join(dir, ".git", "objects", blob[:2], blob[2:])
 	data, err := os.ReadFile(loose)
 	if err != nil {
@@ -199,4 +202,27 @@ func TestCheckSaysHowARunsStateDisagrees(t *testing.T) {
 	if out := check("not json"); !strings.Contains(out, rel+": is not a run state: ") {
 		t.Fatalf("a state that is not JSON:\n%s", out)
 	}
+}
+
+// unpackFresh makes the objects of the fresh packs quire's commits wrote
+// (.git/quire-fresh's, vault/git/pack) loose objects, one file each, as
+// git unpack-objects makes them, and empties the list.
+func unpackFresh(t *testing.T, dir string) {
+	t.Helper()
+	list, _ := os.ReadFile(filepath.Join(dir, ".git", "quire-fresh"))
+	for _, name := range strings.Fields(string(list)) {
+		pack := filepath.Join(dir, ".git", "objects", "pack", name)
+		data, err := os.ReadFile(pack + ".pack")
+		if err != nil {
+			continue // compacted meanwhile
+		}
+		os.Remove(pack + ".idx")
+		os.Remove(pack + ".pack")
+		cmd := exec.Command("git", "unpack-objects", "-q")
+		cmd.Dir, cmd.Stdin = dir, bytes.NewReader(data)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git unpack-objects %s: %v %s", name, err, out)
+		}
+	}
+	os.Remove(filepath.Join(dir, ".git", "quire-fresh"))
 }

@@ -70,6 +70,9 @@ type looseObject struct {
 	size int64
 	file string
 	at   int64 // when it was written (its file's mtime, ns): versions of one tree in turn
+	// data is the content of an object of a fresh pack (fresh.go), read
+	// when listed; it has no file.
+	data []byte
 }
 
 // oldPack is a pack rolled up into the new one. Its index is mapped; its
@@ -96,7 +99,10 @@ type oldEnt struct {
 // whether it wrote a pack. It stops, leaving everything as it was, when ctx
 // ends. read reads an object wherever it is, in a form this package does
 // not read (a delta by id, whose base may be in another pack) or moved
-// since it was listed (the vault: through go-git's storage).
+// since it was listed (the vault: through go-git's storage). The packs
+// fresh says are fresh (by their file's name without extension, nil:
+// none) have their objects packed as loose ones are, and are removed
+// (fresh.go).
 //
 // A git gc may pack and remove the same objects and packs meanwhile (a
 // git commit starts one in the background now and then): a loose object
@@ -108,9 +114,9 @@ type oldEnt struct {
 // base's id and the delta. When the base goes into the new pack before it,
 // the object is written as that delta, not read (nor its id checked: its
 // writer took it from the same bytes).
-func Compact(ctx context.Context, objDir string, read func(object.Hash) ([]byte, object.Type, error), known Known) (bool, error) {
+func Compact(ctx context.Context, objDir string, read func(object.Hash) ([]byte, object.Type, error), known Known, fresh func(name string) bool) (bool, error) {
 	for tries := 1; ; tries++ {
-		packed, err := compactOnce(ctx, objDir, read, known)
+		packed, err := compactOnce(ctx, objDir, read, known, fresh)
 		if tries == 3 || !errors.Is(err, ErrPackGone) {
 			return packed, err
 		}
@@ -123,7 +129,7 @@ type Known func(id object.Hash) (base object.Hash, delta []byte, ok bool)
 // ErrPackGone: a pack listed for rolling up was gone when opened.
 var ErrPackGone = errors.New("a pack was removed while the compaction began")
 
-func compactOnce(ctx context.Context, objDir string, read func(object.Hash) ([]byte, object.Type, error), known Known) (bool, error) {
+func compactOnce(ctx context.Context, objDir string, read func(object.Hash) ([]byte, object.Type, error), known Known, fresh func(name string) bool) (bool, error) {
 	packDir := filepath.Join(objDir, "pack")
 	removeDeadTemps(packDir)
 	loose, err := listLoose(objDir)
@@ -134,10 +140,12 @@ func compactOnce(ctx context.Context, objDir string, read func(object.Hash) ([]b
 	if err != nil {
 		return false, err
 	}
+	freshPacks, all, freshObjs := takeFresh(objDir, all, loose, fresh)
+	loose = append(loose, freshObjs...)
 	roll := rollUp(all, len(loose))
 	deltas := knownOf(loose, known)
 	roll = rollBases(deltas, loose, all, roll)
-	if len(loose) == 0 && len(roll) < 2 {
+	if len(loose) == 0 && len(roll) < 2 && len(freshPacks) == 0 {
 		return false, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -174,13 +182,13 @@ func compactOnce(ctx context.Context, objDir string, read func(object.Hash) ([]b
 			}
 		}
 	}
-	var fresh []looseObject
+	var toPack []looseObject
 	for _, o := range loose {
 		if !in(o.id, len(roll)) {
-			fresh = append(fresh, o)
+			toPack = append(toPack, o)
 		}
 	}
-	count += len(fresh)
+	count += len(toPack)
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
@@ -195,7 +203,7 @@ func compactOnce(ctx context.Context, objDir string, read func(object.Hash) ([]b
 			return false, err
 		}
 	}
-	if err := w.packLoose(ctx, fresh, read, deltas, roll); err != nil {
+	if err := w.packLoose(ctx, toPack, read, deltas, roll); err != nil {
 		return false, err
 	}
 	name, err := w.finish(ctx)
@@ -205,9 +213,11 @@ func compactOnce(ctx context.Context, objDir string, read func(object.Hash) ([]b
 	// The pack and its index are in place: every listed object is readable
 	// from it, so the loose copies and the old packs can go.
 	for _, o := range loose {
-		os.Remove(o.file)
+		if o.file != "" {
+			os.Remove(o.file)
+		}
 	}
-	for _, p := range roll {
+	for _, p := range append(roll, freshPacks...) {
 		if p.name == name {
 			continue // the same objects in the same order: the same pack
 		}
@@ -745,7 +755,10 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved f
 				continue
 			}
 		}
-		typ, data, err := object.ReadLooseFileToHash(o.file)
+		typ, data, err := o.typ, o.data, error(nil)
+		if o.file != "" {
+			typ, data, err = object.ReadLooseFileToHash(o.file)
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			// Packed and removed since it was listed, by git (a git gc,
 			// often started by a git commit in the background) or another

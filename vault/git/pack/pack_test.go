@@ -238,7 +238,7 @@ func TestCompactPacksATreesVersionsInTheirOrder(t *testing.T) {
 		at = at.Add(time.Second)
 		os.Chtimes(file, at, at)
 	}
-	if ok, err := Compact(context.Background(), objDir, nil, nil); !ok || err != nil {
+	if ok, err := Compact(context.Background(), objDir, nil, nil, nil); !ok || err != nil {
 		t.Fatalf("compacted %v: %v", ok, err)
 	}
 	packs, _ := filepath.Glob(filepath.Join(objDir, "pack", "pack-*.pack"))

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"quire/internal/fsys"
@@ -36,12 +37,35 @@ type packWriter struct {
 	idx      []IndexEntry
 	hdr      [24]byte
 	done     bool
+	noSync   bool // a fresh pack's (WriteFresh): neither the pack nor its index synced
+	allFast  bool // a fresh pack's: every object at zlib's best speed
 }
 
 var (
 	tmpPackPrefix = "tmp_pack_"
 	tmpSeq        atomic.Int64
+	// A pack writer's buffer and compressors are taken from pools and
+	// given back when it is done: a fresh pack is written at every
+	// boundary (fresh.go), and making them anew (a compressor's state is
+	// some 800 KB) cost more than writing the pack.
+	bufPool     = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
+	defaultPool = sync.Pool{New: func() any { zw, _ := zlib.NewWriterLevel(nil, zlib.DefaultCompression); return zw }}
+	fastPool    = sync.Pool{New: func() any { zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed); return zw }}
 )
+
+// release gives the writer's buffer and compressors back to their pools.
+func (w *packWriter) release() {
+	if w.bw != nil {
+		w.bw.Reset(nil)
+		bufPool.Put(w.bw)
+		w.bw = nil
+	}
+	if w.zw != nil {
+		defaultPool.Put(w.zw)
+		fastPool.Put(w.fast)
+		w.zw, w.fast = nil, nil
+	}
+}
 
 func newPackWriter(dir string, count int) (*packWriter, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -52,9 +76,11 @@ func newPackWriter(dir string, count int) (*packWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &packWriter{dir: dir, tmp: tmp, f: f, bw: bufio.NewWriterSize(f, 256<<10), sum: sha1.New(), crc: crc32.NewIEEE(), count: count}
-	w.zw, _ = zlib.NewWriterLevel(nil, zlib.DefaultCompression)
-	w.fast, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	bw := bufPool.Get().(*bufio.Writer)
+	bw.Reset(f)
+	w := &packWriter{dir: dir, tmp: tmp, f: f, bw: bw, sum: sha1.New(), crc: crc32.NewIEEE(), count: count}
+	w.zw = defaultPool.Get().(*zlib.Writer)
+	w.fast = fastPool.Get().(*zlib.Writer)
 	var hdr [12]byte
 	copy(hdr[:], "PACK")
 	binary.BigEndian.PutUint32(hdr[4:], 2)
@@ -79,6 +105,7 @@ const fastFrom = 1 << 20
 
 // abandon removes the temporary pack unless it was finished.
 func (w *packWriter) abandon() {
+	w.release()
 	if w.done {
 		return
 	}
@@ -97,7 +124,7 @@ func (w *packWriter) object(id object.Hash, typ byte, size, rel int64, data []by
 		return err
 	}
 	zw := w.zw
-	if len(data) >= fastFrom {
+	if w.allFast || len(data) >= fastFrom {
 		zw = w.fast
 	}
 	zw.Reset(w)
@@ -130,8 +157,10 @@ func (w *packWriter) finish(ctx context.Context) (string, error) {
 	if _, err := w.f.Write(sum[:]); err != nil {
 		return "", err
 	}
-	if err := w.f.Sync(); err != nil {
-		return "", err
+	if !w.noSync {
+		if err := w.f.Sync(); err != nil {
+			return "", err
+		}
 	}
 	if err := w.f.Close(); err != nil {
 		return "", err
@@ -143,7 +172,7 @@ func (w *packWriter) finish(ctx context.Context) (string, error) {
 	}
 	defer os.Remove(tmpIdx)
 	err = EncodeIndex(f, w.idx, sum)
-	if err == nil {
+	if err == nil && !w.noSync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
