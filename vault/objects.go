@@ -483,10 +483,24 @@ func (o *objects) readRaw(id Hash) ([]byte, object.Type, error) {
 		o.mu.Unlock()
 		return bytes.Clone(data), typ, nil
 	}
+	// The mapped packs first, which look for new packs when they miss:
+	// go-git's storage lists the packs once, so every fresh pack written
+	// since was a miss there, and each miss decoded every pack's index
+	// again (retry).
+	if o.packs == nil {
+		o.openPacks()
+	} else {
+		o.packs.Prune()
+	}
+	typ, data, err := o.packs.Object(id)
+	o.readPacked()
+	if err == nil {
+		data = bytes.Clone(data) // the reader may keep what it resolved
+		o.mu.Unlock()
+		return data, typ, nil
+	}
 	o.mu.Unlock()
-	var data []byte
-	var typ object.Type
-	err := o.retry(func(st *filesystem.Storage) error {
+	err = o.retry(func(st *filesystem.Storage) error {
 		obj, err := st.EncodedObject(plumbing.AnyObject, plumbing.Hash(id))
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -61,6 +62,10 @@ func (w *packWriter) release() {
 		w.bw = nil
 	}
 	if w.zw != nil {
+		// Pointed away from this writer, so that the pool holds none of
+		// it (a large compaction's index entries).
+		w.zw.Reset(io.Discard)
+		w.fast.Reset(io.Discard)
 		defaultPool.Put(w.zw)
 		fastPool.Put(w.fast)
 		w.zw, w.fast = nil, nil
