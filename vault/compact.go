@@ -195,27 +195,20 @@ func (v *Vault) addLoose(n int64) (loose int64, failed time.Time) {
 // at any time. It is a count that starts compactions, not data: a fault
 // in reading or writing it loses nothing but its count.
 func (v *Vault) updateLoose(fn func(loose, failed int64) (int64, int64)) {
-	f, err := os.OpenFile(filepath.Join(v.gitDir, looseFile), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	if fsys.Lock(f) != nil {
-		return
-	}
-	defer fsys.Unlock(f)
-	var buf [64]byte
-	k, _ := f.ReadAt(buf[:], 0)
-	var loose, failed int64
-	fmt.Sscan(string(buf[:k]), &loose, &failed)
-	nl, nf := fn(max(loose, 0), failed)
-	if nl == loose && nf == failed && k > 0 {
-		return
-	}
-	line := fmt.Sprintf("%d %d\n", max(nl, 0), nf)
-	if _, err := f.WriteAt([]byte(line), 0); err == nil && len(line) < k {
-		f.Truncate(int64(len(line)))
-	}
+	lockedFile(filepath.Join(v.gitDir, looseFile), os.O_RDWR|os.O_CREATE, func(f *os.File) {
+		var buf [64]byte
+		k, _ := f.ReadAt(buf[:], 0)
+		var loose, failed int64
+		fmt.Sscan(string(buf[:k]), &loose, &failed)
+		nl, nf := fn(max(loose, 0), failed)
+		if nl == loose && nf == failed && k > 0 {
+			return
+		}
+		line := fmt.Sprintf("%d %d\n", max(nl, 0), nf)
+		if _, err := f.WriteAt([]byte(line), 0); err == nil && len(line) < k {
+			f.Truncate(int64(len(line)))
+		}
+	})
 }
 
 func (v *Vault) looseEstimate() int {

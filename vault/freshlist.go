@@ -43,7 +43,17 @@ func freshListed(gitDir string) int {
 // noteFresh appends the pack name (its file name without extension) to
 // the list.
 func noteFresh(gitDir, name string) {
-	f, err := os.OpenFile(filepath.Join(gitDir, freshFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	lockedFile(filepath.Join(gitDir, freshFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, func(f *os.File) {
+		f.Write([]byte(name + "\n"))
+	})
+}
+
+// lockedFile runs fn on the file at path, opened with flag, under the
+// file's own flock, which any process may take; it does nothing when the
+// file cannot be opened or locked: the files it is for (.git/quire-loose,
+// .git/quire-fresh) are counts and hints, not data.
+func lockedFile(path string, flag int, fn func(f *os.File)) {
+	f, err := os.OpenFile(path, flag, 0o644)
 	if err != nil {
 		return
 	}
@@ -52,7 +62,7 @@ func noteFresh(gitDir, name string) {
 		return
 	}
 	defer fsys.Unlock(f)
-	f.Write([]byte(name + "\n"))
+	fn(f)
 }
 
 // freshPacks answers the names on the list.
@@ -70,36 +80,29 @@ func freshPacks(gitDir string) map[string]bool {
 // pruneFresh rewrites the list without the packs that are gone (the
 // compaction removed them, or git's gc did).
 func pruneFresh(gitDir string) {
-	f, err := os.OpenFile(filepath.Join(gitDir, freshFile), os.O_RDWR, 0)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	if fsys.Lock(f) != nil {
-		return
-	}
-	defer fsys.Unlock(f)
-	fi, err := f.Stat()
-	if err != nil {
-		return
-	}
-	data := make([]byte, fi.Size())
-	if n, _ := f.ReadAt(data, 0); n != len(data) {
-		return
-	}
-	var kept bytes.Buffer
-	for _, n := range strings.Split(string(data), "\n") {
-		if !strings.HasPrefix(n, "pack-") {
-			continue
+	lockedFile(filepath.Join(gitDir, freshFile), os.O_RDWR, func(f *os.File) {
+		fi, err := f.Stat()
+		if err != nil {
+			return
 		}
-		if _, err := os.Stat(filepath.Join(gitDir, "objects", "pack", n+".idx")); err == nil {
-			kept.WriteString(n + "\n")
+		data := make([]byte, fi.Size())
+		if n, _ := f.ReadAt(data, 0); n != len(data) {
+			return
 		}
-	}
-	if kept.Len() == len(data) {
-		return
-	}
-	if _, err := f.WriteAt(kept.Bytes(), 0); err == nil {
-		f.Truncate(int64(kept.Len()))
-	}
+		var kept bytes.Buffer
+		for _, n := range strings.Split(string(data), "\n") {
+			if !strings.HasPrefix(n, "pack-") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(gitDir, "objects", "pack", n+".idx")); err == nil {
+				kept.WriteString(n + "\n")
+			}
+		}
+		if kept.Len() == len(data) {
+			return
+		}
+		if _, err := f.WriteAt(kept.Bytes(), 0); err == nil {
+			f.Truncate(int64(kept.Len()))
+		}
+	})
 }

@@ -145,29 +145,10 @@ func TestGitAndQuireTakeTurnsInEveryIndexForm(t *testing.T) {
 			}
 			defer v.Close()
 			rels := manyFiles(t, dir, runs)
-			commit := func(paths ...string) {
-				t.Helper()
-				if err := v.Locked(func() error {
-					_, err := v.Commit(paths, Signature{Name: "agent-7", When: time.Now()}, "finance: step_completed")
-					return err
-				}); err != nil {
-					t.Fatal(err)
-				}
-				// Turns: quire is idle when git runs. A commit may start
-				// compaction in the background (as git's gc --auto does),
-				// and a git fsck that lists loose objects while it packs
-				// them finds some gone; wait for it, as a person's git
-				// would run after it.
-				v.compacting.Wait()
-			}
+			commit := func(paths ...string) { t.Helper(); commitWaiting(t, v, paths...) }
 			sound := func(when string) {
 				t.Helper()
-				if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
-					t.Fatalf("%s: git status not clean:\n%s", when, s)
-				}
-				if s := gitOut(t, dir, "diff", "--cached", "--stat"); s != "" {
-					t.Fatalf("%s: git diff --cached:\n%s", when, s)
-				}
+				indexIsHEADs(t, dir, when)
 				if long {
 					gitOut(t, dir, "fsck", "--strict", "--no-progress")
 				}
@@ -318,24 +299,10 @@ func TestQuireIndexWrittenInPlaceIsGits(t *testing.T) {
 	}
 	defer v.Close()
 	rels := manyFiles(t, dir, 12)
-	commit := func(paths ...string) {
-		t.Helper()
-		if err := v.Locked(func() error {
-			_, err := v.Commit(paths, Signature{Name: "agent-7", When: time.Now()}, "finance: step_completed")
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		v.compacting.Wait()
-	}
+	commit := func(paths ...string) { t.Helper(); commitWaiting(t, v, paths...) }
 	sound := func(when string) {
 		t.Helper()
-		if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
-			t.Fatalf("%s: git status not clean:\n%s", when, s)
-		}
-		if s := gitOut(t, dir, "diff", "--cached", "--stat"); s != "" {
-			t.Fatalf("%s: git diff --cached:\n%s", when, s)
-		}
+		indexIsHEADs(t, dir, when)
 		if got, want := func() string { s, _ := ourEntries(t, dir); return s }(), gitEntries(t, dir); got != want {
 			t.Fatalf("%s: quire reads\n%s\ngit lists\n%s", when, got, want)
 		}
@@ -367,5 +334,33 @@ func TestQuireIndexWrittenInPlaceIsGits(t *testing.T) {
 	}
 	if n := v.gitIdx.patchedWrites; n < 7 {
 		t.Fatalf("%d of the 8 commits after another of quire's wrote the index in place of its last", n)
+	}
+}
+
+// commitWaiting commits paths as a boundary does, then waits for a
+// compaction it started. Turns: quire is idle when git runs. A commit may
+// start compaction in the background (as git's gc --auto does), and a
+// git fsck that lists loose objects while it packs them finds some gone;
+// wait for it, as a person's git would run after it.
+func commitWaiting(t *testing.T, v *Vault, paths ...string) {
+	t.Helper()
+	if err := v.Locked(func() error {
+		_, err := v.Commit(paths, Signature{Name: "agent-7", When: time.Now()}, "finance: step_completed")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	v.compacting.Wait()
+}
+
+// indexIsHEADs fails unless git finds the vault at dir clean and its
+// index HEAD's.
+func indexIsHEADs(t *testing.T, dir, when string) {
+	t.Helper()
+	if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
+		t.Fatalf("%s: git status not clean:\n%s", when, s)
+	}
+	if s := gitOut(t, dir, "diff", "--cached", "--stat"); s != "" {
+		t.Fatalf("%s: git diff --cached:\n%s", when, s)
 	}
 }
