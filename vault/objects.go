@@ -25,10 +25,12 @@ import (
 	"quire/vault/git/pack"
 )
 
-// objects reads and writes git objects. Writes are loose objects, made by
-// hand so that they are compressed at zlib's best speed (a 5,000-entry tree
-// is 175 KB; the default level takes twice as long) and renamed into place
-// so that no reader sees half an object. Reads go through go-git's storage,
+// objects reads and writes git objects. Writes are made by hand so that
+// they are compressed at zlib's best speed (a 5,000-entry tree is 175 KB;
+// the default level takes twice as long): inside a group of writes, the
+// small ones wait in memory and go into one fresh pack when it ends
+// (hold, flush); the others are loose objects, renamed into place so that
+// no reader sees half an object. Reads go through go-git's storage,
 // which knows packs; trees are kept decoded in a cache keyed by hash, which
 // cannot go stale since objects never change.
 type objects struct {
@@ -379,6 +381,13 @@ func (o *objects) retry(fn func(st *filesystem.Storage) error) error {
 // loose objects); not ok sends the caller to go-git's storage, which knows
 // every form of repository. The caller holds o.mu.
 func (o *objects) fromPacks(id Hash, typ object.Type) ([]byte, bool) {
+	t, data, ok := o.anyFromPacks(id)
+	return data, ok && t == typ
+}
+
+// anyFromPacks is fromPacks of an object of any type, with its type.
+// The caller holds o.mu.
+func (o *objects) anyFromPacks(id Hash) (object.Type, []byte, bool) {
 	if o.packs == nil {
 		o.openPacks()
 	} else {
@@ -386,7 +395,7 @@ func (o *objects) fromPacks(id Hash, typ object.Type) ([]byte, bool) {
 	}
 	t, data, err := o.packs.Object(id)
 	o.readPacked()
-	return data, err == nil && t == typ
+	return t, data, err == nil
 }
 
 // packReleaseEvery and packReleaseAfter say when the pages that reads
@@ -487,20 +496,15 @@ func (o *objects) readRaw(id Hash) ([]byte, object.Type, error) {
 	// go-git's storage lists the packs once, so every fresh pack written
 	// since was a miss there, and each miss decoded every pack's index
 	// again (retry).
-	if o.packs == nil {
-		o.openPacks()
-	} else {
-		o.packs.Prune()
-	}
-	typ, data, err := o.packs.Object(id)
-	o.readPacked()
-	if err == nil {
+	typ, data, ok := o.anyFromPacks(id)
+	if ok {
 		data = bytes.Clone(data) // the reader may keep what it resolved
-		o.mu.Unlock()
-		return data, typ, nil
 	}
 	o.mu.Unlock()
-	err = o.retry(func(st *filesystem.Storage) error {
+	if ok {
+		return data, typ, nil
+	}
+	err := o.retry(func(st *filesystem.Storage) error {
 		obj, err := st.EncodedObject(plumbing.AnyObject, plumbing.Hash(id))
 		if err != nil {
 			return err
