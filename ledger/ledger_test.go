@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"quire/fold"
+	"quire/internal/gittest"
 	"quire/vault"
 	"quire/words/address"
 	"quire/words/refusal"
@@ -92,7 +93,9 @@ func (f *fixture) clean() {
 	if s := f.git("status", "--porcelain"); s != "" {
 		f.t.Fatalf("git status not clean:\n%s", s)
 	}
-	f.git("fsck", "--strict")
+	if out, err := gittest.Fsck(f.dir, "--strict"); err != nil {
+		f.t.Fatalf("git fsck: %v\n%s", err, out)
+	}
 	rep, err := f.l.Check()
 	if err != nil {
 		f.t.Fatal(err)
@@ -424,7 +427,9 @@ func TestEightProcessesLoseNothing(t *testing.T) {
 	if len(rep.Problems) > 0 {
 		t.Fatalf("check: %v", rep.Problems)
 	}
-	f.git("fsck", "--strict")
+	if out, err := gittest.Fsck(f.dir, "--strict"); err != nil {
+		t.Fatalf("git fsck: %v\n%s", err, out)
+	}
 }
 
 func TestKilledMidStreamKeepsEveryAcknowledgedEvent(t *testing.T) {

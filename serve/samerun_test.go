@@ -2,11 +2,11 @@ package serve
 
 import (
 	"fmt"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 
+	"quire/internal/gittest"
 	"quire/ledger"
 )
 
@@ -122,7 +122,7 @@ func vaultClean(t *testing.T, l *ledger.Ledger) {
 	if err != nil || len(rep.Problems) > 0 {
 		t.Fatalf("quire check: %v %+v", err, rep)
 	}
-	if out, err := exec.Command("git", "-C", l.Root(), "fsck", "--strict").CombinedOutput(); err != nil {
+	if out, err := gittest.Fsck(l.Root(), "--strict"); err != nil {
 		t.Fatalf("git fsck: %v\n%s", err, out)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"quire/internal/gittest"
 )
 
 // Nothing goes into git that git refuses: a NUL (and text that is not
@@ -36,7 +38,7 @@ func TestHostileTextMakesCommitsGitAccepts(t *testing.T) {
 		}
 	}
 	quire(t, "", v, "call", "make_comment", "--args", `{"playbook":"finance","address":"playbooks/finance","text":"nul\u0000here","author":"an\u0000a"}`)
-	if out, err := exec.Command("git", "-C", dir, "fsck", "--strict").CombinedOutput(); err != nil {
+	if out, err := gittest.Fsck(dir, "--strict"); err != nil {
 		t.Fatalf("git fsck --strict: %v\n%s", err, out)
 	}
 	if log := gitIn(t, dir, "log", "--format=%B"); !strings.Contains(log, "held\u2400back") {

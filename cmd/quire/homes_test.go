@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"quire/internal/gittest"
 )
 
 // Two homes of different playbooks record runs at once against one
@@ -126,7 +128,7 @@ func TestTwoHomesRecordAtOnceAgainstOneRemote(t *testing.T) {
 		if code, out, _ := quire(t, "", v, "check", "--history"); code != 0 {
 			t.Fatalf("check --history on %s: %s", filepath.Base(dir), out)
 		}
-		if out, err := exec.Command("git", "-C", dir, "fsck", "--strict").CombinedOutput(); err != nil {
+		if out, err := gittest.Fsck(dir, "--strict"); err != nil {
 			t.Fatalf("git fsck --strict on %s: %v %s", filepath.Base(dir), err, out)
 		}
 		index, err := os.ReadFile(filepath.Join(dir, "vault", "00-index.jsonl"))

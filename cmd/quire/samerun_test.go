@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"quire/fold"
+	"quire/internal/gittest"
 	"quire/internal/resident"
 )
 
@@ -131,7 +132,7 @@ func TestEightProcessesOnOneRun(t *testing.T) {
 	if code, out, _ := quire(t, "", v, "check"); code != 0 || !strings.HasSuffix(out, " 0 problems\n") {
 		t.Fatalf("check: %d %s", code, out)
 	}
-	if out, err := exec.Command("git", "-C", dir, "fsck", "--strict").CombinedOutput(); err != nil {
+	if out, err := gittest.Fsck(dir, "--strict"); err != nil {
 		t.Fatalf("git fsck: %v\n%s", err, out)
 	}
 }
