@@ -67,28 +67,25 @@ func WriteFresh(objDir string, objs []Object) (string, error) {
 const freshHeld = 64 << 20
 
 // takeFresh splits the packs into the fresh ones (those fresh says are,
-// of FreshMost objects or fewer) and the others, and reads the fresh ones' objects as loose
-// objects to pack: whole, in each pack's order, none twice, none of
-// those already listed in loose. A fresh pack it cannot read is left
-// among the others.
+// of FreshMost objects or fewer) and the others, and reads the fresh
+// ones' objects as loose objects to pack: whole, in each pack's order,
+// none twice, none of those already listed in loose. A fresh pack it
+// cannot read is left among the others.
 func takeFresh(objDir string, all []*oldPack, loose []looseObject, fresh func(name string) bool) (taken, others []*oldPack, objs []looseObject) {
 	listed := make(map[object.Hash]bool, len(loose))
 	for _, o := range loose {
 		listed[o.id] = true
 	}
-	var r *Reader
+	// A reader of the fresh packs alone (their objects are whole):
+	// mapping every pack of the vault for them cost more than reading
+	// them.
+	r := newReader(objDir)
+	defer r.Close()
 	held := 0
 	for _, p := range all {
 		if fresh == nil || p.count > FreshMost || held > freshHeld || !fresh(filepath.Base(p.name)) {
 			others = append(others, p)
 			continue
-		}
-		if r == nil {
-			// A reader of the fresh packs alone (their objects are whole):
-			// mapping every pack of the vault for them cost more than
-			// reading them.
-			r = &Reader{objDir: objDir, cache: map[cacheKey]*resolved{}, limit: CacheBytes}
-			defer r.Close()
 		}
 		fp, err := openPack(p.name)
 		if err != nil {
@@ -96,7 +93,7 @@ func takeFresh(objDir string, all []*oldPack, loose []looseObject, fresh func(na
 			continue
 		}
 		r.packs = append(r.packs, fp)
-		took, ok := readFresh(r, p, listed)
+		took, ok := readFresh(r, fp, listed)
 		if !ok {
 			others = append(others, p)
 			continue
@@ -111,30 +108,26 @@ func takeFresh(objDir string, all []*oldPack, loose []looseObject, fresh func(na
 	return taken, others, objs
 }
 
-// readFresh reads a fresh pack's objects in the order they lie in it.
-func readFresh(r *Reader, p *oldPack, listed map[object.Hash]bool) ([]looseObject, bool) {
-	idx, err := OpenIndex(p.name)
-	if err != nil {
-		return nil, false
-	}
-	defer UnmapIndex(idx)
+// readFresh reads the objects of a fresh pack r holds, in the order they
+// lie in it.
+func readFresh(r *Reader, p *pack, listed map[object.Hash]bool) ([]looseObject, bool) {
 	fi, err := os.Stat(p.name + ".pack")
 	if err != nil {
 		return nil, false
 	}
-	order := make([]int, idx.Len())
+	order := make([]int, p.idx.Len())
 	for i := range order {
 		order[i] = i
 	}
-	sort.Slice(order, func(a, b int) bool { return idx.Offset(order[a]) < idx.Offset(order[b]) })
+	sort.Slice(order, func(a, b int) bool { return p.idx.Offset(order[a]) < p.idx.Offset(order[b]) })
 	at := fi.ModTime().UnixNano()
 	var out []looseObject
 	for k, i := range order {
-		id := idx.ID(i)
+		id := p.idx.ID(i)
 		if listed[id] {
 			continue
 		}
-		typ, data, err := r.Object(id)
+		typ, data, err := r.at(p, p.idx.Offset(i), 0)
 		if err != nil {
 			return nil, false
 		}

@@ -60,9 +60,14 @@ var ErrNotFound = errors.New("not in the packs or loose objects")
 // NewReader reads the packs and loose objects of the object store objDir
 // (a repository's .git/objects).
 func NewReader(objDir string) *Reader {
-	r := &Reader{objDir: objDir, cache: map[cacheKey]*resolved{}, limit: CacheBytes}
+	r := newReader(objDir)
 	r.loadPacks()
 	return r
+}
+
+// newReader is a reader of no pack yet.
+func newReader(objDir string) *Reader {
+	return &Reader{objDir: objDir, cache: map[cacheKey]*resolved{}, limit: CacheBytes}
 }
 
 // SetLimit sets the most the reader keeps of what it resolved.
