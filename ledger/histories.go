@@ -82,10 +82,41 @@ func (s historySource) Forget(playbook string) {
 	l.views.mu.Unlock()
 }
 
-// historyOf is the playbook's history, to read.
-func (l *Ledger) historyOf(playbook string) (*history.History, error) {
-	h, err := l.hist.Of(playbook)
+// historyOf is the playbook's history, rebuilt from the files when
+// .quire/history holds none: a write, under the lock.
+func (t *tx) historyOf(playbook string) (*history.History, error) {
+	h, err := t.l.hist.Of(playbook)
 	return h, handEdit(err)
+}
+
+// readHistory is the playbook's history for a read, which holds no lock:
+// one .quire/history does not hold yet (a fresh clone, a reindex, git
+// taking lines back or bringing lines in) is built by a write of derived
+// state first. Built without the lock, beside a write of this process,
+// the rebuild's check of the files against HEAD met the write's state
+// made anew under it (quire serve --follow's keeper: "assignment to entry
+// in nil map").
+func (l *Ledger) readHistory(playbook string) (*history.History, error) {
+	for try := 0; ; try++ {
+		h, ok, err := l.hist.Read(playbook)
+		if err != nil || ok {
+			return h, handEdit(err)
+		}
+		if l.v.WritesRefused() != nil || try == 2 {
+			// A vault that takes no write now (read-only here, git's
+			// merge not finished, HEAD detached) takes none from any
+			// process, so the read builds the history without the
+			// lock, which it could not take; so does one whose history
+			// was taken away twice as this read built it.
+			return (&tx{l: l}).historyOf(playbook)
+		}
+		if err := l.write(writeArgs{derived: true}, func(t *tx) error {
+			_, err := t.historyOf(playbook)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // followGitForRead has the histories follow a git command that moved the
@@ -112,7 +143,7 @@ func (t *tx) history(playbook string) (*history.History, error) {
 	if err := l.hist.FollowGit(); err != nil {
 		return nil, err
 	}
-	h, err := l.historyOf(playbook)
+	h, err := t.historyOf(playbook)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +226,7 @@ func (t *tx) finishPending(sig vault.Signature) ([]string, error) {
 // History reads up to limit events of a playbook's history after seq, in
 // order. It is how the page keeper reads the history.
 func (l *Ledger) History(playbook string, after int64, limit int) ([]Record, error) {
-	h, err := l.historyOf(playbook)
+	h, err := l.readHistory(playbook)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +236,7 @@ func (l *Ledger) History(playbook string, after int64, limit int) ([]Record, err
 // historyChain is the playbook's history's chain through record seq, as a
 // receipt names it (history/chain.go).
 func (l *Ledger) historyChain(playbook string, seq int64) (string, error) {
-	h, err := l.historyOf(playbook)
+	h, err := l.readHistory(playbook)
 	if err != nil {
 		return "", err
 	}
@@ -218,7 +249,7 @@ func (l *Ledger) historyChain(playbook string, seq int64) (string, error) {
 
 // HistoryLen is how many events the playbook's history holds.
 func (l *Ledger) HistoryLen(playbook string) (int64, error) {
-	h, err := l.historyOf(playbook)
+	h, err := l.readHistory(playbook)
 	if err != nil {
 		return 0, err
 	}

@@ -24,11 +24,11 @@ import (
 func TestOnlyTheTxWritesTheHistory(t *testing.T) {
 	const hp = "quire/ledger/history"
 	writes := map[string]bool{
-		"Store.FollowGit": true, "Store.Adopt": true, "Store.Commit": true, "Store.FinishPending": true, "Store.WillCommit": true,
+		"Store.Of": true, "Store.FollowGit": true, "Store.Adopt": true, "Store.Commit": true, "Store.FinishPending": true, "Store.WillCommit": true,
 		"History.Repair": true, "History.Reserve": true,
 	}
 	reads := map[string]bool{
-		"Store.Of": true, "Store.Peek": true, "Store.Reset": true, "Store.Stale": true, "Store.StaleSized": true, "Store.Pending": true, "Store.AdoptFor": true,
+		"Store.Read": true, "Store.Peek": true, "Store.Reset": true, "Store.Stale": true, "Store.StaleSized": true, "Store.Pending": true, "Store.AdoptFor": true,
 		"Store.EachEvent": true, "Store.NthEvent": true, "Store.GitMoved": true,
 		"History.Len": true, "History.Page": true, "History.Verify": true, "History.VerifyFrom": true, "History.Chain": true,
 	}

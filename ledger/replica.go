@@ -70,7 +70,7 @@ func (l *Ledger) buildHistories() error {
 			return err
 		}
 		for i, e := range es {
-			if _, err := l.historyOf(e.Playbook); err != nil {
+			if _, err := t.historyOf(e.Playbook); err != nil {
 				return err
 			}
 			l.progress("clone: building the playbooks' histories", "playbooks", i+1, len(es))

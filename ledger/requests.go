@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"quire/ledger/history"
 	"quire/vault"
 	"quire/words/event"
 	"quire/words/refusal"
@@ -134,7 +135,7 @@ func withRequestID[A any, R any](name string, h func(ctx context.Context, l *Led
 		ctx = context.WithValue(ctx, requestKey{}, req)
 		defer l.requests.lock(scope + "\x00" + id)()
 		if scope != "" {
-			l.fileRequests(scope)
+			l.fileRequests(scope, l.readHistory)
 		}
 		if s, ok := l.lookupRequest(scope, id); ok {
 			if s.Op != name || (s.Digest != "" && s.Digest != digest) {
@@ -246,12 +247,13 @@ func requestIn(ctx context.Context) *request {
 // fileRequests reads the playbook's history from the last seq filed and
 // files the request ids its lines carry whose answers are not kept: a
 // process that died between the line and its answer, or a .quire/ made
-// anew. Each line is read once.
-func (l *Ledger) fileRequests(playbook string) {
+// anew. Each line is read once. historyOf is how the caller reads the
+// history: l.readHistory, or tx.historyOf under the lock.
+func (l *Ledger) fileRequests(playbook string, historyOf func(string) (*history.History, error)) {
 	if checkPlaybookID(playbook) != nil {
 		return
 	}
-	h, err := l.historyOf(playbook)
+	h, err := historyOf(playbook)
 	if err != nil {
 		return
 	}
@@ -353,11 +355,12 @@ func (r *repeated) WroteNothing() bool { return true }
 // repeatUnderLock, for a write about to record a line with request id id,
 // files what the history holds and answers *repeated when the id is known.
 // The caller holds the lock, so two processes given one id write one line.
-func (l *Ledger) repeatUnderLock(playbook, id string) error {
+func (t *tx) repeatUnderLock(playbook, id string) error {
+	l := t.l
 	if id == "" {
 		return nil
 	}
-	l.fileRequests(playbook)
+	l.fileRequests(playbook, t.historyOf)
 	if s, ok := l.lookupRequest(playbook, id); ok {
 		return &repeated{s}
 	}

@@ -81,7 +81,7 @@ func (l *Ledger) write(w writeArgs, fn func(t *tx) error) error {
 	t := &tx{l: l}
 	err := l.v.Locked(func() error {
 		if w.RequestID != "" {
-			if err := l.repeatUnderLock(w.Playbook, w.RequestID); err != nil {
+			if err := t.repeatUnderLock(w.Playbook, w.RequestID); err != nil {
 				return err
 			}
 		}

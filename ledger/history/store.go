@@ -59,6 +59,7 @@ func (s *Store) newHistory(playbook string) *History {
 
 // Of answers the playbook's history, read again for what other processes
 // added since, and rebuilt from the files when .quire/history holds none.
+// The caller holds the vault's lock.
 func (s *Store) Of(playbook string) (*History, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -76,6 +77,28 @@ func (s *Store) Of(playbook string) (*History, error) {
 	}
 	s.hist[playbook] = h
 	return h, nil
+}
+
+// Read answers the playbook's history, read again for what other
+// processes added since, as Of does, and true; or false when it must be
+// built first (.quire/history holds none): a rebuild checks the files
+// against HEAD and writes the history's files, so it is a write, made
+// under the vault's lock (Of), which a read does not hold.
+func (s *Store) Read(playbook string) (*History, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h, ok := s.hist[playbook]; ok {
+		return h, true, h.refresh()
+	}
+	h := s.newHistory(playbook)
+	if err := h.refresh(); err != nil {
+		return nil, false, err
+	}
+	if h.count == 0 && !h.exists() {
+		return nil, false, nil
+	}
+	s.hist[playbook] = h
+	return h, true, nil
 }
 
 // Peek answers the playbook's history as .quire/history holds it, neither
