@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"quire/fold"
 	"quire/internal/gittest"
@@ -39,7 +40,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("QUIRE_TEST_AS_QUIRE") != "" {
 		os.Exit(run(append([]string{"quire"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopLeftovers(15 * time.Second)
+	os.Exit(code)
 }
 
 // noteEngine notes a run of the engine (TestMain): its arguments, and
