@@ -139,6 +139,9 @@ func (l *Ledger) followGitForRead() {
 // what git left (FollowGit), and with a record whose line was never
 // written whole dropped.
 func (t *tx) history(playbook string) (*history.History, error) {
+	if h := t.ready[playbook]; h != nil {
+		return h, nil
+	}
 	l := t.l
 	if err := l.hist.FollowGit(); err != nil {
 		return nil, err
@@ -150,8 +153,17 @@ func (t *tx) history(playbook string) (*history.History, error) {
 	if err := h.Repair(); err != nil {
 		return nil, err
 	}
+	if t.ready == nil {
+		t.ready = map[string]*history.History{}
+	}
+	t.ready[playbook] = h
 	return h, nil
 }
+
+// forgetReady forgets the histories made ready, before a write of the
+// histories that may follow git (and forget one), number lines or move
+// HEAD: the next history makes them ready again.
+func (t *tx) forgetReady() { t.ready = nil }
 
 // appendEvent writes one event of the playbook's history into file: it
 // repairs the history, then runs write, which must call reserve exactly once
@@ -182,11 +194,15 @@ func (t *tx) nextSeq(playbook string) (int64, error) {
 // adoptLines numbers, in the playbook's history, the lines written by hand
 // at the end of file that it lacks.
 func (t *tx) adoptLines(playbook, file string) error {
+	t.forgetReady()
 	return handEdit(t.l.hist.Adopt(playbook, file))
 }
 
 // followGit has the histories follow what a git command changed.
-func (t *tx) followGit() error { return t.l.hist.FollowGit() }
+func (t *tx) followGit() error {
+	t.forgetReady()
+	return t.l.hist.FollowGit()
+}
 
 // commit commits paths after a write whose record is already durable, and
 // says whether it could; a commit that fails leaves its paths in
@@ -200,6 +216,7 @@ func (t *tx) commit(paths []string, sig vault.Signature, m vault.Message) bool {
 		t.err = err
 		return false
 	}
+	t.forgetReady()
 	id, ok := t.indexRuns(paths, func() (string, bool) { return t.l.hist.Commit(paths, sig, m) })
 	if ok {
 		t.l.recordCommit(id)
@@ -209,11 +226,15 @@ func (t *tx) commit(paths []string, sig vault.Signature, m vault.Message) bool {
 
 // willCommit says, before the write changes them, that paths are quire's
 // to commit (history.Store.WillCommit).
-func (t *tx) willCommit(paths ...string) { t.l.hist.WillCommit(paths) }
+func (t *tx) willCommit(paths ...string) {
+	t.forgetReady()
+	t.l.hist.WillCommit(paths)
+}
 
 // finishPending commits what earlier writes left uncommitted, for quire
 // janitor. It returns the paths it committed.
 func (t *tx) finishPending(sig vault.Signature) ([]string, error) {
+	t.forgetReady()
 	id, paths, err := t.l.hist.FinishPending(sig)
 	if id != "" {
 		t.l.recordCommit(id)

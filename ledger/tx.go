@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"quire/ledger/checker"
+	"quire/ledger/history"
 	"quire/runfolder"
 	"quire/vault"
 	"quire/words/refusal"
@@ -49,6 +50,11 @@ type tx struct {
 	req    *request
 	answer func() (any, error)
 	err    error // a settle that failed inside a commit
+	// ready holds the histories history made ready in this tx (nextSeq
+	// then appendEvent made every append follow git, refresh and repair
+	// twice: a quarter of its CPU), until a write of the histories other
+	// than a record reserved may change them (forgetReady).
+	ready map[string]*history.History
 }
 
 // writeArgs say what a write is about before it starts.
