@@ -14,8 +14,10 @@ import (
 // byte for byte; a folder forgotten is read again by git, which still
 // lists what is untracked.
 func TestUntrackedCacheRoundTripsAsGitWrote(t *testing.T) {
+	t.Parallel() // each form waits out a second, so that git trusts its stat
 	for _, form := range forms {
 		t.Run(form.name, func(t *testing.T) {
+			t.Parallel()
 			dir := gitIndex(t, 3, form.set)
 			git(t, dir, "config", "core.untrackedCache", "true")
 			run := filepath.Join(dir, "playbook-runs", "close-019a4012-0002-2026-11-01")
@@ -160,8 +162,10 @@ func mustHex(t *testing.T, s string) []byte {
 // (here one that says nothing changed), reads with each entry's bit and
 // writes back byte for byte.
 func TestFSMonitorRoundTripsAsGitWrote(t *testing.T) {
+	t.Parallel() // each form waits out a second, so that git trusts its stat
 	for _, form := range forms {
 		t.Run(form.name, func(t *testing.T) {
+			t.Parallel()
 			dir := gitIndex(t, 3, form.set)
 			hook := filepath.Join(dir, ".git", "fsmonitor-test")
 			os.WriteFile(hook, []byte("#!/bin/sh\nprintf 'token-1\\0'\n"), 0o755)
