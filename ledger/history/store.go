@@ -63,17 +63,13 @@ func (s *Store) newHistory(playbook string) *History {
 func (s *Store) Of(playbook string) (*History, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if h, ok := s.hist[playbook]; ok {
-		return h, h.refresh()
+	h, ok, err := s.readLocked(playbook)
+	if err != nil || ok {
+		return h, err
 	}
-	h := s.newHistory(playbook)
-	if err := h.refresh(); err != nil {
+	h = s.newHistory(playbook)
+	if err := h.rebuild(); err != nil {
 		return nil, err
-	}
-	if h.count == 0 && !h.exists() {
-		if err := h.rebuild(); err != nil {
-			return nil, err
-		}
 	}
 	s.hist[playbook] = h
 	return h, nil
@@ -87,6 +83,11 @@ func (s *Store) Of(playbook string) (*History, error) {
 func (s *Store) Read(playbook string) (*History, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.readLocked(playbook)
+}
+
+// readLocked is Read under s.mu.
+func (s *Store) readLocked(playbook string) (*History, bool, error) {
 	if h, ok := s.hist[playbook]; ok {
 		return h, true, h.refresh()
 	}
