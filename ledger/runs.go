@@ -865,7 +865,7 @@ func (l *Ledger) appendRunWith(e vault.Entry, f runfolder.Folder, ln *event.Line
 		file := path.Join(f.Rel, runfolder.LogFile)
 		seq, err := t.appendEvent(e.Playbook, func(reserve func(string, int64, int) error) error {
 			var err error
-			st, err = f.Append(ln, l.Now(), func(off int64, n int) error { return reserve(file, off, n) })
+			st, err = f.AppendTo(cur, ln, l.Now(), func(off int64, n int) error { return reserve(file, off, n) })
 			return err
 		})
 		if err != nil {
