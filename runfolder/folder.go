@@ -538,7 +538,10 @@ func (f Folder) WriteState(st *State) error {
 		cache.drop(f.abs(LogFile))
 		return err
 	}
-	if err := vault.WriteAtomic(abs, data); err != nil {
+	// Derived from run.jsonl, which is durable: a state file the
+	// machine's stop left older or empty is caught up or derived again by
+	// LoadState (log_bytes), so it is not fsynced.
+	if err := vault.WriteDerived(abs, data); err != nil {
 		cache.drop(f.abs(LogFile))
 		return err
 	}

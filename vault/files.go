@@ -67,6 +67,12 @@ func (v *Vault) Join(rel string) (string, error) {
 // old contents or the new, never a part (see internal/atomicfile).
 func WriteAtomic(abs string, data []byte) error { return atomicfile.Write(abs, data) }
 
+// WriteDerived replaces a file derived from durable ones (a run's
+// run.state.json) as WriteAtomic does for readers, without its fsyncs:
+// after the machine stops the file may be older or empty, and is derived
+// again (atomicfile.Replace).
+func WriteDerived(abs string, data []byte) error { return atomicfile.Replace(abs, data) }
+
 // AppendLine appends line (which must end in "\n") to the file at abs in one
 // write(2) on a descriptor opened with O_APPEND, then fsyncs. One write keeps
 // concurrent appenders from interleaving inside a line, which a buffered

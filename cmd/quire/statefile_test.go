@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,5 +76,65 @@ func TestAPersonsEditIsTheirs(t *testing.T) {
 	}
 	if who := gitIn(t, dir, "log", "-1", "--format=%an", "--", "quire.yaml"); who != "quire" {
 		t.Fatalf("the token's commit is %s's", who)
+	}
+}
+
+// run.state.json is written at a boundary without an fsync (it is derived
+// from run.jsonl, which is durable), so a machine that stops may leave it
+// as it was before the boundary, or empty. Either way the run reads as its
+// log says, and its next event takes the next id and seq; quire check
+// reports neither as a hand edit.
+func TestAStateFileLeftBehindIsCaughtUp(t *testing.T) {
+	t.Parallel()
+	dir, v, run := newCloseRun(t)
+	event := func(step string) map[string]any {
+		t.Helper()
+		code, out, errs := quire(t, "", v, "call", "record_event", "--args", `{"playbook":"finance","run_id":"`+run+`","event":"step_completed","step":"`+step+`","actor":"agent-7"}`)
+		if code != 0 {
+			t.Fatalf("record_event %s: %s %s", step, out, errs)
+		}
+		var m map[string]any
+		json.Unmarshal([]byte(out), &m)
+		return m
+	}
+	getRun := func() map[string]any {
+		t.Helper()
+		code, out, errs := quire(t, "", v, "call", "get_run", "--args", `{"playbook":"finance","run_id":"`+run+`"}`)
+		if code != 0 {
+			t.Fatalf("get_run: %s %s", out, errs)
+		}
+		var m map[string]any
+		json.Unmarshal([]byte(out), &m)
+		return m
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-"+run+"-*", "run.state.json"))
+	event("do/1/a")
+	before, err := os.ReadFile(m[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, left := range [][]byte{before, nil} {
+		k := 2 + 2*i
+		event(fmt.Sprintf("do/%d/a", k))
+		want := getRun()
+		if err := os.WriteFile(m[0], left, 0o644); err != nil { // what the stop left
+			t.Fatal(err)
+		}
+		got := getRun()
+		for _, field := range []string{"events", "last_seq", "current_step", "status", "state"} {
+			if fmt.Sprint(got[field]) != fmt.Sprint(want[field]) {
+				t.Errorf("with the state file as a stop left it (%d bytes), get_run says %s %v, not %v", len(left), field, got[field], want[field])
+			}
+		}
+		next := event(fmt.Sprintf("do/%d/a", k+1))
+		if id, wantID := fmt.Sprint(next["id"]), fmt.Sprintf("%s_%v", run, want["events"].(float64)+1); id != wantID {
+			t.Errorf("the next event took id %s, not %s", id, wantID)
+		}
+		if seq, wantSeq := next["seq"].(float64), want["last_seq"].(float64)+1; seq != wantSeq {
+			t.Errorf("the next event took seq %v, not %v", seq, wantSeq)
+		}
+		if _, out, _ := quire(t, "", v, "check", "--json"); strings.Contains(out, "run.state.json") {
+			t.Errorf("quire check reports the state file the boundary wrote again: %s", out)
+		}
 	}
 }
