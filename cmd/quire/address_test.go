@@ -24,7 +24,7 @@ func quire(t *testing.T, stdin string, args ...string) (int, string, string) {
 	// A compaction the command handed to a worker ends before the test's
 	// folders are removed (cleanups run last first: theirs were
 	// registered before).
-	t.Cleanup(workersForTests.Wait)
+	t.Cleanup(workers.Wait)
 	return code, out.String(), errb.String()
 }
 

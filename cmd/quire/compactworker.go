@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 
 	"quire/internal/crashpoint"
@@ -83,4 +82,7 @@ func compactElsewhere(root string) func() error {
 // removed: a worker still packing the vault's loose objects as the test's
 // folder was removed made the removal fail (TestVaultOfFormat1OpensAndReads,
 // under load).
-var workersForTests *sync.WaitGroup
+var workersForTests interface {
+	Add(delta int)
+	Done()
+}

@@ -26,7 +26,7 @@ import (
 func TestMain(m *testing.M) {
 	fold.ServeIfWorker()
 	compactIfWorker()
-	workersForTests = &sync.WaitGroup{}
+	workersForTests = workers
 	if os.Getenv(guideRunAsQuire) == "1" {
 		os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 	}
@@ -43,6 +43,44 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	stopLeftovers(15 * time.Second)
 	os.Exit(code)
+}
+
+// workers counts the compaction workers the tests' commands started
+// (compactWorker). A sync.WaitGroup it was not: parallel tests wait for it
+// in their cleanups while others start workers from a count of zero,
+// which a WaitGroup forbids (the race detector, in CI).
+var workers = newWorkerCount()
+
+type workerCount struct {
+	mu   sync.Mutex
+	zero *sync.Cond
+	n    int
+}
+
+func newWorkerCount() *workerCount {
+	w := &workerCount{}
+	w.zero = sync.NewCond(&w.mu)
+	return w
+}
+
+func (w *workerCount) Add(delta int) {
+	w.mu.Lock()
+	w.n += delta
+	if w.n == 0 {
+		w.zero.Broadcast()
+	}
+	w.mu.Unlock()
+}
+
+func (w *workerCount) Done() { w.Add(-1) }
+
+// Wait waits until no worker started is still running.
+func (w *workerCount) Wait() {
+	w.mu.Lock()
+	for w.n > 0 {
+		w.zero.Wait()
+	}
+	w.mu.Unlock()
 }
 
 // noteEngine notes a run of the engine (TestMain): its arguments, and
