@@ -18,13 +18,28 @@ import (
 // or a missing object, as it does beside git's own gc. It answers git's
 // output and error.
 func Fsck(dir string, args ...string) ([]byte, error) {
-	if f, err := os.OpenFile(filepath.Join(dir, ".git", "quire-compact.lock"), os.O_RDWR|os.O_CREATE, 0o644); err == nil {
-		defer f.Close()
-		if fsys.Lock(f) == nil {
-			defer fsys.Unlock(f)
-		}
-	}
+	defer HoldCompaction(dir)()
 	cmd := exec.Command("git", append([]string{"fsck"}, args...)...)
 	cmd.Dir = dir
 	return cmd.CombinedOutput()
+}
+
+// HoldCompaction waits for a compaction of the vault at dir under way to
+// end and holds off the next (.git/quire-compact.lock, flock) until the
+// function it answers is called: what reads .git/objects meanwhile sees
+// it still. A process that would start one finds the lock held and starts
+// none (vault/compact.go).
+func HoldCompaction(dir string) (release func()) {
+	f, err := os.OpenFile(filepath.Join(dir, ".git", "quire-compact.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return func() {}
+	}
+	if fsys.Lock(f) != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		fsys.Unlock(f)
+		f.Close()
+	}
 }
