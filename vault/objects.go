@@ -381,13 +381,13 @@ func (o *objects) retry(fn func(st *filesystem.Storage) error) error {
 // loose objects); not ok sends the caller to go-git's storage, which knows
 // every form of repository. The caller holds o.mu.
 func (o *objects) fromPacks(id Hash, typ object.Type) ([]byte, bool) {
-	t, data, ok := o.anyFromPacks(id)
-	return data, ok && t == typ
+	t, data, err := o.anyFromPacks(id)
+	return data, err == nil && t == typ
 }
 
-// anyFromPacks is fromPacks of an object of any type, with its type.
-// The caller holds o.mu.
-func (o *objects) anyFromPacks(id Hash) (object.Type, []byte, bool) {
+// anyFromPacks is fromPacks of an object of any type, with its type, or
+// what the packs met. The caller holds o.mu.
+func (o *objects) anyFromPacks(id Hash) (object.Type, []byte, error) {
 	if o.packs == nil {
 		o.openPacks()
 	} else {
@@ -395,7 +395,7 @@ func (o *objects) anyFromPacks(id Hash) (object.Type, []byte, bool) {
 	}
 	t, data, err := o.packs.Object(id)
 	o.readPacked()
-	return t, data, err == nil
+	return t, data, err
 }
 
 // packReleaseEvery and packReleaseAfter say when the pages that reads
@@ -462,8 +462,10 @@ func (o *objects) readBlob(id Hash) ([]byte, error) {
 	o.mu.Lock()
 	typ, data, ok := o.heldFresh(id)
 	ok = ok && typ == object.Blob
+	var packsErr error
 	if !ok {
-		data, ok = o.fromPacks(id, object.Blob)
+		typ, data, packsErr = o.anyFromPacks(id)
+		ok = packsErr == nil && typ == object.Blob
 	}
 	o.mu.Unlock()
 	if ok {
@@ -482,6 +484,11 @@ func (o *objects) readBlob(id Hash) ([]byte, error) {
 		data, err = io.ReadAll(r)
 		return err
 	})
+	if err != nil && packsErr != nil {
+		// Both ways missed it: what the mapped packs met says more
+		// (seen once in CI beside a compaction: "object not found").
+		err = fmt.Errorf("blob %s: %w (the mapped packs: %v)", id, err, packsErr)
+	}
 	return data, err
 }
 
@@ -496,15 +503,15 @@ func (o *objects) readRaw(id Hash) ([]byte, object.Type, error) {
 	// go-git's storage lists the packs once, so every fresh pack written
 	// since was a miss there, and each miss decoded every pack's index
 	// again (retry).
-	typ, data, ok := o.anyFromPacks(id)
-	if ok {
+	typ, data, err := o.anyFromPacks(id)
+	if err == nil {
 		data = bytes.Clone(data) // the reader may keep what it resolved
 	}
 	o.mu.Unlock()
-	if ok {
+	if err == nil {
 		return data, typ, nil
 	}
-	err := o.retry(func(st *filesystem.Storage) error {
+	err = o.retry(func(st *filesystem.Storage) error {
 		obj, err := st.EncodedObject(plumbing.AnyObject, plumbing.Hash(id))
 		if err != nil {
 			return err
