@@ -551,26 +551,17 @@ func (f Folder) WriteState(st *State) error {
 	return nil
 }
 
-// Append checks the line against the run's state and rules, and appends it
-// to run.jsonl. reserve is called with the offset and length the line will
-// take, after every check and before the write, so the caller can record
-// where the event goes before it exists. At a boundary it rewrites
-// run.state.json. It returns the state after the line.
+// AppendTo checks the line against the run's state st, as the caller
+// loaded it (LoadState) under the same lock, and the run's rules, and
+// appends it to run.jsonl; the state is not loaded again (a second
+// LoadState was a tenth of an append's CPU). reserve is called with the
+// offset and length the line will take, after every check and before the
+// write, so the caller can record where the event goes before it exists.
+// At a boundary it rewrites run.state.json. It returns the state after
+// the line (st, changed).
 //
 // now is the clock: a previous event dated more than event.MaxAhead after
 // it (a line written by hand) does not bind the line's time.
-func (f Folder) Append(l *event.Line, now time.Time, reserve func(off int64, n int) error) (*State, error) {
-	st, err := f.LoadState()
-	if err != nil {
-		return nil, err
-	}
-	return f.AppendTo(st, l, now, reserve)
-}
-
-// AppendTo is Append to the run whose state st is, as the caller loaded
-// it (LoadState) under the same lock: the state is not loaded again (a
-// second LoadState was a tenth of an append's CPU). st is the state
-// after the line once it returns.
 func (f Folder) AppendTo(st *State, l *event.Line, now time.Time, reserve func(off int64, n int) error) (*State, error) {
 	if err := st.Check(l); err != nil {
 		return nil, err
