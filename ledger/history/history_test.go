@@ -585,3 +585,37 @@ func TestFollowGitSeesAnUntrackedFileGitRemoved(t *testing.T) {
 		t.Fatalf("the event after git stash -u took seq %d, want 2", seq)
 	}
 }
+
+// A group of writes takes the branch's lock (refs/heads/<branch>.lock)
+// at its first commit, and its later writes follow git: that lock is
+// quire's own, not a git command's, and git is not taken to have moved
+// (at 100,000 runs every write of a group of 16 clients looked at every
+// history file again, 8 ms each). A branch git moves is seen.
+func TestTheBranchLockIsNotGitMoving(t *testing.T) {
+	f := newFixture(t)
+	f.record(runLog, "e1")
+	f.locked(func() error {
+		if _, ok := f.s.Commit([]string{runLog}, vault.Signature{Name: "ana", When: time.Now()}, vault.Message{Subject: "e1"}); !ok {
+			t.Error("the commit failed")
+		}
+		return nil
+	})
+	if f.s.GitMoved() {
+		t.Fatal("git moved after quire's own commit")
+	}
+	branch := strings.TrimSpace(strings.TrimPrefix(f.git("symbolic-ref", "HEAD"), "refs/heads/"))
+	lock := filepath.Join(f.dir, ".git", "refs", "heads", branch+".lock")
+	time.Sleep(10 * time.Millisecond) // a folder's new mtime differs
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f.s.GitMoved() {
+		t.Fatal("the branch's lock was taken for git moving")
+	}
+	os.Remove(lock)
+	f.git("update-ref", "refs/heads/"+branch, "HEAD")
+	f.git("-c", "user.name=p", "-c", "user.email=p@x", "commit", "-q", "--allow-empty", "-m", "a person's")
+	if !f.s.GitMoved() {
+		t.Fatal("a person's commit moved the branch unseen")
+	}
+}

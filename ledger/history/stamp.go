@@ -30,10 +30,20 @@ import (
 // the index does not hold, not every file (200 ms at 20,000 runs).
 const gitStampFile = Dir + "/git.stamp"
 
-// gitStamp is the stat of what a git command that moves files changes.
+// gitStamp is the stat of what a git command that moves files changes:
+// HEAD, the index, packed-refs and the branch HEAD names (git writes a ref
+// anew and renames it into place). Not the branch's folder: a group of
+// quire's writes takes the branch's lock in it at its first commit, and its
+// later writes would take that for git moving.
 func (s *Store) gitStamp() string {
 	var b strings.Builder
-	for _, name := range []string{"HEAD", "index", "packed-refs", "refs/heads"} {
+	names := []string{"HEAD", "index", "packed-refs"}
+	if head, err := os.ReadFile(filepath.Join(s.v.GitDir(), "HEAD")); err == nil {
+		if ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: "); ok && strings.HasPrefix(ref, "refs/") && filepath.IsLocal(ref) {
+			names = append(names, ref)
+		}
+	}
+	for _, name := range names {
 		fi, err := os.Stat(filepath.Join(s.v.GitDir(), filepath.FromSlash(name)))
 		if err != nil {
 			fmt.Fprintf(&b, "%s -\n", name)
