@@ -23,12 +23,13 @@ import (
 // 7.6 ms, in quire serve through 260 boundaries). So the last version of
 // each large tree written is kept as bytes: the object's stream (header and
 // content), where each entry ends, its loose object's bytes (zlib stored
-// blocks, made here), and the SHA-1 and Adler-32 of the stream after each
-// keptChunk of it. A next version that only changes entries' hashes (same
-// names, same modes: a folder's new tree) is those bytes with each changed
-// hash written over, in the stream and in the loose object, and both sums
-// taken again from the last chunk before the first change: the run folders
-// a boundary touches are the recent ones, near the end of the tree.
+// blocks, made here), the SHA-1 of the stream after each keptChunk of it
+// and the stream's Adler-32. A next version that only changes entries'
+// hashes (same names, same modes: a folder's new tree) is those bytes with
+// each changed hash written over, in the stream and in the loose object,
+// the SHA-1 taken again from the last chunk before the first change (the
+// run folders a boundary touches are the recent ones, near the end of the
+// tree), and the Adler-32 moved by each changed byte (adlerPatch).
 //
 // The id is the same SHA-1 git takes of the whole stream (SHA-1 is a
 // chain over 64-byte blocks, and a state after a chunk is that chain's
@@ -62,7 +63,7 @@ type keptTree struct {
 	ends   []int32 // where each entry ends in stream: its hash is the 20 bytes before
 	loose  []byte  // the loose object's file
 	sha    [][]byte
-	adler  [][]byte
+	adler  uint32 // of stream: the loose object's last four bytes
 }
 
 type keptTrees struct {
@@ -127,32 +128,49 @@ func keepTree(entries []treeEntry) *keptTree {
 		copy(t.loose[at+5:], t.stream[lo:hi])
 	}
 	t.sha = make([][]byte, n/keptChunk)
-	t.adler = make([][]byte, n/keptChunk)
+	t.adler = adler32.Checksum(t.stream)
 	t.sum(0)
 	return t
 }
 
-// sum takes the stream's SHA-1 and Adler-32 again from byte from (the
-// sums kept before it are the stream's as it is), keeping them after each
-// chunk, and sets the id and the loose object's checksum.
+// sum takes the stream's SHA-1 again from byte from (the states kept
+// before it are the stream's as it is), keeping its state after each
+// chunk, and sets the id and the loose object's checksum (t.adler).
 func (t *keptTree) sum(from int) {
 	c := from / keptChunk
-	sh, ad := sha1.New(), adler32.New()
+	sh := sha1.New()
 	if c > 0 {
 		resume(sh, t.sha[c-1])
-		resume(ad, t.adler[c-1])
 	}
 	for off := c * keptChunk; off < len(t.stream); off += keptChunk {
-		piece := t.stream[off:min(off+keptChunk, len(t.stream))]
-		sh.Write(piece)
-		ad.Write(piece)
+		sh.Write(t.stream[off:min(off+keptChunk, len(t.stream))])
 		if k := off / keptChunk; k < len(t.sha) {
 			t.sha[k] = state(sh, t.sha[k])
-			t.adler[k] = state(ad, t.adler[k])
 		}
 	}
 	sh.Sum(t.id[:0])
-	ad.Sum(t.loose[len(t.loose)-4 : len(t.loose)-4])
+	binary.BigEndian.PutUint32(t.loose[len(t.loose)-4:], t.adler)
+}
+
+// adlerMod is Adler-32's modulus.
+const adlerMod = 65521
+
+// adlerPatch is the Adler-32 of n bytes whose checksum was sum once the
+// byte at p (from 0) changes from was to now. Adler-32 is A = 1 + the sum
+// of the bytes and B = the sum of A after each byte, n + the sum of each
+// byte times (n - p), both modulo 65521: a byte moves A by its change and
+// B by its change times n - p, whatever the bytes around it.
+func adlerPatch(sum uint32, n, p int, was, now byte) uint32 {
+	d := int64(now) - int64(was)
+	a := (int64(sum&0xffff) + d) % adlerMod
+	b := (int64(sum>>16) + d*int64(n-p)%adlerMod) % adlerMod
+	if a < 0 {
+		a += adlerMod
+	}
+	if b < 0 {
+		b += adlerMod
+	}
+	return uint32(b)<<16 | uint32(a)
 }
 
 func state(h hash.Hash, buf []byte) []byte {
@@ -178,9 +196,13 @@ func (t *keptTree) patch(entries []treeEntry, changed []int) []byte {
 	for _, i := range changed {
 		end := int(t.ends[i])
 		h := entries[i].Hash
-		copy(t.stream[end-20:end], h[:])
 		for j := 0; j < 20; j++ {
-			t.loose[looseAt(end-20+j)] = h[j]
+			p := end - 20 + j
+			if t.stream[p] != h[j] {
+				t.adler = adlerPatch(t.adler, len(t.stream), p, t.stream[p], h[j])
+				t.stream[p] = h[j]
+			}
+			t.loose[looseAt(p)] = h[j]
 		}
 		first = min(first, end-20)
 		ranges = append(ranges, [2]int{end - 20 - t.hdr, end - t.hdr})

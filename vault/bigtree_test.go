@@ -5,7 +5,9 @@ import (
 	"compress/zlib"
 	"context"
 	"fmt"
+	"hash/adler32"
 	"math/rand"
+	randv2 "math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,5 +215,31 @@ func TestCompactionsAfterAnotherKeepOneWholeTree(t *testing.T) {
 	}
 	if out, err := exec.Command("git", "-C", dir, "fsck", "--connectivity-only", "--no-dangling").CombinedOutput(); err != nil && !strings.Contains(string(out), "broken link") {
 		t.Fatalf("git fsck: %v\n%s", err, out)
+	}
+}
+
+// adlerPatch moves a checksum as Adler-32 of the changed bytes is: random
+// bytes changed one by one in buffers of random lengths (some past the
+// 5,552 bytes after which zlib reduces its sums) against the whole sum.
+func TestAdlerPatchIsTheWholeSum(t *testing.T) {
+	rng := randv2.New(randv2.NewPCG(7, 28))
+	for round := 0; round < 200; round++ {
+		b := make([]byte, 1+rng.IntN(1<<uint(1+rng.IntN(20))))
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		sum := adler32.Checksum(b)
+		for k := 0; k < 20; k++ {
+			p := rng.IntN(len(b))
+			now := byte(rng.Uint32())
+			if k%5 == 0 {
+				now = 0xff
+			}
+			sum = adlerPatch(sum, len(b), p, b[p], now)
+			b[p] = now
+			if want := adler32.Checksum(b); sum != want {
+				t.Fatalf("%d bytes, byte %d changed: %08x, want %08x", len(b), p, sum, want)
+			}
+		}
 	}
 }
