@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"quire/internal/fsys"
 	"quire/words/shape"
 )
 
@@ -103,11 +105,36 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 	if opts.CacheDir == "" {
 		opts.CacheDir = CompiledCache(filepath.Join(os.TempDir(), "quire-fold-qjs-cache"))
 	}
-	dir, err := os.MkdirTemp("", "quire-fold-")
+	sweepPoolDirs(os.TempDir())
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", poolDirPrefix, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("fold: a folder for the sandbox: %w", err)
 	}
 	return &Pool{opts: opts, lim: opts.Limits.withDefaults(), check: check, sem: make(chan struct{}, opts.Workers), dir: dir}, nil
+}
+
+// poolDirPrefix begins the name of a pool's folder in the temporary
+// folder, followed by its process's id and a dash.
+const poolDirPrefix = "quire-fold-"
+
+// sweepPoolDirs removes from tmp the pools' folders of processes that are
+// gone: a process killed while it folds never closes its pool (635 were
+// left here by killed test processes). A folder whose process lives, or
+// whose name carries no process id (the compiled modules' cache, a pool's
+// of an older quire), is left.
+func sweepPoolDirs(tmp string) {
+	names, err := filepath.Glob(filepath.Join(tmp, poolDirPrefix+"*-*"))
+	if err != nil {
+		return
+	}
+	for _, d := range names {
+		pid, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(d), poolDirPrefix), "-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || n <= 0 || n == os.Getpid() || !fsys.Gone(n) {
+			continue
+		}
+		os.RemoveAll(d)
+	}
 }
 
 // Limits are the pool's limits, with their defaults filled in.
