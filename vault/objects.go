@@ -26,11 +26,12 @@ import (
 )
 
 // objects reads and writes git objects. Writes are made by hand so that
-// they are compressed at zlib's best speed (a 5,000-entry tree is 175 KB;
-// the default level takes twice as long): inside a group of writes, the
-// small ones wait in memory and go into one fresh pack when it ends
-// (hold, flush); the others are loose objects, renamed into place so that
-// no reader sees half an object. Reads go through go-git's storage,
+// they cost little (a 5,000-entry tree is 175 KB; git's default level
+// takes twice as long as zlib's best speed): inside a group of writes,
+// the small ones wait in memory and go into one fresh pack when it ends
+// (hold, flush), not compressed; the others are loose objects, at zlib's
+// best speed or, from storedFrom, not compressed, renamed into place so
+// that no reader sees half an object. Reads go through go-git's storage,
 // which knows packs; trees are kept decoded in a cache keyed by hash, which
 // cannot go stale since objects never change.
 type objects struct {

@@ -1,6 +1,7 @@
 package pack
 
 import (
+	"compress/zlib"
 	"context"
 	"fmt"
 	"os"
@@ -17,7 +18,10 @@ import (
 // its CPU. The vault writes the small objects of a group of commits
 // (vault/group.go) as one pack instead, the way git's own
 // fetch.unpackLimit keeps a large fetch as a pack: WriteFresh, each
-// object whole at zlib's best speed, as a loose object is written.
+// object whole in zlib's stored blocks. A fresh pack lives until the next
+// compaction, which compresses its objects: compressing them here too,
+// at zlib's best speed, was a tenth of a boundary's CPU under the lock
+// with 16 clients at 1,000 runs.
 //
 // The compaction takes a fresh pack's objects as it takes loose objects
 // (each read whole and deltified against its window, or written as the
@@ -53,7 +57,8 @@ func WriteFresh(objDir string, objs []Object) (string, error) {
 		return "", err
 	}
 	defer w.abandon()
-	w.allFast, w.noSync = true, true // every object at zlib's best speed, as a loose object
+	w.noSync = true
+	w.store = storePool.Get().(*zlib.Writer)
 	for _, o := range objs {
 		if err := w.object(o.ID, byte(o.Type), int64(len(o.Data)), 0, o.Data); err != nil {
 			return "", err

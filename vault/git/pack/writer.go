@@ -39,7 +39,9 @@ type packWriter struct {
 	hdr      [24]byte
 	done     bool
 	noSync   bool // a fresh pack's (WriteFresh): neither the pack nor its index synced
-	allFast  bool // a fresh pack's: every object at zlib's best speed
+	// store, when set (a fresh pack's), writes every object in zlib's
+	// stored blocks, not compressed.
+	store *zlib.Writer
 }
 
 var (
@@ -52,6 +54,7 @@ var (
 	bufPool     = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
 	defaultPool = sync.Pool{New: func() any { zw, _ := zlib.NewWriterLevel(nil, zlib.DefaultCompression); return zw }}
 	fastPool    = sync.Pool{New: func() any { zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed); return zw }}
+	storePool   = sync.Pool{New: func() any { zw, _ := zlib.NewWriterLevel(nil, zlib.NoCompression); return zw }}
 )
 
 // release gives the writer's buffer and compressors back to their pools.
@@ -69,6 +72,11 @@ func (w *packWriter) release() {
 		defaultPool.Put(w.zw)
 		fastPool.Put(w.fast)
 		w.zw, w.fast = nil, nil
+	}
+	if w.store != nil {
+		w.store.Reset(io.Discard)
+		storePool.Put(w.store)
+		w.store = nil
 	}
 }
 
@@ -129,7 +137,10 @@ func (w *packWriter) object(id object.Hash, typ byte, size, rel int64, data []by
 		return err
 	}
 	zw := w.zw
-	if w.allFast || len(data) >= fastFrom {
+	switch {
+	case w.store != nil:
+		zw = w.store
+	case len(data) >= fastFrom:
 		zw = w.fast
 	}
 	zw.Reset(w)
