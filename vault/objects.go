@@ -175,17 +175,8 @@ func (o *objects) write(typ string, content []byte) (Hash, error) {
 // hashed to compare with .git/index: a 130 MB log's SHA-1 is not taken
 // twice).
 func (o *objects) writeAs(id Hash, t object.Type, content []byte) error {
-	if len(content) < storedFrom {
-		o.mu.Lock()
-		if f := o.fresh; f != nil && len(f.objs) < o.freshMost {
-			if _, dup := f.at[id]; !dup {
-				f.at[id] = len(f.objs)
-				f.objs = append(f.objs, pack.Object{ID: id, Type: t, Data: bytes.Clone(content)})
-			}
-			o.mu.Unlock()
-			return nil
-		}
-		o.mu.Unlock()
+	if o.holdFresh(id, t, content) {
+		return nil
 	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
@@ -329,7 +320,7 @@ func (o *objects) writeTreeFrom(old Hash, entries []treeEntry, changed []int, re
 	if !reshaped && !old.IsZero() {
 		if t := o.kept.take(old); t != nil {
 			delta := t.patch(entries, changed)
-			if err := o.place(t.id, t.loose); err != nil {
+			if err := o.writeKept(t); err != nil {
 				return t.id, err
 			}
 			o.known.add(t.id, old, delta)
@@ -343,7 +334,7 @@ func (o *objects) writeTreeFrom(old Hash, entries []treeEntry, changed []int, re
 	}
 	if object.TreeSize(entries) >= keptFrom {
 		t := keepTree(entries)
-		if err := o.place(t.id, t.loose); err != nil {
+		if err := o.writeKept(t); err != nil {
 			return t.id, err
 		}
 		o.kept.put(t)
@@ -357,6 +348,36 @@ func (o *objects) writeTreeFrom(old Hash, entries []treeEntry, changed []int, re
 	}
 	o.remember(id, entries)
 	return id, nil
+}
+
+// writeKept stores a kept tree's version: in the group's fresh pack when
+// it is small enough to be held (playbook-runs/ up to some 3,000 runs),
+// else as the loose object kept with it. A loose file's creation, and its
+// removal by the compaction, cost more than its bytes at 1,000 runs.
+func (o *objects) writeKept(t *keptTree) error {
+	if o.holdFresh(t.id, object.Tree, t.stream[t.hdr:]) {
+		return nil
+	}
+	return o.place(t.id, t.loose)
+}
+
+// holdFresh holds a copy of an object under storedFrom for the group's
+// fresh pack, when a group holds objects and its pack has room.
+func (o *objects) holdFresh(id Hash, t object.Type, content []byte) bool {
+	if len(content) >= storedFrom {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f := o.fresh
+	if f == nil || len(f.objs) >= o.freshMost {
+		return false
+	}
+	if _, dup := f.at[id]; !dup {
+		f.at[id] = len(f.objs)
+		f.objs = append(f.objs, pack.Object{ID: id, Type: t, Data: bytes.Clone(content)})
+	}
+	return true
 }
 
 // retry runs fn against the object storage, and once more against a fresh
