@@ -71,6 +71,17 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{t: t, dir: dir, v: v, src: src, s: history.New(v, src)}
 }
 
+// commitLog commits the run's log as the ledger's write transaction does.
+func (f *fixture) commitLog(subject string) {
+	f.t.Helper()
+	f.locked(func() error {
+		if _, ok := f.s.Commit([]string{runLog}, vault.Signature{Name: "ana", When: time.Now()}, vault.Message{Subject: subject}); !ok {
+			f.t.Error("the commit failed")
+		}
+		return nil
+	})
+}
+
 // locked runs fn holding the vault's lock, as the ledger's write
 // transaction does.
 func (f *fixture) locked(fn func() error) {
@@ -395,12 +406,7 @@ func TestHandWrittenLinesAreAdopted(t *testing.T) {
 func TestFollowGitRebuildsWhatGitTookBack(t *testing.T) {
 	f := newFixture(t)
 	f.record(runLog, "e1")
-	f.locked(func() error {
-		if _, ok := f.s.Commit([]string{runLog}, vault.Signature{Name: "ana", When: time.Now()}, vault.Message{Subject: "e1"}); !ok {
-			t.Error("the commit failed")
-		}
-		return nil
-	})
+	f.commitLog("e1")
 	f.record(runLog, "e2")
 	f.record(runLog, "e3")
 	if stale, err := f.s.Stale(); err != nil || len(stale) != 0 {
@@ -421,13 +427,7 @@ func TestFollowGitRebuildsWhatGitTookBack(t *testing.T) {
 	}
 	// The stamp is true again: a change no git command made is not looked
 	// for by a write (quire check's Stale finds it).
-	f.locked(func() error {
-		_, ok := f.s.Commit([]string{runLog}, vault.Signature{Name: "ana", When: time.Now()}, vault.Message{Subject: "e2"})
-		if !ok {
-			t.Error("the commit failed")
-		}
-		return nil
-	})
+	f.commitLog("e2")
 	if err := os.Truncate(filepath.Join(f.dir, runLog), 10); err != nil {
 		t.Fatal(err)
 	}
@@ -568,12 +568,7 @@ func TestReplayGivesWhatARebuildGives(t *testing.T) {
 func TestFollowGitSeesAnUntrackedFileGitRemoved(t *testing.T) {
 	f := newFixture(t)
 	f.record(runLog, "e1")
-	f.locked(func() error {
-		if _, ok := f.s.Commit([]string{runLog}, vault.Signature{Name: "ana", When: time.Now()}, vault.Message{Subject: "e1"}); !ok {
-			t.Error("the commit failed")
-		}
-		return nil
-	})
+	f.commitLog("e1")
 	if seq := f.record(events, "p1, never committed"); seq != 2 {
 		t.Fatalf("the playbook's event took seq %d", seq)
 	}
@@ -594,12 +589,7 @@ func TestFollowGitSeesAnUntrackedFileGitRemoved(t *testing.T) {
 func TestTheBranchLockIsNotGitMoving(t *testing.T) {
 	f := newFixture(t)
 	f.record(runLog, "e1")
-	f.locked(func() error {
-		if _, ok := f.s.Commit([]string{runLog}, vault.Signature{Name: "ana", When: time.Now()}, vault.Message{Subject: "e1"}); !ok {
-			t.Error("the commit failed")
-		}
-		return nil
-	})
+	f.commitLog("e1")
 	if f.s.GitMoved() {
 		t.Fatal("git moved after quire's own commit")
 	}
