@@ -38,7 +38,7 @@ func main() {
 	doorRounds := flag.Int("door-rounds", 40, "boundaries measured per door and size (a multiple of 10)")
 	only := flag.String("only", "commit,doors,boundary,mirror,compact,history,scale", "the sections to run: commit (quire's committer vs the git CLI), doors (a boundary from MCP, quire call and the git CLI), boundary (boundaries and appends over HTTP, 1 and 16 clients), mirror (pushes to a remote), compact (background compaction's memory), history, scale (the reads at 100,000 runs)")
 	boundaryRuns := flag.String("boundary-runs", "1000,100000", "vault sizes, in runs, of the boundary section (the vault of 100,000 runs takes about 7 minutes to make, once: it is kept under the temporary folder)")
-	boundaryRounds := flag.Int("boundary-rounds", 50, "boundaries a client records in the boundary section")
+	boundaryRounds := flag.Int("boundary-rounds", 50, "boundaries a client records in the boundary section (one client alone: four times as many)")
 	scaleSizes := flag.String("scale-runs", "1000,100000", "the scale section's vault sizes, in runs")
 	scaleRounds := flag.Int("scale-rounds", 20, "rounds of each read the scale section times")
 	scaleMemOnly := flag.Bool("scale-memory-only", false, "the scale section measures quire serve's memory alone (200 boundaries and reads over HTTP at each size), without its reads and checks")
