@@ -243,3 +243,109 @@ func TestAdlerPatchIsTheWholeSum(t *testing.T) {
 		}
 	}
 }
+
+// A group's versions of a large tree past its first keptFromGroup are
+// deltas of one whole version in the group's fresh pack, not loose
+// objects: git reads every version (cat-file, fsck, verify-pack), and a
+// compaction packs them, with the deltas their writer made and, as
+// another process's compaction, reading each whole from where it lies.
+func TestAGroupsTreeVersionsAreDeltasInItsPack(t *testing.T) {
+	for _, withKnown := range []bool{true, false} {
+		t.Run(fmt.Sprintf("known=%v", withKnown), func(t *testing.T) {
+			dir := t.TempDir()
+			gitDir := filepath.Join(dir, ".git")
+			if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v %s", err, out)
+			}
+			o := newObjects(gitDir)
+			rng := rand.New(rand.NewSource(28))
+			hash := func() (h Hash) { rng.Read(h[:]); return h }
+			var entries []treeEntry
+			for i := 0; i < 6000; i++ {
+				entries = append(entries, treeEntry{Name: fmt.Sprintf("close-%08x-%d", rng.Uint32(), i), Mode: object.Dir, Hash: hash()})
+			}
+			object.SortTree(entries)
+			if object.TreeSize(entries) < storedFrom {
+				t.Fatalf("a tree of %d bytes is not large", object.TreeSize(entries))
+			}
+			var prev Hash
+			var ids []string
+			var batch bytes.Buffer
+			versions := 0
+			for g := 0; g < 12; g++ {
+				o.hold()
+				for k := rng.Intn(7); k >= 0; k-- {
+					entries = slices.Clone(entries)
+					var changed []int
+					reshaped := prev.IsZero()
+					if rng.Intn(10) == 0 {
+						entries = append(entries, treeEntry{Name: fmt.Sprintf("pay-%d-%d", g, k), Mode: object.Dir, Hash: hash()})
+						reshaped = true
+					} else {
+						for n := 1 + rng.Intn(3); n > 0; n-- {
+							i := rng.Intn(len(entries))
+							entries[i].Hash = hash()
+							changed = append(changed, i)
+						}
+					}
+					id, err := o.writeTreeFrom(prev, entries, changed, reshaped)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sorted := slices.Clone(entries)
+					object.SortTree(sorted)
+					want := object.AppendTree(nil, sorted)
+					if wantID := object.Sum(object.Tree, want); id != wantID {
+						t.Fatalf("group %d: id %s, a whole write's %s", g, id, wantID)
+					}
+					// Readable before the group's pack is written.
+					if got, typ, err := o.readRaw(id); err != nil || typ != object.Tree || !bytes.Equal(got, want) {
+						t.Fatalf("group %d: the held version reads %v %d bytes (%v)", g, typ, len(got), err)
+					}
+					prev = id
+					ids = append(ids, id.String())
+					fmt.Fprintf(&batch, "%s tree %d\n%s\n", id, len(want), want)
+					entries = sorted
+					versions++
+				}
+				if err := o.flush(); err != nil {
+					t.Fatal(err)
+				}
+				o.drop()
+			}
+			loose, _ := filepath.Glob(filepath.Join(gitDir, "objects", "??", "*"))
+			if len(loose) >= versions {
+				t.Fatalf("%d loose objects for %d versions: no version went into a fresh pack", len(loose), versions)
+			}
+			check := func(when string) {
+				t.Helper()
+				cmd := exec.Command("git", "-C", dir, "cat-file", "--batch")
+				cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
+				if out, err := cmd.Output(); err != nil || !bytes.Equal(out, batch.Bytes()) {
+					t.Fatalf("git cat-file --batch %s: %v, %d bytes, want %d", when, err, len(out), batch.Len())
+				}
+				packs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.idx"))
+				for _, p := range packs {
+					if out, err := exec.Command("git", "-C", dir, "verify-pack", p).CombinedOutput(); err != nil {
+						t.Fatalf("git verify-pack %s %s: %v\n%s", filepath.Base(p), when, err, out)
+					}
+				}
+			}
+			check("of the fresh packs")
+			known := o.known.known
+			if !withKnown {
+				known = nil
+			}
+			packed, err := pack.Compact(context.Background(), filepath.Join(gitDir, "objects"), func(id object.Hash) ([]byte, object.Type, error) {
+				return o.readRaw(id)
+			}, known, func(string) bool { return true })
+			if !packed || err != nil {
+				t.Fatalf("compacted %v: %v", packed, err)
+			}
+			if left, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.idx")); len(left) != 1 {
+				t.Fatalf("%d packs after the compaction", len(left))
+			}
+			check("after the compaction")
+		})
+	}
+}

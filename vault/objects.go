@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +73,20 @@ type objects struct {
 type freshObjects struct {
 	objs []pack.Object
 	at   map[Hash]int
+	// looseKept counts, by the last version's id, the versions of a
+	// large kept tree the group wrote loose; chains are, by the last
+	// version's id, those it holds as deltas of one whole version
+	// (keptInGroup).
+	looseKept map[Hash]int
+	chains    map[Hash]*keptChain
+}
+
+// keptChain is a group's versions of a large kept tree in its fresh pack:
+// base, held whole, and the ranges of its content that a version since
+// has changed (entries' hashes), which the next delta of base names.
+type keptChain struct {
+	base   Hash
+	ranges [][2]int
 }
 
 // hold makes the objects written from now on wait in memory, to be
@@ -79,7 +94,7 @@ type freshObjects struct {
 func (o *objects) hold() {
 	o.mu.Lock()
 	if o.fresh == nil {
-		o.fresh = &freshObjects{at: map[Hash]int{}}
+		o.fresh = &freshObjects{at: map[Hash]int{}, looseKept: map[Hash]int{}, chains: map[Hash]*keptChain{}}
 	}
 	o.mu.Unlock()
 }
@@ -111,7 +126,18 @@ func (o *objects) drop() {
 	o.mu.Unlock()
 }
 
-// heldFresh answers an object held for the group's pack. The caller holds o.mu.
+// isHeld says whether an object is held for the group's pack, without
+// making a held delta whole. The caller holds o.mu.
+func (o *objects) isHeld(id Hash) bool {
+	if o.fresh == nil {
+		return false
+	}
+	_, ok := o.fresh.at[id]
+	return ok
+}
+
+// heldFresh answers an object held for the group's pack (a delta made
+// whole against its base). The caller holds o.mu.
 func (o *objects) heldFresh(id Hash) (object.Type, []byte, bool) {
 	if o.fresh == nil {
 		return 0, nil, false
@@ -120,7 +146,19 @@ func (o *objects) heldFresh(id Hash) (object.Type, []byte, bool) {
 	if !ok {
 		return 0, nil, false
 	}
-	return o.fresh.objs[i].Type, o.fresh.objs[i].Data, true
+	h := o.fresh.objs[i]
+	if h.Delta == nil {
+		return h.Type, h.Data, true
+	}
+	_, base, ok := o.heldFresh(h.Base)
+	if !ok {
+		return 0, nil, false
+	}
+	data, err := pack.ApplyDelta(base, h.Delta)
+	if err != nil {
+		return 0, nil, false
+	}
+	return h.Type, data, true
 }
 
 // treeEntry is one entry of a tree (vault/git/object encodes trees).
@@ -319,10 +357,16 @@ func (o *objects) remember(id Hash, entries []treeEntry) {
 func (o *objects) writeTreeFrom(old Hash, entries []treeEntry, changed []int, reshaped bool) (Hash, error) {
 	if !reshaped && !old.IsZero() {
 		if t := o.kept.take(old); t != nil {
+			if o.keptInGroup(t, old, entries, changed) {
+				o.kept.put(t)
+				o.remember(t.id, entries)
+				return t.id, nil
+			}
 			delta := t.patch(entries, changed)
 			if err := o.writeKept(t); err != nil {
 				return t.id, err
 			}
+			o.noteLooseKept(old, t.id)
 			o.known.add(t.id, old, delta)
 			o.kept.put(t)
 			o.remember(t.id, entries)
@@ -337,6 +381,7 @@ func (o *objects) writeTreeFrom(old Hash, entries []treeEntry, changed []int, re
 		if err := o.writeKept(t); err != nil {
 			return t.id, err
 		}
+		o.noteLooseKept(ZeroHash, t.id)
 		o.kept.put(t)
 		o.remember(t.id, entries)
 		return t.id, nil
@@ -359,6 +404,74 @@ func (o *objects) writeKept(t *keptTree) error {
 		return nil
 	}
 	return o.place(t.id, t.loose)
+}
+
+// keptFromGroup is the count of a large kept tree's versions a group
+// writes loose before it holds the next ones as deltas in its fresh pack:
+// the whole version the deltas need there costs a copy, its write and the
+// pack's SHA-1 over it (some 9 ms at 100,000 runs), and each version so
+// held saves a loose object's write and its removal (3.5 ms).
+const keptFromGroup = 2
+
+// keptInGroup makes t the tree of entries (t is the kept version old with
+// the hashes at changed new) as a delta in the group's fresh pack, when a
+// group holds objects, the tree is large, and the group wrote enough of
+// its versions already: the version before is held whole first when the
+// chain starts. Each delta is of that whole version, so a reader applies
+// one. It answers false, having done nothing, otherwise. The caller holds
+// the write lock.
+func (o *objects) keptInGroup(t *keptTree, old Hash, entries []treeEntry, changed []int) bool {
+	if len(t.stream) < storedFrom {
+		return false
+	}
+	o.mu.Lock()
+	f := o.fresh
+	if f == nil || len(f.objs)+2 > o.freshMost {
+		o.mu.Unlock()
+		return false
+	}
+	c := f.chains[old]
+	if c == nil && f.looseKept[old] < keptFromGroup {
+		o.mu.Unlock()
+		return false
+	}
+	if c == nil {
+		c = &keptChain{base: old}
+		if _, dup := f.at[old]; !dup {
+			f.at[old] = len(f.objs)
+			f.objs = append(f.objs, pack.Object{ID: old, Type: object.Tree, Data: bytes.Clone(t.stream[t.hdr:])})
+		}
+	}
+	delete(f.chains, old)
+	delete(f.looseKept, old)
+	o.mu.Unlock()
+	prev := t.patch(entries, changed)
+	for _, i := range changed {
+		end := int(t.ends[i]) - t.hdr
+		c.ranges = append(c.ranges, [2]int{end - 20, end})
+	}
+	slices.SortFunc(c.ranges, func(a, b [2]int) int { return a[0] - b[0] })
+	c.ranges = slices.Compact(c.ranges)
+	o.mu.Lock()
+	if _, dup := f.at[t.id]; !dup {
+		f.at[t.id] = len(f.objs)
+		f.objs = append(f.objs, pack.Object{ID: t.id, Type: object.Tree, Base: c.base, Delta: pack.ReplaceDelta(t.stream[t.hdr:], c.ranges)})
+	}
+	f.chains[t.id] = c
+	o.mu.Unlock()
+	o.known.add(t.id, old, prev)
+	return true
+}
+
+// noteLooseKept counts a large kept tree's version written loose in the
+// group under way, by its new id.
+func (o *objects) noteLooseKept(old, id Hash) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if f := o.fresh; f != nil {
+		f.looseKept[id] = f.looseKept[old] + 1
+		delete(f.looseKept, old)
+	}
 }
 
 // holdFresh holds a copy of an object under storedFrom for the group's
@@ -557,7 +670,7 @@ func (o *objects) readRaw(id Hash) ([]byte, object.Type, error) {
 // runs), then by go-git's storage, which knows every form of repository.
 func (o *objects) has(id Hash) (bool, error) {
 	o.mu.Lock()
-	if _, _, ok := o.heldFresh(id); ok {
+	if o.isHeld(id) {
 		o.mu.Unlock()
 		return true, nil
 	}

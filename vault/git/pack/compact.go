@@ -73,6 +73,9 @@ type looseObject struct {
 	// data is the content of an object of a fresh pack (fresh.go), read
 	// when listed; it has no file.
 	data []byte
+	// inPack: an object of a fresh pack that lies in it as a delta, not
+	// read when listed (readFresh); it has no file and no data.
+	inPack bool
 }
 
 // oldPack is a pack rolled up into the new one. Its index is mapped; its
@@ -756,8 +759,13 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved f
 			}
 		}
 		typ, data, err := o.typ, o.data, error(nil)
-		if o.file != "" {
+		switch {
+		case o.file != "":
 			typ, data, err = object.ReadLooseFileToHash(o.file)
+		case o.inPack:
+			// A fresh pack's delta without the delta its writer made:
+			// read whole from where it lies (its pack is still there).
+			data, typ, err = moved(o.id)
 		}
 		if errors.Is(err, os.ErrNotExist) {
 			// Packed and removed since it was listed, by git (a git gc,
