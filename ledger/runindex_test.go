@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"encoding/hex"
 	"fmt"
 	"math/rand"
@@ -313,4 +314,32 @@ func FuzzRunKey(f *testing.F) {
 			t.Fatalf("keyOf(%q) = %x", uid, k)
 		}
 	})
+}
+
+// keyOf answers what a check of the id (address.ValidLowerUUID) and a
+// parse of its hex would, for UUIDs and for ids that only nearly are.
+func TestKeyOfIsTheUUIDsBytes(t *testing.T) {
+	rng := rand.New(rand.NewSource(16))
+	const alphabet = "0123456789abcdefABCDEF-g "
+	for round := 0; round < 20000; round++ {
+		b := []byte("019a4012-7c3e-7d10-9b2a-000000000000")
+		for i := range b {
+			if b[i] != '-' {
+				b[i] = "0123456789abcdef"[rng.Intn(16)]
+			}
+		}
+		for n := rng.Intn(3); n > 0; n-- {
+			b[rng.Intn(len(b))] = alphabet[rng.Intn(len(alphabet))]
+		}
+		id := string(b)
+		if rng.Intn(20) == 0 {
+			id = id[:rng.Intn(len(id))]
+		}
+		got, ok := keyOf(id)
+		want, err := hex.DecodeString(strings.ReplaceAll(id, "-", ""))
+		wantOK := address.ValidLowerUUID(id) && err == nil
+		if ok != wantOK || ok && !bytes.Equal(got[:], want) {
+			t.Fatalf("keyOf(%q) = %x, %v; want %x, %v", id, got, ok, want, wantOK)
+		}
+	}
 }
