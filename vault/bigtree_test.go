@@ -88,16 +88,7 @@ func TestKeptTreeIsWhatAWholeWriteMakes(t *testing.T) {
 				patched++
 			}
 		}
-		id, err := o.writeTreeFrom(prev, entries, changed, reshaped)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sorted := slices.Clone(entries)
-		object.SortTree(sorted)
-		want := object.AppendTree(nil, sorted)
-		if wantID := object.Sum(object.Tree, want); id != wantID {
-			t.Fatalf("version %d: id %s, a whole write's %s", v, id, wantID)
-		}
+		id, sorted, want := writeVersion(t, o, prev, entries, changed, reshaped)
 		typ, got, err := object.ReadLooseFile(filepath.Join(gitDir, "objects", id.String()[:2], id.String()[2:]))
 		if err != nil || typ != object.Tree || !bytes.Equal(got, want) {
 			t.Fatalf("version %d: the loose object reads %v %d bytes (%v), want a tree of %d", v, typ, len(got), err, len(want))
@@ -153,12 +144,7 @@ func packName(t *testing.T, gitDir string) string {
 // compactions leave one whole version (about the tree's size), not one
 // for each compaction, and git reads every version.
 func TestCompactionsAfterAnotherKeepOneWholeTree(t *testing.T) {
-	dir := t.TempDir()
-	gitDir := filepath.Join(dir, ".git")
-	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
-	}
-	o := newObjects(gitDir)
+	dir, gitDir, o := objectsRepo(t)
 	rng := rand.New(rand.NewSource(8))
 	hash := func() (h Hash) { rng.Read(h[:]); return h }
 	var entries []treeEntry
@@ -252,12 +238,7 @@ func TestAdlerPatchIsTheWholeSum(t *testing.T) {
 func TestAGroupsTreeVersionsAreDeltasInItsPack(t *testing.T) {
 	for _, withKnown := range []bool{true, false} {
 		t.Run(fmt.Sprintf("known=%v", withKnown), func(t *testing.T) {
-			dir := t.TempDir()
-			gitDir := filepath.Join(dir, ".git")
-			if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-				t.Fatalf("git init: %v %s", err, out)
-			}
-			o := newObjects(gitDir)
+			dir, gitDir, o := objectsRepo(t)
 			rng := rand.New(rand.NewSource(28))
 			hash := func() (h Hash) { rng.Read(h[:]); return h }
 			var entries []treeEntry
@@ -288,16 +269,7 @@ func TestAGroupsTreeVersionsAreDeltasInItsPack(t *testing.T) {
 							changed = append(changed, i)
 						}
 					}
-					id, err := o.writeTreeFrom(prev, entries, changed, reshaped)
-					if err != nil {
-						t.Fatal(err)
-					}
-					sorted := slices.Clone(entries)
-					object.SortTree(sorted)
-					want := object.AppendTree(nil, sorted)
-					if wantID := object.Sum(object.Tree, want); id != wantID {
-						t.Fatalf("group %d: id %s, a whole write's %s", g, id, wantID)
-					}
+					id, sorted, want := writeVersion(t, o, prev, entries, changed, reshaped)
 					// Readable before the group's pack is written.
 					if got, typ, err := o.readRaw(id); err != nil || typ != object.Tree || !bytes.Equal(got, want) {
 						t.Fatalf("group %d: the held version reads %v %d bytes (%v)", g, typ, len(got), err)
@@ -348,4 +320,34 @@ func TestAGroupsTreeVersionsAreDeltasInItsPack(t *testing.T) {
 			check("after the compaction")
 		})
 	}
+}
+
+// objectsRepo is a new git repository in a test's folder, and the objects
+// of its .git.
+func objectsRepo(t *testing.T) (dir, gitDir string, o *objects) {
+	t.Helper()
+	dir = t.TempDir()
+	gitDir = filepath.Join(dir, ".git")
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	return dir, gitDir, newObjects(gitDir)
+}
+
+// writeVersion writes a version of a tree as a commit does, and holds its
+// id to a whole write's: it answers the entries in git's order and the
+// tree's content.
+func writeVersion(t *testing.T, o *objects, prev Hash, entries []treeEntry, changed []int, reshaped bool) (Hash, []treeEntry, []byte) {
+	t.Helper()
+	id, err := o.writeTreeFrom(prev, entries, changed, reshaped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sorted := slices.Clone(entries)
+	object.SortTree(sorted)
+	want := object.AppendTree(nil, sorted)
+	if wantID := object.Sum(object.Tree, want); id != wantID {
+		t.Fatalf("id %s, a whole write's %s", id, wantID)
+	}
+	return id, sorted, want
 }
