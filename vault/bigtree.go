@@ -192,7 +192,6 @@ func resume(h hash.Hash, b []byte) {
 // (its content's bytes at the changed hashes), for compaction.
 func (t *keptTree) patch(entries []treeEntry, changed []int) []byte {
 	first := len(t.stream)
-	ranges := make([][2]int, 0, len(changed))
 	for _, i := range changed {
 		end := int(t.ends[i])
 		h := entries[i].Hash
@@ -205,12 +204,21 @@ func (t *keptTree) patch(entries []treeEntry, changed []int) []byte {
 			t.loose[looseAt(p)] = h[j]
 		}
 		first = min(first, end-20)
-		ranges = append(ranges, [2]int{end - 20 - t.hdr, end - t.hdr})
 	}
 	t.sum(first)
+	return pack.ReplaceDelta(t.stream[t.hdr:], t.hashRanges(nil, changed))
+}
+
+// hashRanges adds to ranges where the hashes of the entries at changed lie
+// in the tree's content, and answers them in order, each once (an entry
+// changed twice).
+func (t *keptTree) hashRanges(ranges [][2]int, changed []int) [][2]int {
+	for _, i := range changed {
+		end := int(t.ends[i]) - t.hdr
+		ranges = append(ranges, [2]int{end - 20, end})
+	}
 	slices.SortFunc(ranges, func(a, b [2]int) int { return a[0] - b[0] })
-	ranges = slices.Compact(ranges) // an entry changed twice
-	return pack.ReplaceDelta(t.stream[t.hdr:], ranges)
+	return slices.Compact(ranges)
 }
 
 // knownMost bounds the deltas kept for compaction (about 1 KB each at

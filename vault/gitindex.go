@@ -842,7 +842,7 @@ func (x *gitIndex) writePieces(f *os.File) (int64, error) {
 			untrAt = n
 			// In pieces of 1 MiB: the cache is 14 MB at 100,000 runs, and
 			// io.Copy's 32 KiB made 900 system calls of it.
-			k, err := io.CopyBuffer(w, io.NewSectionReader(from, x.untrIn.off, x.untrIn.size), make([]byte, min(x.untrIn.size, 1<<20)))
+			k, err := io.CopyBuffer(w, io.NewSectionReader(from, x.untrIn.off, x.untrIn.size), make([]byte, min(max(x.untrIn.size, 1), 1<<20)))
 			n += k
 			if err == nil && k != x.untrIn.size {
 				err = io.ErrUnexpectedEOF

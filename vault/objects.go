@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -437,26 +436,15 @@ func (o *objects) keptInGroup(t *keptTree, old Hash, entries []treeEntry, change
 	}
 	if c == nil {
 		c = &keptChain{base: old}
-		if _, dup := f.at[old]; !dup {
-			f.at[old] = len(f.objs)
-			f.objs = append(f.objs, pack.Object{ID: old, Type: object.Tree, Data: bytes.Clone(t.stream[t.hdr:])})
-		}
+		f.add(pack.Object{ID: old, Type: object.Tree, Data: bytes.Clone(t.stream[t.hdr:])})
 	}
 	delete(f.chains, old)
 	delete(f.looseKept, old)
 	o.mu.Unlock()
 	prev := t.patch(entries, changed)
-	for _, i := range changed {
-		end := int(t.ends[i]) - t.hdr
-		c.ranges = append(c.ranges, [2]int{end - 20, end})
-	}
-	slices.SortFunc(c.ranges, func(a, b [2]int) int { return a[0] - b[0] })
-	c.ranges = slices.Compact(c.ranges)
+	c.ranges = t.hashRanges(c.ranges, changed)
 	o.mu.Lock()
-	if _, dup := f.at[t.id]; !dup {
-		f.at[t.id] = len(f.objs)
-		f.objs = append(f.objs, pack.Object{ID: t.id, Type: object.Tree, Base: c.base, Delta: pack.ReplaceDelta(t.stream[t.hdr:], c.ranges)})
-	}
+	f.add(pack.Object{ID: t.id, Type: object.Tree, Base: c.base, Delta: pack.ReplaceDelta(t.stream[t.hdr:], c.ranges)})
 	f.chains[t.id] = c
 	o.mu.Unlock()
 	o.known.add(t.id, old, prev)
@@ -487,10 +475,18 @@ func (o *objects) holdFresh(id Hash, t object.Type, content []byte) bool {
 		return false
 	}
 	if _, dup := f.at[id]; !dup {
-		f.at[id] = len(f.objs)
-		f.objs = append(f.objs, pack.Object{ID: id, Type: t, Data: bytes.Clone(content)})
+		f.add(pack.Object{ID: id, Type: t, Data: bytes.Clone(content)})
 	}
 	return true
+}
+
+// add holds obj for the pack, unless an object of its id is held already.
+// The caller holds o.mu.
+func (f *freshObjects) add(obj pack.Object) {
+	if _, dup := f.at[obj.ID]; !dup {
+		f.at[obj.ID] = len(f.objs)
+		f.objs = append(f.objs, obj)
+	}
 }
 
 // retry runs fn against the object storage, and once more against a fresh
