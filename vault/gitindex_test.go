@@ -2,9 +2,11 @@ package vault
 
 import (
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -362,5 +364,56 @@ func indexIsHEADs(t *testing.T, dir, when string) {
 	}
 	if s := gitOut(t, dir, "diff", "--cached", "--stat"); s != "" {
 		t.Fatalf("%s: git diff --cached:\n%s", when, s)
+	}
+}
+
+// The cache tree's counts of entries below each root folder are the
+// table's and the changes' net, kept as entries are set and removed: any
+// sequence of them leaves each count the one a walk of the index finds.
+func TestCountUnderIsTheWalksCount(t *testing.T) {
+	tops := []string{"playbook-runs", "playbooks", "vault", "README.md", "playbook-runs0"}
+	name := func(r *rand.Rand) string {
+		top := tops[r.Intn(len(tops))]
+		if strings.Contains(top, ".") || top == "playbook-runs0" && r.Intn(2) == 0 {
+			return top
+		}
+		return fmt.Sprintf("%s/%03d/f%d", top, r.Intn(40), r.Intn(3))
+	}
+	for seed := int64(1); seed <= 20; seed++ {
+		r := rand.New(rand.NewSource(seed))
+		var base []*index.Entry
+		seen := map[string]bool{}
+		for i := 0; i < 200; i++ {
+			if n := name(r); !seen[n] {
+				seen[n] = true
+				base = append(base, &index.Entry{Name: n, Mode: 0o100644})
+			}
+		}
+		slices.SortFunc(base, func(a, b *index.Entry) int { return strings.Compare(a.Name, b.Name) })
+		x := &gitIndex{}
+		x.rebase(index.TableOf(base), ZeroHash)
+		for step := 0; step < 400; step++ {
+			n := name(r)
+			if r.Intn(3) == 0 {
+				x.remove(n)
+			} else {
+				x.setEntry(&index.Entry{Name: n, Mode: 0o100644, Size: uint32(step)})
+			}
+			if step%50 == 49 {
+				x.rebase(index.TableOf(x.all()), ZeroHash)
+			}
+			for _, top := range tops {
+				want := 0
+				x.each(func(e *index.Entry) bool {
+					if strings.HasPrefix(e.Name, top+"/") {
+						want++
+					}
+					return true
+				})
+				if got := x.countUnder(top); got != want {
+					t.Fatalf("seed %d step %d: %d entries under %s/, a walk finds %d", seed, step, got, top, want)
+				}
+			}
+		}
 	}
 }

@@ -226,7 +226,9 @@ func (x *gitIndex) patched(ext [][]byte) (index.Main, bool) {
 // entries replaced and deleted in the table's order, the ones added in
 // theirs (the table and onames are both in name order).
 func (x *gitIndex) split() index.Split {
-	var d index.Split
+	// In the room of the last one: the encoding reads it and keeps none.
+	r := x.splitRoom
+	d := index.Split{Delete: r.Delete[:0], Replace: r.Replace[:0], Replaced: r.Replaced[:0], Added: r.Added[:0]}
 	for _, name := range x.onames {
 		switch c := x.over[name]; {
 		case c.pos >= 0 && c.e == nil:
@@ -238,6 +240,7 @@ func (x *gitIndex) split() index.Split {
 			d.Added = append(d.Added, c.e)
 		}
 	}
+	x.splitRoom = d
 	return d
 }
 

@@ -56,8 +56,7 @@ func EncodeSplitExt(buf []byte, s Split, sharedID object.Hash, v4 bool, ext ...[
 // (git's untracked cache, 14 MB at 100,000 runs, is not copied).
 func EncodeSplitHead(buf []byte, s Split, sharedID object.Hash, v4 bool) []byte {
 	entries := append(append(make([]*Entry, 0, len(s.Replaced)+len(s.Added)), s.Replaced...), s.Added...)
-	body := encodeExt(buf, entries, len(s.Replaced), v4, linkExtension(sharedID, s))
-	return body[:len(body)-20]
+	return encodeBody(buf, entries, len(s.Replaced), v4, linkExtension(sharedID, s))
 }
 
 // Sum is the checksum of an index file whose pieces these are: the SHA-1
@@ -143,6 +142,16 @@ func AppendCacheTree(buf []byte, root object.Hash, count int, subs []TreeNode) [
 // its signature and size, in as many pieces as the caller has) before the
 // checksum; in version 4 when v4.
 func encodeExt(buf []byte, entries []*Entry, nameless int, v4 bool, ext ...[]byte) []byte {
+	buf = encodeBody(buf, entries, nameless, v4, ext...)
+	sum := sha1.Sum(buf)
+	return append(buf, sum[:]...)
+}
+
+// encodeBody is encodeExt without the checksum. A buf too small for it
+// is replaced by one with an eighth more room: a split index's own file,
+// written at each boundary into the last one's room, grows by an entry
+// or two a boundary.
+func encodeBody(buf []byte, entries []*Entry, nameless int, v4 bool, ext ...[]byte) []byte {
 	version := uint32(2)
 	size := 12 + 20
 	for _, p := range ext {
@@ -163,7 +172,7 @@ func encodeExt(buf []byte, entries []*Entry, nameless int, v4 bool, ext ...[]byt
 		version = 4
 	}
 	if cap(buf) < size {
-		buf = make([]byte, 0, size)
+		buf = make([]byte, 0, size+size/8)
 	}
 	be := binary.BigEndian
 	buf = append(buf, "DIRC"...)
@@ -181,8 +190,7 @@ func encodeExt(buf []byte, entries []*Entry, nameless int, v4 bool, ext ...[]byt
 	for _, p := range ext {
 		buf = append(buf, p...)
 	}
-	sum := sha1.Sum(buf)
-	return append(buf, sum[:]...)
+	return buf
 }
 
 // appendEntry appends one entry under name (a split index's replacement:
