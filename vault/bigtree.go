@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"encoding"
 	"encoding/binary"
@@ -8,6 +9,7 @@ import (
 	"hash/adler32"
 	"math/bits"
 	"slices"
+	"sort"
 	"sync"
 
 	"quire/vault/git/index"
@@ -187,38 +189,118 @@ func resume(h hash.Hash, b []byte) {
 	}
 }
 
-// patch makes t the tree of entries, whose entries at changed differ from
-// t's only in their hashes, and answers it as a git delta of the tree t was
-// (its content's bytes at the changed hashes), for compaction.
-func (t *keptTree) patch(entries []treeEntry, changed []int) []byte {
+// hashAt is a kept tree's entry i given the hash h (its mode and name
+// the same).
+type hashAt struct {
+	i int
+	h Hash
+}
+
+// patch makes t the tree whose entries differ from t's only in the hashes
+// set gives them, and answers it as a git delta of the tree t was (its
+// content's bytes at the changed hashes), for compaction.
+func (t *keptTree) patch(set []hashAt) []byte {
 	first := len(t.stream)
-	for _, i := range changed {
-		end := int(t.ends[i])
-		h := entries[i].Hash
+	for _, c := range set {
+		end := int(t.ends[c.i])
 		for j := 0; j < 20; j++ {
 			p := end - 20 + j
-			if t.stream[p] != h[j] {
-				t.adler = adlerPatch(t.adler, len(t.stream), p, t.stream[p], h[j])
-				t.stream[p] = h[j]
+			if t.stream[p] != c.h[j] {
+				t.adler = adlerPatch(t.adler, len(t.stream), p, t.stream[p], c.h[j])
+				t.stream[p] = c.h[j]
 			}
-			t.loose[looseAt(p)] = h[j]
+			t.loose[looseAt(p)] = c.h[j]
 		}
 		first = min(first, end-20)
 	}
 	t.sum(first)
-	return pack.ReplaceDelta(t.stream[t.hdr:], t.hashRanges(nil, changed))
+	return pack.ReplaceDelta(t.stream[t.hdr:], t.hashRanges(nil, set))
 }
 
-// hashRanges adds to ranges where the hashes of the entries at changed lie
-// in the tree's content, and answers them in order, each once (an entry
-// changed twice).
-func (t *keptTree) hashRanges(ranges [][2]int, changed []int) [][2]int {
-	for _, i := range changed {
-		end := int(t.ends[i]) - t.hdr
+// hashRanges adds to ranges where the hashes of the entries set changes
+// lie in the tree's content, and answers them in order, each once (an
+// entry changed twice).
+func (t *keptTree) hashRanges(ranges [][2]int, set []hashAt) [][2]int {
+	for _, c := range set {
+		end := int(t.ends[c.i]) - t.hdr
 		ranges = append(ranges, [2]int{end - 20, end})
 	}
 	slices.SortFunc(ranges, func(a, b [2]int) int { return a[0] - b[0] })
 	return slices.Compact(ranges)
+}
+
+// entryAt reads the entry i of the tree's stream: its name (the
+// stream's own bytes), mode and hash.
+func (t *keptTree) entryAt(i int) (name []byte, mode object.Mode, h Hash) {
+	start := t.hdr
+	if i > 0 {
+		start = int(t.ends[i-1])
+	}
+	end := int(t.ends[i])
+	rec := t.stream[start : end-21] // "<mode> <name>", then NUL and the hash
+	sp := bytes.IndexByte(rec, ' ')
+	for _, c := range rec[:sp] {
+		mode = mode<<3 | object.Mode(c-'0')
+	}
+	copy(h[:], t.stream[end-20:end])
+	return rec[sp+1:], mode, h
+}
+
+// find is the position of the entry name, as object.FindEntry finds it
+// in the tree's entries (a kept tree is in git's order, as it was made).
+func (t *keptTree) find(name string) (int, bool) {
+	for _, dir := range []bool{false, true} {
+		i := sort.Search(len(t.ends), func(i int) bool {
+			n, m, _ := t.entryAt(i)
+			return !treeLessName(n, m == object.Dir, name, dir)
+		})
+		if i < len(t.ends) {
+			if n, _, _ := t.entryAt(i); string(n) == name {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// treeLessName is object.TreeLess of an entry named a (a folder when
+// aDir) and one named b.
+func treeLessName(a []byte, aDir bool, b string, bDir bool) bool {
+	n := min(len(a), len(b))
+	for j := 0; j < n; j++ {
+		if a[j] != b[j] {
+			return a[j] < b[j]
+		}
+	}
+	ac, bc := byte(0), byte(0)
+	if len(a) > n {
+		ac = a[n]
+	} else if aDir {
+		ac = '/'
+	}
+	if len(b) > n {
+		bc = b[n]
+	} else if bDir {
+		bc = '/'
+	}
+	return ac < bc
+}
+
+// entry answers the entry name of the tree id, when id is a kept tree
+// (kept false otherwise): its position, mode and hash, read in the kept
+// bytes. A writer takes a tree out (take) before it changes its bytes.
+func (k *keptTrees) entry(id Hash, name string) (i int, mode object.Mode, h Hash, found, kept bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, t := range k.trees {
+		if t.id == id {
+			if i, found = t.find(name); found {
+				_, mode, h = t.entryAt(i)
+			}
+			return i, mode, h, found, true
+		}
+	}
+	return 0, 0, ZeroHash, false, false
 }
 
 // knownMost bounds the deltas kept for compaction (about 1 KB each at

@@ -6,14 +6,18 @@ import (
 	"context"
 	"fmt"
 	"hash/adler32"
+	"maps"
 	"math/rand"
 	randv2 "math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"quire/vault/git/object"
 	"quire/vault/git/pack"
@@ -350,4 +354,182 @@ func writeVersion(t *testing.T, o *objects, prev Hash, entries []treeEntry, chan
 		t.Fatalf("id %s, a whole write's %s", id, wantID)
 	}
 	return id, sorted, want
+}
+
+// A kept tree's entry is found in its bytes as object.FindEntry finds it
+// among its entries: every name, and names it lacks, where git's order
+// puts a folder as if its name ended in "/" (a, a.b, a/ and a0).
+func TestAKeptTreesEntryIsFoundAsAmongItsEntries(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	var entries []treeEntry
+	names := map[string]bool{}
+	for len(entries) < 3000 {
+		n := fmt.Sprintf("r%d", rng.Intn(400))
+		for _, s := range []string{"", ".b", "-c", "0", "/x"} {
+			if rng.Intn(2) == 0 {
+				n += s
+			}
+		}
+		if i := strings.IndexByte(n, '/'); i >= 0 {
+			n = n[:i]
+		}
+		if names[n] {
+			continue
+		}
+		names[n] = true
+		mode := object.Regular
+		if rng.Intn(2) == 0 {
+			mode = object.Dir
+		}
+		var h Hash
+		rng.Read(h[:])
+		entries = append(entries, treeEntry{Name: n, Mode: mode, Hash: h})
+	}
+	object.SortTree(entries)
+	kept := keepTree(entries)
+	k := &keptTrees{trees: []*keptTree{kept}}
+	for _, probe := range append(slices.Collect(maps.Keys(names)), "r1.b.c", "r", "r400", "", "zz", "r1/") {
+		want, wantFound := object.FindEntry(entries, probe)
+		i, mode, h, found, isKept := k.entry(kept.id, probe)
+		if !isKept || found != wantFound || found && (i != want || mode != entries[want].Mode || h != entries[want].Hash) {
+			t.Fatalf("%q: found %v at %d (%o %s), among the entries %v at %d", probe, found, i, mode, h, wantFound, want)
+		}
+	}
+	if _, _, _, _, isKept := k.entry(Hash{1}, "r1"); isKept {
+		t.Fatal("a tree not kept answers as kept")
+	}
+}
+
+// Commits that change files of a vault's many run folders, one or a few
+// at a time, make each version of playbook-runs/ from the last one's kept
+// bytes (rebuildKept): every commit's tree is the one git writes from the
+// same files, whatever the commit does beside (a run added or removed, a
+// file made executable, a run folder emptied), alone or in a group.
+func TestCommitsOfManyRunsMakeGitsTrees(t *testing.T) {
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	run := func(i int) string {
+		return fmt.Sprintf("playbook-runs/close-019a4012-7c3e-7d10-9b2a-%012x-2026-11-01", i)
+	}
+	write := func(rel, s string) {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs := 3400 // playbook-runs/ past storedFrom: a group holds its versions as deltas
+	for i := 0; i < runs; i++ {
+		write(run(i)+"/run.jsonl", "{}\n") // one blob and one folder tree for all: a quick first commit
+		if i < 50 {
+			write(run(i)+"/thread.md", "# thread\n")
+		}
+	}
+	commit := func(paths ...string) {
+		t.Helper()
+		if err := v.Locked(func() error {
+			_, err := v.Commit(paths, Signature{Name: "agent-7", When: time.Now()}, "c")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit("playbook-runs")
+	idx := filepath.Join(t.TempDir(), "index")
+	gitTree := func() string {
+		t.Helper()
+		// git's own tree of the same files: an index of its own, from the
+		// work tree.
+		env := append(os.Environ(), "GIT_INDEX_FILE="+idx)
+		add := exec.Command("git", "-C", dir, "add", "-A", ".")
+		add.Env = env
+		if out, err := add.CombinedOutput(); err != nil {
+			t.Fatalf("git add: %v %s", err, out)
+		}
+		wt := exec.Command("git", "-C", dir, "write-tree")
+		wt.Env = env
+		want, err := wt.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(want))
+	}
+	rng := rand.New(rand.NewSource(11))
+	for c := 0; c < 40; c++ {
+		var paths []string
+		switch k := rng.Intn(10); {
+		case k == 0: // a run added
+			write(run(runs)+"/run.jsonl", "{}\n")
+			paths = append(paths, run(runs))
+			runs++
+		case k == 1: // a run removed
+			i := rng.Intn(runs)
+			os.RemoveAll(filepath.Join(dir, run(i)))
+			paths = append(paths, run(i))
+		case k == 2: // a file made executable
+			p := run(rng.Intn(50)) + "/thread.md"
+			if os.Chmod(filepath.Join(dir, p), 0o755) != nil {
+				continue
+			}
+			paths = append(paths, p)
+		case k == 3: // the files of a run folder gone, the folder left
+			i := rng.Intn(runs)
+			os.Remove(filepath.Join(dir, run(i), "run.jsonl"))
+			os.Remove(filepath.Join(dir, run(i), "thread.md"))
+			paths = append(paths, run(i)+"/run.jsonl", run(i)+"/thread.md")
+		default: // lines appended to one to three runs
+			for n := 1 + rng.Intn(3); n > 0; n-- {
+				p := run(rng.Intn(runs)) + "/run.jsonl"
+				if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+					continue
+				}
+				AppendLine(filepath.Join(dir, p), []byte(fmt.Sprintf("{\"c\":%d}\n", c)))
+				paths = append(paths, p)
+			}
+		}
+		if len(paths) == 0 {
+			continue
+		}
+		commit(paths...)
+		if got, want := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD^{tree}")), gitTree(); got != want {
+			t.Fatalf("commit %d (%v): HEAD's tree %s, git's of the same files %s", c, paths, got, want)
+		}
+	}
+	// Writers at once, each on its own run: groups of commits.
+	before := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD"))
+	var wg sync.WaitGroup
+	for w := 0; w < 24; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := run(w) + "/group.jsonl"
+			for k := 0; k < 3; k++ {
+				AppendLine(filepath.Join(dir, p), []byte(fmt.Sprintf("{\"k\":%d}\n", k)))
+				if err := v.Locked(func() error {
+					_, err := v.Commit([]string{p}, Signature{Name: "agent-7", When: time.Now()}, fmt.Sprint(w))
+					return err
+				}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got, want := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD^{tree}")), gitTree(); got != want {
+		t.Fatalf("after the groups: HEAD's tree %s, git's of the same files %s", got, want)
+	}
+	// Each commit of the groups changes its own run's file alone.
+	for _, line := range strings.Split(strings.TrimSpace(gitOut(t, dir, "log", "--format=%H %s", before+"..HEAD")), "\n") {
+		id, subject, _ := strings.Cut(line, " ")
+		w, _ := strconv.Atoi(subject)
+		if changed := strings.TrimSpace(gitOut(t, dir, "diff-tree", "--no-commit-id", "--name-only", "-r", id)); changed != run(w)+"/group.jsonl" {
+			t.Fatalf("commit %s of writer %s changes %q", id, subject, changed)
+		}
+	}
+	if out, err := exec.Command("git", "-C", dir, "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Fatalf("git fsck: %v\n%s", err, out)
+	}
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -272,14 +274,6 @@ func (v *Vault) applyChanges(root Hash, changes map[string]change) (Hash, error)
 }
 
 func (v *Vault) rebuild(tree Hash, prefix string, changes map[string]change) (Hash, error) {
-	var entries []treeEntry
-	if !tree.IsZero() {
-		old, err := v.objs.readTree(tree)
-		if err != nil {
-			return ZeroHash, err
-		}
-		entries = append(entries, old...)
-	}
 	// Split the changes into files here and folders below.
 	here := map[string]change{}
 	below := map[string]map[string]change{}
@@ -294,6 +288,17 @@ func (v *Vault) rebuild(tree Hash, prefix string, changes map[string]change) (Ha
 		} else {
 			here[rest] = c
 		}
+	}
+	if id, ok, err := v.rebuildKept(tree, prefix, here, below); ok || err != nil {
+		return id, err
+	}
+	var entries []treeEntry
+	if !tree.IsZero() {
+		old, err := v.objs.readTree(tree)
+		if err != nil {
+			return ZeroHash, err
+		}
+		entries = append(entries, old...)
 	}
 	// Where each name is: a map when many names change here, a search by
 	// halves when a few do (a boundary changes one entry of playbook-runs/,
@@ -384,6 +389,40 @@ func (v *Vault) rebuild(tree Hash, prefix string, changes map[string]change) (Ha
 		return ZeroHash, nil // an empty folder is no tree
 	}
 	return v.objs.writeTreeFrom(tree, entries, changed, reshaped)
+}
+
+// rebuildKept is rebuild of a large kept tree (bigtree.go) whose changes
+// give entries it has new hashes, their modes the same: read and patched
+// in its kept bytes, its entries neither copied nor decoded (at 100,000
+// runs playbook-runs/ is 100,000 entries, 4 MB a boundary copied). ok
+// false sends the caller the whole way: the tree is not kept, or an entry
+// is added, removed or of another mode (a folder below emptied is met
+// after its rebuild, which the caller then does again).
+func (v *Vault) rebuildKept(tree Hash, prefix string, here map[string]change, below map[string]map[string]change) (id Hash, ok bool, err error) {
+	if tree.IsZero() {
+		return ZeroHash, false, nil
+	}
+	set := make([]hashAt, 0, len(here)+len(below))
+	for name, c := range here {
+		i, mode, _, found, kept := v.objs.kept.entry(tree, name)
+		if !kept || !found || c.hash.IsZero() || mode != c.mode {
+			return ZeroHash, false, nil
+		}
+		set = append(set, hashAt{i, c.hash})
+	}
+	dirs := slices.Sorted(maps.Keys(below))
+	for _, dir := range dirs {
+		i, mode, sub, found, kept := v.objs.kept.entry(tree, dir)
+		if !kept || !found || mode != object.Dir {
+			return ZeroHash, false, nil
+		}
+		nh, err := v.rebuild(sub, prefix+dir+"/", below[dir])
+		if err != nil || nh.IsZero() {
+			return ZeroHash, err != nil, err
+		}
+		set = append(set, hashAt{i, nh})
+	}
+	return v.objs.patchKept(tree, set)
 }
 
 // head returns the commit the branch points at, zero before the first.

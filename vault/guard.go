@@ -325,13 +325,12 @@ func (v *Vault) headEntry(rel string) (Hash, bool, error) {
 	}
 	parts := strings.Split(rel, "/")
 	for i, name := range parts {
-		entries, err := v.objs.readTree(tree)
+		e, found, err := v.objs.findEntry(tree, name)
 		if err != nil {
 			return ZeroHash, false, err
 		}
-		k, found := object.FindEntry(entries, name)
-		if found && (i < len(parts)-1) == (entries[k].Mode == object.Dir) {
-			tree = entries[k].Hash
+		if found && (i < len(parts)-1) == (e.Mode == object.Dir) {
+			tree = e.Hash
 		} else {
 			return ZeroHash, false, nil
 		}

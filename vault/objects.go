@@ -355,21 +355,15 @@ func (o *objects) remember(id Hash, entries []treeEntry) {
 // (bigtree.go).
 func (o *objects) writeTreeFrom(old Hash, entries []treeEntry, changed []int, reshaped bool) (Hash, error) {
 	if !reshaped && !old.IsZero() {
-		if t := o.kept.take(old); t != nil {
-			if o.keptInGroup(t, old, entries, changed) {
-				o.kept.put(t)
-				o.remember(t.id, entries)
-				return t.id, nil
+		set := make([]hashAt, len(changed))
+		for k, i := range changed {
+			set[k] = hashAt{i, entries[i].Hash}
+		}
+		if id, ok, err := o.patchKept(old, set); ok || err != nil {
+			if err == nil {
+				o.remember(id, entries)
 			}
-			delta := t.patch(entries, changed)
-			if err := o.writeKept(t); err != nil {
-				return t.id, err
-			}
-			o.noteLooseKept(old, t.id)
-			o.known.add(t.id, old, delta)
-			o.kept.put(t)
-			o.remember(t.id, entries)
-			return t.id, nil
+			return id, err
 		}
 	}
 	if reshaped {
@@ -394,6 +388,44 @@ func (o *objects) writeTreeFrom(old Hash, entries []treeEntry, changed []int, re
 	return id, nil
 }
 
+// patchKept writes the tree the kept tree old is with the hashes set
+// gives its entries (ok false, nothing done, when old is not kept): as a
+// delta in the group's fresh pack (keptInGroup), else loose, its delta
+// known to compaction either way.
+func (o *objects) patchKept(old Hash, set []hashAt) (id Hash, ok bool, err error) {
+	t := o.kept.take(old)
+	if t == nil {
+		return ZeroHash, false, nil
+	}
+	if !o.keptInGroup(t, old, set) {
+		delta := t.patch(set)
+		if err := o.writeKept(t); err != nil {
+			return t.id, true, err // t is dropped: its bytes are no tree written
+		}
+		o.noteLooseKept(old, t.id)
+		o.known.add(t.id, old, delta)
+	}
+	o.kept.put(t)
+	return t.id, true, nil
+}
+
+// findEntry is the entry name of the tree id: read in its kept bytes when
+// it is a kept tree, else among its entries.
+func (o *objects) findEntry(id Hash, name string) (treeEntry, bool, error) {
+	if _, mode, h, found, kept := o.kept.entry(id, name); kept {
+		return treeEntry{Name: name, Mode: mode, Hash: h}, found, nil
+	}
+	entries, err := o.readTree(id)
+	if err != nil {
+		return treeEntry{}, false, err
+	}
+	k, found := object.FindEntry(entries, name)
+	if !found {
+		return treeEntry{}, false, nil
+	}
+	return entries[k], true, nil
+}
+
 // writeKept stores a kept tree's version: in the group's fresh pack when
 // it is small enough to be held (playbook-runs/ up to some 3,000 runs),
 // else as the loose object kept with it. A loose file's creation, and its
@@ -412,14 +444,14 @@ func (o *objects) writeKept(t *keptTree) error {
 // held saves a loose object's write and its removal (3.5 ms).
 const keptFromGroup = 2
 
-// keptInGroup makes t the tree of entries (t is the kept version old with
-// the hashes at changed new) as a delta in the group's fresh pack, when a
+// keptInGroup makes t the tree t's version old is with the hashes set
+// gives its entries, as a delta in the group's fresh pack, when a
 // group holds objects, the tree is large, and the group wrote enough of
 // its versions already: the version before is held whole first when the
 // chain starts. Each delta is of that whole version, so a reader applies
 // one. It answers false, having done nothing, otherwise. The caller holds
 // the write lock.
-func (o *objects) keptInGroup(t *keptTree, old Hash, entries []treeEntry, changed []int) bool {
+func (o *objects) keptInGroup(t *keptTree, old Hash, set []hashAt) bool {
 	if len(t.stream) < storedFrom {
 		return false
 	}
@@ -441,8 +473,8 @@ func (o *objects) keptInGroup(t *keptTree, old Hash, entries []treeEntry, change
 	delete(f.chains, old)
 	delete(f.looseKept, old)
 	o.mu.Unlock()
-	prev := t.patch(entries, changed)
-	c.ranges = t.hashRanges(c.ranges, changed)
+	prev := t.patch(set)
+	c.ranges = t.hashRanges(c.ranges, set)
 	o.mu.Lock()
 	f.add(pack.Object{ID: t.id, Type: object.Tree, Base: c.base, Delta: pack.ReplaceDelta(t.stream[t.hdr:], c.ranges)})
 	f.chains[t.id] = c
