@@ -63,6 +63,11 @@ type gitIndex struct {
 	tabMap []byte // tab's file mapped (a shared index), nil when read
 	over   map[string]change_
 	onames []string
+	// ochanges is over's changes in onames' order: what the walks of
+	// the changes read, without a look-up of each name (1.4 ms of a
+	// boundary at 100,000 runs, whose split index's own file held some
+	// 15,000).
+	ochanges []change_
 	n      int
 	// topNet is, for each folder at the root, the entries over adds
 	// below it less those it deletes (countUnder): each index write's
@@ -164,7 +169,7 @@ func (x *gitIndex) loadVerified() error {
 // rebase makes tab the index's entries, nothing changed since.
 func (x *gitIndex) rebase(tab *index.Table, id Hash) {
 	x.tab, x.baseID, x.tabMap, x.tabOwn = tab, id, nil, false
-	x.over, x.onames, x.n, x.fsm = map[string]change_{}, nil, tab.Len(), nil
+	x.over, x.onames, x.ochanges, x.n, x.fsm = map[string]change_{}, nil, nil, tab.Len(), nil
 	clear(x.topNet)
 }
 
@@ -363,18 +368,20 @@ func (x *gitIndex) put(name string, e *index.Entry, pos int) {
 		x.n--
 		x.countTop(name, -1)
 	}
+	i, _ := slices.BinarySearch(x.onames, name)
 	if !had {
-		i, _ := slices.BinarySearch(x.onames, name)
 		x.onames = slices.Insert(x.onames, i, name)
+		x.ochanges = slices.Insert(x.ochanges, i, change_{})
 	}
 	if e == nil && pos < 0 {
 		// Added since the table and gone again: nothing to say.
 		delete(x.over, name)
-		i, _ := slices.BinarySearch(x.onames, name)
 		x.onames = slices.Delete(x.onames, i, i+1)
+		x.ochanges = slices.Delete(x.ochanges, i, i+1)
 		return
 	}
 	x.over[name] = change_{e, pos}
+	x.ochanges[i] = change_{e, pos}
 }
 
 // get answers the entry of name (a table's entry decoded anew).
@@ -423,7 +430,7 @@ func (x *gitIndex) walkFrom(start string, fields bool, fn func(e *index.Entry, p
 	// flush yields over's added entries before name ("": all).
 	flush := func(name string, all bool) bool {
 		for ; k < len(x.onames) && (all || x.onames[k] < name); k++ {
-			if c := x.over[x.onames[k]]; c.pos < 0 && c.e != nil {
+			if c := x.ochanges[k]; c.pos < 0 && c.e != nil {
 				if !fn(c.e, -1, true) {
 					return false
 				}
@@ -437,7 +444,7 @@ func (x *gitIndex) walkFrom(start string, fields bool, fn func(e *index.Entry, p
 			return false
 		}
 		if k < len(x.onames) && x.onames[k] == e.Name {
-			c := x.over[x.onames[k]]
+			c := x.ochanges[k]
 			k++
 			if c.pos >= 0 {
 				if c.e != nil && !fn(c.e, -1, true) {
@@ -607,7 +614,7 @@ func (x *gitIndex) holds(dir string) bool {
 	prefix := dir + "/"
 	k, _ := slices.BinarySearch(x.onames, prefix)
 	for ; k < len(x.onames) && strings.HasPrefix(x.onames[k], prefix); k++ {
-		if x.over[x.onames[k]].e != nil {
+		if x.ochanges[k].e != nil {
 			return true
 		}
 	}
@@ -726,7 +733,7 @@ func (x *gitIndex) under(dir string) []string {
 			return false
 		}
 		for ; k < len(x.onames) && x.onames[k] < e.Name; k++ {
-			if c := x.over[x.onames[k]]; c.pos < 0 && c.e != nil {
+			if c := x.ochanges[k]; c.pos < 0 && c.e != nil {
 				names = append(names, x.onames[k])
 			}
 		}
@@ -741,7 +748,7 @@ func (x *gitIndex) under(dir string) []string {
 		return true
 	})
 	for ; k < len(x.onames) && strings.HasPrefix(x.onames[k], prefix); k++ {
-		if c := x.over[x.onames[k]]; c.pos < 0 && c.e != nil {
+		if c := x.ochanges[k]; c.pos < 0 && c.e != nil {
 			names = append(names, x.onames[k])
 		}
 	}

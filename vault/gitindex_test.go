@@ -369,7 +369,8 @@ func indexIsHEADs(t *testing.T, dir, when string) {
 
 // The cache tree's counts of entries below each root folder are the
 // table's and the changes' net, kept as entries are set and removed: any
-// sequence of them leaves each count the one a walk of the index finds.
+// sequence of them leaves each count the one a walk of the index finds,
+// and the changes in their names' order each name's change.
 func TestCountUnderIsTheWalksCount(t *testing.T) {
 	tops := []string{"playbook-runs", "playbooks", "vault", "README.md", "playbook-runs0"}
 	name := func(r *rand.Rand) string {
@@ -401,6 +402,14 @@ func TestCountUnderIsTheWalksCount(t *testing.T) {
 			}
 			if step%50 == 49 {
 				x.rebase(index.TableOf(x.all()), ZeroHash)
+			}
+			if len(x.ochanges) != len(x.onames) || len(x.onames) != len(x.over) {
+				t.Fatalf("seed %d step %d: %d changes in order, %d names, %d changes", seed, step, len(x.ochanges), len(x.onames), len(x.over))
+			}
+			for k, name := range x.onames {
+				if x.ochanges[k] != x.over[name] {
+					t.Fatalf("seed %d step %d: the change of %s in order is not its change", seed, step, name)
+				}
 			}
 			for _, top := range tops {
 				want := 0

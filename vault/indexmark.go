@@ -117,6 +117,9 @@ func (v *Vault) WrittenSince(m IndexMark) (written *Written, ok bool, err error)
 			old.onames = append(old.onames, name)
 		}
 		slices.Sort(old.onames)
+		for _, name := range old.onames {
+			old.ochanges = append(old.ochanges, old.over[name])
+		}
 		next, stop := iter.Pull(func(yield func(*index.Entry) bool) { old.each(yield) })
 		defer stop()
 		o, more := next()

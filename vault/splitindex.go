@@ -207,8 +207,7 @@ func (x *gitIndex) patched(ext [][]byte) (index.Main, bool) {
 		return index.Main{}, false
 	}
 	patches := make([]index.Patch, 0, len(x.onames))
-	for _, name := range x.onames {
-		c := x.over[name]
+	for _, c := range x.ochanges {
 		if c.pos < 0 || c.e == nil {
 			return index.Main{}, false
 		}
@@ -229,8 +228,8 @@ func (x *gitIndex) split() index.Split {
 	// In the room of the last one: the encoding reads it and keeps none.
 	r := x.splitRoom
 	d := index.Split{Delete: r.Delete[:0], Replace: r.Replace[:0], Replaced: r.Replaced[:0], Added: r.Added[:0]}
-	for _, name := range x.onames {
-		switch c := x.over[name]; {
+	for _, c := range x.ochanges {
+		switch {
 		case c.pos >= 0 && c.e == nil:
 			d.Delete = append(d.Delete, c.pos)
 		case c.pos >= 0:
