@@ -533,3 +533,46 @@ func TestCommitsOfManyRunsMakeGitsTrees(t *testing.T) {
 		t.Fatalf("git fsck: %v\n%s", err, out)
 	}
 }
+
+// A large object is written loose in stored blocks straight from its
+// content (writeStored): git reads back the same bytes at every size about
+// a block's edge, the header's bytes in the first block, and the file is
+// the size the loose bytes counted say.
+func TestStoredLooseObjectsAreWhatGitReads(t *testing.T) {
+	dir, gitDir, o := objectsRepo(t)
+	hdrLen := len(object.AppendHeader(nil, object.Blob, storedFrom))
+	var ids []string
+	var batch bytes.Buffer
+	before := o.looseBytes.Load()
+	var written int64
+	for _, n := range []int{storedFrom, storedFrom + 1, 9*keptBlock - hdrLen - 1, 9*keptBlock - hdrLen, 9*keptBlock - hdrLen + 1, 3 << 20} {
+		content := make([]byte, n)
+		for i := range content {
+			content[i] = byte(i*7 + n)
+		}
+		id := object.Sum(object.Blob, content)
+		if err := o.writeAs(id, object.Blob, content); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(gitDir, "objects", id.String()[:2], id.String()[2:])
+		typ, got, err := object.ReadLooseFile(file)
+		if err != nil || typ != object.Blob || !bytes.Equal(got, content) {
+			t.Fatalf("%d bytes: Go's zlib reads %v %d bytes (%v)", n, typ, len(got), err)
+		}
+		fi, _ := os.Stat(file)
+		written += fi.Size()
+		ids = append(ids, id.String())
+		fmt.Fprintf(&batch, "%s blob %d\n%s\n", id, n, content)
+	}
+	if got := o.looseBytes.Load() - before; got != written {
+		t.Errorf("%d loose bytes counted for files of %d", got, written)
+	}
+	cmd := exec.Command("git", "-C", dir, "cat-file", "--batch")
+	cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
+	if out, err := cmd.Output(); err != nil || !bytes.Equal(out, batch.Bytes()) {
+		t.Fatalf("git cat-file --batch: %v, %d bytes, want %d", err, len(out), batch.Len())
+	}
+	if out, err := exec.Command("git", "-C", dir, "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Fatalf("git fsck: %v\n%s", err, out)
+	}
+}

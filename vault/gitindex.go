@@ -68,7 +68,7 @@ type gitIndex struct {
 	// boundary at 100,000 runs, whose split index's own file held some
 	// 15,000).
 	ochanges []change_
-	n      int
+	n        int
 	// topNet is, for each folder at the root, the entries over adds
 	// below it less those it deletes (countUnder): each index write's
 	// cache tree counts them, and walking over's names for it was a
