@@ -104,16 +104,30 @@ func looseAt(p int) int { return 2 + 5*(p/keptBlock+1) + p }
 // keepTree makes the kept form of a tree whose content is entries, in
 // git's order: its stream, its loose object and its sums.
 func keepTree(entries []treeEntry) *keptTree {
-	const room = 32 // for the header, written in front of the content
-	stream := object.AppendTree(make([]byte, room, room+object.TreeSize(entries)), entries)
-	var hdr [room]byte
-	h := object.AppendHeader(hdr[:0], object.Tree, len(stream)-room)
-	copy(stream[room-len(h):], h)
-	t := &keptTree{hdr: len(h), stream: stream[room-len(h):], ends: make([]int32, len(entries))}
-	p := len(h)
+	buf := object.AppendTree(make([]byte, keptRoom, keptRoom+object.TreeSize(entries)), entries)
+	ends := make([]int32, len(entries))
+	p := 0
 	for i, e := range entries {
 		p += max(1, (bits.Len32(uint32(e.Mode))+2)/3) + 1 + len(e.Name) + 1 + 20 // octal digits, space, name, NUL, id
-		t.ends[i] = int32(p)
+		ends[i] = int32(p)
+	}
+	return keepStream(buf, ends)
+}
+
+// keptRoom is the room kept in front of a tree's content for its header.
+const keptRoom = 32
+
+// keepStream makes the kept form of the tree whose content follows
+// keptRoom bytes in buf, each entry ending at ends (from the content's
+// start): its header written into the room, its loose object and its
+// sums.
+func keepStream(buf []byte, ends []int32) *keptTree {
+	var hdr [keptRoom]byte
+	h := object.AppendHeader(hdr[:0], object.Tree, len(buf)-keptRoom)
+	copy(buf[keptRoom-len(h):], h)
+	t := &keptTree{hdr: len(h), stream: buf[keptRoom-len(h):], ends: ends}
+	for i := range ends {
+		ends[i] += int32(len(h))
 	}
 	n := len(t.stream)
 	blocks := (n + keptBlock - 1) / keptBlock
@@ -133,6 +147,86 @@ func keepTree(entries []treeEntry) *keptTree {
 	t.adler = adler32.Checksum(t.stream)
 	t.sum(0)
 	return t
+}
+
+// treeEdit is a change of a kept tree's entries that reshapes it: the
+// entry at (found) given e, or removed when e's hash is zero; or e added
+// (not found) where git's order puts it.
+type treeEdit struct {
+	at    int
+	found bool
+	e     treeEntry
+}
+
+// reshape makes the kept form of the tree t is with edits made (each
+// name at most once), from t's bytes: the entries between two edits are
+// copied as they lie, where decoding the whole tree, sorting and
+// encoding it again (a run started at 100,000 runs adds an entry to
+// playbook-runs/) cost twice as much. Its SHA-1 and Adler-32 are taken
+// whole: the header says the new size.
+func (t *keptTree) reshape(edits []treeEdit) *keptTree {
+	type op struct {
+		at  int // the edit goes before the old entry at (an add), or is it
+		add bool
+		e   treeEntry
+	}
+	ops := make([]op, 0, len(edits))
+	grow := 0
+	for _, ed := range edits {
+		at := ed.at
+		if !ed.found {
+			at = sort.Search(len(t.ends), func(i int) bool {
+				n, m, _ := t.entryAt(i)
+				return !treeLessName(n, m == object.Dir, ed.e.Name, ed.e.Mode == object.Dir)
+			})
+		}
+		ops = append(ops, op{at, !ed.found, ed.e})
+		grow += len(ed.e.Name) + 28
+	}
+	slices.SortStableFunc(ops, func(a, b op) int {
+		if a.at != b.at {
+			return a.at - b.at
+		}
+		if a.add != b.add { // an add goes before the entry at its place
+			if a.add {
+				return -1
+			}
+			return 1
+		}
+		if object.TreeLess(a.e, b.e) {
+			return -1
+		}
+		return 1
+	})
+	buf := make([]byte, keptRoom, keptRoom+len(t.stream)-t.hdr+grow)
+	ends := make([]int32, 0, len(t.ends)+len(ops))
+	start := func(i int) int { // where the old entry i starts in t.stream
+		if i == 0 {
+			return t.hdr
+		}
+		return int(t.ends[i-1])
+	}
+	next := 0 // the first old entry not yet copied
+	copyTo := func(i int) { // the old entries from next up to i, as they lie
+		from := len(buf) - keptRoom - start(next)
+		buf = append(buf, t.stream[start(next):start(i)]...)
+		for j := next; j < i; j++ {
+			ends = append(ends, int32(int(t.ends[j])+from))
+		}
+		next = i
+	}
+	for _, o := range ops {
+		copyTo(o.at)
+		if !o.add {
+			next = o.at + 1 // the old entry is replaced or removed
+		}
+		if !o.e.Hash.IsZero() {
+			buf = object.AppendTree(buf, []treeEntry{o.e})
+			ends = append(ends, int32(len(buf)-keptRoom))
+		}
+	}
+	copyTo(len(t.ends))
+	return keepStream(buf, ends)
 }
 
 // sum takes the stream's SHA-1 again from byte from (the states kept

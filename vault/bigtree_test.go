@@ -576,3 +576,84 @@ func TestStoredLooseObjectsAreWhatGitReads(t *testing.T) {
 		t.Fatalf("git fsck: %v\n%s", err, out)
 	}
 }
+
+// A kept tree reshaped from its bytes (entries added, removed, given
+// other hashes, made folders or files) is the tree a whole write of the
+// same entries makes: its stream, id, loose object and where each entry
+// ends, whatever the edits, several at one place among them.
+func TestAReshapedKeptTreeIsWhatAWholeWriteMakes(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	hash := func() (h Hash) { rng.Read(h[:]); return h }
+	name := func() string {
+		n := fmt.Sprintf("r%d", rng.Intn(300))
+		for _, s := range []string{".b", "-c", "0"} {
+			if rng.Intn(3) == 0 {
+				n += s
+			}
+		}
+		return n
+	}
+	mode := func() object.Mode { return []object.Mode{object.Regular, object.Dir, object.Executable}[rng.Intn(3)] }
+	for round := 0; round < 200; round++ {
+		byName := map[string]treeEntry{}
+		for len(byName) < 1+rng.Intn(400) {
+			n := name()
+			byName[n] = treeEntry{Name: n, Mode: mode(), Hash: hash()}
+		}
+		entries := slices.Collect(maps.Values(byName))
+		object.SortTree(entries)
+		kept := keepTree(entries)
+		var edits []treeEdit
+		edited := map[string]bool{}
+		for k := rng.Intn(8); k >= 0; k-- {
+			n := name()
+			if edited[n] {
+				continue
+			}
+			edited[n] = true
+			i, found := object.FindEntry(entries, n)
+			switch {
+			case !found:
+				e := treeEntry{Name: n, Mode: mode(), Hash: hash()}
+				edits = append(edits, treeEdit{e: e})
+				byName[n] = e
+			case rng.Intn(3) == 0 || len(byName) == 1 && rng.Intn(2) == 0:
+				edits = append(edits, treeEdit{at: i, found: true, e: treeEntry{Name: n}})
+				delete(byName, n)
+			case (entries[i].Mode == object.Dir) != (rng.Intn(2) == 0):
+				// Made a folder or a file: removed, and added where it sorts.
+				e := treeEntry{Name: n, Mode: object.Dir, Hash: hash()}
+				if entries[i].Mode == object.Dir {
+					e.Mode = object.Regular
+				}
+				edits = append(edits, treeEdit{at: i, found: true, e: treeEntry{Name: n}}, treeEdit{e: e})
+				byName[n] = e
+			default:
+				e := treeEntry{Name: n, Mode: entries[i].Mode, Hash: hash()}
+				if e.Mode != object.Dir && rng.Intn(2) == 0 {
+					e.Mode = object.Regular + object.Executable - e.Mode
+				}
+				edits = append(edits, treeEdit{at: i, found: true, e: e})
+				byName[n] = e
+			}
+		}
+		got := kept.reshape(edits)
+		want := slices.Collect(maps.Values(byName))
+		object.SortTree(want)
+		if len(want) == 0 {
+			if len(got.ends) != 0 {
+				t.Fatalf("round %d: every entry removed leaves %d", round, len(got.ends))
+			}
+			continue
+		}
+		whole := keepTree(want)
+		if got.id != whole.id || !bytes.Equal(got.stream, whole.stream) || !bytes.Equal(got.loose, whole.loose) || !slices.Equal(got.ends, whole.ends) || got.adler != whole.adler {
+			t.Fatalf("round %d: %d edits of %d entries make %s, a whole write %s", round, len(edits), len(entries), got.id, whole.id)
+		}
+		for i := range want {
+			if n, m, h := got.entryAt(i); string(n) != want[i].Name || m != want[i].Mode || h != want[i].Hash {
+				t.Fatalf("round %d: entry %d reads %s %o, written %s %o", round, i, n, m, want[i].Name, want[i].Mode)
+			}
+		}
+	}
+}

@@ -391,38 +391,64 @@ func (v *Vault) rebuild(tree Hash, prefix string, changes map[string]change) (Ha
 	return v.objs.writeTreeFrom(tree, entries, changed, reshaped)
 }
 
-// rebuildKept is rebuild of a large kept tree (bigtree.go) whose changes
-// give entries it has new hashes, their modes the same: read and patched
-// in its kept bytes, its entries neither copied nor decoded (at 100,000
-// runs playbook-runs/ is 100,000 entries, 4 MB a boundary copied). ok
-// false sends the caller the whole way: the tree is not kept, or an entry
-// is added, removed or of another mode (a folder below emptied is met
-// after its rebuild, which the caller then does again).
+// rebuildKept is rebuild of a large kept tree (bigtree.go): read in its
+// kept bytes, its entries neither copied nor decoded (at 100,000 runs
+// playbook-runs/ is 100,000 entries, 4 MB a boundary copied). Entries
+// given new hashes of the same modes are written over in place
+// (patchKept); an entry added, removed or made a folder or a file
+// reshapes the tree from its bytes (reshapeKept). ok false, when the tree
+// is not kept, sends the caller the whole way.
 func (v *Vault) rebuildKept(tree Hash, prefix string, here map[string]change, below map[string]map[string]change) (id Hash, ok bool, err error) {
 	if tree.IsZero() {
 		return ZeroHash, false, nil
 	}
-	set := make([]hashAt, 0, len(here)+len(below))
+	var set []hashAt
+	var same, edits []treeEdit // same: set's, for a reshape
+	// edit records e (a zero hash: gone) under its name, whose entry in
+	// the tree is at i when found, of mode mode.
+	edit := func(e treeEntry, i int, mode object.Mode, found bool) {
+		switch {
+		case found && !e.Hash.IsZero() && mode == e.Mode:
+			set = append(set, hashAt{i, e.Hash})
+			same = append(same, treeEdit{at: i, found: true, e: e})
+		case found && !e.Hash.IsZero() && (mode == object.Dir) == (e.Mode == object.Dir):
+			edits = append(edits, treeEdit{at: i, found: true, e: e})
+		case found:
+			// Gone, or a file made a folder or a folder a file, which
+			// sorts elsewhere ("name/"): removed, and added where it goes.
+			edits = append(edits, treeEdit{at: i, found: true, e: treeEntry{Name: e.Name}})
+			if !e.Hash.IsZero() {
+				edits = append(edits, treeEdit{e: e})
+			}
+		case !e.Hash.IsZero():
+			edits = append(edits, treeEdit{e: e})
+		}
+	}
 	for name, c := range here {
 		i, mode, _, found, kept := v.objs.kept.entry(tree, name)
-		if !kept || !found || c.hash.IsZero() || mode != c.mode {
+		if !kept {
 			return ZeroHash, false, nil
 		}
-		set = append(set, hashAt{i, c.hash})
+		edit(treeEntry{Name: name, Mode: c.mode, Hash: c.hash}, i, mode, found)
 	}
-	dirs := slices.Sorted(maps.Keys(below))
-	for _, dir := range dirs {
+	for _, dir := range slices.Sorted(maps.Keys(below)) {
 		i, mode, sub, found, kept := v.objs.kept.entry(tree, dir)
-		if !kept || !found || mode != object.Dir {
+		if !kept {
 			return ZeroHash, false, nil
+		}
+		if !found || mode != object.Dir {
+			sub = ZeroHash
 		}
 		nh, err := v.rebuild(sub, prefix+dir+"/", below[dir])
-		if err != nil || nh.IsZero() {
-			return ZeroHash, err != nil, err
+		if err != nil {
+			return ZeroHash, true, err
 		}
-		set = append(set, hashAt{i, nh})
+		edit(treeEntry{Name: dir, Mode: object.Dir, Hash: nh}, i, mode, found)
 	}
-	return v.objs.patchKept(tree, set)
+	if len(edits) == 0 {
+		return v.objs.patchKept(tree, set)
+	}
+	return v.objs.reshapeKept(tree, append(edits, same...))
 }
 
 // head returns the commit the branch points at, zero before the first.

@@ -451,6 +451,25 @@ func (o *objects) patchKept(old Hash, set []hashAt) (id Hash, ok bool, err error
 	return t.id, true, nil
 }
 
+// reshapeKept writes the tree the kept tree old is with edits made
+// (keptTree.reshape; ok false, nothing done, when old is not kept), loose
+// or in the group's fresh pack as any new large tree.
+func (o *objects) reshapeKept(old Hash, edits []treeEdit) (id Hash, ok bool, err error) {
+	t := o.kept.take(old)
+	if t == nil {
+		return ZeroHash, false, nil
+	}
+	if t = t.reshape(edits); len(t.ends) == 0 {
+		return ZeroHash, true, nil // an empty folder is no tree
+	}
+	if err := o.writeKept(t); err != nil {
+		return t.id, true, err
+	}
+	o.noteLooseKept(ZeroHash, t.id)
+	o.kept.put(t)
+	return t.id, true, nil
+}
+
 // findEntry is the entry name of the tree id: read in its kept bytes when
 // it is a kept tree, else among its entries.
 func (o *objects) findEntry(id Hash, name string) (treeEntry, bool, error) {
