@@ -206,7 +206,7 @@ func (t *keptTree) reshape(edits []treeEdit) *keptTree {
 		}
 		return int(t.ends[i-1])
 	}
-	next := 0 // the first old entry not yet copied
+	next := 0               // the first old entry not yet copied
 	copyTo := func(i int) { // the old entries from next up to i, as they lie
 		from := len(buf) - keptRoom - start(next)
 		buf = append(buf, t.stream[start(next):start(i)]...)
