@@ -657,3 +657,70 @@ func TestAReshapedKeptTreeIsWhatAWholeWriteMakes(t *testing.T) {
 		}
 	}
 }
+
+// A large tree's versions past the depth a pack chains deltas to (50)
+// are sparse deltas of the version written whole at the chain's start,
+// kept in the compaction's window for them: 110 versions of a 2.2 MB tree
+// in one compaction leave one whole version, not three, and git reads
+// every version.
+func TestVersionsPastAChainsDepthAreSparseDeltas(t *testing.T) {
+	dir, gitDir, o := objectsRepo(t)
+	rng := rand.New(rand.NewSource(12))
+	hash := func() (h Hash) { rng.Read(h[:]); return h }
+	var entries []treeEntry
+	for i := 0; i < 45000; i++ { // past diffMost, which go-git's DiffDelta is tried to
+		entries = append(entries, treeEntry{Name: fmt.Sprintf("close-%08x-%d", rng.Uint32(), i), Mode: object.Dir, Hash: hash()})
+	}
+	object.SortTree(entries)
+	var ids []string
+	var prev Hash
+	for v := 0; v < 110; v++ {
+		var changed []int
+		for n := 1 + rng.Intn(3); n > 0; n-- {
+			i := rng.Intn(len(entries))
+			entries[i].Hash = hash()
+			changed = append(changed, i)
+		}
+		id, err := o.writeTreeFrom(prev, entries, changed, prev.IsZero())
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev = id
+		ids = append(ids, id.String())
+		// Loose, as one client's boundaries leave them, and a few
+		// blobs and small trees between, as a boundary writes.
+		for k := 0; k < 4; k++ {
+			if _, err := o.write("blob", []byte(fmt.Sprintf("version %d blob %d %x", v, k, rng.Uint64()))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if ok, err := pack.Compact(context.Background(), filepath.Join(gitDir, "objects"), func(id object.Hash) ([]byte, object.Type, error) {
+		return o.readRaw(id)
+	}, o.known.known, nil); !ok || err != nil {
+		t.Fatalf("compacted %v: %v", ok, err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.pack"))
+	total := int64(0)
+	for _, p := range packs {
+		fi, _ := os.Stat(p)
+		total += fi.Size()
+	}
+	var whole bytes.Buffer // one version as a pack holds it
+	zw, _ := zlib.NewWriterLevel(&whole, zlib.BestSpeed)
+	zw.Write(object.AppendTree(nil, entries))
+	zw.Close()
+	if total > int64(whole.Len())*15/10 {
+		t.Fatalf("%d bytes of packs for %d versions of a tree of %d bytes compressed: more than one whole", total, len(ids), whole.Len())
+	}
+	cmd := exec.Command("git", "-C", dir, "cat-file", "--batch-check")
+	cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
+	if out, err := cmd.Output(); err != nil || strings.Count(string(out), " tree ") != len(ids) {
+		t.Fatalf("git cat-file: %v\n%s", err, out)
+	}
+	for _, p := range packs {
+		if out, err := exec.Command("git", "-C", dir, "verify-pack", strings.TrimSuffix(p, ".pack")+".idx").CombinedOutput(); err != nil {
+			t.Fatalf("git verify-pack: %v\n%s", err, out)
+		}
+	}
+}

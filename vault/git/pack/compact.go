@@ -626,6 +626,11 @@ const diffTries = 2
 // stored whole (compressed).
 const diffMost = 2 << 20
 
+// sparseFrom is the size from which an object is tried as a sparse delta
+// (SparseDelta) of an object of its length in the window, and kept there
+// past the window's count when written whole.
+const sparseFrom = 1 << 20
+
 // deltaIn answers the smallest delta of data against an object of the
 // window, and its base: nil when none is under half of data.
 func deltaIn(window []windowEntry, typ object.Type, data []byte) ([]byte, *windowEntry) {
@@ -653,6 +658,20 @@ func deltaIn(window []windowEntry, typ object.Type, data []byte) ([]byte, *windo
 	}
 	if best != nil && len(best) < len(data)/8 {
 		return best, base
+	}
+	if len(data) >= sparseFrom {
+		// Two versions of a large tree some boundaries apart differ at
+		// the entries each changed, here and there: a sparse delta of an
+		// object of its length, where the affix delta spans from the
+		// first change to the last.
+		for k := len(window) - 1; k >= 0; k-- {
+			if b := &window[k]; fits(b) && len(b.data) == len(data) {
+				take(SparseDelta(b.data, data, len(data)/16), b)
+			}
+		}
+		if best != nil && len(best) < len(data)/8 {
+			return best, base
+		}
 	}
 	if len(data) > diffMost {
 		return best, base
@@ -797,11 +816,22 @@ func (w *packWriter) packLoose(ctx context.Context, loose []looseObject, moved f
 		window = append(window, windowEntry{typ: typ, data: data, off: off, depth: depth})
 		held += len(data)
 		for len(window) > windowCount || held > windowBytes {
+			// The oldest goes, but a large object written whole (a
+			// version of playbook-runs/ at a chain's start) stays while
+			// the window's bytes allow: the versions past the chain's
+			// depth are its sparse deltas (deltaIn), where without it
+			// each was written whole, every maxDepth versions.
+			drop := 0
+			if held <= windowBytes {
+				for drop < len(window)-1 && window[drop].depth == 0 && len(window[drop].data) >= sparseFrom {
+					drop++
+				}
+			}
 			// Shifted down, not resliced: window[1:] keeps the dropped
 			// entry's data reachable from the array behind it until an
 			// append moves it, which held up to twice the window.
-			held -= len(window[0].data)
-			window = append(window[:0], window[1:]...)
+			held -= len(window[drop].data)
+			window = append(window[:drop], window[drop+1:]...)
 		}
 	}
 	return nil

@@ -53,6 +53,47 @@ func ReplaceDelta(target []byte, changed [][2]int) []byte {
 	return appendDeltaCopy(d, at, len(target)-at)
 }
 
+// SparseDelta is a git delta that makes target from a base of the same
+// length where they differ only here and there (two versions of a large
+// tree some boundaries apart: each changed a few entries' hashes), found
+// by comparing them affixChunk bytes at a time: ReplaceDelta over the
+// ranges where they differ, two ranges less than sparseGap apart taken as
+// one. It answers nil when their lengths differ or the ranges hold more
+// than most bytes.
+func SparseDelta(base, target []byte, most int) []byte {
+	if len(base) != len(target) {
+		return nil
+	}
+	var ranges [][2]int
+	held := 0
+	for p := 0; p < len(target); p += affixChunk {
+		end := min(p+affixChunk, len(target))
+		if bytes.Equal(base[p:end], target[p:end]) {
+			continue
+		}
+		for j := p; j < end; j++ {
+			if base[j] == target[j] {
+				continue
+			}
+			if n := len(ranges); n > 0 && j-ranges[n-1][1] < sparseGap {
+				held += j + 1 - ranges[n-1][1]
+				ranges[n-1][1] = j + 1
+			} else {
+				held++
+				ranges = append(ranges, [2]int{j, j + 1})
+			}
+		}
+		if held > most {
+			return nil
+		}
+	}
+	return ReplaceDelta(target, ranges)
+}
+
+// sparseGap is the least run of equal bytes a SparseDelta copies from the
+// base rather than inserts: a copy instruction takes up to eight bytes.
+const sparseGap = 16
+
 // AppendDelta is a git delta that makes target from its first n bytes, as
 // an append-only file grows (a run's log between two boundaries).
 func AppendDelta(target []byte, n int) []byte {

@@ -130,3 +130,58 @@ func TestAppendDeltaMakesTheTarget(t *testing.T) {
 		}
 	}
 }
+
+// SparseDelta's deltas make the target from a base of its length that
+// differs from it here and there (runs of changed bytes at random places,
+// next to each other, at the start and the end, across a copy's 64 KiB),
+// as go-git's reader applies them; they stay within the bytes changed
+// plus the instructions' own, and a base of another length, or changes
+// past most, are refused.
+func TestSparseDeltaMakesTheTarget(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	refused := 0
+	for i := 0; i < 300; i++ {
+		base := make([]byte, []int{1, 255, 256, 257, 4096, 70000, 300000}[rng.Intn(7)])
+		rng.Read(base)
+		target := bytes.Clone(base)
+		changed := 0
+		for k := rng.Intn(12); k >= 0; k-- {
+			at := rng.Intn(len(target))
+			switch rng.Intn(4) {
+			case 0:
+				at = 0
+			case 1:
+				at = len(target) - 1
+			}
+			for j := at; j < min(len(target), at+1+rng.Intn(24)); j++ {
+				target[j] ^= byte(1 + rng.Intn(255))
+				changed++
+			}
+		}
+		most := len(target)
+		if rng.Intn(4) == 0 {
+			most = rng.Intn(changed + 1)
+		}
+		d := SparseDelta(base, target, most)
+		if d == nil {
+			if most >= changed+16*13 {
+				t.Fatalf("case %d: refused %d changed bytes within %d", i, changed, most)
+			}
+			refused++
+			continue
+		}
+		got, err := packfile.PatchDelta(base, d)
+		if err != nil || !bytes.Equal(got, target) {
+			t.Fatalf("case %d: %d bytes, patched %d: %v", i, len(target), len(got), err)
+		}
+		if len(d) > 16+len(target)/DeltaCopyMax*8+changed*(sparseGap+10) {
+			t.Fatalf("case %d: a delta of %d bytes for %d changed", i, len(d), changed)
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no change was refused: the bound was not exercised")
+	}
+	if SparseDelta(make([]byte, 10), make([]byte, 11), 100) != nil {
+		t.Fatal("a base of another length makes a delta")
+	}
+}
