@@ -136,11 +136,8 @@ func keepStream(buf []byte, ends []int32) *keptTree {
 	for b := 0; b < blocks; b++ {
 		lo, hi := b*keptBlock, min((b+1)*keptBlock, n)
 		at := looseAt(lo) - 5
-		if hi == n {
-			t.loose[at] = 1 // the final block; stored (type 0) as every one
-		}
-		binary.LittleEndian.PutUint16(t.loose[at+1:], uint16(hi-lo))
-		binary.LittleEndian.PutUint16(t.loose[at+3:], ^uint16(hi-lo))
+		h := storedBlock(lo, n)
+		copy(t.loose[at:], h[:])
 		copy(t.loose[at+5:], t.stream[lo:hi])
 	}
 	t.sha = make([][]byte, n/keptChunk)
@@ -227,6 +224,19 @@ func (t *keptTree) reshape(edits []treeEdit) *keptTree {
 	}
 	copyTo(len(t.ends))
 	return keepStream(buf, ends)
+}
+
+// storedBlock is the header of the stored deflate block of a stream of n
+// bytes that starts at byte lo (its blocks keptBlock bytes long): the
+// last one's final bit, and its length and the length's complement.
+func storedBlock(lo, n int) (h [5]byte) {
+	k := min(keptBlock, n-lo)
+	if lo+k == n {
+		h[0] = 1 // the final block; stored (type 0) as every one
+	}
+	binary.LittleEndian.PutUint16(h[1:], uint16(k))
+	binary.LittleEndian.PutUint16(h[3:], ^uint16(k))
+	return h
 }
 
 // sum takes the stream's SHA-1 again from byte from (the states kept

@@ -445,7 +445,10 @@ func (v *Vault) rebuildKept(tree Hash, prefix string, here map[string]change, be
 		}
 		edit(treeEntry{Name: dir, Mode: object.Dir, Hash: nh}, i, mode, found)
 	}
-	if len(edits) == 0 {
+	switch {
+	case len(edits) == 0 && len(set) == 0:
+		return tree, true, nil // nothing it holds changed (a file gone that it never had)
+	case len(edits) == 0:
 		return v.objs.patchKept(tree, set)
 	}
 	return v.objs.reshapeKept(tree, append(edits, same...))

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/zlib"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/adler32"
@@ -248,12 +247,7 @@ func (o *objects) writeStored(id Hash, t object.Type, content []byte) error {
 		bw.Write([]byte{0x78, 0x01}) // deflate, 32 KiB window, the fastest level
 		for b := 0; b < blocks; b++ {
 			lo, hi := b*keptBlock, min((b+1)*keptBlock, n)
-			var bh [5]byte
-			if hi == n {
-				bh[0] = 1 // the final block; stored (type 0) as every one
-			}
-			binary.LittleEndian.PutUint16(bh[1:], uint16(hi-lo))
-			binary.LittleEndian.PutUint16(bh[3:], ^uint16(hi-lo))
+			bh := storedBlock(lo, n)
 			bw.Write(bh[:])
 			if lo < len(hdr) {
 				bw.Write(hdr[lo:min(hi, len(hdr))])
