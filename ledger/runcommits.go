@@ -160,7 +160,10 @@ func (l *Ledger) recordCommit(id string) {
 	if h.IsZero() {
 		return
 	}
-	l.mirrors.kick() // the pushes to remotes take it along
+	// The pushes to remotes take it along once the branch shows it: a
+	// pusher told while the write was under way looked, found the branch
+	// as it had pushed it, and slept until its next look (2 s).
+	l.v.AfterCommits(l.mirrors.kick)
 	through := l.commitsHead()
 	if through.IsZero() {
 		return // no index yet: the first read builds it
