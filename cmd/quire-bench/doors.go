@@ -380,18 +380,26 @@ func (m *mcpClient) close() {
 	m.cmd.Wait()
 }
 
+// doorVaultDir is where the bench's vault of n runs is kept, and
+// doorVaultReady the file that says it was made whole.
+func doorVaultDir(n int) string {
+	return filepath.Join(os.TempDir(), "quire-bench-vaults", fmt.Sprintf("%s-%d", doorVaultVersion, n))
+}
+
+func doorVaultReady(n int) string { return doorVaultDir(n) + ".ready" }
+
 // doorVault answers the bench's vault of n runs and their ids, made once
 // under the temporary folder. One run is made through the operations
 // (project, playbook, workflow, run_definition); the others are copies of
 // it with their own ids and seqs, registered in the index and committed
 // in one git commit; then quire reindex builds the history from the files.
 func doorVault(n int) (string, []string) {
-	dir := filepath.Join(os.TempDir(), "quire-bench-vaults", fmt.Sprintf("%s-%d", doorVaultVersion, n))
+	dir := doorVaultDir(n)
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("019a4012-7c3e-7d10-9b2a-%012x", i)
 	}
-	ready := dir + ".ready"
+	ready := doorVaultReady(n)
 	if _, err := os.Stat(ready); err == nil {
 		return dir, ids
 	}
