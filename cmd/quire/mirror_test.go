@@ -436,6 +436,15 @@ func TestMirrorOverGitDaemonAndHTTP(t *testing.T) {
 						if !ok {
 							t.Fatal("no push was in flight in 10 s to kill (killReceivePack reads /proc: Linux only)")
 						}
+						// A receive-pack killed while it moved the branch
+						// leaves the branch's lock in the remote, which
+						// refuses every push after it ("cannot lock
+						// ref") until its keeper removes it, as one
+						// does after a server's crash.
+						locks, _ := filepath.Glob(filepath.Join(bare, "refs", "heads", "*.lock"))
+						for _, l := range append(locks, filepath.Join(bare, "packed-refs.lock")) {
+							os.Remove(l)
+						}
 						records = i + 10
 						stop = start()
 					default:
@@ -450,7 +459,11 @@ func TestMirrorOverGitDaemonAndHTTP(t *testing.T) {
 				time.Sleep(30 * time.Millisecond)
 			}
 			defer stop()
-			waitFor(t, 45*time.Second, "the remote has every commit", func() bool { return remoteHead() == gitIn(t, dir, "rev-parse", "HEAD") })
+			for end := time.Now().Add(45 * time.Second); remoteHead() != gitIn(t, dir, "rev-parse", "HEAD"); time.Sleep(50 * time.Millisecond) {
+				if time.Now().After(end) {
+					t.Fatalf("the remote has not every commit within 45 s; the pusher's status: %v", remoteStatus(t, v, "origin"))
+				}
+			}
 			if out, err := exec.Command("git", "--git-dir", bare, "fsck", "--strict").CombinedOutput(); err != nil {
 				t.Fatalf("git fsck: %v %s", err, out)
 			}
