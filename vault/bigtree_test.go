@@ -185,18 +185,9 @@ func TestCompactionsAfterAnotherKeepOneWholeTree(t *testing.T) {
 		}
 		compact()
 	}
-	packs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.pack"))
-	total := int64(0)
-	for _, p := range packs {
-		fi, _ := os.Stat(p)
-		total += fi.Size()
-	}
-	var whole bytes.Buffer // one version as a pack holds it
-	zw, _ := zlib.NewWriterLevel(&whole, zlib.BestSpeed)
-	zw.Write(object.AppendTree(nil, entries))
-	zw.Close()
-	if total > int64(whole.Len())*13/10 {
-		t.Fatalf("%d packs of %d bytes for %d versions of a tree of %d bytes, %d compressed: more than one whole", len(packs), total, len(ids), size, whole.Len())
+	total, whole := packBytes(t, dir), wholeTree(entries)
+	if total > whole*13/10 {
+		t.Fatalf("packs of %d bytes for %d versions of a tree of %d bytes, %d compressed: more than one whole", total, len(ids), size, whole)
 	}
 	cmd := exec.Command("git", "-C", dir, "cat-file", "--batch-check")
 	cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
@@ -700,27 +691,30 @@ func TestVersionsPastAChainsDepthAreSparseDeltas(t *testing.T) {
 	}, o.known.known, nil); !ok || err != nil {
 		t.Fatalf("compacted %v: %v", ok, err)
 	}
-	packs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.pack"))
-	total := int64(0)
-	for _, p := range packs {
-		fi, _ := os.Stat(p)
-		total += fi.Size()
-	}
-	var whole bytes.Buffer // one version as a pack holds it
-	zw, _ := zlib.NewWriterLevel(&whole, zlib.BestSpeed)
-	zw.Write(object.AppendTree(nil, entries))
-	zw.Close()
-	if total > int64(whole.Len())*15/10 {
-		t.Fatalf("%d bytes of packs for %d versions of a tree of %d bytes compressed: more than one whole", total, len(ids), whole.Len())
+	total, whole := packBytes(t, dir), wholeTree(entries)
+	if total > whole*15/10 {
+		t.Fatalf("%d bytes of packs for %d versions of a tree of %d bytes compressed: more than one whole", total, len(ids), whole)
 	}
 	cmd := exec.Command("git", "-C", dir, "cat-file", "--batch-check")
 	cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
 	if out, err := cmd.Output(); err != nil || strings.Count(string(out), " tree ") != len(ids) {
 		t.Fatalf("git cat-file: %v\n%s", err, out)
 	}
-	for _, p := range packs {
-		if out, err := exec.Command("git", "-C", dir, "verify-pack", strings.TrimSuffix(p, ".pack")+".idx").CombinedOutput(); err != nil {
+	idx, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.idx"))
+	for _, p := range idx {
+		if out, err := exec.Command("git", "-C", dir, "verify-pack", p).CombinedOutput(); err != nil {
 			t.Fatalf("git verify-pack: %v\n%s", err, out)
 		}
 	}
+}
+
+// wholeTree is the bytes of the tree of entries as a pack holds it whole
+// (compressed at zlib's best speed, as a compaction compresses a large
+// object).
+func wholeTree(entries []treeEntry) int {
+	var b bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&b, zlib.BestSpeed)
+	zw.Write(object.AppendTree(nil, entries))
+	zw.Close()
+	return b.Len()
 }
