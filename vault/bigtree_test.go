@@ -176,7 +176,7 @@ func TestCompactionsAfterAnotherKeepOneWholeTree(t *testing.T) {
 			entries = slices.Clone(entries)
 			i := rng.Intn(len(entries))
 			entries[i].Hash = hash()
-			id, err := o.writeTreeFrom(prev, entries, []int{i}, prev.IsZero())
+			id, err := writeFrom(o, prev, entries, []int{i}, prev.IsZero())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -334,7 +334,7 @@ func objectsRepo(t *testing.T) (dir, gitDir string, o *objects) {
 // tree's content.
 func writeVersion(t *testing.T, o *objects, prev Hash, entries []treeEntry, changed []int, reshaped bool) (Hash, []treeEntry, []byte) {
 	t.Helper()
-	id, err := o.writeTreeFrom(prev, entries, changed, reshaped)
+	id, err := writeFrom(o, prev, entries, changed, reshaped)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -672,7 +672,7 @@ func TestVersionsPastAChainsDepthAreSparseDeltas(t *testing.T) {
 			entries[i].Hash = hash()
 			changed = append(changed, i)
 		}
-		id, err := o.writeTreeFrom(prev, entries, changed, prev.IsZero())
+		id, err := writeFrom(o, prev, entries, changed, prev.IsZero())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -717,4 +717,20 @@ func wholeTree(entries []treeEntry) int {
 	zw.Write(object.AppendTree(nil, entries))
 	zw.Close()
 	return b.Len()
+}
+
+// writeFrom writes the tree of entries as rebuild does: from the kept
+// bytes of prev with the hashes at changed new when it is kept and not
+// reshaped (patchKept), else whole.
+func writeFrom(o *objects, prev Hash, entries []treeEntry, changed []int, reshaped bool) (Hash, error) {
+	if !reshaped && !prev.IsZero() {
+		set := make([]hashAt, len(changed))
+		for k, i := range changed {
+			set[k] = hashAt{i, entries[i].Hash}
+		}
+		if id, ok, err := o.patchKept(prev, set); ok || err != nil {
+			return id, err
+		}
+	}
+	return o.writeTree(entries, reshaped)
 }

@@ -317,16 +317,14 @@ func (v *Vault) rebuild(tree Hash, prefix string, changes map[string]change) (Ha
 		}
 		return object.FindEntry(entries, name)
 	}
-	// Only hashes changed in place (a folder's new tree, a file's new
-	// content), or the tree reshaped: what writeTreeFrom needs to know.
-	var changed []int
+	// The tree reshaped (an entry added, removed, a mode changed) is
+	// sorted again before it is written.
 	reshaped := tree.IsZero()
 	set := func(i int, e treeEntry) {
 		if entries[i].Mode != e.Mode {
 			reshaped = true
 		}
 		entries[i] = e
-		changed = append(changed, i)
 	}
 	add := func(e treeEntry) {
 		if pos != nil {
@@ -388,7 +386,7 @@ func (v *Vault) rebuild(tree Hash, prefix string, changes map[string]change) (Ha
 	if len(entries) == 0 {
 		return ZeroHash, nil // an empty folder is no tree
 	}
-	return v.objs.writeTreeFrom(tree, entries, changed, reshaped)
+	return v.objs.writeTree(entries, reshaped)
 }
 
 // rebuildKept is rebuild of a large kept tree (bigtree.go): read in its

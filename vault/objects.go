@@ -383,25 +383,11 @@ func (o *objects) remember(id Hash, entries []treeEntry) {
 	}
 }
 
-// writeTreeFrom stores the tree of entries, made from the tree old (zero
-// for none) by changing the hashes of the entries at changed, or, when
-// reshaped, in any other way (entries added, removed, a mode changed):
-// then entries are sorted here in git's order (a folder sorts as
-// "name/"). A large tree is made from the kept bytes of old when it can
-// (bigtree.go).
-func (o *objects) writeTreeFrom(old Hash, entries []treeEntry, changed []int, reshaped bool) (Hash, error) {
-	if !reshaped && !old.IsZero() {
-		set := make([]hashAt, len(changed))
-		for k, i := range changed {
-			set[k] = hashAt{i, entries[i].Hash}
-		}
-		if id, ok, err := o.patchKept(old, set); ok || err != nil {
-			if err == nil {
-				o.remember(id, entries)
-			}
-			return id, err
-		}
-	}
+// writeTree stores the tree of entries, sorting them first in git's order
+// (a folder sorts as "name/") when reshaped (entries added, removed, a
+// mode changed). A large one is kept as bytes (bigtree.go), and its next
+// versions are made from them (Vault.rebuildKept), not from entries.
+func (o *objects) writeTree(entries []treeEntry, reshaped bool) (Hash, error) {
 	if reshaped {
 		object.SortTree(entries)
 	}
