@@ -15,7 +15,7 @@ import (
 // flag (skip-worktree, intent-to-add), as git does; no extensions (a
 // cache-tree would go stale; git rebuilds it); the checksum last.
 func Encode(buf []byte, entries []*Entry) []byte {
-	return encodeExt(buf, entries, 0, false)
+	return encodeExt(buf, nil, entries, false)
 }
 
 // EncodeV4 is Encode in version 4, which git writes with index.version 4
@@ -24,14 +24,14 @@ func Encode(buf []byte, entries []*Entry) []byte {
 // and a NUL), no padding. At 600,000 entries of run folders' paths the
 // index is less than half as large, and git reads it faster.
 func EncodeV4(buf []byte, entries []*Entry) []byte {
-	return encodeExt(buf, entries, 0, true)
+	return encodeExt(buf, nil, entries, true)
 }
 
 // EncodeExt is Encode (EncodeV4 when v4) with the extensions ext after
 // the entries: each its signature, its size and its body, as
 // AppendExtension writes them.
 func EncodeExt(buf []byte, entries []*Entry, v4 bool, ext ...[]byte) []byte {
-	return encodeExt(buf, entries, 0, v4, ext...)
+	return encodeExt(buf, nil, entries, v4, ext...)
 }
 
 // EncodeSplit appends the split index that applies s to the shared index
@@ -45,8 +45,12 @@ func EncodeSplit(buf []byte, s Split, sharedID object.Hash, v4 bool) []byte {
 // extension: git writes the cache-tree and the untracked cache of a split
 // index in its own file, never in the shared index.
 func EncodeSplitExt(buf []byte, s Split, sharedID object.Hash, v4 bool, ext ...[]byte) []byte {
-	entries := append(append(make([]*Entry, 0, len(s.Replaced)+len(s.Added)), s.Replaced...), s.Added...)
-	return encodeExt(buf, entries, len(s.Replaced), v4, append([][]byte{linkExtension(sharedID, s)}, ext...)...)
+	buf = EncodeSplitHead(buf, s, sharedID, v4)
+	for _, p := range ext {
+		buf = append(buf, p...)
+	}
+	sum := sha1.Sum(buf)
+	return append(buf, sum[:]...)
 }
 
 // EncodeSplitHead is the head of EncodeSplitExt's file: its entries and
@@ -54,9 +58,15 @@ func EncodeSplitExt(buf []byte, s Split, sharedID object.Hash, v4 bool, ext ...[
 // checksum. The file is then the head, the extensions, and the checksum
 // Sum answers of them all; the caller writes each piece as it holds it
 // (git's untracked cache, 14 MB at 100,000 runs, is not copied).
+//
+// It is written at each boundary into the last one's buffer, and
+// allocates nothing more once that has room: at 100,000 runs the link's
+// bitmaps and the entries copied into one list were 0.7 MB a boundary
+// for the collector, whose cycles the slowest boundaries met.
 func EncodeSplitHead(buf []byte, s Split, sharedID object.Hash, v4 bool) []byte {
-	entries := append(append(make([]*Entry, 0, len(s.Replaced)+len(s.Added)), s.Replaced...), s.Added...)
-	return encodeBody(buf, entries, len(s.Replaced), v4, linkExtension(sharedID, s))
+	room := 8 + len(sharedID) + ewahRoom(s.Delete) + ewahRoom(s.Replace)
+	buf = encodeBody(buf, s.Replaced, s.Added, v4, room)
+	return appendLink(buf, sharedID, s)
 }
 
 // Sum is the checksum of an index file whose pieces these are: the SHA-1
@@ -141,54 +151,58 @@ func AppendCacheTree(buf []byte, root object.Hash, count int, subs []TreeNode) [
 // of the shared entries they replace) and the extensions ext (each with
 // its signature and size, in as many pieces as the caller has) before the
 // checksum; in version 4 when v4.
-func encodeExt(buf []byte, entries []*Entry, nameless int, v4 bool, ext ...[]byte) []byte {
-	buf = encodeBody(buf, entries, nameless, v4, ext...)
+func encodeExt(buf []byte, nameless, named []*Entry, v4 bool, ext ...[]byte) []byte {
+	room := 20
+	for _, p := range ext {
+		room += len(p)
+	}
+	buf = encodeBody(buf, nameless, named, v4, room)
+	for _, p := range ext {
+		buf = append(buf, p...)
+	}
 	sum := sha1.Sum(buf)
 	return append(buf, sum[:]...)
 }
 
-// encodeBody is encodeExt without the checksum. A buf too small for it
-// is replaced by one with an eighth more room: a split index's own file,
-// written at each boundary into the last one's room, grows by an entry
-// or two a boundary.
-func encodeBody(buf []byte, entries []*Entry, nameless int, v4 bool, ext ...[]byte) []byte {
+// encodeBody is encodeExt's header and entries, the nameless ones first,
+// with room after them for room bytes more (what the caller appends: its
+// extensions, the checksum). A buf too small for it is replaced by one with
+// an eighth more room: a split index's own file, written at each boundary
+// into the last one's room, grows by an entry or two a boundary.
+func encodeBody(buf []byte, nameless, named []*Entry, v4 bool, room int) []byte {
 	version := uint32(2)
-	size := 12 + 20
-	for _, p := range ext {
-		size += len(p)
-	}
-	for i, e := range entries {
-		n := 62
-		if e.SkipWorktree || e.IntentToAdd {
-			version = 3
-			n += 2
+	size := 12 + room
+	for k, part := range [2][]*Entry{nameless, named} {
+		for _, e := range part {
+			n := 62
+			if e.SkipWorktree || e.IntentToAdd {
+				version = 3
+				n += 2
+			}
+			if k == 1 {
+				n += len(e.Name)
+			}
+			size += (n + 8) &^ 7
 		}
-		if i >= nameless {
-			n += len(e.Name)
-		}
-		size += (n + 8) &^ 7
 	}
 	if v4 {
 		version = 4
 	}
-	if cap(buf) < size {
-		buf = make([]byte, 0, size+size/8)
+	if cap(buf)-len(buf) < size {
+		buf = append(make([]byte, 0, len(buf)+size+size/8), buf...)
 	}
 	be := binary.BigEndian
 	buf = append(buf, "DIRC"...)
 	buf = be.AppendUint32(buf, version)
-	buf = be.AppendUint32(buf, uint32(len(entries)))
+	buf = be.AppendUint32(buf, uint32(len(nameless)+len(named)))
 	prev := ""
-	for i, e := range entries {
-		name := e.Name
-		if i < nameless {
-			name = ""
-		}
-		buf = appendEntry(buf, e, name, v4, prev)
-		prev = name
+	for _, e := range nameless {
+		buf = appendEntry(buf, e, "", v4, prev)
+		prev = ""
 	}
-	for _, p := range ext {
-		buf = append(buf, p...)
+	for _, e := range named {
+		buf = appendEntry(buf, e, e.Name, v4, prev)
+		prev = e.Name
 	}
 	return buf
 }
@@ -303,15 +317,28 @@ func Diff(base, cur []*Entry) Split {
 	return d
 }
 
-// linkExtension is the `link` extension: the shared index's id, then the
-// delete bitmap and the replace bitmap in git's EWAH form.
-func linkExtension(shared object.Hash, d Split) []byte {
-	body := append([]byte(nil), shared[:]...)
-	body = appendEWAH(body, d.Delete)
-	body = appendEWAH(body, d.Replace)
-	out := append([]byte("link"), 0, 0, 0, 0)
-	binary.BigEndian.PutUint32(out[4:], uint32(len(body)))
-	return append(out, body...)
+// appendLink appends the `link` extension: the shared index's id, then
+// the delete bitmap and the replace bitmap in git's EWAH form.
+func appendLink(buf []byte, shared object.Hash, d Split) []byte {
+	buf = append(buf, "link"...)
+	at := len(buf)
+	buf = append(buf, 0, 0, 0, 0) // the body's size, once it is written
+	buf = append(buf, shared[:]...)
+	buf = appendEWAH(buf, d.Delete)
+	buf = appendEWAH(buf, d.Replace)
+	binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+	return buf
+}
+
+// ewahRoom is the most bytes appendEWAH writes for set: its three
+// counts, and a word for each bit set and a run-length word before each,
+// or a word for every 64 bits and one more, whichever is fewer.
+func ewahRoom(set []int) int {
+	words := 2*len(set) + 1
+	if len(set) > 0 {
+		words = min(words, 2*(set[len(set)-1]/64+1)+1)
+	}
+	return 12 + 8*words
 }
 
 // appendEWAH appends git's EWAH bitmap (ewah/ewah_io.c) with the bits at
@@ -319,14 +346,24 @@ func linkExtension(shared object.Hash, d Split) []byte {
 // words (each run-length word: bit 0 the run's bit, 32 bits the count of
 // clean words, 31 the count of literal words that follow), and the
 // position of the last run-length word. Runs of zero words are
-// compressed; words with a bit set are written as they are.
+// compressed; words with a bit set are written as they are. The words go
+// straight into buf, each run-length word set in place once its run ends.
 func appendEWAH(buf []byte, set []int) []byte {
+	be := binary.BigEndian
 	bits := 0
 	if len(set) > 0 {
 		bits = set[len(set)-1] + 1
 	}
-	words := []uint64{0}
-	rlw := 0
+	head := len(buf)
+	buf = append(buf, 0, 0, 0, 0, 0, 0, 0, 0) // the counts, at the end
+	first := len(buf)
+	at, rlw := first, uint64(0) // the run-length word under way: where, and what
+	buf = append(buf, 0, 0, 0, 0, 0, 0, 0, 0)
+	newRLW := func(w uint64) {
+		be.PutUint64(buf[at:], rlw)
+		at, rlw = len(buf), w
+		buf = append(buf, 0, 0, 0, 0, 0, 0, 0, 0)
+	}
 	next := 0 // the next position of set to place
 	for w := 0; w*64 < bits; w++ {
 		var lit uint64
@@ -334,27 +371,22 @@ func appendEWAH(buf []byte, set []int) []byte {
 			lit |= 1 << (set[next] % 64)
 			next++
 		}
-		run, lits := words[rlw]>>1&0xffffffff, words[rlw]>>33
+		run, lits := rlw>>1&0xffffffff, rlw>>33
 		switch {
 		case lit == 0 && lits == 0 && run < 0xffffffff:
-			words[rlw] += 1 << 1
+			rlw += 1 << 1
 		case lit == 0:
-			words = append(words, 1<<1)
-			rlw = len(words) - 1
+			newRLW(1 << 1)
 		default:
 			if lits == 0x7fffffff {
-				words = append(words, 0)
-				rlw = len(words) - 1
+				newRLW(0)
 			}
-			words[rlw] += 1 << 33
-			words = append(words, lit)
+			rlw += 1 << 33
+			buf = be.AppendUint64(buf, lit)
 		}
 	}
-	be := binary.BigEndian
-	buf = be.AppendUint32(buf, uint32(bits))
-	buf = be.AppendUint32(buf, uint32(len(words)))
-	for _, w := range words {
-		buf = be.AppendUint64(buf, w)
-	}
-	return be.AppendUint32(buf, uint32(rlw))
+	be.PutUint64(buf[at:], rlw)
+	be.PutUint32(buf[head:], uint32(bits))
+	be.PutUint32(buf[head+4:], uint32((len(buf)-first)/8))
+	return be.AppendUint32(buf, uint32((at-first)/8))
 }
