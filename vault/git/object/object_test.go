@@ -277,12 +277,12 @@ func FuzzReadLooseToHash(f *testing.F) {
 		f.Add(buf.Bytes())
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		typ, content, err := readLooseToHash(data)
+		typ, content, err := readLooseToHash(bytes.Clone(data)) // read in place
 		t2, c2, err2 := ReadLoose(bytes.NewReader(data), int64(len(data)))
 		if err2 == nil && (err != nil || typ != t2 || !bytes.Equal(content, c2)) {
 			t.Fatalf("read %s %d bytes (%v), ReadLoose %s %d bytes", typ, len(content), err, t2, len(c2))
 		}
-		if _, _, ok := readStored(data); ok && err2 != nil {
+		if _, _, ok := readStored(bytes.Clone(data)); ok && err2 != nil {
 			var hdr [32]byte
 			ad := adler32.New()
 			ad.Write(AppendHeader(hdr[:0], typ, len(content)))
