@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"time"
@@ -47,6 +48,17 @@ func main() {
 		if f, err := os.Create(p); err == nil && pprof.StartCPUProfile(f) == nil {
 			code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
 			pprof.StopCPUProfile()
+			f.Close()
+			os.Exit(code)
+		}
+	}
+	// QUIRE_TRACE=FILE writes an execution trace of the command (go tool
+	// trace reads it): where a slow boundary of quire serve waited, on a
+	// lock, a system call or a core.
+	if p := os.Getenv("QUIRE_TRACE"); p != "" {
+		if f, err := os.Create(p); err == nil && trace.Start(f) == nil {
+			code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
+			trace.Stop()
 			f.Close()
 			os.Exit(code)
 		}
