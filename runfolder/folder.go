@@ -580,22 +580,18 @@ func (f Folder) AppendTo(st *State, l *event.Line, now time.Time, reserve func(o
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.write(StateFile); err != nil {
-		return nil, err
-	}
-	if _, err := vault.RepairTail(logPath); err != nil {
-		return nil, err
-	}
-	fi, err := os.Stat(logPath)
-	if err != nil {
-		return nil, err
-	}
-	if reserve != nil {
-		if err := reserve(fi.Size(), len(line)); err != nil {
+	if event.IsBoundary(l.Event) {
+		// run.state.json is written at a boundary alone: a link there is
+		// refused before the line is.
+		if _, err := f.write(StateFile); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := vault.AppendLine(logPath, line); err != nil {
+	var before func(int64) error
+	if reserve != nil {
+		before = func(off int64) error { return reserve(off, len(line)) }
+	}
+	if _, err := vault.AppendLineAt(logPath, line, before); err != nil {
 		return nil, err
 	}
 	st.Apply(l, len(line))

@@ -81,16 +81,28 @@ func WriteDerived(abs string, data []byte) error { return atomicfile.Replace(abs
 // A torn last line left by a crash is repaired first (see RepairTail), so
 // the new line never continues a broken one.
 func AppendLine(abs string, line []byte) (int64, error) {
+	return appendLine(abs, line, os.O_CREATE, nil)
+}
+
+// AppendLineAt is AppendLine calling before with the offset the line will
+// start at, once the tail is repaired and before the line is written: a
+// refusal of before writes nothing. A run's event takes its seq there (the
+// history's record, durable before the line it numbers). The file is
+// opened once for all of it: an event's append opened, stat'ed and read
+// the log's tail three times, a tenth of an append's system calls. Unlike
+// AppendLine it appends to a file that exists, never makes one.
+func AppendLineAt(abs string, line []byte, before func(off int64) error) (int64, error) {
+	return appendLine(abs, line, 0, before)
+}
+
+func appendLine(abs string, line []byte, create int, before func(off int64) error) (int64, error) {
 	if len(line) == 0 || line[len(line)-1] != '\n' {
 		return 0, errors.New("vault: a line must end in a newline")
 	}
 	if bytes.IndexByte(line[:len(line)-1], '\n') >= 0 {
 		return 0, errors.New("vault: a line must not hold a newline")
 	}
-	if _, err := RepairTail(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return 0, err
-	}
-	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_APPEND|create, 0o644)
 	if err != nil {
 		return 0, err
 	}
@@ -100,6 +112,28 @@ func AppendLine(abs string, line []byte) (int64, error) {
 		return 0, err
 	}
 	off := fi.Size()
+	if off > 0 {
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], off-1); err != nil {
+			return 0, err
+		}
+		if last[0] != '\n' {
+			// Rare: mended through a descriptor of its own (a newline is
+			// written at an offset, which O_APPEND's does not take).
+			if _, err := RepairTail(abs); err != nil {
+				return 0, err
+			}
+			if fi, err = f.Stat(); err != nil {
+				return 0, err
+			}
+			off = fi.Size()
+		}
+	}
+	if before != nil {
+		if err := before(off); err != nil {
+			return 0, err
+		}
+	}
 	crashpoint.Hit()
 	n, err := f.Write(line)
 	if err == nil && n != len(line) {

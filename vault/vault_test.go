@@ -2,6 +2,8 @@ package vault
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,5 +154,40 @@ func TestAppendLineRepairsTornTail(t *testing.T) {
 	got, _ := os.ReadFile(p)
 	if string(got) != "{\"a\":1}\n{\"c\":3}\n" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// AppendLineAt tells before where the line will start once the tail is
+// mended (a torn line cut, a whole one given its newline), and writes
+// nothing when before refuses; it appends to a file that exists, never
+// makes one.
+func TestAppendLineAtTellsWhereFirst(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ before, want string }{
+		{"{\"a\":1}\n{\"b\":", "{\"a\":1}\n"},              // torn: cut
+		{"{\"a\":1}\n{\"b\":2}", "{\"a\":1}\n{\"b\":2}\n"}, // whole: its newline
+		{"{\"a\":1}\n", "{\"a\":1}\n"},
+		{"", ""},
+	} {
+		p := filepath.Join(dir, "run.jsonl")
+		os.WriteFile(p, []byte(c.before), 0o644)
+		var told int64 = -1
+		off, err := AppendLineAt(p, []byte("{\"c\":3}\n"), func(at int64) error { told = at; return nil })
+		if err != nil || told != int64(len(c.want)) || off != told {
+			t.Fatalf("%q: told %d, answered %d (%v), want %d", c.before, told, off, err, len(c.want))
+		}
+		if got, _ := os.ReadFile(p); string(got) != c.want+"{\"c\":3}\n" {
+			t.Fatalf("%q: %q", c.before, got)
+		}
+		refused := errors.New("no seq")
+		if _, err := AppendLineAt(p, []byte("{\"d\":4}\n"), func(int64) error { return refused }); err != refused {
+			t.Fatalf("a refusal of before: %v", err)
+		}
+		if got, _ := os.ReadFile(p); string(got) != c.want+"{\"c\":3}\n" {
+			t.Fatalf("%q: after a refusal, %q", c.before, got)
+		}
+	}
+	if _, err := AppendLineAt(filepath.Join(dir, "none.jsonl"), []byte("{}\n"), nil); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a file that is not there: %v", err)
 	}
 }
