@@ -531,15 +531,17 @@ func (l *Ledger) recordEvent(ctx context.Context, a *RecordEventArgs) (*Recorded
 		return nil, err
 	}
 	ln := &event.Line{Event: a.Event, Timestamp: stamp(t), Step: strPtr(a.Step), Detail: a.Detail, Actor: a.Actor, Data: compact(a.Data), RequestID: a.RequestID}
-	_, committed, err := l.appendRun(e, f, ln)
+	st, committed, err := l.appendRun(e, f, ln)
 	if err != nil {
 		return nil, err
 	}
 	out := &RecordedEvent{Event: eventOf(a.Playbook, ln)}
 	out.Committed = committed
 	// A step the document does not have is recorded all the same (the
-	// log is the agent's account of what it did), and warned of.
-	if info, err := l.pinnedDocumentOf(e, f); err == nil && info != nil {
+	// log is the agent's account of what it did), and warned of, from
+	// the state the append left (not read again: a third of an
+	// append's reads of the run folder).
+	if info, err := l.pinnedDocument(e, st); err == nil && info != nil {
 		out.Warnings = stepWarning(info.Steps, a.Step)
 	}
 	return out, nil
@@ -1027,15 +1029,6 @@ func (l *Ledger) pinnedDocument(e vault.Entry, st *runfolder.State) (*docInfo, e
 		return nil, nil
 	}
 	return l.document(st.Type, d.Versions[st.Version-1])
-}
-
-// pinnedDocumentOf is pinnedDocument of the run folder f's state.
-func (l *Ledger) pinnedDocumentOf(e vault.Entry, f runfolder.Folder) (*docInfo, error) {
-	st, err := f.LoadState()
-	if err != nil {
-		return nil, err
-	}
-	return l.pinnedDocument(e, st)
 }
 
 const janitor = runfolder.Janitor
