@@ -591,7 +591,7 @@ func (f Folder) AppendTo(st *State, l *event.Line, now time.Time, reserve func(o
 	if reserve != nil {
 		before = func(off int64) error { return reserve(off, len(line)) }
 	}
-	if _, err := vault.AppendLineAt(logPath, line, before); err != nil {
+	if _, err := f.V.AppendEventLine(logPath, line, before); err != nil {
 		return nil, err
 	}
 	st.Apply(l, len(line))

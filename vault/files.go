@@ -81,7 +81,7 @@ func WriteDerived(abs string, data []byte) error { return atomicfile.Replace(abs
 // A torn last line left by a crash is repaired first (see RepairTail), so
 // the new line never continues a broken one.
 func AppendLine(abs string, line []byte) (int64, error) {
-	return appendLine(abs, line, os.O_CREATE, nil)
+	return appendLine(abs, line, os.O_CREATE, nil, nil)
 }
 
 // AppendLineAt is AppendLine calling before with the offset the line will
@@ -92,10 +92,30 @@ func AppendLine(abs string, line []byte) (int64, error) {
 // the log's tail three times, a tenth of an append's system calls. Unlike
 // AppendLine it appends to a file that exists, never makes one.
 func AppendLineAt(abs string, line []byte, before func(off int64) error) (int64, error) {
-	return appendLine(abs, line, 0, before)
+	return appendLine(abs, line, 0, before, nil)
 }
 
-func appendLine(abs string, line []byte, create int, before func(off int64) error) (int64, error) {
+// AppendEventLine is AppendLineAt for a write of a group (vault/group.go),
+// which holds the lock: the line's fsync is the group's, made at its end
+// for every line its writes appended, side by side, before its objects
+// are written and the branch moves, and before any write of the group is
+// answered. The history's record that numbers the line (before) is still
+// synced first, as its own, so that no line is ever durable without it.
+// An event's two fsyncs, one after the other under the lock, were most of
+// the time 16 clients' appends held it. Outside a group it is AppendLineAt.
+func (v *Vault) AppendEventLine(abs string, line []byte, before func(off int64) error) (int64, error) {
+	return appendLine(abs, line, 0, before, func(f *os.File) bool {
+		if v.grp == nil || !v.locked {
+			return false
+		}
+		v.grp.syncs = append(v.grp.syncs, f)
+		return true
+	})
+}
+
+// appendLine is AppendLine and AppendLineAt; a later that answers true
+// takes the file, written, to sync and close it itself.
+func appendLine(abs string, line []byte, create int, before func(off int64) error, later func(*os.File) bool) (int64, error) {
 	if len(line) == 0 || line[len(line)-1] != '\n' {
 		return 0, errors.New("vault: a line must end in a newline")
 	}
@@ -106,7 +126,12 @@ func appendLine(abs string, line []byte, create int, before func(off int64) erro
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	taken := false
+	defer func() {
+		if !taken {
+			f.Close()
+		}
+	}()
 	fi, err := f.Stat()
 	if err != nil {
 		return 0, err
@@ -143,6 +168,10 @@ func appendLine(abs string, line []byte, create int, before func(off int64) erro
 		// Leave no part of the line behind.
 		_ = f.Truncate(off)
 		return 0, err
+	}
+	if later != nil && later(f) {
+		taken = true
+		return off, nil
 	}
 	if err := f.Sync(); err != nil {
 		return 0, err

@@ -1,7 +1,9 @@
 package vault
 
 import (
+	"errors"
 	"os"
+	"sync"
 
 	"quire/internal/crashpoint"
 	"quire/internal/fsys"
@@ -44,6 +46,27 @@ type group struct {
 	done   chan struct{} // closed when the group has ended
 	err    error         // what ending the group met: every write's answer
 	after  []func()      // what runs once the branch has moved (AfterCommits)
+	syncs  []*os.File    // lines appended, to sync at the end (AppendEventLine)
+}
+
+// syncLines syncs and closes the files the group's writes appended lines
+// to (AppendEventLine), side by side: the file system makes one commit of
+// its journal for fsyncs that wait at once. It answers the first error.
+func (g *group) syncLines() error {
+	files := g.syncs
+	g.syncs = nil
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f.Sync()
+			f.Close()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // writeGrouped runs fn as one write of a group: the one under way, when a
@@ -123,12 +146,17 @@ func (v *Vault) endGroup(g *group, clean bool) {
 // writer sets .git/index to HEAD's (recover). What it fails on stays the
 // group's answer, and its journal stays for the next writer.
 func (v *Vault) flushGroup(g *group) error {
+	// The lines first: a commit of the group may hold them.
+	synced := g.syncLines()
 	if g.err == nil {
 		if g.err = v.flushOnce(g); g.err != nil {
 			v.commitFailed = true
 			v.gitIdx.stat = fileStamp{}
 			v.lastCommit, v.lastTree = ZeroHash, ZeroHash
 		}
+	}
+	if g.err == nil {
+		g.err = synced
 	}
 	return g.err
 }
