@@ -51,7 +51,7 @@ type group struct {
 
 // syncLines syncs and closes the files the group's writes appended lines
 // to (AppendEventLine), side by side: the file system makes one commit of
-// its journal for fsyncs that wait at once. It answers the first error.
+// its journal for fsyncs that wait at once. It answers their errors.
 func (g *group) syncLines() error {
 	files := g.syncs
 	g.syncs = nil
