@@ -32,8 +32,21 @@ import (
 // written anew, as git does, when the entries the split index holds exceed
 // splitIndex.maxPercentChange (20 % by default) of all; shared indexes no
 // longer used are removed once older than splitIndex.sharedIndexExpire
-// (two weeks by default, "never" and "now" understood), and the one in use
-// is touched at each write so that git's own clean-up keeps it.
+// ("never" and "now" understood), and the one in use is touched at each
+// write so that git's own clean-up keeps it.
+//
+// Where .git/config leaves these unset, quire's writes keep defaults of
+// their own, because quire writes the index at every boundary, where git
+// writes it when a person runs a command: a new shared index also once
+// the split index's own file would hold more than splitHeadMost entries,
+// and shared indexes unused for ten minutes removed (ownSharedExpire).
+// By git's 20 % alone the split file of a vault of 100,000 runs grows to
+// some 120,000 entries (8 MB) over its life, and every boundary hashes,
+// writes and renames it: with 1.3 MB of it a boundary's p50 was 13.5-14.5
+// ms, with a few KB 10.1-11.6 ms. A new shared index there is 46 MB written
+// whole, once every four thousand boundaries or so, and git's two weeks'
+// expiry would keep every one of them. git's own writes keep git's
+// defaults.
 // docs/boundary-speed.md has the figures; libgit2 and JGit cannot read a
 // split index, so a vault opened with tools built on them sets
 // core.splitIndex to false.
@@ -42,6 +55,17 @@ import (
 // accord: below it the whole index is a write of under 1.5 MB.
 var splitMinEntries = 10000
 
+// splitHeadMost is the most entries quire's writes leave in a split
+// index's own file when splitIndex.maxPercentChange is not set (some 0.7
+// MB: a boundary adds two or three).
+var splitHeadMost = 10000
+
+// ownSharedExpire is how long a shared index no longer used is kept when
+// splitIndex.sharedIndexExpire is not set: a reader that read the split
+// index naming it reads it within moments, and at 50 boundaries a second
+// a vault of 100,000 runs makes a new one every 80 s or so.
+const ownSharedExpire = 10 * time.Minute
+
 const defaultSharedExpire = 14 * 24 * time.Hour
 
 type splitConfig struct {
@@ -49,6 +73,7 @@ type splitConfig struct {
 	read       bool
 	mode       int           // core.splitIndex: -1 unset, 0 false, 1 true
 	maxPercent int           // splitIndex.maxPercentChange
+	percentSet bool          // maxPercent is the config's, not git's default
 	expire     time.Duration // splitIndex.sharedIndexExpire; -1 never
 	// newV4: an index made anew is version 4 (index.version 4, or
 	// feature.manyFiles without an index.version).
@@ -62,7 +87,7 @@ type splitConfig struct {
 // when the file changed). Only the repository's own config is read; a
 // setting in the user's ~/.gitconfig is not seen.
 func (x *gitIndex) config() splitConfig {
-	c := splitConfig{mode: -1, maxPercent: 20, expire: defaultSharedExpire}
+	c := splitConfig{mode: -1, maxPercent: 20, expire: ownSharedExpire}
 	p := filepath.Join(filepath.Dir(x.path), "config")
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -93,7 +118,7 @@ func (x *gitIndex) config() splitConfig {
 		if cfg.HasSection("splitIndex") {
 			s := cfg.Section("splitIndex")
 			if n, err := strconv.Atoi(strings.TrimSpace(s.Options.Get("maxPercentChange"))); err == nil && n >= 0 && n <= 100 {
-				c.maxPercent = n
+				c.maxPercent, c.percentSet = n, true
 			}
 			if s.Options.Has("sharedIndexExpire") {
 				c.expire = expireAfter(s.Options.Get("sharedIndexExpire"))
@@ -173,7 +198,8 @@ func (x *gitIndex) encode() error {
 	// git's rule (read-cache.c, too_many_not_shared_entries): a new shared
 	// index when the entries not in it pass maxPercentChange of all.
 	notShared := d.NotShared()
-	if x.baseID.IsZero() || cfg.maxPercent == 0 || cfg.maxPercent < 100 && notShared*100 > cfg.maxPercent*x.n {
+	if x.baseID.IsZero() || cfg.maxPercent == 0 || cfg.maxPercent < 100 && notShared*100 > cfg.maxPercent*x.n ||
+		!cfg.percentSet && notShared > splitHeadMost {
 		if err := x.writeShared(cfg); err != nil {
 			return err
 		}

@@ -158,7 +158,7 @@ func TestLargeIndexSplitOfItsOwnAccord(t *testing.T) {
 		t.Fatal("the shared index in use was not touched")
 	}
 	// Changes past 20 % write a new shared index; the old one stays until
-	// it expires (two weeks by default), then goes.
+	// it expires (ten minutes, sharedIndexExpire unset), then goes.
 	for _, r := range rels[:40] {
 		AppendLine(filepath.Join(dir, r), []byte("{}\n"))
 	}
@@ -183,6 +183,87 @@ func TestLargeIndexSplitOfItsOwnAccord(t *testing.T) {
 	if slices.ContainsFunc(left, func(p string) bool { return strings.Contains(p, "sharedindex_") }) {
 		t.Fatalf("left behind: %v", left)
 	}
+}
+
+// Where .git/config leaves splitIndex.maxPercentChange unset, quire's
+// writes also start a new shared index once the split file would hold
+// more than splitHeadMost entries (git's 20 % let it grow to 8 MB at
+// 100,000 runs, written at every boundary), and remove shared indexes
+// unused for ten minutes; set, git's rule alone holds. git reads every index
+// as quire does.
+func TestASplitIndexHeadIsCappedWhereGitSetsNoRule(t *testing.T) {
+	defer func(n, m int) { splitMinEntries, splitHeadMost = n, m }(splitMinEntries, splitHeadMost)
+	splitMinEntries, splitHeadMost = 60, 20
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	gitOut(t, dir, "config", "core.untrackedCache", "false")
+	rels := manyFiles(t, dir, 40) // 120 entries and x/
+	commitNow(t, v, "playbook-runs", "x")
+	shared := func() []string {
+		t.Helper()
+		names, _ := filepath.Glob(filepath.Join(dir, ".git", "sharedindex.*"))
+		return names
+	}
+	check := func(when string) {
+		t.Helper()
+		if split, _ := splitOnDisk(t, dir); !split {
+			t.Fatalf("%s: the index is not split", when)
+		}
+		if s := gitOut(t, dir, "status", "--porcelain"); s != "" {
+			t.Fatalf("%s: git status:\n%s", when, s)
+		}
+		if got, _ := ourEntries(t, dir); got != gitEntries(t, dir) {
+			t.Fatalf("%s: quire reads\n%s\ngit lists\n%s", when, got, gitEntries(t, dir))
+		}
+	}
+	check("the first commit")
+	first := shared()
+	if len(first) != 1 {
+		t.Fatalf("shared indexes: %v", first)
+	}
+	// 21 logs changed, one at a time: 17 % of the entries, under git's
+	// 20 %, over splitHeadMost at the last.
+	change := func(from, to int) {
+		t.Helper()
+		for _, r := range rels[from:to] {
+			AppendLine(filepath.Join(dir, r), []byte("{}\n"))
+			commitNow(t, v, filepath.Dir(r))
+		}
+	}
+	change(0, 20)
+	if n := len(shared()); n != 1 {
+		t.Fatalf("20 entries changed: %d shared indexes", n)
+	}
+	change(20, 21)
+	check("past splitHeadMost")
+	if n := len(shared()); n != 2 {
+		t.Fatalf("21 entries changed: %d shared indexes, want a new one beside the last", n)
+	}
+	// The one replaced, unused for two hours, goes with the next new one;
+	// the one in use stays.
+	long := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(first[0], long, long)
+	change(21, 42)
+	check("past splitHeadMost again")
+	if _, err := os.Stat(first[0]); err == nil {
+		t.Fatal("a shared index unused for two hours was kept")
+	}
+	if n := len(shared()); n != 2 {
+		t.Fatalf("after the second new one: %d shared indexes", n)
+	}
+	// git's rule, set: 21 changed entries are under its 20 %.
+	gitOut(t, dir, "config", "splitIndex.maxPercentChange", "20")
+	before := shared()
+	change(42, 63)
+	check("with maxPercentChange set")
+	if after := shared(); !slices.Equal(after, before) {
+		t.Fatalf("with maxPercentChange 20, 21 changed entries wrote a shared index: %v, was %v", after, before)
+	}
+	gitOut(t, dir, "fsck", "--strict", "--no-progress")
 }
 
 // A large object is written loose without compression; git reads it as
