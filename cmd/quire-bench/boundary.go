@@ -21,6 +21,10 @@ import (
 	"quire/vault/git/index"
 )
 
+// freshFrom is the largest vault the boundary section makes anew at each
+// run (some seconds to make) rather than keeps.
+const freshFrom = 5000
+
 // Boundaries over HTTP (issue 28), at each vault size, side by side in one
 // run against a `quire serve` of the bench's vault (doorVault):
 //
@@ -40,10 +44,6 @@ import (
 // The targets are the issue's: a warm boundary p50 ≤ 15 ms and p99 ≤ 60
 // ms, ≤ 5 ms of the server's CPU, ≤ 1.5x its cost at the first size; 16
 // clients ≥ 400 boundaries and ≥ 1,500 appends a second.
-// freshFrom is the largest vault the boundary section makes anew at each
-// run (some seconds to make) rather than keeps.
-const freshFrom = 5000
-
 func benchBoundary(sizes []int, rounds int, bin string) {
 	if bin == "" {
 		bin = buildQuire()

@@ -44,25 +44,11 @@ func main() {
 	compactIfWorker()
 	// QUIRE_CPUPROFILE=FILE writes a CPU profile of the command (go tool
 	// pprof reads it): how the bench finds where a `quire call` spends.
-	if p := os.Getenv("QUIRE_CPUPROFILE"); p != "" {
-		if f, err := os.Create(p); err == nil && pprof.StartCPUProfile(f) == nil {
-			code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
-			pprof.StopCPUProfile()
-			f.Close()
-			os.Exit(code)
-		}
-	}
+	recordedIn(os.Getenv("QUIRE_CPUPROFILE"), pprof.StartCPUProfile, pprof.StopCPUProfile)
 	// QUIRE_TRACE=FILE writes an execution trace of the command (go tool
 	// trace reads it): where a slow boundary of quire serve waited, on a
 	// lock, a system call or a core.
-	if p := os.Getenv("QUIRE_TRACE"); p != "" {
-		if f, err := os.Create(p); err == nil && trace.Start(f) == nil {
-			code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
-			trace.Stop()
-			f.Close()
-			os.Exit(code)
-		}
-	}
+	recordedIn(os.Getenv("QUIRE_TRACE"), trace.Start, trace.Stop)
 	// QUIRE_MEMPROFILE=FILE writes what the heap holds as the command ends
 	// (quire serve: as SIGTERM stops it): how the bench finds what quire
 	// serve keeps.
@@ -75,6 +61,24 @@ func main() {
 		os.Exit(code)
 	}
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// recordedIn runs the command with a recording (a profile, a trace)
+// started into the file at path, stopped when the command ends, and
+// exits; with no path, or a file or recording that cannot start, it
+// returns and the command runs as it would.
+func recordedIn(path string, start func(io.Writer) error, stop func()) {
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil || start(f) != nil {
+		return
+	}
+	code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	f.Close()
+	os.Exit(code)
 }
 
 // env is what commands see: their streams, so tests capture them.
