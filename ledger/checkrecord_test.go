@@ -195,14 +195,18 @@ func incrementalChecks(t *testing.T, seed int64, steps int) {
 				did = append(did, "notes deleted")
 			}
 		}
-		// Past the record's racy window, so that a check may answer from
-		// it: the changes above are then seen by their stamps alone.
-		time.Sleep(120 * time.Millisecond)
 		// A compaction the step's writes started in the background
 		// changes .git/objects, whose stamps a check compares: it ends
 		// first, and the next waits until the checks are done (CI, once:
 		// the check after the full one read the vault again).
 		release := gittest.HoldCompaction(f.dir)
+		// Then past the record's racy window, so that a check may answer
+		// from it: the changes above, and the compaction's, are then seen
+		// by their stamps alone. (CI, once more, with the wait the other
+		// way round: a compaction that ended as the checks began left
+		// .git/objects' stamps within 100 ms of all three, and the fourth
+		// read the vault again, as it must.)
+		time.Sleep(120 * time.Millisecond)
 		// The check from the last passing check's record first (it reads
 		// what changed since), then the full one, then the check after
 		// that (from the full one's record when it passed).
