@@ -66,6 +66,10 @@ type keptTree struct {
 	loose  []byte  // the loose object's file
 	sha    [][]byte
 	adler  uint32 // of stream: the loose object's last four bytes
+	// late is the write of this version's loose object, under way beside
+	// the rest of its commit (objects.writeLate), or nil: its bytes
+	// change only once it is done (take).
+	late *lateLoose
 }
 
 type keptTrees struct {
@@ -74,17 +78,24 @@ type keptTrees struct {
 }
 
 // take hands out the kept tree id, if kept, taking it out: the caller
-// changes its bytes in place.
+// changes its bytes in place, once the write of its loose object under
+// way, if any, is done.
 func (k *keptTrees) take(id Hash) *keptTree {
 	k.mu.Lock()
-	defer k.mu.Unlock()
-	for i, t := range k.trees {
-		if t.id == id {
+	var t *keptTree
+	for i, c := range k.trees {
+		if c.id == id {
 			k.trees = append(k.trees[:i], k.trees[i+1:]...)
-			return t
+			t = c
+			break
 		}
 	}
-	return nil
+	k.mu.Unlock()
+	if t != nil && t.late != nil {
+		<-t.late.done
+		t.late = nil
+	}
+	return t
 }
 
 func (k *keptTrees) put(t *keptTree) {
@@ -142,6 +153,7 @@ func keepStream(buf []byte, ends []int32) *keptTree {
 	}
 	t.sha = make([][]byte, n/keptChunk)
 	t.adler = adler32.Checksum(t.stream)
+	binary.BigEndian.PutUint32(t.loose[len(t.loose)-4:], t.adler)
 	t.sum(0)
 	return t
 }
@@ -241,7 +253,8 @@ func storedBlock(lo, n int) (h [5]byte) {
 
 // sum takes the stream's SHA-1 again from byte from (the states kept
 // before it are the stream's as it is), keeping its state after each
-// chunk, and sets the id and the loose object's checksum (t.adler).
+// chunk, and sets the id. The loose object's checksum is its bytes'
+// (setHashes, keepStream): a write of them may be under way.
 func (t *keptTree) sum(from int) {
 	c := from / keptChunk
 	sh := sha1.New()
@@ -255,7 +268,6 @@ func (t *keptTree) sum(from int) {
 		}
 	}
 	sh.Sum(t.id[:0])
-	binary.BigEndian.PutUint32(t.loose[len(t.loose)-4:], t.adler)
 }
 
 // adlerMod is Adler-32's modulus.
@@ -304,7 +316,16 @@ type hashAt struct {
 // set gives them, and answers it as a git delta of the tree t was (its
 // content's bytes at the changed hashes), for compaction.
 func (t *keptTree) patch(set []hashAt) []byte {
-	first := len(t.stream)
+	t.sum(t.setHashes(set))
+	return t.delta(set)
+}
+
+// setHashes gives the entries set names their new hashes in the stream
+// and the loose object, with its Adler-32: the loose object's bytes are
+// then whole, and the id is not yet summed (sum). It answers where the
+// first change lies.
+func (t *keptTree) setHashes(set []hashAt) (first int) {
+	first = len(t.stream)
 	for _, c := range set {
 		end := int(t.ends[c.i])
 		for j := 0; j < 20; j++ {
@@ -317,7 +338,13 @@ func (t *keptTree) patch(set []hashAt) []byte {
 		}
 		first = min(first, end-20)
 	}
-	t.sum(first)
+	binary.BigEndian.PutUint32(t.loose[len(t.loose)-4:], t.adler)
+	return first
+}
+
+// delta is the tree's delta from its version before the hashes set gave
+// (setHashes).
+func (t *keptTree) delta(set []hashAt) []byte {
 	return pack.ReplaceDelta(t.stream[t.hdr:], t.hashRanges(nil, set))
 }
 

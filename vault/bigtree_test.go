@@ -734,3 +734,64 @@ func writeFrom(o *objects, prev Hash, entries []treeEntry, changed []int, reshap
 	}
 	return o.writeTree(entries, reshaped)
 }
+
+// A large tree's next version in a group is written loose beside the rest
+// of its commit (writeLate): its file is there once the group flushes, as
+// git reads it; and a write that fails is the flush's answer, leaves no
+// file behind, and the kept tree it was of is dropped, so that no version
+// is made from bytes no object holds.
+func TestALateLooseTreeIsWrittenByTheFlushOrItsFailureIsTheFlushs(t *testing.T) {
+	dir, gitDir, o := objectsRepo(t)
+	rng := rand.New(rand.NewSource(7))
+	hash := func() (h Hash) { rng.Read(h[:]); return h }
+	var entries []treeEntry
+	for i := 0; i < 6000; i++ {
+		entries = append(entries, treeEntry{Name: fmt.Sprintf("close-%08x-%d", rng.Uint32(), i), Mode: object.Dir, Hash: hash()})
+	}
+	first, sorted, _ := writeVersion(t, o, ZeroHash, entries, nil, true)
+	next := func(prev Hash) (Hash, []byte, error) {
+		entries = slices.Clone(sorted)
+		i := rng.Intn(len(entries))
+		entries[i].Hash = hash()
+		id, err := writeFrom(o, prev, entries, []int{i}, false)
+		return id, object.AppendTree(nil, entries), err
+	}
+	o.hold()
+	id, want, err := next(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.flush(); err != nil {
+		t.Fatal(err)
+	}
+	o.drop()
+	out, err := exec.Command("git", "-C", dir, "cat-file", "tree", id.String()).Output()
+	if err != nil || !bytes.Equal(out, want) {
+		t.Fatalf("git cat-file tree %s: %v, %d bytes, want %d", id, err, len(out), len(want))
+	}
+
+	// The next write's temporary file is taken: its write fails.
+	o.hold()
+	block := filepath.Join(gitDir, "objects", fmt.Sprintf("tmp_obj_%d_%d", os.Getpid(), tmpSeq.Load()+1))
+	if err := os.Mkdir(block, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	failed, _, err := next(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.flush(); err == nil {
+		t.Fatal("the flush answers no error for a loose tree it could not write")
+	}
+	o.drop()
+	os.Remove(block)
+	if has, err := o.has(failed); has || err != nil {
+		t.Fatalf("the tree whose write failed: has %v, %v", has, err)
+	}
+	if o.kept.take(failed) != nil {
+		t.Fatal("the tree whose write failed is still kept")
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(gitDir, "objects", "tmp_obj_*")); len(tmps) > 0 {
+		t.Fatalf("left behind: %v", tmps)
+	}
+}
