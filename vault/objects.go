@@ -377,7 +377,9 @@ func (o *objects) writeLate(loose []byte) (w *lateLoose, name func(Hash)) {
 // placeLate writes loose to a temporary file and renames it to the loose
 // object named once it is.
 func (o *objects) placeLate(loose []byte, named <-chan Hash) error {
-	tmp := filepath.Join(o.gitDir, "objects", fmt.Sprintf("tmp_obj_%d_%d", os.Getpid(), tmpSeq.Add(1)))
+	// In objects/, where the compaction removes the file a process that
+	// died left (pack.TmpObjectPrefix): its folder is the id's.
+	tmp := filepath.Join(o.gitDir, "objects", fmt.Sprintf("%s%d_%d", pack.TmpObjectPrefix, os.Getpid(), tmpSeq.Add(1)))
 	crashpoint.Hit()
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if err == nil {

@@ -134,7 +134,8 @@ var ErrPackGone = errors.New("a pack was removed while the compaction began")
 
 func compactOnce(ctx context.Context, objDir string, read func(object.Hash) ([]byte, object.Type, error), known Known, fresh func(name string) bool) (bool, error) {
 	packDir := filepath.Join(objDir, "pack")
-	removeDeadTemps(packDir)
+	removeDeadTemps(packDir, tmpPackPrefix)
+	removeDeadTemps(objDir, TmpObjectPrefix)
 	loose, err := listLoose(objDir)
 	if err != nil {
 		return false, err

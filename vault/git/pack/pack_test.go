@@ -250,3 +250,35 @@ func TestCompactPacksATreesVersionsInTheirOrder(t *testing.T) {
 		t.Fatalf("a pack of %d versions of %d bytes is %d bytes: not deltas of each other in turn", versions, size, fi.Size())
 	}
 }
+
+// A compaction removes the temporary files a process that died left: its
+// packs' in objects/pack and its loose objects' in objects (the vault's
+// writes of a large tree beside its commit), and no living process's.
+func TestACompactionRemovesTheTemporaryFilesOfTheDead(t *testing.T) {
+	objDir := filepath.Join(t.TempDir(), "objects")
+	os.MkdirAll(filepath.Join(objDir, "pack"), 0o755)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	gone, mine := dead.Process.Pid, os.Getpid()
+	files := map[string]bool{ // kept?
+		filepath.Join(objDir, "pack", fmt.Sprintf("%s%d_1", tmpPackPrefix, gone)): false,
+		filepath.Join(objDir, "pack", fmt.Sprintf("%s%d_2", tmpPackPrefix, mine)): true,
+		filepath.Join(objDir, fmt.Sprintf("%s%d_3", TmpObjectPrefix, gone)):       false,
+		filepath.Join(objDir, fmt.Sprintf("%s%d_4", TmpObjectPrefix, mine)):       true,
+	}
+	for f := range files {
+		if err := os.WriteFile(f, []byte("partial"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Compact(context.Background(), objDir, nil, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for f, kept := range files {
+		if _, err := os.Stat(f); (err == nil) != kept {
+			t.Errorf("%s: kept %v, want %v", filepath.Base(f), err == nil, kept)
+		}
+	}
+}

@@ -220,11 +220,18 @@ func syncDir(dir string) {
 	}
 }
 
-// removeDeadTemps removes the temporary packs of processes that are gone.
-func removeDeadTemps(packDir string) {
-	tmps, _ := filepath.Glob(filepath.Join(packDir, tmpPackPrefix+"*"))
+// TmpObjectPrefix begins the name of a loose object's temporary file in
+// the object store's own folder (the vault's objects.placeLate):
+// "tmp_obj_<pid>_<n>". git neither reads nor removes such a file there.
+const TmpObjectPrefix = "tmp_obj_"
+
+// removeDeadTemps removes the temporary files of processes that are gone
+// whose names in dir begin with prefix and the pid: the packs' in
+// objects/pack, the loose objects' in objects.
+func removeDeadTemps(dir, prefix string) {
+	tmps, _ := filepath.Glob(filepath.Join(dir, prefix+"*"))
 	for _, t := range tmps {
-		pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(t), tmpPackPrefix), "_")
+		pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(t), prefix), "_")
 		n, err := strconv.Atoi(pid)
 		if err != nil || n == os.Getpid() {
 			continue
