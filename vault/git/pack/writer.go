@@ -18,6 +18,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	kzlib "github.com/klauspost/compress/zlib"
+
 	"quire/internal/fsys"
 	"quire/vault/git/object"
 )
@@ -33,8 +35,8 @@ type packWriter struct {
 	off      int64
 	count    int
 	written  int
-	zw       *zlib.Writer // git's default level
-	fast     *zlib.Writer // zlib's best speed, for large objects (fastFrom)
+	zw       *kzlib.Writer // git's default level
+	fast     *kzlib.Writer // zlib's best speed, for large objects (fastFrom)
 	idx      []IndexEntry
 	hdr      [24]byte
 	done     bool
@@ -51,9 +53,15 @@ var (
 	// given back when it is done: a fresh pack is written at every
 	// boundary (fresh.go), and making them anew (a compressor's state is
 	// some 800 KB) cost more than writing the pack.
-	bufPool     = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
-	defaultPool = sync.Pool{New: func() any { zw, _ := zlib.NewWriterLevel(nil, zlib.DefaultCompression); return zw }}
-	fastPool    = sync.Pool{New: func() any { zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed); return zw }}
+	bufPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
+	// The compaction's compressors are klauspost/compress's zlib, not the
+	// standard library's: the same format and about the same sizes, in
+	// half the time or less (the 8 MB tree of playbook-runs/ at 100,000
+	// runs, which each compaction writes whole once: 27 ms at its best
+	// speed against 59 ms; 60 against 97 at the default level). The
+	// compressor was a third of a compaction's CPU there.
+	defaultPool = sync.Pool{New: func() any { zw, _ := kzlib.NewWriterLevel(nil, kzlib.DefaultCompression); return zw }}
+	fastPool    = sync.Pool{New: func() any { zw, _ := kzlib.NewWriterLevel(nil, kzlib.BestSpeed); return zw }}
 	storePool   = sync.Pool{New: func() any { zw, _ := zlib.NewWriterLevel(nil, zlib.NoCompression); return zw }}
 )
 
@@ -92,8 +100,8 @@ func newPackWriter(dir string, count int) (*packWriter, error) {
 	bw := bufPool.Get().(*bufio.Writer)
 	bw.Reset(f)
 	w := &packWriter{dir: dir, tmp: tmp, f: f, bw: bw, sum: sha1.New(), crc: crc32.NewIEEE(), count: count}
-	w.zw = defaultPool.Get().(*zlib.Writer)
-	w.fast = fastPool.Get().(*zlib.Writer)
+	w.zw = defaultPool.Get().(*kzlib.Writer)
+	w.fast = fastPool.Get().(*kzlib.Writer)
 	var hdr [12]byte
 	copy(hdr[:], "PACK")
 	binary.BigEndian.PutUint32(hdr[4:], 2)
@@ -136,7 +144,10 @@ func (w *packWriter) object(id object.Hash, typ byte, size, rel int64, data []by
 	if _, err := w.Write(AppendEntryHeader(w.hdr[:0], typ, size, rel)); err != nil {
 		return err
 	}
-	zw := w.zw
+	var zw interface {
+		io.WriteCloser
+		Reset(io.Writer)
+	} = w.zw
 	switch {
 	case w.store != nil:
 		zw = w.store
