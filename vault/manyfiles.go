@@ -27,7 +27,15 @@ import (
 //     instead of a stat of every file. Git's builtin monitor does not run
 //     on Linux; there a hook (Watchman's, core.fsmonitor naming it) is the
 //     person's to install, which the README says. Its cache in the index
-//     is kept by quire's commits too.
+//     is kept by quire's commits too;
+//   - index.skipHash false, which feature.manyFiles implies true from git
+//     2.40 on: git then writes the index with twenty zero bytes for its
+//     checksum (which quire reads, as git does), and, with a split index,
+//     which quire writes from 10,000 entries on, names a new shared index
+//     by that null hash and reads the split index back as having none:
+//     every entry gone from its own view (git's bug, reported in November
+//     2026). libgit2 reads no index written so either. git computes the
+//     checksum as before 2.40.
 //
 // core.splitIndex is left as git's default: quire splits an index of
 // 10,000 entries or more of its own accord (splitindex.go).
@@ -39,6 +47,7 @@ func setManyFiles(gitDir string) error {
 	}
 	cfg.Raw.Section("feature").SetOption("manyFiles", "true")
 	cfg.Raw.Section("index").SetOption("version", "4")
+	cfg.Raw.Section("index").SetOption("skipHash", "false")
 	cfg.Raw.Section("core").SetOption("untrackedCache", "true")
 	if runtime.GOOS == "darwin" || runtime.GOOS == "windows" {
 		cfg.Raw.Section("core").SetOption("fsmonitor", "true")

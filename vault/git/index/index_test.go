@@ -223,6 +223,31 @@ func TestDecodeRefusesDamage(t *testing.T) {
 
 func noShared(object.Hash) ([]*Entry, error) { return nil, os.ErrNotExist }
 
+// An index whose checksum is twenty zero bytes (git 2.40 and later under
+// index.skipHash) reads as the same index in both readers when they
+// check checksums; a wrong checksum is still refused.
+func TestAnIndexWithoutItsChecksumReads(t *testing.T) {
+	dir := gitIndex(t, 3, forms[0].set)
+	want, data := read(t, dir)
+	skipped := append([]byte(nil), data...)
+	copy(skipped[len(skipped)-20:], make([]byte, 20))
+	got, err := Decode(skipped, true, noShared)
+	if err != nil || len(got.Entries) != len(want.Entries) || got.Entries[0].Name != want.Entries[0].Name {
+		t.Fatalf("Decode: %v, %d entries, want %d", err, len(got.Entries), len(want.Entries))
+	}
+	if m, err := ReadMain(skipped, true); err != nil || m.Whole == nil || m.Whole.Len() != len(want.Entries) {
+		t.Fatalf("ReadMain: %v", err)
+	}
+	wrong := append([]byte(nil), data...)
+	wrong[len(wrong)-1] ^= 1
+	if _, err := Decode(wrong, true, noShared); err == nil {
+		t.Fatal("a wrong checksum was taken")
+	}
+	if _, err := ReadMain(wrong, true); err == nil {
+		t.Fatal("ReadMain took a wrong checksum")
+	}
+}
+
 // The root of git's cache-tree is read when git left it valid (after a
 // commit it is HEAD's tree), and not when git invalidated it (a path
 // staged since).

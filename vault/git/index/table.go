@@ -497,8 +497,8 @@ func readTable(data []byte, main, verify bool) (t *Table, link *linkExt, root ob
 	}
 	body := data[:len(data)-20]
 	if verify {
-		if sum := sha1.Sum(body); !bytes.Equal(sum[:], data[len(data)-20:]) {
-			return fail(errors.New("its checksum does not match its content"))
+		if err := checkSum(data); err != nil {
+			return fail(err)
 		}
 	}
 	be := binary.BigEndian
