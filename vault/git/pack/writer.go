@@ -56,10 +56,10 @@ var (
 	bufPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
 	// The compaction's compressors are klauspost/compress's zlib, not the
 	// standard library's: the same format and about the same sizes, in
-	// half the time or less (the 8 MB tree of playbook-runs/ at 100,000
-	// runs, which each compaction writes whole once: 27 ms at its best
-	// speed against 59 ms; 60 against 97 at the default level). The
-	// compressor was a third of a compaction's CPU there.
+	// less time (the 8 MB tree of playbook-runs/ at 100,000 runs, which
+	// each compaction writes whole once: 27 ms at best speed against 59;
+	// 60 against 97 at the default level). The compressor was a third of
+	// a compaction's CPU there.
 	defaultPool = sync.Pool{New: func() any { zw, _ := kzlib.NewWriterLevel(nil, kzlib.DefaultCompression); return zw }}
 	fastPool    = sync.Pool{New: func() any { zw, _ := kzlib.NewWriterLevel(nil, kzlib.BestSpeed); return zw }}
 	storePool   = sync.Pool{New: func() any { zw, _ := zlib.NewWriterLevel(nil, zlib.NoCompression); return zw }}
