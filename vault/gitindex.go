@@ -97,6 +97,9 @@ type gitIndex struct {
 	// after tail[untrFrom-1] when untrFrom > 0, then the checksum.
 	tail     [][]byte
 	untrFrom int
+	// copyBufs are writePieces' buffers for the untracked cache's body,
+	// kept from one write to the next.
+	copyBufs [2][]byte
 	// cacheTree is the tree the whole index makes, when known: as the
 	// cache-tree's root says (git's or quire's), or as quire's last commit
 	// made it from an index that made its parent's tree (commitPaths);
@@ -842,44 +845,119 @@ func (x *gitIndex) writePieces(f *os.File) (int64, error) {
 			x.dropUntracked()
 		}
 	}
-	h := sha1.New()
-	w := io.MultiWriter(f, h)
+	// The checksum is summed beside the writes (sideHash): with the
+	// untracked cache, 14 MB at 100,000 runs, its SHA-1 took as long as
+	// reading and writing it.
+	h := newSideHash()
+	defer h.stop()
 	var n int64
-	put := func(p []byte) error {
-		k, err := w.Write(p)
+	put := func(p []byte, back chan []byte) error {
+		k, err := f.Write(p)
 		n += int64(k)
+		if err == nil {
+			h.add(p, back)
+		}
 		return err
 	}
 	untrAt := int64(-1)
-	if err := put(x.buf); err != nil {
+	if err := put(x.buf, nil); err != nil {
 		return -1, err
 	}
 	for i, p := range x.tail {
 		if i == x.untrFrom-1 && from == nil {
 			continue // the header of a body dropped
 		}
-		if err := put(p); err != nil {
+		if err := put(p, nil); err != nil {
 			return -1, err
 		}
 		if i == x.untrFrom-1 {
 			untrAt = n
-			// In pieces of 1 MiB: the cache is 14 MB at 100,000 runs, and
-			// io.Copy's 32 KiB made 900 system calls of it.
-			k, err := io.CopyBuffer(w, io.NewSectionReader(from, x.untrIn.off, x.untrIn.size), make([]byte, min(max(x.untrIn.size, 1), 1<<20)))
-			n += k
-			if err == nil && k != x.untrIn.size {
-				err = io.ErrUnexpectedEOF
-			}
-			if err != nil {
+			if err := x.copyUntracked(from, put); err != nil {
 				return -1, err
 			}
 		} else if x.untr != nil && len(p) > 0 && len(x.untr) > 0 && &p[0] == &x.untr[0] {
 			untrAt = n - int64(len(p))
 		}
 	}
-	_, err := f.Write(h.Sum(nil))
+	_, err := f.Write(h.sum())
 	return untrAt, err
 }
+
+// copyUntracked puts the untracked cache's body, read from the index
+// file from, in pieces of 1 MiB (the cache is 14 MB at 100,000 runs, and
+// io.Copy's 32 KiB made 900 system calls of it), through two buffers: one
+// is read and written while the other is hashed.
+func (x *gitIndex) copyUntracked(from *os.File, put func([]byte, chan []byte) error) error {
+	size := x.untrIn.size
+	back := make(chan []byte, len(x.copyBufs))
+	for i := range x.copyBufs {
+		if x.copyBufs[i] == nil {
+			x.copyBufs[i] = make([]byte, 1<<20)
+		}
+		back <- x.copyBufs[i]
+	}
+	r := io.NewSectionReader(from, x.untrIn.off, size)
+	for got := int64(0); got < size; {
+		buf := <-back
+		k := min(int64(len(buf)), size-got)
+		if _, err := io.ReadFull(r, buf[:k]); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		if err := put(buf[:k], back); err != nil {
+			return err
+		}
+		got += k
+	}
+	return nil
+}
+
+// sideHash sums the SHA-1 of what is added to it on a goroutine of its
+// own, in the order it is added: a piece is read there after add, so its
+// bytes must stay as they are until sum, or, for one added with back,
+// until it is sent back on back.
+type sideHash struct {
+	in  chan sidePiece
+	out chan []byte
+	got []byte
+}
+
+type sidePiece struct {
+	p    []byte
+	back chan []byte
+}
+
+func newSideHash() *sideHash {
+	in, out := make(chan sidePiece, 16), make(chan []byte, 1)
+	go func() {
+		h := sha1.New()
+		for pc := range in {
+			h.Write(pc.p)
+			if pc.back != nil {
+				pc.back <- pc.p[:cap(pc.p)]
+			}
+		}
+		out <- h.Sum(nil)
+	}()
+	return &sideHash{in: in, out: out}
+}
+
+func (s *sideHash) add(p []byte, back chan []byte) { s.in <- sidePiece{p, back} }
+
+// sum answers the SHA-1 of what was added.
+func (s *sideHash) sum() []byte {
+	if s.in != nil {
+		close(s.in)
+		s.in = nil
+		s.got = <-s.out
+	}
+	return s.got
+}
+
+// stop ends the goroutine, summed or not.
+func (s *sideHash) stop() { s.sum() }
 
 // indexPath is .git/index of a repository.
 func indexPath(gitDir string) string { return filepath.Join(gitDir, "index") }
