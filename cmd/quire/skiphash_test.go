@@ -20,17 +20,15 @@ func TestAnIndexWrittenWithoutItsChecksum(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "NOTES.md"), []byte("A note of mine.\n"), 0o644)
 	git(t, dir, "add", "NOTES.md")
+	// The index as git 2.40 writes it under index.skipHash.
 	index := filepath.Join(dir, ".git", "index")
-	skip := func() {
-		t.Helper()
-		data, err := os.ReadFile(index)
-		if err != nil {
-			t.Fatal(err)
-		}
-		copy(data[len(data)-20:], make([]byte, 20))
-		if err := os.WriteFile(index, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	data, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(data[len(data)-20:], make([]byte, 20))
+	if err := os.WriteFile(index, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	staged := func(when string) {
 		t.Helper()
@@ -38,7 +36,6 @@ func TestAnIndexWrittenWithoutItsChecksum(t *testing.T) {
 			t.Fatalf("staged %s: %q", when, got)
 		}
 	}
-	skip()
 	for _, args := range [][]string{{"check", "--full"}, {"check"}, {"janitor"}} {
 		if code, out, errs := quire(t, "", append([]string{v}, args...)...); code != 0 || strings.Contains(out+errs, "checksum") {
 			t.Fatalf("quire %s: %d\n%s%s", strings.Join(args, " "), code, out, errs)
