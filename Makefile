@@ -183,6 +183,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDiffTrees -fuzztime 30s ./vault/git/walk/
 	$(GO) test -run '^$$' -fuzz FuzzDiff -fuzztime 30s ./words/viewdiff/
 	$(GO) test -run '^$$' -fuzz FuzzOwnEntryIsJSONs -fuzztime 30s ./vault/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 30s ./ledger/checker/
 
 clean:
 	rm -rf bin demo-vault

@@ -288,3 +288,45 @@ func clean(words string) bool {
 	}
 	return true
 }
+
+// A check whose record saw playbook-runs/ with the stamp it has now takes
+// the folder's names from the record rather than listing 100,000 of them:
+// a run folder copied in by hand, or removed, after a passing check
+// changes the folder's stamp, and the next check finds it as the full one
+// does.
+func TestACheckSeesARunFolderMadeOrRemovedSinceItsRecord(t *testing.T) {
+	f := newFixture(t)
+	r := f.start()
+	defer gittest.HoldCompaction(f.dir)()
+	time.Sleep(120 * time.Millisecond) // past the racy window of the start's stamps
+	if words := checkWords(t, f, CheckArgs{}); !clean(words) {
+		t.Fatalf("the vault as made: %s", words)
+	}
+	time.Sleep(120 * time.Millisecond)
+	if rep, err := f.l.CheckWith(CheckArgs{}); err != nil || rep.Read.Vault {
+		t.Fatalf("nothing changed: read %+v, %v; want the record's answer", rep.Read, err)
+	}
+	copied := filepath.Join(f.dir, "playbook-runs", "copied-by-hand")
+	if err := os.CopyFS(copied, os.DirFS(filepath.Join(f.dir, filepath.FromSlash(r.Path)))); err != nil {
+		t.Fatal(err)
+	}
+	got, full := checkWords(t, f, CheckArgs{}), checkWords(t, f, CheckArgs{Full: true})
+	if got != full || !strings.Contains(got, "playbook-runs/copied-by-hand: the run folder is not in vault/00-index.jsonl") {
+		t.Fatalf("a run folder copied in:\n%s\nquire check --full:\n%s", got, full)
+	}
+	if err := os.RemoveAll(copied); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(120 * time.Millisecond)
+	if got, full := checkWords(t, f, CheckArgs{}), checkWords(t, f, CheckArgs{Full: true}); got != full || !clean(got) {
+		t.Fatalf("the copy removed:\n%s\nquire check --full:\n%s", got, full)
+	}
+	time.Sleep(120 * time.Millisecond)
+	if err := os.Rename(filepath.Join(f.dir, filepath.FromSlash(r.Path)), filepath.Join(t.TempDir(), "run")); err != nil {
+		t.Fatal(err)
+	}
+	got, full = checkWords(t, f, CheckArgs{}), checkWords(t, f, CheckArgs{Full: true})
+	if got != full || clean(got) {
+		t.Fatalf("the run's folder removed:\n%s\nquire check --full:\n%s", got, full)
+	}
+}

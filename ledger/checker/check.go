@@ -58,14 +58,15 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 	add := func(p, format string, args ...any) {
 		rep.Problems = append(rep.Problems, Problem{Path: p, Message: fmt.Sprintf(format, args...)})
 	}
-	var last *checkRecord
+	lastRecord := func() *checkRecord { return nil }
 	if !full {
-		last = c.loadRecord()
+		lastRecord = c.loadingRecord()
 	}
-	s, err := c.scan(last)
+	s, err := c.scan(lastRecord)
 	if err != nil {
 		return nil, err
 	}
+	last := lastRecord()
 	if s.same {
 		// The vault is the one the last check passed, stamp for stamp
 		// (record.go): its answer stands, and git's locks and a writer's
@@ -79,8 +80,8 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 			// The stamps of .git/index as it is now, so that the next
 			// check need not read it. Every other stamp is older than the
 			// record's time (it held), so it may move on.
-			last.At, last.Git = s.at, s.git
-			c.writeRecord(last)
+			last.At, last.Git, last.RunsDir = s.at, s.git, s.runsDir
+			c.writeRecord(last, nil)
 		}
 		return rep, nil
 	}
@@ -88,10 +89,10 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 	// the checks of the vault as a whole need not read again: HEAD's
 	// files as they were at its commit, and the run folders whose stamps
 	// held but for those HEAD changed.
-	var u *vault.Unchanged
+	var since vault.Hash
+	var look []string
 	hc := &historyCheck{lines: map[string]int64{}, proved: map[string]history.Mark{}}
 	if last != nil {
-		var look []string
 		have := make(map[string]bool, len(s.runs))
 		for _, r := range s.runs {
 			have[r.name] = r.held != nil
@@ -114,22 +115,42 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 				}
 			}
 		}
-		if h, err := vault.ParseHash(last.Head); err == nil {
-			u = c.v.UnchangedSince(h, look)
-		}
+		since, _ = vault.ParseHash(last.Head)
 	}
+	// git's state and the work tree against HEAD are looked at beside the
+	// rest, which reads no part of .git/index: what HEAD changed since the
+	// record, .git/index's entries as they are with the stamps just
+	// taken, then the checks of both.
+	type gitFound struct {
+		digest    [32]byte
+		digestErr error
+		problems  []Problem
+		err       error
+	}
+	gitDone := make(chan gitFound, 1)
+	// Waited for however the check ends: it reads the vault under the
+	// check's lock.
+	gitResult := sync.OnceValue(func() gitFound { return <-gitDone })
+	defer gitResult()
+	go func() {
+		var g gitFound
+		var u *vault.Unchanged
+		if !since.IsZero() {
+			u = c.v.UnchangedSince(since, look)
+		}
+		g.digest, g.digestErr = c.v.IndexDigest()
+		g.problems, g.err = c.gitProblems(u)
+		gitDone <- g
+	}()
 	if last != nil && !c.runsHold(last) {
 		for _, r := range s.runs {
 			r.held = nil
 		}
 	}
-	next := &checkRecord{At: s.at, Head: s.head, Others: s.others, Git: s.git}
-	// .git/index's entries as they are with the stamps just taken,
-	// before anything is read of it.
-	var digestErr error
-	next.IndexDigest, digestErr = c.v.IndexDigest()
+	next := &checkRecord{At: s.at, Head: s.head, Others: s.others, Git: s.git, RunsDir: s.runsDir}
 	rep.Read = &ReadReport{Vault: true}
-	entries, err := c.v.Entries()
+	// The lines as the registry holds them: the check changes none.
+	entries, err := c.v.Shared()
 	if r, ok := refusal.As(err); ok {
 		add(vault.IndexFile, "%s", r.Message) // a link: reported, and the rest checked
 	} else if err != nil {
@@ -141,22 +162,22 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 				"; quire reads and writes past it, so what it may name is not seen: mend the line or remove it (quire never rewrites the index)"})
 		}
 	}
-	inIndex := map[string]vault.Entry{}
-	// A run folder the scan found (a folder, by its own stat, in
-	// playbook-runs/, itself no link) is there and reached through no
-	// link: 100,000 lstats of each path's parts need not be taken again.
-	scannedRun := map[string]bool{}
-	if _, err := c.v.Join(vault.RunsDir); err == nil {
-		for _, r := range s.runs {
-			scannedRun[path.Join(vault.RunsDir, r.name)] = true
-		}
-	}
-	for _, e := range entries {
-		if scannedRun[e.Path] {
-			if e.Type == "playbook-run" {
-				inIndex[e.Path] = e
+	// Each scanned run's index line (the last that names its folder), by
+	// the run's place in s.runs: nil for none. A run folder the scan found
+	// (a folder, by its own stat, in playbook-runs/, itself no link) is
+	// there and reached through no link: 100,000 lstats of each path's
+	// parts need not be taken again.
+	inIndex := make([]*vault.Entry, len(s.runs))
+	_, runsErr := c.v.Join(vault.RunsDir)
+	for k := range entries {
+		e := &entries[k]
+		if name, ok := strings.CutPrefix(e.Path, vault.RunsDir+"/"); ok && runsErr == nil {
+			if i, found := sort.Find(len(s.runs), func(i int) int { return strings.Compare(name, s.runs[i].name) }); found {
+				if e.Type == "playbook-run" {
+					inIndex[i] = e
+				}
+				continue
 			}
-			continue
 		}
 		if _, err := c.v.Join(e.Path); err != nil {
 			add(vault.IndexFile, "%s %s: its path %v", e.Type, e.UID, err)
@@ -164,9 +185,6 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 		}
 		if !c.v.Exists(e.Path) {
 			add(vault.IndexFile, "%s %s: %s does not exist", e.Type, e.UID, e.Path)
-		}
-		if e.Type == "playbook-run" {
-			inIndex[e.Path] = e
 		}
 	}
 	seqs := map[string]*seqSet{} // each playbook's
@@ -184,25 +202,15 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 			unnumbered[playbook]++
 		}
 	}
-	// git's state and the work tree against HEAD are looked at beside
-	// the run folders, which are read side by side (readRuns) and their
-	// findings taken here in the folders' order.
-	type found struct {
-		problems []Problem
-		err      error
-	}
-	gitDone := make(chan found, 1)
-	go func() {
-		ps, err := c.gitProblems(u)
-		gitDone <- found{ps, err}
-	}()
+	// The run folders are read side by side (readRuns) and their findings
+	// taken here in the folders' order.
 	reads := c.readRuns(s, inIndex, entries)
 	for i, sr := range s.runs {
-		rel := path.Join(vault.RunsDir, sr.name)
 		rep.Runs++
-		e, ok := inIndex[rel]
+		e := inIndex[i]
+		ok := e != nil
 		if !ok {
-			add(rel, "the run folder is not in %s", vault.IndexFile)
+			add(path.Join(vault.RunsDir, sr.name), "the run folder is not in %s", vault.IndexFile)
 		}
 		rd := reads[i]
 		run := rd.run
@@ -222,6 +230,13 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 			rep.Warnings = append(rep.Warnings, run.Warnings...)
 		}
 		next.Runs = append(next.Runs, run)
+	}
+	// The record of a check that passes, most of it encoded beside the
+	// checks left.
+	var runsEncoded chan []byte
+	if record && len(rep.Problems) == 0 {
+		runsEncoded = make(chan []byte, 1)
+		go func() { runsEncoded <- encodeRuns(next.Runs) }()
 	}
 	for _, e := range entries {
 		if e.Type != "playbook" {
@@ -261,7 +276,7 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 			add(playbookDir(p), "the history's seq has gaps: %d events, but seq %s beyond them", n, strings.Join(missing, ", "))
 		}
 	}
-	g := <-gitDone
+	g := gitResult()
 	if g.err != nil {
 		return nil, g.err
 	}
@@ -271,10 +286,11 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 		return nil, err // a refusal: the index of things is a link, which is reported
 	}
 	rep.Problems = append(rep.Problems, stale...)
-	if len(rep.Problems) == 0 && record {
+	if len(rep.Problems) == 0 && runsEncoded != nil {
 		next.Events, next.Warnings, next.Histories = rep.Events, rep.Warnings, hc.proved
-		if digestErr == nil {
-			c.saveRecord(next)
+		next.IndexDigest = g.digest
+		if g.digestErr == nil {
+			c.saveRecord(next, <-runsEncoded)
 		}
 	}
 	return rep, nil
@@ -297,24 +313,26 @@ type runRead struct {
 // others read whole (checkRun). Each finding is the folder's own, taken
 // in order by the caller, so the report is the same however the reads
 // interleave.
-func (c *Checker) readRuns(s *scanned, inIndex map[string]vault.Entry, entries []vault.Entry) []runRead {
-	byUID := make(map[string]vault.Entry, len(entries))
-	for _, e := range entries {
-		byUID[e.UID] = e // the last line of a uid is the one a lookup finds
-	}
+func (c *Checker) readRuns(s *scanned, inIndex []*vault.Entry, entries []vault.Entry) []runRead {
+	byUID := bindingsByUID(entries)
 	now := c.h.Now()
 	out := make([]runRead, len(s.runs))
 	one := func(i int) {
 		sr := s.runs[i]
-		rel := path.Join(vault.RunsDir, sr.name)
-		e, ok := inIndex[rel]
-		if run := sr.held; run != nil && ok && run.Playbook == e.Playbook {
+		ie := inIndex[i]
+		if run := sr.held; run != nil && ie != nil && run.Playbook == ie.Playbook {
 			if !s.playbooks {
-				run.Warnings = c.h.RunWarnings(e, nil)
+				run.Warnings = c.h.RunWarnings(*ie, nil)
 			}
 			out[i] = runRead{run: run}
 			return
 		}
+		var e vault.Entry
+		if ie != nil {
+			e = *ie
+		}
+		ok := ie != nil
+		rel := path.Join(vault.RunsDir, sr.name)
 		run := &runRecord{Name: sr.name, Entries: sr.entries, Playbook: e.Playbook}
 		problems, st := c.checkRun(rel, e, ok, byUID, now, run)
 		if ok {
@@ -339,6 +357,22 @@ func (c *Checker) readRuns(s *scanned, inIndex map[string]vault.Entry, entries [
 	}
 	wg.Wait()
 	return out
+}
+
+// bindingsByUID is what a run's front matter may name, by uid: the index
+// lines of projects and definitions, each where a lookup of its uid finds
+// it (its last line) unless a later line of another type took the uid.
+func bindingsByUID(entries []vault.Entry) map[string]vault.Entry {
+	byUID := map[string]vault.Entry{}
+	for _, e := range entries {
+		switch {
+		case e.Type == "project" || e.Type == "definition":
+			byUID[e.UID] = e
+		case len(byUID) > 0:
+			delete(byUID, e.UID)
+		}
+	}
+	return byUID
 }
 
 // checkRun checks one run folder, filling in run (its binding, events and

@@ -23,6 +23,8 @@ type Vault interface {
 
 	// The index of things (vault/00-index.jsonl).
 	Entries() ([]vault.Entry, error)
+	// Shared is Entries without a copy: lines the caller must not change.
+	Shared() ([]vault.Entry, error)
 	Lookup(uid string) (vault.Entry, bool, error)
 	Find(keep func(*vault.Entry) bool) ([]vault.Entry, error)
 	FindType(typ string, keep func(*vault.Entry) bool) ([]vault.Entry, error)

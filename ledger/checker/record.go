@@ -33,6 +33,9 @@ import (
 // read of each run folder (its binding, its events and their seqs) and
 // the warnings it gave. The next check takes the stamps again first:
 //
+//   - playbook-runs/ with the record's stamp holds the entries the record
+//     names, which are not listed again (reading and sorting 100,000
+//     names was a tenth of a check with nothing changed).
 //   - A run folder whose folder stamp is the record's has the same entries
 //     (a folder's times change when an entry is made, removed or renamed
 //     into it): only its recorded entries are stamped, a stat each
@@ -70,7 +73,7 @@ const recordFile = vault.QuireDir + "/check-record"
 
 // recordMagic begins the record, with its form's version: another is not
 // read.
-const recordMagic = "quire check-record 5\n"
+const recordMagic = "quire check-record 6\n"
 
 // racyRecord is how close to the record's time a stamp is too new to
 // trust: a write in the same tick of the file system's clock leaves the
@@ -111,11 +114,32 @@ type checkRecord struct {
 	Runs        []*runRecord // by Name
 	Others      []entry      // the rest of the work tree, from the root
 	Git         []entry      // from .git
+	RunsDir     stamp        // playbook-runs/'s own
 	Events      int          // the check's count of events
 	Warnings    []Problem
 	// Histories are what the check proved of each playbook's history
 	// (history.VerifyFrom), by playbook.
 	Histories map[string]history.Mark
+}
+
+// runsDirNames are the names in playbook-runs/ the record saw, in order:
+// its run folders' and what stood beside them.
+func (r *checkRecord) runsDirNames() []string {
+	var beside []string
+	for _, e := range r.Others {
+		if rest, ok := strings.CutPrefix(e.Name, vault.RunsDir+"/"); ok && !strings.Contains(rest, "/") {
+			beside = append(beside, rest)
+		}
+	}
+	names := make([]string, 0, len(r.Runs)+len(beside))
+	for _, run := range r.Runs {
+		names = append(names, run.Name)
+	}
+	names = append(names, beside...)
+	if len(beside) > 0 {
+		sort.Strings(names)
+	}
+	return names
 }
 
 // heldFile says whether a file (from the vault's root) is as the record
@@ -145,6 +169,9 @@ type scanned struct {
 	others []entry
 	git    []entry
 	head   string
+	// runsDir is playbook-runs/'s own stamp, taken before its entries
+	// were listed.
+	runsDir stamp
 	// same: every stamp is the record's, none racy, and HEAD is its.
 	same bool
 	// refreshed: .git/index's stamps are not the record's, but its
@@ -218,8 +245,10 @@ func isOwnRecord(rel string) bool {
 	return strings.HasPrefix(name, ".check-history.") && strings.Contains(name, ".tmp")
 }
 
-// scan stamps the vault, against last (nil: no record, or --full).
-func (c *Checker) scan(last *checkRecord) (*scanned, error) {
+// scan stamps the vault, against the last record (nil: no record, or
+// --full), which lastRecord answers.
+func (c *Checker) scan(lastRecord func() *checkRecord) (*scanned, error) {
+	last := lastRecord()
 	s := &scanned{at: time.Now()}
 	var trusted int64 // stamps at or after it are racy
 	if last != nil {
@@ -228,21 +257,31 @@ func (c *Checker) scan(last *checkRecord) (*scanned, error) {
 	ok := func(st stamp) bool { return st.MTime < trusted && st.CTime < trusted }
 	same := last != nil
 	runsAbs := c.v.Abs(vault.RunsDir)
-	lister, err := os.Open(runsAbs)
-	if err != nil {
-		return nil, err
-	}
-	names, err := lister.Readdirnames(-1)
-	lister.Close()
-	if err != nil {
-		return nil, err
-	}
 	dir, err := fsys.OpenDir(runsAbs)
 	if err != nil {
 		return nil, err
 	}
 	defer dir.Close()
-	sort.Strings(names)
+	// playbook-runs/ with the record's stamp holds the record's entries
+	// (a folder's times change when an entry is made, removed or renamed
+	// into it): they are not listed again, 100,000 names read and sorted.
+	st, found := dir.Stamp()
+	s.runsDir = st
+	var names []string
+	if found && last != nil && last.RunsDir == st && ok(st) {
+		names = last.runsDirNames()
+	} else {
+		lister, err := os.Open(runsAbs)
+		if err != nil {
+			return nil, err
+		}
+		names, err = lister.Readdirnames(-1)
+		lister.Close()
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(names)
+	}
 	var others []string // entries of playbook-runs/ beside the run folders
 	s.runs = make([]*scannedRun, 0, len(names))
 	recs := make([]*runRecord, 0, len(names))
@@ -575,6 +614,14 @@ func (c *Checker) loadRecord() *checkRecord {
 	return r
 }
 
+// loadingRecord begins reading the last record beside what the check
+// does first, and answers a function that answers it (loadRecord's).
+func (c *Checker) loadingRecord() func() *checkRecord {
+	done := make(chan *checkRecord, 1)
+	go func() { done <- c.loadRecord() }()
+	return sync.OnceValue(func() *checkRecord { return <-done })
+}
+
 // runsHold says whether the record's run folders may be answered from it
 // at all: the index of things is the one recorded, with lines appended,
 // and every binding the runs name is there.
@@ -618,20 +665,22 @@ func (c *Checker) indexSum(n int64) (int64, [32]byte, bool) {
 	return fi.Size(), sum, true
 }
 
-// saveRecord writes the record of a check that passed.
-func (c *Checker) saveRecord(r *checkRecord) {
+// saveRecord writes the record of a check that passed, its runs encoded
+// already (encodeRuns) or nil.
+func (c *Checker) saveRecord(r *checkRecord, runs []byte) {
 	size, sum, ok := c.indexSum(-1)
 	if !ok {
 		return
 	}
 	r.IndexSize, r.IndexSum = size, sum
-	c.writeRecord(r)
+	c.writeRecord(r, runs)
 }
 
-// writeRecord writes r as the record.
-func (c *Checker) writeRecord(r *checkRecord) {
+// writeRecord writes r as the record, its runs encoded already
+// (encodeRuns) or nil.
+func (c *Checker) writeRecord(r *checkRecord, runs []byte) {
 	abs := c.v.Abs(recordFile)
-	if os.MkdirAll(filepath.Dir(abs), 0o755) != nil || os.WriteFile(abs+".new", encodeRecord(r), 0o644) != nil {
+	if os.MkdirAll(filepath.Dir(abs), 0o755) != nil || os.WriteFile(abs+".new", encodeRecord(r, runs), 0o644) != nil {
 		return
 	}
 	os.Rename(abs+".new", abs)
@@ -688,8 +737,13 @@ func (w *recWriter) problems(ps []Problem) {
 	}
 }
 
-func encodeRecord(r *checkRecord) []byte {
-	w := &recWriter{b: append(make([]byte, 0, 256*len(r.Runs)+4096), recordMagic...), names: map[string]uint64{}}
+// encodeRecord encodes r, its runs already encoded by encodeRuns (nil:
+// encoded here).
+func encodeRecord(r *checkRecord, runs []byte) []byte {
+	if runs == nil {
+		runs = encodeRuns(r.Runs)
+	}
+	w := &recWriter{b: append(make([]byte, 0, len(runs)+4096), recordMagic...)}
 	w.int(r.At.UnixNano())
 	w.int(r.IndexSize)
 	w.b = append(w.b, r.IndexSum[:]...)
@@ -699,8 +753,26 @@ func encodeRecord(r *checkRecord) []byte {
 	w.problems(r.Warnings)
 	w.entries(r.Others, false)
 	w.entries(r.Git, false)
-	w.uint(uint64(len(r.Runs)))
-	for _, run := range r.Runs {
+	w.stamp(r.RunsDir)
+	w.b = append(w.b, runs...)
+	pbs := slices.Sorted(maps.Keys(r.Histories))
+	w.uint(uint64(len(pbs)))
+	for _, p := range pbs {
+		m := r.Histories[p]
+		w.str(p)
+		w.int(m.Records)
+		w.int(m.FilesSize)
+		w.b = append(w.b, m.Sum[:]...)
+	}
+	return w.b
+}
+
+// encodeRuns encodes the runs of a record, the most of it, which a check
+// does beside its last steps.
+func encodeRuns(runs []*runRecord) []byte {
+	w := &recWriter{b: make([]byte, 0, 256*len(runs)+64), names: map[string]uint64{}}
+	w.uint(uint64(len(runs)))
+	for _, run := range runs {
 		w.str(run.Name)
 		w.str(run.Playbook)
 		w.str(run.Binding)
@@ -715,15 +787,6 @@ func encodeRecord(r *checkRecord) []byte {
 		w.entries(run.Entries, true)
 		w.problems(run.Warnings)
 	}
-	pbs := slices.Sorted(maps.Keys(r.Histories))
-	w.uint(uint64(len(pbs)))
-	for _, p := range pbs {
-		m := r.Histories[p]
-		w.str(p)
-		w.int(m.Records)
-		w.int(m.FilesSize)
-		w.b = append(w.b, m.Sum[:]...)
-	}
 	return w.b
 }
 
@@ -734,6 +797,23 @@ type recReader struct {
 	err   error
 	names []string
 	last  int64
+	// whole is the record's bytes as one string, of which every string
+	// read is a part: 700,000 names at 100,000 runs, not as many copies.
+	whole string
+	// The runs' entries and seqs are cut from larger slices, made a few
+	// times rather than 100,000.
+	entrySlab []entry
+	seqSlab   []int64
+}
+
+// slab cuts n from *from, made anew at 8,192 (or n) when too short.
+func slab[T any](from *[]T, n int) []T {
+	if n > len(*from) {
+		*from = make([]T, max(n, 8192))
+	}
+	out := (*from)[:n:n]
+	*from = (*from)[n:]
+	return out
 }
 
 func (r *recReader) uint() uint64 {
@@ -769,7 +849,14 @@ func (r *recReader) bytes(n uint64) []byte {
 	r.b = r.b[n:]
 	return out
 }
-func (r *recReader) str() string { return string(r.bytes(r.uint())) }
+func (r *recReader) str() string {
+	n := r.uint()
+	at := len(r.whole) - len(r.b)
+	if r.bytes(n) == nil {
+		return ""
+	}
+	return r.whole[at : at+int(n)]
+}
 func (r *recReader) time() int64 { r.last += r.int(); return r.last }
 func (r *recReader) stamp() stamp {
 	var s stamp
@@ -782,11 +869,16 @@ func (r *recReader) stamp() stamp {
 }
 func (r *recReader) entries(table bool) []entry {
 	n := r.uint()
-	if r.err != nil || n > 1<<24 {
+	if r.err != nil || n > uint64(len(r.b)) { // an entry takes bytes
 		r.err = errRecord
 		return nil
 	}
-	out := make([]entry, n)
+	var out []entry
+	if table {
+		out = slab(&r.entrySlab, int(n))
+	} else {
+		out = make([]entry, n)
+	}
 	for i := range out {
 		if table {
 			k := r.uint()
@@ -827,7 +919,7 @@ func decodeRecord(data []byte) (*checkRecord, error) {
 	if !bytes.HasPrefix(data, []byte(recordMagic)) {
 		return nil, errRecord
 	}
-	r := &recReader{b: data[len(recordMagic):]}
+	r := &recReader{b: data[len(recordMagic):], whole: string(data[len(recordMagic):])}
 	rec := &checkRecord{}
 	rec.At = time.Unix(0, r.int())
 	rec.IndexSize = r.int()
@@ -838,19 +930,23 @@ func decodeRecord(data []byte) (*checkRecord, error) {
 	rec.Warnings = r.problems()
 	rec.Others = r.entries(false)
 	rec.Git = r.entries(false)
+	rec.RunsDir = r.stamp()
+	r.last = 0 // the runs are encoded on their own (encodeRuns)
 	n := r.uint()
-	if r.err != nil || n > 1<<24 {
+	if r.err != nil || n > uint64(len(r.b)) { // a run takes bytes
 		return nil, errRecord
 	}
 	rec.Runs = make([]*runRecord, 0, n)
+	runs := make([]runRecord, n)
 	for i := uint64(0); i < n && r.err == nil; i++ {
-		run := &runRecord{Name: r.str(), Playbook: r.str(), Binding: r.str(), Events: int(r.uint()), Unnumbered: int(r.uint())}
+		run := &runs[i]
+		*run = runRecord{Name: r.str(), Playbook: r.str(), Binding: r.str(), Events: int(r.uint()), Unnumbered: int(r.uint())}
 		m := r.uint()
-		if r.err != nil || m > 1<<24 {
+		if r.err != nil || m > uint64(len(r.b)) {
 			return nil, errRecord
 		}
 		if m > 0 {
-			run.Seqs = make([]int64, m)
+			run.Seqs = slab(&r.seqSlab, int(m))
 			var prev int64
 			for j := range run.Seqs {
 				prev += r.int()
