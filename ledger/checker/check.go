@@ -58,15 +58,14 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 	add := func(p, format string, args ...any) {
 		rep.Problems = append(rep.Problems, Problem{Path: p, Message: fmt.Sprintf(format, args...)})
 	}
-	lastRecord := func() *checkRecord { return nil }
+	var last *checkRecord
 	if !full {
-		lastRecord = c.loadingRecord()
+		last = c.loadRecord()
 	}
-	s, err := c.scan(lastRecord)
+	s, err := c.scan(last)
 	if err != nil {
 		return nil, err
 	}
-	last := lastRecord()
 	if s.same {
 		// The vault is the one the last check passed, stamp for stamp
 		// (record.go): its answer stands, and git's locks and a writer's

@@ -245,10 +245,8 @@ func isOwnRecord(rel string) bool {
 	return strings.HasPrefix(name, ".check-history.") && strings.Contains(name, ".tmp")
 }
 
-// scan stamps the vault, against the last record (nil: no record, or
-// --full), which lastRecord answers.
-func (c *Checker) scan(lastRecord func() *checkRecord) (*scanned, error) {
-	last := lastRecord()
+// scan stamps the vault, against last (nil: no record, or --full).
+func (c *Checker) scan(last *checkRecord) (*scanned, error) {
 	s := &scanned{at: time.Now()}
 	var trusted int64 // stamps at or after it are racy
 	if last != nil {
@@ -612,14 +610,6 @@ func (c *Checker) loadRecord() *checkRecord {
 		return nil
 	}
 	return r
-}
-
-// loadingRecord begins reading the last record beside what the check
-// does first, and answers a function that answers it (loadRecord's).
-func (c *Checker) loadingRecord() func() *checkRecord {
-	done := make(chan *checkRecord, 1)
-	go func() { done <- c.loadRecord() }()
-	return sync.OnceValue(func() *checkRecord { return <-done })
 }
 
 // runsHold says whether the record's run folders may be answered from it
