@@ -772,7 +772,7 @@ func TestALateLooseTreeIsWrittenByTheFlushOrItsFailureIsTheFlushs(t *testing.T) 
 
 	// The next write's temporary file is taken: its write fails.
 	o.hold()
-	block := filepath.Join(gitDir, "objects", fmt.Sprintf("tmp_obj_%d_%d", os.Getpid(), tmpSeq.Load()+1))
+	block := filepath.Join(gitDir, "objects", fmt.Sprintf("%s%d_%d", pack.TmpObjectPrefix, os.Getpid(), tmpSeq.Load()+1))
 	if err := os.Mkdir(block, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -791,7 +791,7 @@ func TestALateLooseTreeIsWrittenByTheFlushOrItsFailureIsTheFlushs(t *testing.T) 
 	if o.kept.take(failed) != nil {
 		t.Fatal("the tree whose write failed is still kept")
 	}
-	if tmps, _ := filepath.Glob(filepath.Join(gitDir, "objects", "tmp_obj_*")); len(tmps) > 0 {
+	if tmps, _ := filepath.Glob(filepath.Join(gitDir, "objects", pack.TmpObjectPrefix+"*")); len(tmps) > 0 {
 		t.Fatalf("left behind: %v", tmps)
 	}
 }

@@ -849,7 +849,7 @@ func (x *gitIndex) writePieces(f *os.File) (int64, error) {
 	// untracked cache, 14 MB at 100,000 runs, its SHA-1 took as long as
 	// reading and writing it.
 	h := newSideHash()
-	defer h.stop()
+	defer h.sum() // ends its goroutine, whatever the writes met
 	var n int64
 	put := func(p []byte, back chan []byte) error {
 		k, err := f.Write(p)
@@ -955,9 +955,6 @@ func (s *sideHash) sum() []byte {
 	}
 	return s.got
 }
-
-// stop ends the goroutine, summed or not.
-func (s *sideHash) stop() { s.sum() }
 
 // indexPath is .git/index of a repository.
 func indexPath(gitDir string) string { return filepath.Join(gitDir, "index") }

@@ -281,7 +281,7 @@ func (o *objects) placeWith(id Hash, size int64, write func(io.Writer) error) er
 	}
 	// A temporary name of this process's own, created exclusively and
 	// read-only as git's objects are, then renamed into place.
-	tmp := filepath.Join(dir, fmt.Sprintf("tmp_obj_%d_%d", os.Getpid(), tmpSeq.Add(1)))
+	tmp := tmpObjectIn(dir)
 	crashpoint.Hit()
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -310,6 +310,12 @@ func (o *objects) placeWith(id Hash, size int64, write func(io.Writer) error) er
 	}
 	o.looseBytes.Add(size)
 	return nil
+}
+
+// tmpObjectIn is a new name in dir for a loose object's temporary file,
+// of this process's own (pack.TmpObjectPrefix, its pid, a number).
+func tmpObjectIn(dir string) string {
+	return filepath.Join(dir, fmt.Sprintf("%s%d_%d", pack.TmpObjectPrefix, os.Getpid(), tmpSeq.Add(1)))
 }
 
 // fanOut answers the folder and the file of the loose object id, the
@@ -379,7 +385,7 @@ func (o *objects) writeLate(loose []byte) (w *lateLoose, name func(Hash)) {
 func (o *objects) placeLate(loose []byte, named <-chan Hash) error {
 	// In objects/, where the compaction removes the file a process that
 	// died left (pack.TmpObjectPrefix): its folder is the id's.
-	tmp := filepath.Join(o.gitDir, "objects", fmt.Sprintf("%s%d_%d", pack.TmpObjectPrefix, os.Getpid(), tmpSeq.Add(1)))
+	tmp := tmpObjectIn(filepath.Join(o.gitDir, "objects"))
 	crashpoint.Hit()
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if err == nil {
