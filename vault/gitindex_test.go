@@ -426,3 +426,57 @@ func TestCountUnderIsTheWalksCount(t *testing.T) {
 		}
 	}
 }
+
+// Whatever a table's monitor bits and whichever entries the index adds,
+// replaces and removes since it, the positions the FSMN extension is
+// written with (dirtyBits, which reads no name of the table but those
+// added) are those a walk of the whole index finds not FSMonitorValid.
+func TestMonitorBitsByPositionAsAWalkFindsThem(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	for round := 0; round < 300; round++ {
+		var entries []*index.Entry
+		for i, n := 0, r.Intn(120); i < n; i++ {
+			entries = append(entries, &index.Entry{Name: fmt.Sprintf("playbook-runs/r%03d/f%d", i, r.Intn(3)), Mode: 0o100644})
+		}
+		m, err := index.ReadMain(index.EncodeExt(nil, entries, r.Intn(2) == 0), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := &gitIndex{}
+		x.rebase(m.Whole, ZeroHash)
+		if r.Intn(5) > 0 {
+			x.fsm = make([]bool, len(entries))
+			for i := range x.fsm {
+				x.fsm[i] = r.Intn(3) > 0
+			}
+		}
+		for k, n := 0, r.Intn(30); k < n; k++ {
+			valid := r.Intn(2) == 0
+			switch {
+			case len(entries) > 0 && r.Intn(3) == 0: // removed
+				i := r.Intn(len(entries))
+				x.put(entries[i].Name, nil, i)
+			case len(entries) > 0 && r.Intn(2) == 0: // replaced
+				i := r.Intn(len(entries))
+				x.put(entries[i].Name, &index.Entry{Name: entries[i].Name, Mode: 0o100644, Size: 1, FSMonitorValid: valid}, i)
+			default: // added, before, between or after the table's
+				name := fmt.Sprintf("playbook-runs/r%03d/g%d", r.Intn(130), r.Intn(3))
+				if _, ok := x.tab.Search(name); !ok {
+					x.put(name, &index.Entry{Name: name, Mode: 0o100644, FSMonitorValid: valid}, -1)
+				}
+			}
+		}
+		var want []int
+		p := 0
+		x.walk(func(e *index.Entry, pos int, own bool) bool {
+			if !(own && e.FSMonitorValid || !own && x.fsm != nil && x.fsm[pos]) {
+				want = append(want, p)
+			}
+			p++
+			return true
+		}, false)
+		if got := x.dirtyBits(); !slices.Equal(got, want) || p != x.len() {
+			t.Fatalf("round %d: dirtyBits %v, a walk of the %d entries (len %d) finds %v", round, got, p, x.len(), want)
+		}
+	}
+}

@@ -122,3 +122,96 @@ func uniqueNames(es []*Entry) []*Entry {
 	}
 	return out
 }
+
+// Whatever two indexes hold (versions 2, 3 and 4, either way round, of
+// up to 200 entries, with entries kept, changed in a field, added and
+// removed), Changes answers what makes the first the second: applied to
+// the first's entries, they are the second's, each entry said once; and
+// it answers nothing at all when more than most differ.
+func TestChangesMakeOneTableTheOther(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	at := time.Date(2026, 12, 7, 4, 0, 0, 0, time.UTC)
+	for round := 0; round < 400; round++ {
+		base := map[string]*Entry{}
+		for i, n := 0, r.Intn(200); i < n; i++ {
+			name := fmt.Sprintf("playbook-runs/close-%04d/%s", r.Intn(80), []string{"run.jsonl", "run.state.json", "thread.md", "artifacts/.gitkeep"}[r.Intn(4)])
+			base[name] = &Entry{Name: name, Mode: 0o100644, ModifiedAt: at.Add(time.Duration(r.Intn(1e6))), Size: r.Uint32() % 5000,
+				Hash: object.Sum(object.Blob, []byte(fmt.Sprint(r.Int())))}
+		}
+		next := map[string]*Entry{}
+		for name, e := range base {
+			switch k := r.Intn(10); {
+			case k == 0: // removed
+			case k == 1:
+				c := *e
+				c.Size++
+				next[name] = &c
+			case k == 2:
+				c := *e
+				c.SkipWorktree = true // extended flags: two bytes more
+				next[name] = &c
+			case k == 3:
+				c := *e
+				c.Hash[0] ^= 1
+				next[name] = &c
+			default:
+				c := *e
+				next[name] = &c
+			}
+		}
+		for i, n := 0, r.Intn(20); i < n; i++ {
+			name := fmt.Sprintf("notes/%03d-%d.md", r.Intn(100), i)
+			next[name] = &Entry{Name: name, Mode: 0o100644, Hash: object.Sum(object.Blob, []byte(name))}
+		}
+		table := func(m map[string]*Entry, v4 bool) (*Table, []*Entry) {
+			var ents []*Entry
+			for _, e := range m {
+				ents = append(ents, e)
+			}
+			sort.Slice(ents, func(i, j int) bool { return ents[i].Name < ents[j].Name })
+			got, err := ReadMain(EncodeExt(nil, ents, v4), true)
+			if err != nil || got.Whole == nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+			return got.Whole, ents
+		}
+		a, _ := table(base, r.Intn(2) == 0)
+		b, want := table(next, r.Intn(2) == 0)
+		changes, ok := a.Changes(b, a.Len()+b.Len())
+		if !ok {
+			t.Fatalf("round %d: no answer with room for every entry", round)
+		}
+		merged := map[string]*Entry{}
+		for i := 0; i < a.Len(); i++ {
+			merged[a.Name(i)] = a.Entry(i)
+		}
+		said := map[string]bool{}
+		for _, c := range changes {
+			if said[c.Name] {
+				t.Fatalf("round %d: %s said twice", round, c.Name)
+			}
+			said[c.Name] = true
+			if pos, found := a.Search(c.Name); found != (c.Pos >= 0) || found && pos != c.Pos {
+				t.Fatalf("round %d: %s at %d, the first table's at %d (%v)", round, c.Name, c.Pos, pos, found)
+			}
+			if c.Entry == nil {
+				delete(merged, c.Name)
+			} else {
+				merged[c.Name] = c.Entry
+			}
+		}
+		if len(merged) != len(want) {
+			t.Fatalf("round %d: %d entries made, want %d", round, len(merged), len(want))
+		}
+		for _, e := range want {
+			if got := merged[e.Name]; got == nil || !Same(got, e) {
+				t.Fatalf("round %d: %s made %+v, want %+v", round, e.Name, got, e)
+			}
+		}
+		if len(changes) > 0 {
+			if _, ok := a.Changes(b, len(changes)-1); ok {
+				t.Fatalf("round %d: an answer of %d changes under a bound of %d", round, len(changes), len(changes)-1)
+			}
+		}
+	}
+}

@@ -397,6 +397,96 @@ func ApplySplit(shared *Table, m Main) ([]Change, error) {
 	return out, nil
 }
 
+// Changes answers how next differs from t, as a split index of next
+// against t as its shared index would say it, by name: next's entries
+// that t lacks or holds otherwise (Pos t's entry of that name, -1 when
+// none), and t's entries next lacks (Entry nil). Entries are compared as
+// they lie in the two files (stat, mode, id and flags; names decoded as
+// the walk goes), so a table of 600,000 entries costs a walk of each,
+// not 600,000 entries decoded. ok is false, and nothing answered, once
+// more than most differ, or when either table is not read in place.
+func (t *Table) Changes(next *Table, most int) (changes []Change, ok bool) {
+	if t == nil || next == nil || t.off == nil || next.off == nil {
+		return nil, false
+	}
+	a, b := tableCursor{t: t}, tableCursor{t: next}
+	a.seek(0)
+	b.seek(0)
+	for !a.done() || !b.done() {
+		var c int
+		switch {
+		case a.done():
+			c = 1
+		case b.done():
+			c = -1
+		default:
+			c = bytes.Compare(a.name, b.name)
+		}
+		switch {
+		case c < 0:
+			changes = append(changes, Change{Name: string(a.name), Pos: a.i})
+			a.seek(a.i + 1)
+		case c > 0:
+			changes = append(changes, Change{Name: string(b.name), Entry: next.entryNamed(b.i, b.name), Pos: -1})
+			b.seek(b.i + 1)
+		default:
+			if !bytes.Equal(a.fixed(), b.fixed()) {
+				changes = append(changes, Change{Name: string(b.name), Entry: next.entryNamed(b.i, b.name), Pos: a.i})
+			}
+			a.seek(a.i + 1)
+			b.seek(b.i + 1)
+		}
+		if len(changes) > most {
+			return nil, false
+		}
+	}
+	return changes, true
+}
+
+// entryNamed is entry i decoded, its name name (the walk's).
+func (t *Table) entryNamed(i int, name []byte) *Entry {
+	e := &Entry{Name: string(name)}
+	t.fill(e, i)
+	return e
+}
+
+// tableCursor walks a table read in place one entry at a time: its
+// position and name (in a buffer of its own, valid until the next seek).
+type tableCursor struct {
+	t    *Table
+	i    int
+	name []byte
+}
+
+func (c *tableCursor) done() bool { return c.i >= len(c.t.off) }
+
+// seek moves to entry i, the next one or the first (a version 4 name is
+// decoded from the one before it).
+func (c *tableCursor) seek(i int) {
+	c.i = i
+	if c.done() {
+		return
+	}
+	t := c.t
+	switch {
+	case t.version != 4:
+		p := t.nameAt(i)
+		c.name = t.data[p : p+bytes.IndexByte(t.data[p:], 0)]
+	case i == 0 || i%markEvery == 0:
+		c.name = append(c.name[:0], t.marks[i/markEvery]...)
+	default:
+		strip, add := t.suffix(i)
+		c.name = append(c.name[:len(c.name)-strip], add...)
+	}
+}
+
+// fixed is the entry's bytes before its name: stat, mode, id and flags,
+// and the extended flags when it has them.
+func (c *tableCursor) fixed() []byte {
+	o := int(c.t.off[c.i])
+	return c.t.data[o:c.t.nameAt(c.i)]
+}
+
 // ReadFSMonitor reads the body of an FSMN extension against an index of
 // n entries: its head (what AppendFSMonitorBits writes again) and the
 // bitmap of the entries not valid, by position; nil, nil when it does not

@@ -153,5 +153,18 @@ func FuzzReadInPlace(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data, shared []byte) {
 		checkInPlace(t, data, shared)
 		readInPlace(data, shared) // never a panic
+		// A table's changes against itself are none, and against any
+		// other never a panic.
+		m, err := ReadMain(data, false)
+		if err != nil || m.Whole == nil {
+			return
+		}
+		if c, ok := m.Whole.Changes(m.Whole, 0); !ok || len(c) != 0 {
+			t.Fatalf("a table against itself: %d changes, %v", len(c), ok)
+		}
+		if s, err := ReadShared(object.ZeroHash, shared, false); err == nil {
+			s.Changes(m.Whole, 1<<20)
+			m.Whole.Changes(s, 1<<20)
+		}
 	})
 }
