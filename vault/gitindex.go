@@ -825,6 +825,9 @@ func (x *gitIndex) writeLocked(f *os.File) error {
 	// What encode's walks touched of the mapped shared index (the file
 	// system monitor's bits are of every entry) leaves the resident set.
 	fsys.Release(x.tabMap)
+	if size := x.sizeToWrite(); size >= reserveFrom {
+		fsys.Reserve(f, size)
+	}
 	crashpoint.Hit()
 	untrAt, err := x.writePieces(f)
 	x.tail = nil // what it held of the untracked cache is let go
@@ -858,6 +861,28 @@ func (x *gitIndex) writeLocked(f *os.File) error {
 		x.untrIn = &fileSection{off: untrAt, size: size, st: x.stat}
 	}
 	return nil
+}
+
+// reserveFrom is the size of an index from which its file's blocks are
+// reserved before it is written (fsys.Reserve). On the 2-core machine the
+// rename of a split index's file of 700 KB took 1.0 ms, 0.36 ms reserved;
+// of 64 KB, 0.45 and 0.3 ms. (A variable for the tests.)
+var reserveFrom int64 = 64 << 10
+
+// sizeToWrite is the size of the index writePieces will write (at most:
+// an untracked cache no longer in its file is dropped).
+func (x *gitIndex) sizeToWrite() int64 {
+	if x.tail == nil {
+		return int64(len(x.buf))
+	}
+	n := int64(len(x.buf)) + sha1.Size
+	for _, p := range x.tail {
+		n += int64(len(p))
+	}
+	if x.untrFrom > 0 && x.untrIn != nil {
+		n += x.untrIn.size
+	}
+	return n
 }
 
 // writePieces writes the index encode made into f: buf whole (it ends in
