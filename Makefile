@@ -184,6 +184,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDiff -fuzztime 30s ./words/viewdiff/
 	$(GO) test -run '^$$' -fuzz FuzzOwnEntryIsJSONs -fuzztime 30s ./vault/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 30s ./ledger/checker/
+	$(GO) test -run '^$$' -fuzz FuzzParseMonitorAnswer -fuzztime 30s ./vault/
+	$(GO) test -run '^$$' -fuzz FuzzReadInPlace -fuzztime 30s ./vault/git/index/
 
 clean:
 	rm -rf bin demo-vault

@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -189,5 +191,76 @@ func TestCheckFromItsRecordAfterGitStatus(t *testing.T) {
 	time.Sleep(150 * time.Millisecond)
 	if code, rep := checkReads(t, v); code != 0 || rep.Read.Vault || rep.Read.Runs != 0 {
 		t.Fatalf("after git status: exit %d, read %+v, %+v", code, rep.Read, rep.Problems)
+	}
+}
+
+// In a vault whose .git/config names a file system monitor hook
+// (core.fsmonitor: Watchman's, README), quire check asks it what changed
+// since the last passing check, as git status does, before any stat: the
+// run folders it names are stamped, the others are the record's. Here a
+// hook answers what the test says and writes down the tokens it is asked
+// with: a committed line edited by hand in place is found when the
+// monitor names the file, missed while it names nothing (the monitor is
+// trusted, as git trusts it; --full asks nothing of it), and found
+// whenever it knows nothing ("/") or fails.
+func TestCheckAsksTheFileSystemMonitorWhatChanged(t *testing.T) {
+	dir, v, runID := newCloseRun(t)
+	quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", runID, "--step", "do/1", "--actor", "agent-7")
+	runs, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-*"))
+	rel, _ := filepath.Rel(dir, filepath.Join(runs[0], "run.jsonl"))
+	rel = filepath.ToSlash(rel)
+	tmp := t.TempDir()
+	answer, asked := filepath.Join(tmp, "answer"), filepath.Join(tmp, "asked")
+	hook := filepath.Join(tmp, "monitor")
+	os.WriteFile(hook, []byte("#!/bin/sh\n[ \"$1\" = 2 ] || exit 1\necho \"$2\" >> "+asked+"\n[ -f "+answer+" ] || exit 1\ncat "+answer+"\n"), 0o755)
+	gitIn(t, dir, "config", "core.fsmonitor", hook)
+	says := func(token string, paths ...string) {
+		t.Helper()
+		os.WriteFile(answer, []byte(token+"\x00"+strings.Join(paths, "\x00")), 0o644)
+	}
+	askedWith := func() []string {
+		t.Helper()
+		data, _ := os.ReadFile(asked)
+		return strings.Fields(strings.ReplaceAll(string(data), "\n", " _ "))
+	}
+
+	says("t1", "/")
+	time.Sleep(150 * time.Millisecond)
+	if code, rep := checkReads(t, v); code != 0 || !rep.Read.Vault {
+		t.Fatalf("the first check: %d %+v", code, rep)
+	}
+	if got := askedWith(); !slices.Equal(got, []string{"_"}) {
+		t.Fatalf("the first check asked with %q, want no token", got)
+	}
+	// A committed line changed in place, its size kept.
+	data, _ := os.ReadFile(filepath.Join(dir, rel))
+	os.WriteFile(filepath.Join(dir, rel), []byte(strings.Replace(string(data), `"do/1"`, `"do/X"`, 1)), 0o644)
+
+	says("t2")
+	if code, rep := checkReads(t, v); code != 0 || rep.Read.Runs != 0 || rep.Read.Vault {
+		t.Fatalf("the monitor names nothing: the record answers, %d %+v", code, rep)
+	}
+	if got := askedWith(); !slices.Equal(got, []string{"_", "t1", "_"}) {
+		t.Fatalf("asked with %q, want the record's token t1", got)
+	}
+	if code, rep := checkReads(t, v, "--full"); code != 1 || len(rep.Problems) == 0 {
+		t.Fatalf("--full: %d %+v", code, rep)
+	}
+	for name, answer := range map[string]func(){
+		"names the log":        func() { says("t3", "playbook-runs/", rel, "vault/00-index.jsonl") },
+		"knows nothing":        func() { says("t4", "/") },
+		"fails":                func() { os.Remove(answer) },
+		"names its folder":     func() { says("t5", path.Dir(rel)+"/") },
+		"names the file alone": func() { says("t6", rel) },
+	} {
+		answer()
+		code, rep := checkReads(t, v)
+		found := false
+		for _, p := range rep.Problems {
+			found = found || p.Path == rel && p.Line == 2
+		}
+		if code != 1 || !found {
+			t.Fatalf("the monitor %s: %d %+v", name, code, rep)
+		}
 	}
 }

@@ -80,6 +80,9 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 			// check need not read it. Every other stamp is older than the
 			// record's time (it held), so it may move on.
 			last.At, last.Git, last.RunsDir = s.at, s.git, s.runsDir
+			if s.token != "" {
+				last.Token = s.token
+			}
 			c.writeRecord(last, nil)
 		}
 		return rep, nil
@@ -146,7 +149,7 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 			r.held = nil
 		}
 	}
-	next := &checkRecord{At: s.at, Head: s.head, Others: s.others, Git: s.git, RunsDir: s.runsDir}
+	next := &checkRecord{At: s.at, Head: s.head, Others: s.others, Git: s.git, RunsDir: s.runsDir, Token: s.token}
 	rep.Read = &ReadReport{Vault: true}
 	// The lines as the registry holds them: the check changes none.
 	entries, err := c.v.Shared()

@@ -41,6 +41,9 @@ type Vault interface {
 	HandEditsFrom(u *vault.Unchanged) ([]*vault.HandEdit, error)
 	InspectGitFrom(u *vault.Unchanged) []vault.Finding
 	InspectGitState() []vault.Finding
+	// AskMonitor asks the file system monitor .git/config names what
+	// changed since token (ok false: none, or it failed).
+	AskMonitor(token string) (vault.MonitorAnswer, bool)
 	// IndexDigest is the SHA-256 of .git/index's entries without their
 	// stat data.
 	IndexDigest() ([32]byte, error)

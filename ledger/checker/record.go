@@ -73,7 +73,7 @@ const recordFile = vault.QuireDir + "/check-record"
 
 // recordMagic begins the record, with its form's version: another is not
 // read.
-const recordMagic = "quire check-record 6\n"
+const recordMagic = "quire check-record 7\n"
 
 // racyRecord is how close to the record's time a stamp is too new to
 // trust: a write in the same tick of the file system's clock leaves the
@@ -115,8 +115,11 @@ type checkRecord struct {
 	Others      []entry      // the rest of the work tree, from the root
 	Git         []entry      // from .git
 	RunsDir     stamp        // playbook-runs/'s own
-	Events      int          // the check's count of events
-	Warnings    []Problem
+	// Token is the vault's file system monitor's token, asked for before
+	// the stamps were taken (askMonitor); "" when it has none.
+	Token    string
+	Events   int // the check's count of events
+	Warnings []Problem
 	// Histories are what the check proved of each playbook's history
 	// (history.VerifyFrom), by playbook.
 	Histories map[string]history.Mark
@@ -172,6 +175,8 @@ type scanned struct {
 	// runsDir is playbook-runs/'s own stamp, taken before its entries
 	// were listed.
 	runsDir stamp
+	// token is the monitor's, asked for before the stamps ("": none).
+	token string
 	// same: every stamp is the record's, none racy, and HEAD is its.
 	same bool
 	// refreshed: .git/index's stamps are not the record's, but its
@@ -248,6 +253,7 @@ func isOwnRecord(rel string) bool {
 // scan stamps the vault, against last (nil: no record, or --full).
 func (c *Checker) scan(last *checkRecord) (*scanned, error) {
 	s := &scanned{at: time.Now()}
+	changed := c.askMonitor(s, last)
 	var trusted int64 // stamps at or after it are racy
 	if last != nil {
 		trusted = last.At.Add(-racyRecord).UnixNano()
@@ -312,6 +318,12 @@ func (c *Checker) scan(last *checkRecord) (*scanned, error) {
 		go func() {
 			defer wg.Done()
 			for i := lo; i < hi; i++ {
+				if rec := recs[i]; changed != nil && rec != nil && !changed[s.runs[i].name] {
+					// Nothing in it changed since the record, says the
+					// monitor: its stamps are the record's.
+					s.runs[i].entries, s.runs[i].held = rec.Entries, rec
+					continue
+				}
 				c.stampRun(dir, s.runs[i], recs[i], ok)
 			}
 		}()
@@ -364,6 +376,40 @@ func (c *Checker) scan(last *checkRecord) (*scanned, error) {
 	}
 	s.same = same
 	return s, nil
+}
+
+// askMonitor asks the vault's file system monitor, when .git/config names
+// one, what changed since the record's token, before any stamp is taken
+// (what changes after is in the next answer), and keeps the answer's
+// token for the record this check writes. It answers the run folders in
+// which a path changed: the others are the record's without a stat, as
+// git status trusts the entries the monitor does not name (with
+// Watchman's hook at 100,000 runs, a check with nothing changed took
+// some 0.2 s against a second of stats). nil, every run folder stamped:
+// no monitor, or it failed, no token in the record to ask with (the first
+// check after one is set, and --full), or it knows nothing of what
+// changed.
+func (c *Checker) askMonitor(s *scanned, last *checkRecord) map[string]bool {
+	token := ""
+	if last != nil {
+		token = last.Token
+	}
+	a, ok := c.v.AskMonitor(token)
+	if !ok {
+		return nil
+	}
+	s.token = a.Token
+	if token == "" || a.All {
+		return nil
+	}
+	changed := map[string]bool{}
+	for _, p := range a.Paths {
+		if rest, ok := strings.CutPrefix(p, vault.RunsDir+"/"); ok {
+			name, _, _ := strings.Cut(rest, "/")
+			changed[name] = true
+		}
+	}
+	return changed
 }
 
 // stampRun stamps one entry of playbook-runs/: from its record's entries
@@ -744,6 +790,7 @@ func encodeRecord(r *checkRecord, runs []byte) []byte {
 	w.entries(r.Others, false)
 	w.entries(r.Git, false)
 	w.stamp(r.RunsDir)
+	w.str(r.Token)
 	w.b = append(w.b, runs...)
 	pbs := slices.Sorted(maps.Keys(r.Histories))
 	w.uint(uint64(len(pbs)))
@@ -921,6 +968,7 @@ func decodeRecord(data []byte) (*checkRecord, error) {
 	rec.Others = r.entries(false)
 	rec.Git = r.entries(false)
 	rec.RunsDir = r.stamp()
+	rec.Token = r.str()
 	r.last = 0 // the runs are encoded on their own (encodeRuns)
 	n := r.uint()
 	if r.err != nil || n > uint64(len(r.b)) { // a run takes bytes

@@ -27,6 +27,7 @@ func sampleRecord() *checkRecord {
 		Others:  []entry{{"playbook-runs/NOTES.md", st(12, 1765000000000000001, 0o100644)}, {"vault/00-index.jsonl", st(1234, 1765000000000000002, 0o100644)}},
 		Git:     []entry{{"HEAD", st(21, 1765000000000000003, 0o100644)}},
 		RunsDir: st(4096, 1765000000000000004, 0o40755),
+		Token:   "c:1796614981:14965:1:2461",
 		Runs:    []*runRecord{run("close-a", 1765000000000000005), run("close-b", 1765000000000000006)},
 		Events:  7, Warnings: []Problem{{Path: "playbook-runs/close-a", Message: "an old run"}},
 		Histories: map[string]history.Mark{"01a24aa9-685d-7892-afb4-d29d28f42e81": {Records: 7, FilesSize: 99}},
