@@ -165,7 +165,7 @@ func benchScale(sizes []int, rounds, checkRounds int, bin string, memOnly bool) 
 			continue
 		}
 		timed(dir, "git", "status", "--porcelain") // Watchman's first answer: a crawl of the work tree
-		timed(dir, bin, "check")                  // its record takes the monitor's token
+		timed(dir, bin, "check")                   // its record takes the monitor's token
 		run("git status, Watchman", time.Second, checkRounds, "git", "status", "--porcelain")
 		run("quire check, nothing changed, Watchman", 2*time.Second, checkRounds, bin, "check")
 		for i := 0; i < checkRounds; i++ {
