@@ -1,7 +1,9 @@
 package fold
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -195,5 +197,81 @@ func TestCopyOfDeepAndOddViews(t *testing.T) {
 	r := foldAll(t, p, prog, []Event{event(1, at, `{}`), event(2, at, `{}`)})
 	if r.Stall != nil || string(r.Views) != `{"out":{"text":"505 __proto__,toString true false"}}` {
 		t.Fatalf("%s %+v", r.Views, r.Stall)
+	}
+}
+
+// The size a stall of size names is the views' length in UTF-8 as
+// JSON.stringify writes them, whatever their text holds: ASCII, two,
+// three and four bytes a character, escapes, and lone surrogates (which
+// JSON.stringify writes as \u escapes). Random texts about the bound,
+// their expected size from a model of JSON.stringify here.
+func TestViewsSizeIsTheirLengthInUTF8(t *testing.T) {
+	t.Parallel()
+	const limit = 600
+	p := newTestPool(t, Limits{ViewsBytes: limit})
+	prog := jsProgram(`export function fold(view, event) {
+  return { out: { text: String.fromCharCode(...event.data.u) } };
+}`, textView)
+	// Code units: ASCII, an escaped quote, backslash, newline and control
+	// character, é (2 bytes), € (3), a surrogate pair (4), and each half
+	// alone.
+	palette := [][]uint16{{'a'}, {'"'}, {'\\'}, {'\n'}, {1}, {0xe9}, {0x20ac}, {0xd83d, 0xde00}, {0xd800}, {0xdc00}, {0x7ff}, {0x800}}
+	size := func(u []uint16) int {
+		n := len(`{"out":{"text":""}}`)
+		for i := 0; i < len(u); i++ {
+			c := u[i]
+			switch {
+			case c == '"' || c == '\\' || c == '\n':
+				n += 2
+			case c < 0x20:
+				n += 6
+			case c < 0x80:
+				n++
+			case c < 0x800:
+				n += 2
+			case c >= 0xd800 && c < 0xdc00 && i+1 < len(u) && u[i+1] >= 0xdc00 && u[i+1] < 0xe000:
+				n += 4
+				i++
+			case c >= 0xd800 && c < 0xe000:
+				n += 6
+			default:
+				n += 3
+			}
+		}
+		return n
+	}
+	rnd := rand.New(rand.NewPCG(28, 6))
+	at := time.Date(2026, 11, 1, 9, 30, 0, 0, time.UTC)
+	over := 0
+	for round := range 60 {
+		var u []uint16
+		// Runs of one kind and mixtures, so that the runs of ASCII and of
+		// the others meet every way.
+		for n := 60 + rnd.IntN(240); len(u) < n; {
+			pick := palette[rnd.IntN(len(palette))]
+			for range 1 + rnd.IntN(4) {
+				u = append(u, pick...)
+			}
+			if rnd.IntN(3) == 0 {
+				u = append(u, palette[rnd.IntN(len(palette))]...)
+			}
+		}
+		units, _ := json.Marshal(u)
+		r := foldAll(t, p, prog, []Event{event(1, at, `{"u":`+string(units)+`}`)})
+		want := size(u)
+		if want > limit {
+			over++
+			words := fmt.Sprintf("the views take %d bytes as JSON, more than %d", want, limit)
+			if r.Stall == nil || r.Stall.Kind != KindSize || !strings.Contains(r.Stall.Error, words) {
+				t.Fatalf("round %d, units %v: %+v, want a stall with %q", round, u, r.Stall, words)
+			}
+			continue
+		}
+		if r.Stall != nil || len(r.Views) != want {
+			t.Fatalf("round %d, units %v: views of %d bytes, stall %+v; want %d bytes", round, u, len(r.Views), r.Stall, want)
+		}
+	}
+	if over < 15 || over > 45 {
+		t.Fatalf("%d of 60 texts past the bound: the test's sizes no longer straddle it", over)
 	}
 }
