@@ -174,11 +174,15 @@ func (t *tx) appendEvent(playbook string, write func(reserve func(file string, o
 		return 0, err
 	}
 	var seq int64
+	var line history.Span
 	err = write(func(file string, off int64, n int) error {
 		s, err := h.Reserve(file, off, n)
-		seq = s
+		seq, line = s, history.Span{File: file, Off: off, N: n}
 		return err
 	})
+	if err == nil {
+		t.l.hist.Appended(line.File, line.Off, line.N)
+	}
 	return seq, err
 }
 

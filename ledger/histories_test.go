@@ -24,7 +24,7 @@ import (
 func TestOnlyTheTxWritesTheHistory(t *testing.T) {
 	const hp = "quire/ledger/history"
 	writes := map[string]bool{
-		"Store.Of": true, "Store.FollowGit": true, "Store.Adopt": true, "Store.Commit": true, "Store.FinishPending": true, "Store.WillCommit": true,
+		"Store.Of": true, "Store.FollowGit": true, "Store.Adopt": true, "Store.Commit": true, "Store.FinishPending": true, "Store.WillCommit": true, "Store.Appended": true,
 		"History.Repair": true, "History.Reserve": true,
 	}
 	reads := map[string]bool{

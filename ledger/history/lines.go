@@ -48,25 +48,25 @@ type handLine struct {
 // last wrote it. A torn last line is not a line; nor is a line that is not
 // an event. Most files end with a numbered line, and then it reads only
 // their last bytes.
-func trailingLines(abs string) ([]handLine, error) {
+func trailingLines(abs string) ([]handLine, fs.FileInfo, error) {
 	fh, err := os.Open(abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer fh.Close()
 	fi, err := fh.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	size := fi.Size()
 	for chunk := int64(2 << 10); ; chunk *= 4 {
 		start := max(0, size-chunk)
 		buf := make([]byte, size-start)
 		if _, err := fh.ReadAt(buf, start); err != nil && err != io.EOF {
-			return nil, err
+			return nil, nil, err
 		}
 		// Drop a torn last line, then the partial first line of the chunk.
 		end := bytes.LastIndexByte(buf, '\n') + 1
@@ -95,7 +95,7 @@ func trailingLines(abs string) ([]handLine, error) {
 		}
 		if numbered || start == 0 {
 			slices.Reverse(lines)
-			return lines, nil
+			return lines, fi, nil
 		}
 	}
 }
@@ -128,55 +128,61 @@ func (h *History) seqsOf(file string) (map[int64]int64, error) {
 
 // Adopt numbers, in the playbook's history, the lines written by hand at
 // the end of file that it lacks, in the order of the file. The caller holds
-// the vault's lock.
+// the vault's lock. A file as it was when it last ended with numbered
+// lines (ends) is not read.
 func (s *Store) Adopt(playbook, file string) error {
-	// A whole last line that lacks only its newline is given it first:
-	// it is a line, numbered as the others are.
-	if err := vault.GiveNewline(s.v.Abs(file)); err != nil {
-		return err
-	}
-	lines, err := trailingLines(s.v.Abs(file))
-	if err != nil || len(lines) == 0 {
-		return err
-	}
-	h, err := s.Of(playbook)
-	if err != nil {
-		return err
-	}
-	if err := h.Repair(); err != nil {
-		return err
-	}
-	have, err := h.seqsOf(file)
-	if err != nil {
-		return err
-	}
-	var spans []Span
-	for _, ln := range lines {
-		if _, ok := have[ln.off]; !ok {
-			spans = append(spans, Span{file, ln.off, ln.n})
-		}
-	}
-	if len(spans) == 0 {
+	abs := s.v.Abs(file)
+	if s.ends(abs) {
 		return nil
 	}
-	return h.reserve(spans)
+	// A whole last line that lacks only its newline is given it first:
+	// it is a line, numbered as the others are.
+	if err := vault.GiveNewline(abs); err != nil {
+		return err
+	}
+	lines, fi, err := trailingLines(abs)
+	if err != nil || fi == nil {
+		return err
+	}
+	if len(lines) > 0 {
+		h, err := s.Of(playbook)
+		if err != nil {
+			return err
+		}
+		if err := h.Repair(); err != nil {
+			return err
+		}
+		have, err := h.seqsOf(file)
+		if err != nil {
+			return err
+		}
+		var spans []Span
+		for _, ln := range lines {
+			if _, ok := have[ln.off]; !ok {
+				spans = append(spans, Span{file, ln.off, ln.n})
+			}
+		}
+		if len(spans) > 0 {
+			if err := h.reserve(spans); err != nil {
+				return err
+			}
+		}
+	}
+	s.adopted.Store(abs, markOf(fi))
+	return nil
 }
 
 // AdoptFor is Adopt for a reader, which holds no lock: it calls adopt
 // (which takes the lock and calls Adopt) only when the file ends with a
 // line written by hand that the history may lack, and only once for a file
-// of the same size.
+// as it is.
 func (s *Store) AdoptFor(file string, adopt func() error) error {
 	abs := s.v.Abs(file)
-	fi, err := os.Stat(abs)
-	if err != nil {
+	if s.ends(abs) {
 		return nil
 	}
-	if size, ok := s.adopted.Load(abs); ok && size.(int64) == fi.Size() {
-		return nil
-	}
-	lines, err := trailingLines(abs)
-	if err != nil {
+	lines, fi, err := trailingLines(abs)
+	if err != nil || fi == nil {
 		return err
 	}
 	if len(lines) > 0 {
@@ -184,8 +190,43 @@ func (s *Store) AdoptFor(file string, adopt func() error) error {
 			return err
 		}
 	}
-	s.adopted.Store(abs, fi.Size())
+	s.adopted.Store(abs, markOf(fi))
 	return nil
+}
+
+// Appended tells the store that its writer appended a numbered line of n
+// bytes at off in file. A file that ended with numbered lines at off ends
+// with one at off+n, and the next Adopt need not read it; a file that
+// grew otherwise meanwhile (a line appended by hand, by another process)
+// is read. The caller holds the vault's lock.
+func (s *Store) Appended(file string, off int64, n int) {
+	abs := s.v.Abs(file)
+	m, ok := s.adopted.Load(abs)
+	if !ok || m.(fileMark).size != off {
+		return
+	}
+	if fi, err := os.Stat(abs); err == nil && fi.Size() == off+int64(n) {
+		s.adopted.Store(abs, markOf(fi))
+	} else {
+		s.adopted.Delete(abs)
+	}
+}
+
+// fileMark is an event file's size and modification time.
+type fileMark struct{ size, mtime int64 }
+
+func markOf(fi fs.FileInfo) fileMark { return fileMark{fi.Size(), fi.ModTime().UnixNano()} }
+
+// ends says whether the file at abs is as it was when it was last found
+// to end with numbered lines (adopted): of that size and modification
+// time. A line appended since changes both.
+func (s *Store) ends(abs string) bool {
+	m, ok := s.adopted.Load(abs)
+	if !ok {
+		return false
+	}
+	fi, err := os.Stat(abs)
+	return err == nil && markOf(fi) == m.(fileMark)
 }
 
 // lineFiller gives a line written by hand what a recorded one carries: the
