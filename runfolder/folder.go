@@ -167,7 +167,7 @@ func marshalState(st *State) ([]byte, error) {
 // definition_name (a run folder another tool made), has them from the
 // index line of the definition its playbook uid names.
 func (f Folder) ReadFront() (Front, error) {
-	data, err := os.ReadFile(f.abs(DefinitionFile))
+	data, err := fsys.ReadFile(f.abs(DefinitionFile))
 	if err != nil {
 		return Front{}, err
 	}
@@ -239,7 +239,7 @@ func (f Folder) LoadState() (*State, error) {
 	}
 	stamp := sfi.ModTime().UnixNano() ^ sfi.Size()<<1
 	var st *State
-	fh, err := os.Open(logPath)
+	fh, err := fsys.Open(logPath)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func (f Folder) LoadState() (*State, error) {
 		// process, or edited by hand: it is checked against definition.md
 		// and the line it says it ends at, and derived again from run.jsonl
 		// when it disagrees.
-		data, err := os.ReadFile(statePath)
+		data, err := fsys.ReadFile(statePath)
 		if err != nil {
 			return nil, err
 		}
@@ -336,7 +336,7 @@ func (f Folder) Derive(upto string) (*State, error) {
 	}
 	st := initial(fr)
 	var old State
-	if data, err := os.ReadFile(f.abs(StateFile)); err == nil && json.Unmarshal(data, &old) == nil {
+	if data, err := fsys.ReadFile(f.abs(StateFile)); err == nil && json.Unmarshal(data, &old) == nil {
 		st.OutputShape = old.OutputShape
 	}
 	var m conflictMarkers
@@ -349,7 +349,7 @@ func (f Folder) Derive(upto string) (*State, error) {
 		st.Apply(&ln, len(raw)+1)
 		if ln.Event == event.RunSucceeded && len(st.Output) == 0 {
 			// An output too large for its line is kept beside it.
-			if out, err := os.ReadFile(f.abs(path.Join(ArtifactsDir, OutputArtifact))); err == nil && json.Valid(out) {
+			if out, err := fsys.ReadFile(f.abs(path.Join(ArtifactsDir, OutputArtifact))); err == nil && json.Valid(out) {
 				st.Output = out
 			}
 		}
@@ -445,7 +445,7 @@ func (f Folder) Replay(fr Front) *Replay {
 // readState is a replay's read of run.state.json.
 func (f Folder) readState() *Replay {
 	r := &Replay{}
-	data, err := os.ReadFile(f.abs(StateFile))
+	data, err := fsys.ReadFile(f.abs(StateFile))
 	if err != nil {
 		r.fileErr = err
 		return r
@@ -702,7 +702,7 @@ func (f Folder) PutArtifact(name string, content []byte) (string, error) {
 // ReadLines reads every whole line of run.jsonl with its offset; a torn last
 // line is left out.
 func (f Folder) ReadLines(fn func(off int64, raw []byte) error) error {
-	data, err := os.ReadFile(f.abs(LogFile))
+	data, err := fsys.ReadFile(f.abs(LogFile))
 	if err != nil {
 		return err
 	}
@@ -725,7 +725,7 @@ func (f Folder) ReadLines(fn func(off int64, raw []byte) error) error {
 // the first of run.jsonl, recorded it; nil when it was started without
 // one. It reads that line alone, so a long log costs nothing more.
 func (f Folder) Input() (json.RawMessage, error) {
-	fh, err := os.Open(f.abs(LogFile))
+	fh, err := fsys.Open(f.abs(LogFile))
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"quire/internal/crashpoint"
+	"quire/internal/fsys"
 	"quire/vault/git/object"
 )
 
@@ -226,7 +227,7 @@ func (v *Vault) collectFile(rel, abs string, changes map[string]change) error {
 	if v.gitIdx.clean(rel, fi) {
 		return nil
 	}
-	data, err := os.ReadFile(abs)
+	data, err := fsys.ReadFile(abs)
 	if err != nil {
 		return err
 	}
@@ -454,7 +455,7 @@ func (v *Vault) rebuildKept(tree Hash, prefix string, here map[string]change, be
 
 // head returns the commit the branch points at, zero before the first.
 func (v *Vault) head() (Hash, error) {
-	data, err := os.ReadFile(filepath.Join(v.gitDir, filepath.FromSlash(v.branch)))
+	data, err := fsys.ReadFile(filepath.Join(v.gitDir, filepath.FromSlash(v.branch)))
 	if err == nil {
 		h, err := object.ParseHash(strings.TrimSpace(string(data)))
 		if err != nil {
@@ -466,7 +467,7 @@ func (v *Vault) head() (Hash, error) {
 		return ZeroHash, err
 	}
 	// Look in packed-refs.
-	f, err := os.Open(filepath.Join(v.gitDir, "packed-refs"))
+	f, err := fsys.Open(filepath.Join(v.gitDir, "packed-refs"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return ZeroHash, nil
 	}
@@ -549,7 +550,7 @@ func (v *Vault) moveBranch(f *os.File, old, id Hash, reflog []string) error {
 		return err
 	}
 	crashpoint.Hit()
-	lf, err := os.OpenFile(filepath.Join(v.gitDir, "logs", filepath.FromSlash(v.branch)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	lf, err := fsys.OpenFile(filepath.Join(v.gitDir, "logs", filepath.FromSlash(v.branch)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}

@@ -140,7 +140,7 @@ func (v *Vault) compactDue(loose int64) bool {
 // ctx's end or another's work is recorded, and none is started for
 // compactRetry after it.
 func (v *Vault) CompactIfDue(ctx context.Context) error {
-	f, err := os.OpenFile(filepath.Join(v.gitDir, compactLockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := fsys.OpenFile(filepath.Join(v.gitDir, compactLockFile), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func (v *Vault) CompactIfDue(ctx context.Context) error {
 
 // compactUnderWay says whether a process holds the compaction's lock.
 func (v *Vault) compactUnderWay() bool {
-	f, err := os.OpenFile(filepath.Join(v.gitDir, compactLockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := fsys.OpenFile(filepath.Join(v.gitDir, compactLockFile), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return false
 	}
@@ -239,7 +239,7 @@ func (v *Vault) packCount() int {
 // now: after a compaction of another process under way, if there is one.
 // It stops, leaving everything as it was, when ctx ends.
 func (v *Vault) Compact(ctx context.Context) error {
-	f, err := os.OpenFile(filepath.Join(v.gitDir, compactLockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := fsys.OpenFile(filepath.Join(v.gitDir, compactLockFile), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}

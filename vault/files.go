@@ -15,6 +15,7 @@ import (
 
 	"quire/internal/atomicfile"
 	"quire/internal/crashpoint"
+	"quire/internal/fsys"
 )
 
 // CleanRel checks a slash-separated path relative to the vault's root and
@@ -122,7 +123,7 @@ func appendLine(abs string, line []byte, create int, before func(off int64) erro
 	if bytes.IndexByte(line[:len(line)-1], '\n') >= 0 {
 		return 0, errors.New("vault: a line must not hold a newline")
 	}
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_APPEND|create, 0o644)
+	f, err := fsys.OpenFile(abs, os.O_RDWR|os.O_APPEND|create, 0o644)
 	if err != nil {
 		return 0, err
 	}
@@ -186,7 +187,7 @@ func appendLine(abs string, line []byte, create int, before func(off int64) erro
 // vault's quarantine (see CutTail) and cut off. It reports whether it
 // changed the file.
 func RepairTail(abs string) (bool, error) {
-	f, err := os.OpenFile(abs, os.O_RDWR, 0)
+	f, err := fsys.OpenFile(abs, os.O_RDWR, 0)
 	if err != nil {
 		return false, err
 	}
@@ -256,7 +257,7 @@ const maxLine = 1 << 20
 // A file that another tool wrote without its last newline is read as
 // holding that line, before anything numbers the lines after it.
 func GiveNewline(abs string) error {
-	f, err := os.OpenFile(abs, os.O_RDWR, 0)
+	f, err := fsys.OpenFile(abs, os.O_RDWR, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -306,7 +307,7 @@ const QuarantineDir = QuireDir + "/quarantine"
 // whole, so never acknowledged. quire check does not count those as
 // problems (no answer said they were written); they are kept all the same.
 func CutTail(abs string, at int64) error {
-	f, err := os.OpenFile(abs, os.O_RDWR, 0)
+	f, err := fsys.OpenFile(abs, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}

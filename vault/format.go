@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"quire/internal/fsys"
 	"quire/words/refusal"
 )
 
@@ -26,7 +27,7 @@ const FormatVersion = 1
 // and a quire.yaml that is not a YAML mapping, whose format cannot be
 // known.
 func checkFormat(root string) error {
-	data, err := os.ReadFile(filepath.Join(root, ConfigFile))
+	data, err := fsys.ReadFile(filepath.Join(root, ConfigFile))
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func noteFresh(gitDir, name string) {
 // file cannot be opened or locked: the files it is for (.git/quire-loose,
 // .git/quire-fresh) are counts and hints, not data.
 func lockedFile(path string, flag int, fn func(f *os.File)) {
-	f, err := os.OpenFile(path, flag, 0o644)
+	f, err := fsys.OpenFile(path, flag, 0o644)
 	if err != nil {
 		return
 	}
@@ -67,7 +67,7 @@ func lockedFile(path string, flag int, fn func(f *os.File)) {
 
 // freshPacks answers the names on the list.
 func freshPacks(gitDir string) map[string]bool {
-	data, _ := os.ReadFile(filepath.Join(gitDir, freshFile))
+	data, _ := fsys.ReadFile(filepath.Join(gitDir, freshFile))
 	names := map[string]bool{}
 	for _, n := range strings.Split(string(data), "\n") {
 		if strings.HasPrefix(n, "pack-") {

@@ -198,7 +198,7 @@ func (x *gitIndex) untrBody() []byte {
 		return x.untr
 	}
 	s := x.untrIn
-	f, err := os.Open(x.path)
+	f, err := fsys.Open(x.path)
 	if err == nil {
 		defer f.Close()
 		var fi fs.FileInfo
@@ -227,7 +227,7 @@ func (x *gitIndex) loadWith(verify bool) error {
 	if st := stampOf(fi); st == x.stat && x.stat.size != 0 {
 		return nil
 	}
-	data, err := os.ReadFile(x.path)
+	data, err := fsys.ReadFile(x.path)
 	if err != nil {
 		return err
 	}
@@ -318,7 +318,7 @@ func (x *gitIndex) sharedTable(id Hash, verify bool) (tab *index.Table, mapped [
 	if x.tab != nil && id == x.baseID {
 		return x.tab, x.tabMap, nil
 	}
-	f, err := os.Open(x.sharedPath(id.String()))
+	f, err := fsys.Open(x.sharedPath(id.String()))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -346,7 +346,7 @@ func (x *gitIndex) sharedTable(id Hash, verify bool) (tab *index.Table, mapped [
 // sharedEntries reads the shared index id decoded whole (index.Decode's
 // form).
 func (x *gitIndex) sharedEntries(id Hash, verify bool) ([]*index.Entry, error) {
-	data, err := os.ReadFile(x.sharedPath(id.String()))
+	data, err := fsys.ReadFile(x.sharedPath(id.String()))
 	if err != nil {
 		return nil, err
 	}
@@ -900,7 +900,7 @@ func (x *gitIndex) writePieces(f *os.File) (int64, error) {
 	}
 	var from *os.File
 	if x.untrFrom > 0 {
-		if g, err := os.Open(x.path); err == nil {
+		if g, err := fsys.Open(x.path); err == nil {
 			defer g.Close()
 			if fi, err := g.Stat(); err == nil && x.untrIn != nil && stampOf(fi) == x.untrIn.st {
 				from = g

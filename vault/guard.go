@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/internal/fsys"
 	"quire/vault/git/index"
 	"quire/vault/git/object"
 )
@@ -147,7 +148,7 @@ func (v *Vault) keepsFile(rel, abs string, keep Keep) error {
 			}
 		}
 	}
-	data, err := os.ReadFile(abs)
+	data, err := fsys.ReadFile(abs)
 	if err != nil {
 		return err
 	}
@@ -205,7 +206,7 @@ func (v *Vault) HandEditsFrom(u *Unchanged) ([]*HandEdit, error) {
 		case v.gitIdx.clean(e.Name, fi):
 			continue
 		default:
-			if data, err = os.ReadFile(abs); err != nil {
+			if data, err = fsys.ReadFile(abs); err != nil {
 				return nil, err
 			}
 		}
@@ -365,7 +366,7 @@ func (v *Vault) RestoreCommitted(he *HandEdit) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	edited, err := os.ReadFile(abs)
+	edited, err := fsys.ReadFile(abs)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
@@ -413,7 +414,7 @@ func (v *Vault) Unchanged(rel string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	data, err := os.ReadFile(abs)
+	data, err := fsys.ReadFile(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return !inHead, nil
 	}

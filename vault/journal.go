@@ -66,7 +66,7 @@ func (v *Vault) journalPath() string { return filepath.Join(v.root, QuireDir, jo
 func (v *Vault) journal() (*os.File, error) {
 	if v.jf == nil {
 		crashpoint.Hit()
-		f, err := os.OpenFile(v.journalPath(), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+		f, err := fsys.OpenFile(v.journalPath(), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +138,7 @@ func (v *Vault) end(err error) bool {
 	if u != nil && !u.settled && err != nil {
 		// A refused write that was not settled writes nothing: what it
 		// changed before the refusal is put back now.
-		if old, rerr := os.ReadFile(v.journalPath()); rerr != nil {
+		if old, rerr := fsys.ReadFile(v.journalPath()); rerr != nil {
 			return false
 		} else if _, rerr := v.undoLeft(old); rerr != nil {
 			return false // the journal stays: the next writer puts it back
@@ -288,7 +288,7 @@ func (v *Vault) takeGitLock(abs string) (*os.File, error) {
 	var noted uint64
 	for {
 		crashpoint.Hit()
-		f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := fsys.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
 			fi, err := f.Stat()
 			if err == nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
+	"quire/internal/fsys"
 	"quire/vault/git/index"
 )
 
@@ -65,7 +66,7 @@ func UseManyFiles(root string) error {
 		return err
 	}
 	p := indexPath(gitDir)
-	data, err := os.ReadFile(p)
+	data, err := fsys.ReadFile(p)
 	if os.IsNotExist(err) {
 		return nil
 	}

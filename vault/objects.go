@@ -23,6 +23,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"quire/internal/crashpoint"
+	"quire/internal/fsys"
 	"quire/vault/git/object"
 	"quire/vault/git/pack"
 )
@@ -283,12 +284,12 @@ func (o *objects) placeWith(id Hash, size int64, write func(io.Writer) error) er
 	// read-only as git's objects are, then renamed into place.
 	tmp := tmpObjectIn(dir)
 	crashpoint.Hit()
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if errors.Is(err, fs.ErrNotExist) {
 		// The folder went away since: git (gc, prune-packed) removes the
 		// fan-out folders it empties.
 		if err = os.MkdirAll(dir, 0o755); err == nil {
-			f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+			f, err = fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 		}
 	}
 	if err != nil {
@@ -387,7 +388,7 @@ func (o *objects) placeLate(loose []byte, named <-chan Hash) error {
 	// died left (pack.TmpObjectPrefix): its folder is the id's.
 	tmp := tmpObjectIn(filepath.Join(o.gitDir, "objects"))
 	crashpoint.Hit()
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if err == nil {
 		_, err = f.Write(loose)
 		if cerr := f.Close(); err == nil {

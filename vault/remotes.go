@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/config"
 
 	"quire/internal/crashpoint"
+	"quire/internal/fsys"
 	"quire/words/refusal"
 )
 
@@ -43,7 +44,7 @@ func CheckRemoteName(name string) error {
 func (v *Vault) configPath() string { return filepath.Join(v.gitDir, "config") }
 
 func (v *Vault) readConfig() (*config.Config, error) {
-	f, err := os.Open(v.configPath())
+	f, err := fsys.Open(v.configPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return config.New(), nil
 	}
@@ -125,7 +126,7 @@ func (v *Vault) RemoveRemote(name string) error {
 func (v *Vault) editConfig(edit func(c *config.Config) error) error {
 	lock := v.configPath() + ".lock"
 	crashpoint.Hit()
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := fsys.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return refusal.New(refusal.Unavailable, "vault: .git/config.lock is held by another program (a git command?); try again once it ends, or delete it if no git command is running")
 	}
@@ -168,10 +169,10 @@ func (v *Vault) editConfig(edit func(c *config.Config) error) error {
 // "" when it is not known.
 func (v *Vault) RemoteHead(name string) string {
 	ref := "refs/remotes/" + name + "/" + strings.TrimPrefix(v.branch, "refs/heads/")
-	if data, err := os.ReadFile(filepath.Join(v.gitDir, filepath.FromSlash(ref))); err == nil {
+	if data, err := fsys.ReadFile(filepath.Join(v.gitDir, filepath.FromSlash(ref))); err == nil {
 		return strings.TrimSpace(string(data))
 	}
-	if data, err := os.ReadFile(filepath.Join(v.gitDir, "packed-refs")); err == nil {
+	if data, err := fsys.ReadFile(filepath.Join(v.gitDir, "packed-refs")); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			if h, r, ok := strings.Cut(line, " "); ok && r == ref {
 				return h

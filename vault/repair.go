@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"quire/internal/crashpoint"
+	"quire/internal/fsys"
 	"quire/vault/git/index"
 	"quire/vault/git/object"
 )
@@ -61,7 +62,7 @@ func (v *Vault) writeStamp(head Hash) error {
 
 // indexInStep reports whether the stamp still holds.
 func (v *Vault) indexInStep() bool {
-	stamp, err := os.ReadFile(v.stampPath())
+	stamp, err := fsys.ReadFile(v.stampPath())
 	if err != nil {
 		return false
 	}
@@ -499,7 +500,7 @@ func (v *Vault) StatusFrom(u *Unchanged) ([]Change, error) {
 			if !fi.Mode().IsRegular() || v.gitIdx.clean(r, fi) {
 				return nil
 			}
-			data, err := os.ReadFile(p)
+			data, err := fsys.ReadFile(p)
 			if err != nil {
 				return err
 			}

@@ -1,12 +1,12 @@
 package vault
 
 import (
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
 	"quire/internal/front"
+	"quire/internal/fsys"
 )
 
 // A run folder written by another tool in the capsule's own form is a run
@@ -67,7 +67,7 @@ func (r *registry) completeRun(e *Entry) bool {
 	if !strings.HasPrefix(e.Path, RunsDir+"/") || strings.Contains(e.Path, "..") {
 		return false
 	}
-	data, err := os.ReadFile(filepath.Join(r.root, filepath.FromSlash(path.Join(e.Path, "definition.md"))))
+	data, err := fsys.ReadFile(filepath.Join(r.root, filepath.FromSlash(path.Join(e.Path, "definition.md"))))
 	if err != nil {
 		return false
 	}

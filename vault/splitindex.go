@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/config"
 
 	"quire/internal/crashpoint"
+	"quire/internal/fsys"
 	"quire/vault/git/index"
 	"quire/vault/git/object"
 )
@@ -98,7 +99,7 @@ func (x *gitIndex) config() splitConfig {
 		return x.cfg
 	}
 	c.stat, c.read = stampOf(fi), true
-	data, err := os.ReadFile(p)
+	data, err := fsys.ReadFile(p)
 	var cfg config.Config
 	if err == nil && config.NewDecoder(bytes.NewReader(data)).Decode(&cfg) == nil {
 		if cfg.HasSection("core") && cfg.Section("core").Options.Has("splitIndex") {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"quire/internal/crashpoint"
+	"quire/internal/fsys"
 )
 
 // A write that may be undone: a writer that has not yet made its effect
@@ -80,7 +81,7 @@ func (v *Vault) Touch(rel string, appendOnly bool) error {
 	case appendOnly:
 		err = v.note("undo size %d %s", fi.Size(), rel)
 	default:
-		data, rerr := os.ReadFile(abs)
+		data, rerr := fsys.ReadFile(abs)
 		if rerr != nil {
 			return rerr
 		}

@@ -153,7 +153,7 @@ func Open(dir string) (*Vault, error) {
 		return nil, refusal.New(refusal.NotFound, "%s is not a quire vault: it has no .git folder", root)
 	}
 	v := &Vault{root: root, gitDir: gitDir, formatStamp: formatStamp}
-	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	head, err := fsys.ReadFile(filepath.Join(gitDir, "HEAD"))
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +215,7 @@ func (v *Vault) Close() error {
 // Config reads quire.yaml.
 func (v *Vault) Config() (Config, error) {
 	var c Config
-	data, err := os.ReadFile(filepath.Join(v.root, ConfigFile))
+	data, err := fsys.ReadFile(filepath.Join(v.root, ConfigFile))
 	if err != nil {
 		return c, err
 	}
@@ -340,7 +340,7 @@ func (v *Vault) WritesRefused() error {
 
 // Detached reports whether HEAD is detached, and at which commit.
 func (v *Vault) Detached() (string, bool) {
-	data, err := os.ReadFile(filepath.Join(v.gitDir, "HEAD"))
+	data, err := fsys.ReadFile(filepath.Join(v.gitDir, "HEAD"))
 	if err != nil {
 		return "", false
 	}
@@ -369,7 +369,7 @@ func (v *Vault) headHolds() error {
 	if at, ok := v.Detached(); ok {
 		return refusal.New(refusal.Conflict, "%s", detachedWords(at))
 	}
-	data, err := os.ReadFile(filepath.Join(v.gitDir, "HEAD"))
+	data, err := fsys.ReadFile(filepath.Join(v.gitDir, "HEAD"))
 	if err != nil {
 		return err
 	}
@@ -390,7 +390,7 @@ func (v *Vault) openLock() error {
 		return nil
 	}
 	p := filepath.Join(v.gitDir, "quire.lock")
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := fsys.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
 	if err == nil {
 		v.lockF = f
 		return nil
@@ -399,7 +399,7 @@ func (v *Vault) openLock() error {
 		return err
 	}
 	v.lockErr = err
-	if f, err := os.Open(p); err == nil {
+	if f, err := fsys.Open(p); err == nil {
 		v.lockF, v.lockRO = f, true
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -426,7 +426,7 @@ func (v *Vault) ReadOnly() bool {
 // middle, and the next writer or quire janitor finishes what it left. The
 // caller holds the lock.
 func (v *Vault) Journaled() (string, bool) {
-	data, err := os.ReadFile(v.journalPath())
+	data, err := fsys.ReadFile(v.journalPath())
 	if err != nil || len(data) == 0 {
 		return "", false
 	}

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"quire/internal/fsys"
 )
 
 // The chain is a digest of a playbook's history that depends on every byte
@@ -76,7 +78,7 @@ func (h *History) extendChain(after int64, recs []Record) error {
 	if have < after || have >= after+int64(len(recs)) {
 		return nil // a gap before them, or nothing new
 	}
-	f, err := os.OpenFile(h.chainPath(), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := fsys.OpenFile(h.chainPath(), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
@@ -112,7 +114,7 @@ func (h *History) Chain(seq int64) ([ChainSize]byte, error) {
 			have = now
 		}
 	}
-	f, err := os.Open(h.chainPath())
+	f, err := fsys.Open(h.chainPath())
 	if errors.Is(err, fs.ErrNotExist) && seq == 0 {
 		return [ChainSize]byte{}, nil
 	}

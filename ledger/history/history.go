@@ -127,7 +127,7 @@ func (h *History) refreshFilesLocked() error {
 	// The list of files only grows, but another process rebuilds it (a
 	// reindex, a repair after git took lines back): fsys.Grown takes only
 	// what was added, or the whole list when it was made anew.
-	f, err := os.Open(h.filesPath())
+	f, err := fsys.Open(h.filesPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		h.files, h.fileNo = nil, map[string]uint32{}
 		h.grown.Forget()
@@ -155,7 +155,7 @@ func (h *History) refreshFilesLocked() error {
 
 // read reads the record of seq. The caller holds h.mu.
 func (h *History) read(seq int64) (record, error) {
-	f, err := os.Open(h.seqPath())
+	f, err := fsys.Open(h.seqPath())
 	if err != nil {
 		return record{}, err
 	}
@@ -249,14 +249,14 @@ func (h *History) VerifyFrom(since Mark, held func(file string) bool) (Mark, err
 	h.mu.Lock()
 	count, files := h.count, h.files
 	h.mu.Unlock()
-	recs, err := os.ReadFile(h.seqPath())
+	recs, err := fsys.ReadFile(h.seqPath())
 	if err != nil {
 		if count == 0 {
 			return Mark{}, nil
 		}
 		return Mark{}, fmt.Errorf("record 1 cannot be read: %v", err)
 	}
-	list, _ := os.ReadFile(h.filesPath())
+	list, _ := fsys.ReadFile(h.filesPath())
 	markOf := func(records, size int64) Mark {
 		m := Mark{Records: records, FilesSize: size}
 		if records*recSize > int64(len(recs)) || size > int64(len(list)) {
@@ -293,7 +293,7 @@ func (h *History) VerifyFrom(since Mark, held func(file string) bool) (Mark, err
 }
 
 func lineAt(abs string, off int64, n int) (bool, error) {
-	f, err := os.Open(abs)
+	f, err := fsys.Open(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -359,7 +359,7 @@ func (h *History) reserve(lines []Span) error {
 		binary.BigEndian.PutUint64(b[8:], uint64(ln.Off))
 		buf = append(buf, b[:]...)
 	}
-	f, err := os.OpenFile(h.seqPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := fsys.OpenFile(h.seqPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
@@ -398,7 +398,7 @@ func (h *History) Page(after int64, limit int) ([]Record, error) {
 	if after >= count {
 		return nil, nil
 	}
-	f, err := os.Open(h.seqPath())
+	f, err := fsys.Open(h.seqPath())
 	if err != nil {
 		return nil, err
 	}
@@ -419,7 +419,7 @@ func (h *History) Page(after int64, limit int) ([]Record, error) {
 		}
 		ef, ok := open[r.file]
 		if !ok {
-			if ef, err = os.Open(h.v.Abs(r.file)); err != nil {
+			if ef, err = fsys.Open(h.v.Abs(r.file)); err != nil {
 				if seq == count && errors.Is(err, fs.ErrNotExist) {
 					// The last record is reserved for a new run whose
 					// folder is being put in place under the lock.
@@ -510,7 +510,7 @@ func (h *History) rebuild() error {
 		return err
 	}
 	for _, file := range names {
-		fh, err := os.Open(h.v.Abs(file))
+		fh, err := fsys.Open(h.v.Abs(file))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

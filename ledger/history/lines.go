@@ -10,6 +10,7 @@ import (
 	"path"
 	"slices"
 
+	"quire/internal/fsys"
 	"quire/runfolder"
 	"quire/vault"
 	"quire/words/event"
@@ -49,7 +50,7 @@ type handLine struct {
 // an event. Most files end with a numbered line, and then it reads only
 // their last bytes.
 func trailingLines(abs string) ([]handLine, fs.FileInfo, error) {
-	fh, err := os.Open(abs)
+	fh, err := fsys.Open(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -112,7 +113,7 @@ func (h *History) seqsOf(file string) (map[int64]int64, error) {
 	if !ok || count == 0 {
 		return out, nil
 	}
-	data, err := os.ReadFile(h.seqPath())
+	data, err := fsys.ReadFile(h.seqPath())
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +254,7 @@ func newLineFiller(v *vault.Vault, src Source) *lineFiller {
 
 // eachLine calls fn with every whole line of a file and its offset.
 func eachLine(abs string, fn func(off int64, raw []byte) error) error {
-	data, err := os.ReadFile(abs)
+	data, err := fsys.ReadFile(abs)
 	if err != nil {
 		return err
 	}
@@ -293,7 +294,7 @@ func (lf *lineFiller) fill(file string, off int64, ln *event.Line) error {
 				subject, version = st.Type+"/"+st.Name, st.Version
 			}
 		}
-		data, err := os.ReadFile(lf.v.Abs(file))
+		data, err := fsys.ReadFile(lf.v.Abs(file))
 		if err != nil {
 			return err
 		}

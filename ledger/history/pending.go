@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"quire/internal/fsys"
 	"quire/vault"
 )
 
@@ -69,7 +70,7 @@ func (s *Store) WillCommit(paths []string) { s.addPending(paths) }
 
 // pending reads .quire/uncommitted.
 func (s *Store) pending() []string {
-	data, err := os.ReadFile(s.v.Abs(pendingFile))
+	data, err := fsys.ReadFile(s.v.Abs(pendingFile))
 	if err != nil {
 		return nil
 	}

@@ -38,7 +38,7 @@ const gitStampFile = Dir + "/git.stamp"
 func (s *Store) gitStamp() string {
 	var b strings.Builder
 	names := []string{"HEAD", "index", "packed-refs"}
-	if head, err := os.ReadFile(filepath.Join(s.v.GitDir(), "HEAD")); err == nil {
+	if head, err := fsys.ReadFile(filepath.Join(s.v.GitDir(), "HEAD")); err == nil {
 		if ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: "); ok && strings.HasPrefix(ref, "refs/") && filepath.IsLocal(ref) {
 			names = append(names, ref)
 		}
@@ -74,7 +74,7 @@ func (s *Store) restamp() {
 // temporary file renamed over it and synced cost a millisecond or two a
 // boundary.)
 func writeStamp(p string, stamp []byte) {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := fsys.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return
 	}
@@ -114,7 +114,7 @@ func (s *Store) FollowGit() error {
 // lock) before it reads them, so that a git reset --hard or revert does
 // not leave it reading past the files.
 func (s *Store) GitMoved() bool {
-	data, err := os.ReadFile(s.v.Abs(gitStampFile))
+	data, err := fsys.ReadFile(s.v.Abs(gitStampFile))
 	return err != nil || string(data) != s.gitStamp()
 }
 
@@ -158,11 +158,11 @@ func (s *Store) lacksLines(playbook, seqPath string, written *vault.Written) boo
 	if s.src == nil {
 		return false
 	}
-	recs, err := os.ReadFile(seqPath)
+	recs, err := fsys.ReadFile(seqPath)
 	if err != nil {
 		return false
 	}
-	names, err := os.ReadFile(strings.TrimSuffix(seqPath, ".seq") + ".files")
+	names, err := fsys.ReadFile(strings.TrimSuffix(seqPath, ".seq") + ".files")
 	if err != nil {
 		return false
 	}
@@ -203,7 +203,7 @@ func (s *Store) lacksLines(playbook, seqPath string, written *vault.Written) boo
 // numberedAfter reports whether the whole lines of the file at abs after
 // offset off include one that carries a seq.
 func numberedAfter(abs string, off int64) bool {
-	f, err := os.Open(abs)
+	f, err := fsys.Open(abs)
 	if err != nil {
 		return false
 	}
@@ -224,11 +224,11 @@ func numberedAfter(abs string, off int64) bool {
 }
 
 func (s *Store) pointsPast(seqPath, filesPath string, written *vault.Written, size func(string) (int64, bool)) bool {
-	recs, err := os.ReadFile(seqPath)
+	recs, err := fsys.ReadFile(seqPath)
 	if err != nil {
 		return false
 	}
-	names, err := os.ReadFile(filesPath)
+	names, err := fsys.ReadFile(filesPath)
 	if err != nil {
 		return len(recs) > 0
 	}
