@@ -366,14 +366,16 @@ func detachedWords(at string) string {
 // server running while a person switched) refuses it too, rather than
 // commit onto a branch the files are no longer checked out from.
 func (v *Vault) headHolds() error {
-	if at, ok := v.Detached(); ok {
-		return refusal.New(refusal.Conflict, "%s", detachedWords(at))
-	}
 	data, err := fsys.ReadFile(filepath.Join(v.gitDir, "HEAD"))
 	if err != nil {
 		return err
 	}
-	if ref := strings.TrimPrefix(strings.TrimSpace(string(data)), "ref: "); ref != v.branch {
+	head := strings.TrimSpace(string(data))
+	ref, ok := strings.CutPrefix(head, "ref: ")
+	if !ok {
+		return refusal.New(refusal.Conflict, "%s", detachedWords(head))
+	}
+	if ref != v.branch {
 		return refusal.New(refusal.Conflict, "HEAD is on %s now, and this quire opened the vault on %s: start it again (quire serve, quire mcp) to write on %s", ref, v.branch, ref)
 	}
 	return nil
