@@ -243,7 +243,32 @@ func TestViewsSizeIsTheirLengthInUTF8(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(28, 6))
 	at := time.Date(2026, 11, 1, 9, 30, 0, 0, time.UTC)
 	over := 0
-	for round := range 60 {
+	// The text is counted 65,536 units at a time: a pair of surrogates,
+	// or a lone one, about that edge.
+	ascii := func(n int) []uint16 {
+		u := make([]uint16, n)
+		for i := range u {
+			u[i] = 'a'
+		}
+		return u
+	}
+	edges := [][]uint16{
+		append(ascii(65535-len(`{"out":{"text":"`)), 0xd83d, 0xde00, 0xe9),
+		append(ascii(65534-len(`{"out":{"text":"`)), 0xd83d, 0xde00),
+		append(ascii(65535-len(`{"out":{"text":"`)), 0xd800, 'b', 0x20ac),
+		append(ascii(65535-len(`{"out":{"text":"`)), 0xdc00, 0xd83d, 0xde00),
+	}
+	for round := range 60 + len(edges) {
+		if round < len(edges) {
+			u := edges[round]
+			units, _ := json.Marshal(u)
+			r := foldAll(t, p, prog, []Event{event(1, at, `{"u":`+string(units)+`}`)})
+			words := fmt.Sprintf("the views take %d bytes as JSON, more than %d", size(u), limit)
+			if r.Stall == nil || r.Stall.Kind != KindSize || !strings.Contains(r.Stall.Error, words) {
+				t.Fatalf("edge %d: %+v, want a stall with %q", round, r.Stall, words)
+			}
+			continue
+		}
 		var u []uint16
 		// Runs of one kind and mixtures, so that the runs of ASCII and of
 		// the others meet every way.
