@@ -233,12 +233,23 @@ func (l *Ledger) forgetViews(playbook string) {
 	ko := v.keepers[playbook]
 	v.mu.Unlock()
 	if ko != nil {
-		for id := range ko.ids {
-			ko.k.Unregister(id)
-		}
+		// Under reg, and the stamp made stale before the first page is
+		// unregistered: a read that meets its page unregistered asks for
+		// the keeper again (registered), finds the stamp stale and waits
+		// here for the pages to be registered anew. With the stamp made
+		// stale last, a read's three tries could all fall between the
+		// two, and render_page on a replica answered 503, "the page is
+		// not registered" (TestAReplicasPageViewsFollow in CI's long
+		// run, on a loaded machine).
+		ko.reg.Lock()
+		defer ko.reg.Unlock()
 		v.mu.Lock()
+		ids := ko.ids
 		ko.ids, ko.stamp = map[string]bool{}, -1
 		v.mu.Unlock()
+		for id := range ids {
+			ko.k.Unregister(id)
+		}
 	}
 	// The folder is the keeper's, which made it once and goes on
 	// writing into it: it is emptied and made again, not left gone.
