@@ -38,8 +38,8 @@ const gitStampFile = Dir + "/git.stamp"
 func (s *Store) gitStamp() string {
 	var b strings.Builder
 	names := []string{"HEAD", "index", "packed-refs"}
-	if head, err := fsys.ReadFile(filepath.Join(s.v.GitDir(), "HEAD")); err == nil {
-		if ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: "); ok && strings.HasPrefix(ref, "refs/") && filepath.IsLocal(ref) {
+	if head, err := s.head.read(filepath.Join(s.v.GitDir(), "HEAD")); err == nil {
+		if ref, ok := strings.CutPrefix(strings.TrimSpace(head), "ref: "); ok && strings.HasPrefix(ref, "refs/") && filepath.IsLocal(ref) {
 			names = append(names, ref)
 		}
 	}
@@ -59,7 +59,12 @@ func (s *Store) gitStamp() string {
 func (s *Store) restamp() {
 	p := s.v.Abs(gitStampFile)
 	if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
-		writeStamp(p, []byte(s.gitStamp()))
+		stamp := s.gitStamp()
+		if writeStamp(p, []byte(stamp)) {
+			s.stamp.wrote(p, stamp)
+		} else {
+			s.stamp.forget()
+		}
 	}
 	var err error
 	if s.mark, err = s.v.MarkIndex(); err != nil {
@@ -73,15 +78,17 @@ func (s *Store) restamp() {
 // it and costs one check of the histories, never a check skipped. (A
 // temporary file renamed over it and synced cost a millisecond or two a
 // boundary.)
-func writeStamp(p string, stamp []byte) {
+func writeStamp(p string, stamp []byte) bool {
 	f, err := fsys.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
-		return
+		return false
 	}
 	defer f.Close()
 	if _, err := f.WriteAt(stamp, 0); err != nil || f.Truncate(int64(len(stamp))) != nil {
 		os.Remove(p)
+		return false
 	}
+	return true
 }
 
 // FollowGit throws away the histories that a git command took files back
@@ -109,13 +116,14 @@ func (s *Store) FollowGit() error {
 }
 
 // GitMoved reports whether git changed HEAD, a branch, packed-refs or the
-// index since the histories were last known true to it (four stats): a
+// index since the histories were last known true to it (four stats, and
+// the stamp's and HEAD's: keptFile): a
 // reader that sees it has the histories follow git (FollowGit, under the
 // lock) before it reads them, so that a git reset --hard or revert does
 // not leave it reading past the files.
 func (s *Store) GitMoved() bool {
-	data, err := fsys.ReadFile(s.v.Abs(gitStampFile))
-	return err != nil || string(data) != s.gitStamp()
+	stamp, err := s.stamp.read(s.v.Abs(gitStampFile))
+	return err != nil || stamp != s.gitStamp()
 }
 
 // Stale lists the playbooks whose history points past the end of a file

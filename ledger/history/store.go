@@ -48,6 +48,9 @@ type Store struct {
 	// number the lines written by hand at its end, and after each of the
 	// writer's own appends to it since (Appended; lines.go).
 	adopted sync.Map
+	// stamp and head are the git stamp and git's HEAD as the store last
+	// read or wrote them (kept.go).
+	stamp, head keptFile
 }
 
 // New makes the histories of the vault v.
