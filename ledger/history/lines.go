@@ -169,7 +169,7 @@ func (s *Store) Adopt(playbook, file string) error {
 			}
 		}
 	}
-	s.adopted.Store(abs, markOf(fi))
+	s.adopted.Store(abs, keptStatOf(fi))
 	return nil
 }
 
@@ -191,7 +191,7 @@ func (s *Store) AdoptFor(file string, adopt func() error) error {
 			return err
 		}
 	}
-	s.adopted.Store(abs, markOf(fi))
+	s.adopted.Store(abs, keptStatOf(fi))
 	return nil
 }
 
@@ -203,31 +203,26 @@ func (s *Store) AdoptFor(file string, adopt func() error) error {
 func (s *Store) Appended(file string, off int64, n int) {
 	abs := s.v.Abs(file)
 	m, ok := s.adopted.Load(abs)
-	if !ok || m.(fileMark).size != off {
+	if !ok || m.(keptStat).size != off {
 		return
 	}
 	if fi, err := os.Stat(abs); err == nil && fi.Size() == off+int64(n) {
-		s.adopted.Store(abs, markOf(fi))
+		s.adopted.Store(abs, keptStatOf(fi))
 	} else {
 		s.adopted.Delete(abs)
 	}
 }
 
-// fileMark is an event file's size and modification time.
-type fileMark struct{ size, mtime int64 }
-
-func markOf(fi fs.FileInfo) fileMark { return fileMark{fi.Size(), fi.ModTime().UnixNano()} }
-
 // ends says whether the file at abs is as it was when it was last found
-// to end with numbered lines (adopted): of that size and modification
-// time. A line appended since changes both.
+// to end with numbered lines (adopted): of that stat (keptStat). A line
+// appended since changes it.
 func (s *Store) ends(abs string) bool {
 	m, ok := s.adopted.Load(abs)
 	if !ok {
 		return false
 	}
 	fi, err := os.Stat(abs)
-	return err == nil && markOf(fi) == m.(fileMark)
+	return err == nil && keptStatOf(fi) == m.(keptStat)
 }
 
 // lineFiller gives a line written by hand what a recorded one carries: the

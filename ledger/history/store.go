@@ -43,7 +43,7 @@ type Store struct {
 	// mark is .git/index as this store last left it, under the lock
 	// (stamp.go).
 	mark vault.IndexMark
-	// adopted: abs path of an event file → its fileMark when it was last
+	// adopted: abs path of an event file → its keptStat when it was last
 	// found to end with numbered lines: by Adopt or AdoptFor, which
 	// number the lines written by hand at its end, and after each of the
 	// writer's own appends to it since (Appended; lines.go).
