@@ -88,7 +88,7 @@ func AppendLine(abs string, line []byte) (int64, error) {
 // AppendLineAt is AppendLine calling before with the offset the line will
 // start at, once the tail is repaired and before the line is written: a
 // refusal of before writes nothing. A run's event takes its seq there (the
-// history's record, durable before the line it numbers). The file is
+// history's record, written before the line it numbers). The file is
 // opened once for all of it: an event's append opened, stat'ed and read
 // the log's tail three times, a tenth of an append's system calls. Unlike
 // AppendLine it appends to a file that exists, never makes one.
@@ -97,21 +97,35 @@ func AppendLineAt(abs string, line []byte, before func(off int64) error) (int64,
 }
 
 // AppendEventLine is AppendLineAt for a write of a group (vault/group.go),
-// which holds the lock: the line's fsync is the group's, made at its end
-// for every line its writes appended, side by side, before its objects
-// are written and the branch moves, and before any write of the group is
-// answered. The history's record that numbers the line (before) is still
-// synced first, as its own, so that no line is ever durable without it.
-// An event's two fsyncs, one after the other under the lock, were most of
-// the time 16 clients' appends held it. Outside a group it is AppendLineAt.
+// which holds the lock: the line's fsync is the group's (SyncAtEnd). An
+// event's two fsyncs, one after the other under the lock, were most of the
+// time 16 clients' appends held it. Outside a group it is AppendLineAt.
 func (v *Vault) AppendEventLine(abs string, line []byte, before func(off int64) error) (int64, error) {
-	return appendLine(abs, line, 0, before, func(f *os.File) bool {
-		if v.grp == nil || !v.locked {
-			return false
+	return appendLine(abs, line, 0, before, v.SyncAtEnd)
+}
+
+// SyncAtEnd hands f, written, to the write's group, which syncs and
+// closes it at its end: for every file its writes handed it, side by side
+// (the file system makes one commit of its journal for fsyncs that wait at
+// once), before its objects are written and the branch moves, and before
+// any write of the group is answered. A file the group holds already (two
+// events of one run, the records of a playbook's history) is closed at
+// once: the one fsync syncs the file, whichever descriptor asks. It answers
+// false, keeping f the caller's, outside a group or without the lock.
+func (v *Vault) SyncAtEnd(f *os.File) bool {
+	if v.grp == nil || !v.locked {
+		return false
+	}
+	if fi, err := f.Stat(); err == nil {
+		for _, held := range v.grp.syncs {
+			if hi, err := held.Stat(); err == nil && os.SameFile(fi, hi) {
+				f.Close()
+				return true
+			}
 		}
-		v.grp.syncs = append(v.grp.syncs, f)
-		return true
-	})
+	}
+	v.grp.syncs = append(v.grp.syncs, f)
+	return true
 }
 
 // appendLine is AppendLine and AppendLineAt; a later that answers true

@@ -46,12 +46,13 @@ type group struct {
 	done   chan struct{} // closed when the group has ended
 	err    error         // what ending the group met: every write's answer
 	after  []func()      // what runs once the branch has moved (AfterCommits)
-	syncs  []*os.File    // lines appended, to sync at the end (AppendEventLine)
+	syncs  []*os.File    // files written, to sync at the end (SyncAtEnd)
 }
 
-// syncLines syncs and closes the files the group's writes appended lines
-// to (AppendEventLine), side by side: the file system makes one commit of
-// its journal for fsyncs that wait at once. It answers their errors.
+// syncLines syncs and closes the files the group's writes handed it
+// (SyncAtEnd: the lines they appended, the histories' records numbering
+// them), side by side: the file system makes one commit of its journal for
+// fsyncs that wait at once. It answers their errors.
 func (g *group) syncLines() error {
 	files := g.syncs
 	g.syncs = nil

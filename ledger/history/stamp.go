@@ -28,6 +28,16 @@ import (
 // (vault.IndexMark): git writes a file of the work tree only with its
 // entry, so it stats only the files whose entries git changed and those
 // the index does not hold, not every file (200 ms at 20,000 runs).
+//
+// The stamp also names the machine's boot it was written in (fsys.BootID):
+// a history's records are synced with the lines they number at the end of
+// their write's group, not before the lines are written (History.reserve),
+// so a machine that stopped in between may have kept a line and lost its
+// record. After the machine starts again, the stamp's boot is not this
+// one's, and the first use of the histories checks every playbook's, as
+// after git moved, including the lines past its records (lacksLines), and
+// rebuilds those the files disagree with: once a boot, a stat of each
+// event file.
 const gitStampFile = Dir + "/git.stamp"
 
 // gitStamp is the stat of what a git command that moves files changes:
@@ -37,6 +47,9 @@ const gitStampFile = Dir + "/git.stamp"
 // later writes would take that for git moving.
 func (s *Store) gitStamp() string {
 	var b strings.Builder
+	if boot := fsys.BootID(); boot != "" {
+		fmt.Fprintf(&b, "boot %s\n", boot)
+	}
 	names := []string{"HEAD", "index", "packed-refs"}
 	if head, err := s.head.read(filepath.Join(s.v.GitDir(), "HEAD")); err == nil {
 		if ref, ok := strings.CutPrefix(strings.TrimSpace(head), "ref: "); ok && strings.HasPrefix(ref, "refs/") && filepath.IsLocal(ref) {
