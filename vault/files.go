@@ -116,15 +116,16 @@ func (v *Vault) SyncAtEnd(f *os.File) bool {
 	if v.grp == nil || !v.locked {
 		return false
 	}
-	if fi, err := f.Stat(); err == nil {
+	fi, err := f.Stat()
+	if err == nil {
 		for _, held := range v.grp.syncs {
-			if hi, err := held.Stat(); err == nil && os.SameFile(fi, hi) {
+			if held.fi != nil && os.SameFile(fi, held.fi) {
 				f.Close()
 				return true
 			}
 		}
 	}
-	v.grp.syncs = append(v.grp.syncs, f)
+	v.grp.syncs = append(v.grp.syncs, heldFile{f, fi})
 	return true
 }
 

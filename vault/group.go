@@ -46,7 +46,14 @@ type group struct {
 	done   chan struct{} // closed when the group has ended
 	err    error         // what ending the group met: every write's answer
 	after  []func()      // what runs once the branch has moved (AfterCommits)
-	syncs  []*os.File    // files written, to sync at the end (SyncAtEnd)
+	syncs  []heldFile    // files written, to sync at the end (SyncAtEnd)
+}
+
+// heldFile is a file a group syncs at its end, with its stat when it was
+// handed over (nil when it could not be taken).
+type heldFile struct {
+	f  *os.File
+	fi os.FileInfo
 }
 
 // syncLines syncs and closes the files the group's writes handed it
@@ -58,12 +65,12 @@ func (g *group) syncLines() error {
 	g.syncs = nil
 	errs := make([]error, len(files))
 	var wg sync.WaitGroup
-	for i, f := range files {
+	for i, h := range files {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = f.Sync()
-			f.Close()
+			errs[i] = h.f.Sync()
+			h.f.Close()
 		}()
 	}
 	wg.Wait()
