@@ -34,7 +34,9 @@ const freshFrom = 5000
 //   - 16 clients, each on its own run: boundaries a second, every one
 //     still its own commit (the writes that wait on the lock are grouped:
 //     vault/group.go);
-//   - 16 clients appending events that are not boundaries, a second;
+//   - 16 clients appending events that are not boundaries, a second:
+//     once the server rests (before the 16 clients' boundaries), and
+//     again right after those boundaries, beside their compaction;
 //   - one client again after a person's git status, which writes git's
 //     untracked cache into .git/index (core.untrackedCache, as quire init
 //     sets it: 14 MB at 100,000 runs) that every boundary then writes
