@@ -56,11 +56,11 @@ type heldFile struct {
 	fi os.FileInfo
 }
 
-// syncLines syncs and closes the files the group's writes handed it
+// syncHeld syncs and closes the files the group's writes handed it
 // (SyncAtEnd: the lines they appended, the histories' records numbering
 // them), side by side: the file system makes one commit of its journal for
 // fsyncs that wait at once. It answers their errors.
-func (g *group) syncLines() error {
+func (g *group) syncHeld() error {
 	files := g.syncs
 	g.syncs = nil
 	errs := make([]error, len(files))
@@ -155,7 +155,7 @@ func (v *Vault) endGroup(g *group, clean bool) {
 // group's answer, and its journal stays for the next writer.
 func (v *Vault) flushGroup(g *group) error {
 	// The lines first: a commit of the group may hold them.
-	synced := g.syncLines()
+	synced := g.syncHeld()
 	if g.err == nil {
 		if g.err = v.flushOnce(g); g.err != nil {
 			v.commitFailed = true

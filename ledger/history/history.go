@@ -329,9 +329,9 @@ type Span struct {
 }
 
 // reserve appends the records of the next seqs, one a line, in one write
-// and at most one fsync: a rebuild, or lines written by hand being adopted, number
-// 130,000 lines of a long run at once, which with a sync each took
-// minutes. The caller holds the vault's lock.
+// and at most one fsync: a rebuild, or lines written by hand being
+// adopted, number 130,000 lines of a long run at once, which with a sync
+// each took minutes. The caller holds the vault's lock.
 func (h *History) reserve(lines []Span) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -376,16 +376,11 @@ func (h *History) reserve(lines []Span) error {
 	// The records are written before the lines they number, so a process
 	// killed between them leaves a record whose line is missing, which
 	// Repair drops, never a line whose seq the history lost and would give
-	// again. Only a stop of the machine loses what was not synced, and
-	// the records are synced with the lines at the end of the write's
-	// group (vault.SyncAtEnd), both before any write is answered: one
-	// fsync of the records a group, not one an event under the lock (the
-	// most of an append's time there, 16 clients: 1,182-1,197 appends a
-	// second, 1,675-1,975 without it). A machine that stopped before they
-	// were synced may have kept a line and lost its record; the git stamp
-	// names the boot it was written in, so the first use of the histories
-	// after the machine starts again checks them against the files and
-	// rebuilds one that lacks lines (stamp.go). Where the platform names
+	// again. They are synced with the lines at the end of the write's
+	// group (vault.SyncAtEnd), before any write is answered: one fsync a
+	// group, not one an event under the lock. Only a stop of the machine
+	// can lose a record and keep its line, and the git stamp's boot has
+	// the histories checked after one (stamp.go). Where the platform names
 	// no boot (fsys.BootID), the records are synced here, first.
 	if fsys.BootID() != "" && h.v.SyncAtEnd(f) {
 		taken = true
