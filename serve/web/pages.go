@@ -101,7 +101,7 @@ func (w *Web) page(fn func(*http.Request, *reqCtx) (*view, error)) http.HandlerF
 
 func (w *Web) write(rw http.ResponseWriter, v *view) {
 	var b bytes.Buffer
-	if err := pages.ExecuteTemplate(&b, "layout", v); err != nil {
+	if err := pages().ExecuteTemplate(&b, "layout", v); err != nil {
 		w.log.Error("a page's template failed", "template", v.Template, "err", err)
 		http.Error(rw, "quire could not write this page; the fault is in the server's log", http.StatusInternalServerError)
 		return

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io/fs"
 	"quire/ledger/comments"
+	"sync"
 	"time"
 
 	"quire/fold"
@@ -19,21 +20,27 @@ import (
 //go:embed templates/*.html
 var templateFiles embed.FS
 
-var pages = template.Must(template.New("").Funcs(template.FuncMap{
-	"include":    func(name string, data any) (template.HTML, error) { return includeFn(name, data) },
-	"hasAsset":   hasAsset,
-	"statuses":   func() []string { return []string{"started", "succeeded", "failed", "rejected"} },
-	"dec":        func(n int) int { return n - 1 },
-	"chartKinds": func() map[string]render.ChartKind { return chartKinds },
-	"scripts":    scripts,
-	"when":       when,
-	"clip":       clipHeadline,
-	"short":      func(s string) string { return s[:min(12, len(s))] },
-	"jsonText":   jsonText,
-	"blocksOf":   func(v *view, b []block) blocksData { return blocksData{V: v, Blocks: b} },
-	"openThread": func(v *view, addr string) Thread { t := v.Thread(addr); t.open = true; return t },
-	"tryForm":    func(href, csrf, source string) tryForm { return tryForm{Href: href, CSRF: csrf, Source: source} },
-}).ParseFS(templateFiles, "templates/*.html"))
+// pages are the templates, parsed at their first use rather than when
+// the package starts: every quire process links this package, and most
+// (a CLI command, a fold worker) never show a page; the parse was some
+// 2 ms of each one's start.
+var pages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"include":    func(name string, data any) (template.HTML, error) { return includeFn(name, data) },
+		"hasAsset":   hasAsset,
+		"statuses":   func() []string { return []string{"started", "succeeded", "failed", "rejected"} },
+		"dec":        func(n int) int { return n - 1 },
+		"chartKinds": func() map[string]render.ChartKind { return chartKinds },
+		"scripts":    scripts,
+		"when":       when,
+		"clip":       clipHeadline,
+		"short":      func(s string) string { return s[:min(12, len(s))] },
+		"jsonText":   jsonText,
+		"blocksOf":   func(v *view, b []block) blocksData { return blocksData{V: v, Blocks: b} },
+		"openThread": func(v *view, addr string) Thread { t := v.Thread(addr); t.open = true; return t },
+		"tryForm":    func(href, csrf, source string) tryForm { return tryForm{Href: href, CSRF: csrf, Source: source} },
+	}).ParseFS(templateFiles, "templates/*.html"))
+})
 
 var includeFn func(string, any) (template.HTML, error)
 
@@ -52,7 +59,7 @@ func init() { includeFn = include }
 // only as constants).
 func include(name string, data any) (template.HTML, error) {
 	var b bytes.Buffer
-	err := pages.ExecuteTemplate(&b, name, data)
+	err := pages().ExecuteTemplate(&b, name, data)
 	return template.HTML(b.String()), err
 }
 
