@@ -51,9 +51,10 @@ import (
 // the new pack and its index are renamed into place (pack first, then
 // index, as git does), so objects written meanwhile are untouched and every
 // object stays readable throughout. The pack is written under a temporary
-// name (objects/pack/tmp_pack_<pid>_<n>) and removed when the compaction
-// stops on an error or its context ends; the temporary files of a process
-// that died are removed by the next compaction. The context is the
+// name (objects/pack/tmp_pack_<pid>_<n>, its index tmp_idx_<pid>_<n>) and
+// removed when the compaction stops on an error or its context ends; the
+// temporary files of a process that died are removed by the next
+// compaction. The context is the
 // caller's (the vault's SetCompactContext: quire serve gives its signal's,
 // so SIGTERM abandons a compaction between two objects).
 const (
@@ -135,6 +136,7 @@ var ErrPackGone = errors.New("a pack was removed while the compaction began")
 func compactOnce(ctx context.Context, objDir string, read func(object.Hash) ([]byte, object.Type, error), known Known, fresh func(name string) bool) (bool, error) {
 	packDir := filepath.Join(objDir, "pack")
 	removeDeadTemps(packDir, tmpPackPrefix)
+	removeDeadTemps(packDir, tmpIdxPrefix)
 	removeDeadTemps(objDir, TmpObjectPrefix)
 	loose, err := listLoose(objDir)
 	if err != nil {

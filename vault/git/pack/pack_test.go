@@ -265,6 +265,8 @@ func TestACompactionRemovesTheTemporaryFilesOfTheDead(t *testing.T) {
 	files := map[string]bool{ // kept?
 		filepath.Join(objDir, "pack", fmt.Sprintf("%s%d_1", tmpPackPrefix, gone)): false,
 		filepath.Join(objDir, "pack", fmt.Sprintf("%s%d_2", tmpPackPrefix, mine)): true,
+		filepath.Join(objDir, "pack", fmt.Sprintf("%s%d_1", tmpIdxPrefix, gone)):  false,
+		filepath.Join(objDir, "pack", fmt.Sprintf("%s%d_2", tmpIdxPrefix, mine)):  true,
 		filepath.Join(objDir, fmt.Sprintf("%s%d_3", TmpObjectPrefix, gone)):       false,
 		filepath.Join(objDir, fmt.Sprintf("%s%d_4", TmpObjectPrefix, mine)):       true,
 	}
@@ -279,6 +281,63 @@ func TestACompactionRemovesTheTemporaryFilesOfTheDead(t *testing.T) {
 	for f, kept := range files {
 		if _, err := os.Stat(f); (err == nil) != kept {
 			t.Errorf("%s: kept %v, want %v", filepath.Base(f), err == nil, kept)
+		}
+	}
+}
+
+// A person's git gc that runs while quire places a pack takes nothing from
+// it: git gc removes an objects/pack/*.idx with no .pack beside it as
+// garbage, which a pack's index under its temporary name once was. And a
+// pack written again with the same objects (the same pack to the byte)
+// leaves the one in place whole, even when its own index goes missing:
+// it was renamed over the one in place, and removed, with every object
+// in it, when its index could not follow. Found by quire-bench, whose
+// vault lost the commits its compaction had packed when git's gc --auto
+// ran beside it.
+func TestGitGcBesideAPackBeingPlacedTakesNothing(t *testing.T) {
+	dir, _ := gitPacked(t, false)
+	objDir := filepath.Join(dir, ".git", "objects")
+	var objs []Object
+	for i := range 3 {
+		data := []byte(fmt.Sprintf("a blob quire wrote, %d\n", i))
+		objs = append(objs, Object{ID: object.Sum(object.Blob, data), Type: object.Blob, Data: data})
+	}
+	defer func() { beforePlaced = nil }()
+	for _, beside := range []struct {
+		what string
+		do   func()
+	}{
+		{"git gc", func() { git(t, dir, "gc", "-q") }},
+		{"the same pack written again, its index taken", func() {
+			tmps, _ := filepath.Glob(filepath.Join(objDir, "pack", tmpIdxPrefix+"*"))
+			if len(tmps) != 1 {
+				t.Fatalf("%d temporary indexes", len(tmps))
+			}
+			os.Remove(tmps[0])
+		}},
+	} {
+		ran := false
+		beforePlaced = func() { ran = true; beside.do() }
+		name, err := WriteFresh(objDir, objs)
+		if err != nil {
+			t.Fatalf("%s: %v", beside.what, err)
+		}
+		if !ran {
+			t.Fatalf("%s: not done beside the write", beside.what)
+		}
+		for _, ext := range []string{".pack", ".idx"} {
+			if _, err := os.Stat(name + ext); err != nil {
+				t.Fatalf("%s: %v", beside.what, err)
+			}
+		}
+		for _, o := range objs {
+			if got := git(t, dir, "cat-file", "blob", o.ID.String()); !bytes.Equal(got, o.Data) {
+				t.Fatalf("%s: git reads %s as %q, want %q", beside.what, o.ID, got, o.Data)
+			}
+		}
+		git(t, dir, "fsck", "--no-dangling")
+		if tmps, _ := filepath.Glob(filepath.Join(objDir, "pack", "tmp_*")); len(tmps) != 0 {
+			t.Fatalf("%s: temporary files left: %v", beside.what, tmps)
 		}
 	}
 }

@@ -28,6 +28,7 @@ import (
 // noting each object for the index.
 type packWriter struct {
 	dir, tmp string
+	tmpIdx   string // the index's temporary name
 	f        *os.File
 	bw       *bufio.Writer
 	sum      hash.Hash
@@ -47,8 +48,18 @@ type packWriter struct {
 }
 
 var (
+	// A pack and its index are written under temporary names git's own
+	// use (tmp_pack_<pid>_<n> and tmp_idx_<pid>_<n>), without an extension:
+	// git gc removes an objects/pack/*.idx it finds no .pack beside as
+	// garbage, so an index written as <tmp>.idx was taken from under a
+	// pack being placed whenever a person's git gc (or the gc --auto of
+	// their commit) ran at that moment.
 	tmpPackPrefix = "tmp_pack_"
+	tmpIdxPrefix  = "tmp_idx_"
 	tmpSeq        atomic.Int64
+	// beforePlaced, for the tests: called once a pack and its index are
+	// written under their temporary names, before they are renamed.
+	beforePlaced func()
 	// A pack writer's buffer and compressors are taken from pools and
 	// given back when it is done: a fresh pack is written at every
 	// boundary (fresh.go), and making them anew (a compressor's state is
@@ -92,14 +103,16 @@ func newPackWriter(dir string, count int) (*packWriter, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	tmp := filepath.Join(dir, fmt.Sprintf("%s%d_%d", tmpPackPrefix, os.Getpid(), tmpSeq.Add(1)))
+	n := tmpSeq.Add(1)
+	tmp := filepath.Join(dir, fmt.Sprintf("%s%d_%d", tmpPackPrefix, os.Getpid(), n))
+	tmpIdx := filepath.Join(dir, fmt.Sprintf("%s%d_%d", tmpIdxPrefix, os.Getpid(), n))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if err != nil {
 		return nil, err
 	}
 	bw := bufPool.Get().(*bufio.Writer)
 	bw.Reset(f)
-	w := &packWriter{dir: dir, tmp: tmp, f: f, bw: bw, sum: sha1.New(), crc: crc32.NewIEEE(), count: count}
+	w := &packWriter{dir: dir, tmp: tmp, tmpIdx: tmpIdx, f: f, bw: bw, sum: sha1.New(), crc: crc32.NewIEEE(), count: count}
 	w.zw = defaultPool.Get().(*kzlib.Writer)
 	w.fast = fastPool.Get().(*kzlib.Writer)
 	var hdr [12]byte
@@ -192,12 +205,11 @@ func (w *packWriter) finish(ctx context.Context) (string, error) {
 	if err := w.f.Close(); err != nil {
 		return "", err
 	}
-	tmpIdx := w.tmp + ".idx"
-	f, err := os.OpenFile(tmpIdx, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	f, err := os.OpenFile(w.tmpIdx, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if err != nil {
 		return "", err
 	}
-	defer os.Remove(tmpIdx)
+	defer os.Remove(w.tmpIdx)
 	err = EncodeIndex(f, w.idx, sum)
 	if err == nil && !w.noSync {
 		err = f.Sync()
@@ -211,16 +223,37 @@ func (w *packWriter) finish(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
+	if beforePlaced != nil {
+		beforePlaced()
+	}
 	name := filepath.Join(w.dir, "pack-"+sum.String())
+	if placed(name) {
+		// The same objects in the same order are in place already, indexed
+		// (a compaction that found nothing to change, a commit's objects
+		// written again): the pack is the same to the byte, and the one in
+		// place is not touched. Renamed over, and its index then failing,
+		// it was removed, and every object it held with it.
+		return name, nil
+	}
 	if err := os.Rename(w.tmp, name+".pack"); err != nil {
 		return "", err
 	}
 	w.done = true
-	if err := os.Rename(tmpIdx, name+".idx"); err != nil {
-		os.Remove(name + ".pack")
+	if err := os.Rename(w.tmpIdx, name+".idx"); err != nil {
+		if !placed(name) {
+			os.Remove(name + ".pack") // no index: no reader saw it
+		}
 		return "", err
 	}
 	return name, nil
+}
+
+// placed reports whether the pack name (without extension) and its index
+// are both in place.
+func placed(name string) bool {
+	_, perr := os.Stat(name + ".pack")
+	_, ierr := os.Stat(name + ".idx")
+	return perr == nil && ierr == nil
 }
 
 // syncDir makes a folder's entries durable.
