@@ -161,11 +161,67 @@ func (s *Store) staleOf(written *vault.Written, lacking bool, size func(string) 
 	var stale []string
 	for _, seq := range seqs {
 		p := strings.TrimSuffix(filepath.Base(seq), ".seq")
-		if s.pointsPast(seq, strings.TrimSuffix(seq, ".seq")+".files", written, size) || lacking && s.lacksLines(p, seq, written) {
+		if s.isStale(p, seq, written, lacking, size) {
 			stale = append(stale, p)
 		}
 	}
 	return stale, nil
+}
+
+// isStale reports whether the playbook's history points past the end of
+// a file it names, or with lacking whether it lacks lines git brought in
+// (lacksLines). Its records are read once and each file stated once, for
+// both questions: after a reboot or a copy of the vault that is every
+// event file.
+func (s *Store) isStale(playbook, seqPath string, written *vault.Written, lacking bool, size func(string) (int64, bool)) bool {
+	recs, err := fsys.ReadFile(seqPath)
+	if err != nil {
+		return false
+	}
+	names, err := fsys.ReadFile(strings.TrimSuffix(seqPath, ".seq") + ".files")
+	if err != nil {
+		return len(recs) > 0
+	}
+	files := listedFiles(names)
+	end := make([]int64, len(files))
+	for i := 0; i+recSize <= len(recs); i += recSize {
+		no := binary.BigEndian.Uint32(recs[i:])
+		n := int64(binary.BigEndian.Uint32(recs[i+4:]))
+		off := int64(binary.BigEndian.Uint64(recs[i+8:]))
+		if int(no) >= len(files) {
+			return true
+		}
+		end[no] = max(end[no], off+n)
+	}
+	var asked map[string]bool
+	if written != nil {
+		asked = written.Of(files)
+	}
+	var sizes map[string]int64 // what the stats found, for lacksLines
+	if lacking {
+		sizes = make(map[string]int64, len(files))
+	}
+	for i, f := range files {
+		if end[i] == 0 || written != nil && !asked[f] {
+			continue
+		}
+		if size != nil {
+			if n, ok := size(f); ok {
+				if n < end[i] {
+					return true
+				}
+				continue
+			}
+		}
+		fi, err := os.Stat(s.v.Abs(f))
+		if err != nil || fi.Size() < end[i] {
+			return true
+		}
+		if sizes != nil {
+			sizes[f] = fi.Size()
+		}
+	}
+	return lacking && s.lacksLines(playbook, files, end, sizes, written)
 }
 
 // lacksLines reports whether git brought lines the playbook's history
@@ -174,29 +230,15 @@ func (s *Store) staleOf(written *vault.Written, lacking bool, size func(string) 
 // playbook's events.jsonl, or a run folder of its own. The history is then
 // rebuilt by the files' rule, as a fresh clone's is. Lines written by hand
 // at a file's end (without a seq) are not reported: the next write to the
-// file numbers them.
-func (s *Store) lacksLines(playbook, seqPath string, written *vault.Written) bool {
+// file numbers them. listed and end are the history's files and where its
+// lines end in each; sizes holds the sizes of those isStale stated.
+func (s *Store) lacksLines(playbook string, listed []string, end []int64, sizes map[string]int64, written *vault.Written) bool {
 	if s.src == nil {
 		return false
 	}
-	recs, err := fsys.ReadFile(seqPath)
-	if err != nil {
-		return false
-	}
-	names, err := fsys.ReadFile(strings.TrimSuffix(seqPath, ".seq") + ".files")
-	if err != nil {
-		return false
-	}
-	listed := listedFiles(names)
-	end := make(map[string]int64, len(listed))
-	for i := 0; i+recSize <= len(recs); i += recSize {
-		no := binary.BigEndian.Uint32(recs[i:])
-		if int(no) >= len(listed) {
-			return true
-		}
-		n := int64(binary.BigEndian.Uint32(recs[i+4:]))
-		off := int64(binary.BigEndian.Uint64(recs[i+8:]))
-		end[listed[no]] = max(end[listed[no]], off+n)
+	ends := make(map[string]int64, len(listed))
+	for i, f := range listed {
+		ends[f] = max(ends[f], end[i])
 	}
 	files, err := s.src.Files(playbook)
 	if err != nil {
@@ -210,11 +252,15 @@ func (s *Store) lacksLines(playbook, seqPath string, written *vault.Written) boo
 		if written != nil && !asked[f] {
 			continue
 		}
-		fi, err := os.Stat(s.v.Abs(f))
-		if err != nil || fi.Size() <= end[f] {
-			continue
+		n, ok := sizes[f]
+		if !ok {
+			fi, err := os.Stat(s.v.Abs(f))
+			if err != nil {
+				continue
+			}
+			n = fi.Size()
 		}
-		if numberedAfter(s.v.Abs(f), end[f]) {
+		if n > ends[f] && numberedAfter(s.v.Abs(f), ends[f]) {
 			return true
 		}
 	}
@@ -242,50 +288,6 @@ func numberedAfter(abs string, off int64) bool {
 			return true
 		}
 	}
-}
-
-func (s *Store) pointsPast(seqPath, filesPath string, written *vault.Written, size func(string) (int64, bool)) bool {
-	recs, err := fsys.ReadFile(seqPath)
-	if err != nil {
-		return false
-	}
-	names, err := fsys.ReadFile(filesPath)
-	if err != nil {
-		return len(recs) > 0
-	}
-	files := listedFiles(names)
-	end := make([]int64, len(files))
-	for i := 0; i+recSize <= len(recs); i += recSize {
-		no := binary.BigEndian.Uint32(recs[i:])
-		n := int64(binary.BigEndian.Uint32(recs[i+4:]))
-		off := int64(binary.BigEndian.Uint64(recs[i+8:]))
-		if int(no) >= len(files) {
-			return true
-		}
-		end[no] = max(end[no], off+n)
-	}
-	var asked map[string]bool
-	if written != nil {
-		asked = written.Of(files)
-	}
-	for i, f := range files {
-		if end[i] == 0 || written != nil && !asked[f] {
-			continue
-		}
-		if size != nil {
-			if n, ok := size(f); ok {
-				if n < end[i] {
-					return true
-				}
-				continue
-			}
-		}
-		fi, err := os.Stat(s.v.Abs(f))
-		if err != nil || fi.Size() < end[i] {
-			return true
-		}
-	}
-	return false
 }
 
 // gitCommit is vault.Commit keeping the histories' git stamp: it checks
