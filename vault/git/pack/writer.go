@@ -48,12 +48,12 @@ type packWriter struct {
 }
 
 var (
-	// A pack and its index are written under temporary names git's own
-	// use (tmp_pack_<pid>_<n> and tmp_idx_<pid>_<n>), without an extension:
-	// git gc removes an objects/pack/*.idx it finds no .pack beside as
-	// garbage, so an index written as <tmp>.idx was taken from under a
-	// pack being placed whenever a person's git gc (or the gc --auto of
-	// their commit) ran at that moment.
+	// A pack and its index are written under the temporary names git
+	// gives its own (tmp_pack_<pid>_<n> and tmp_idx_<pid>_<n>), with no
+	// extension: git gc removes an objects/pack/*.idx it finds no .pack
+	// beside as garbage, so an index written as <tmp>.idx was taken from
+	// under a pack being placed whenever a person's git gc (or the gc
+	// --auto of their commit) ran at that moment.
 	tmpPackPrefix = "tmp_pack_"
 	tmpIdxPrefix  = "tmp_idx_"
 	tmpSeq        atomic.Int64
