@@ -253,7 +253,9 @@ func TestCompactPacksATreesVersionsInTheirOrder(t *testing.T) {
 
 // A compaction removes the temporary files a process that died left: its
 // packs' in objects/pack and its loose objects' in objects (the vault's
-// writes of a large tree beside its commit), and no living process's.
+// writes of a large tree beside its commit), and no living process's, nor
+// git's (tmp_pack_ and six of mkstemp's letters and digits, which can all
+// be digits and so read as a pid).
 func TestACompactionRemovesTheTemporaryFilesOfTheDead(t *testing.T) {
 	objDir := filepath.Join(t.TempDir(), "objects")
 	os.MkdirAll(filepath.Join(objDir, "pack"), 0o755)
@@ -267,8 +269,13 @@ func TestACompactionRemovesTheTemporaryFilesOfTheDead(t *testing.T) {
 		filepath.Join(objDir, "pack", fmt.Sprintf("%s%d_2", tmpPackPrefix, mine)): true,
 		filepath.Join(objDir, "pack", fmt.Sprintf("%s%d_1", tmpIdxPrefix, gone)):  false,
 		filepath.Join(objDir, "pack", fmt.Sprintf("%s%d_2", tmpIdxPrefix, mine)):  true,
-		filepath.Join(objDir, fmt.Sprintf("%s%d_3", TmpObjectPrefix, gone)):       false,
-		filepath.Join(objDir, fmt.Sprintf("%s%d_4", TmpObjectPrefix, mine)):       true,
+		// git's own, at work: six of mkstemp's letters and digits, here
+		// all digits, which read as a pid that is gone.
+		filepath.Join(objDir, "pack", fmt.Sprintf("%s%06d", tmpPackPrefix, gone%1000000)): true,
+		filepath.Join(objDir, "pack", fmt.Sprintf("%s%06d", tmpIdxPrefix, gone%1000000)):  true,
+		filepath.Join(objDir, "pack", fmt.Sprintf("%s%d_x", tmpPackPrefix, gone)):         true,
+		filepath.Join(objDir, fmt.Sprintf("%s%d_3", TmpObjectPrefix, gone)):               false,
+		filepath.Join(objDir, fmt.Sprintf("%s%d_4", TmpObjectPrefix, mine)):               true,
 	}
 	for f := range files {
 		if err := os.WriteFile(f, []byte("partial"), 0o444); err != nil {

@@ -270,14 +270,21 @@ func syncDir(dir string) {
 const TmpObjectPrefix = "tmp_obj_"
 
 // removeDeadTemps removes the temporary files of processes that are gone
-// whose names in dir begin with prefix and the pid: the packs' in
-// objects/pack, the loose objects' in objects.
+// whose names in dir are prefix, the pid, "_" and a number: the packs' in
+// objects/pack, the loose objects' in objects. git's own temporary packs
+// and indexes there begin with the same words, followed by six letters
+// and digits (mkstemp's, with no "_"), which may all be digits: such a
+// file is a git process's at work (a fetch, a repack) and is never taken
+// for a pid's.
 func removeDeadTemps(dir, prefix string) {
 	tmps, _ := filepath.Glob(filepath.Join(dir, prefix+"*"))
 	for _, t := range tmps {
-		pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(t), prefix), "_")
+		pid, seq, ok := strings.Cut(strings.TrimPrefix(filepath.Base(t), prefix), "_")
+		if !ok {
+			continue
+		}
 		n, err := strconv.Atoi(pid)
-		if err != nil || n == os.Getpid() {
+		if _, serr := strconv.Atoi(seq); err != nil || serr != nil || n == os.Getpid() {
 			continue
 		}
 		if fsys.Gone(n) {
