@@ -98,8 +98,11 @@ func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error
 	out := &RunPage{Runs: []*Run{}}
 	heads := l.headlines()
 	var look *runLookup
+	var aligned alignment
 	if a.Status != "" || a.State != "" || a.Executor != "" || len(words) > 0 {
-		look = l.runFactsOf()
+		if look = l.runFactsOf(); look != nil {
+			aligned = look.align(all)
+		}
 	}
 	var rendered []byte // headlines rendered here, to keep (runindex.go)
 	for i := start; i >= lo; i-- {
@@ -120,7 +123,7 @@ func (l *Ledger) listRuns(ctx context.Context, a *ListRunsArgs) (*RunPage, error
 		if look != nil {
 			// A run the facts say is not asked for is not read; one they
 			// do not know is (runindex.go).
-			if f = look.of(e.UID, len(words) > 0); f.known && !((a.Status == "" || f.Status == a.Status) &&
+			if f = look.at(aligned, i, e.UID, len(words) > 0); f.known && !((a.Status == "" || f.Status == a.Status) &&
 				(a.State == "" || f.State == a.State) && (a.Executor == "" || f.Executor == a.Executor)) {
 				continue
 			}

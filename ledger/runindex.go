@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -88,7 +89,14 @@ type runIndex struct {
 	// bytes, small and with nothing to follow: a list that filters or
 	// searches 100,000 runs looks each up, and with the ids and facts as
 	// strings, in two maps, the lookups were 80 % of it.
-	recs map[runKey]runRec
+	recs map[runKey]int32 // the place in rs
+	rs   []runRec
+	// gen counts the times recs and rs were made anew (a place in rs is
+	// good only in its gen), and added the keys recs took since.
+	gen, added int
+	// aligned is where the runs of the index's lines are in rs, line by
+	// line, for the list that last asked (align).
+	aligned alignment
 	// names are the words of the facts and the pages' keys, each once;
 	// runRec holds their places. heads are the headlines kept, a run's
 	// last the one its runRec names.
@@ -201,16 +209,103 @@ type runView struct {
 	page, lower string
 }
 
-func (k runLookup) of(uid string, heads bool) (v runView) {
-	key, ok := keyOf(uid)
-	if !ok {
-		return v
-	}
+// alignment is where the runs of the index's lines (vault.Shared, whose
+// lines stay as they are while its first line does: a line changed is
+// changed in a copy) are in rs: at holds a line's place in rs, or
+// notRun or unknown. A list of 100,000 runs looked each run up in recs by
+// its id, and those lookups (a miss of the cache or three each) were most
+// of a search that matched nothing.
+type alignment struct {
+	first   *vault.Entry // the lines' first, held so that its memory is not used again
+	gen     int
+	added   int     // ri.added when the unknown lines were last looked up
+	at      []int32 // by line
+	unknown []int32 // the lines of runs recs did not have
+}
+
+const (
+	notRun  = -1 // a line that is not a run's
+	unknown = -2 // a run recs did not have when its line was aligned
+)
+
+// align answers where the runs of all, the index's lines, are in rs,
+// looking up only the lines it has not (past those it did for the same
+// lines, and those recs did not have then, when it took keys since). The
+// answer is all's: read it with at.
+func (k runLookup) align(all []vault.Entry) alignment {
 	ri := k.ri
 	ri.mu.Lock()
 	defer ri.mu.Unlock()
-	r, ok := ri.recs[key]
-	if !ok || !r.known {
+	a := &ri.aligned
+	if len(all) == 0 || a.first != &all[0] || a.gen != ri.gen || len(a.at) > len(all) {
+		*a = alignment{gen: ri.gen, added: ri.added}
+		if len(all) > 0 {
+			a.first = &all[0]
+		}
+	}
+	if a.added != ri.added {
+		still := a.unknown[:0:0]
+		for _, i := range a.unknown {
+			if a.at[i] = ri.place(all[i].UID); a.at[i] == unknown {
+				still = append(still, i)
+			}
+		}
+		a.unknown, a.added = still, ri.added
+	}
+	for i := len(a.at); i < len(all); i++ {
+		p := int32(notRun)
+		if all[i].Type == "playbook-run" {
+			if p = ri.place(all[i].UID); p == unknown {
+				a.unknown = append(a.unknown, int32(i))
+			}
+		}
+		a.at = append(a.at, p)
+	}
+	// The caller's own: a list after it appends to at or looks its unknown
+	// lines up again, under ri.mu, as at reads it.
+	return alignment{gen: a.gen, at: a.at[:len(all):len(all)]}
+}
+
+// place is where a run's facts are in rs, or unknown. The caller holds
+// ri.mu.
+func (ri *runIndex) place(uid string) int32 {
+	if key, ok := keyOf(uid); ok {
+		if p, ok := ri.recs[key]; ok {
+			return p
+		}
+	}
+	return unknown
+}
+
+// at is of for the run of the line i of the lines a was aligned for.
+func (k runLookup) at(a alignment, i int, uid string, heads bool) runView {
+	ri := k.ri
+	ri.mu.Lock()
+	defer ri.mu.Unlock()
+	p := a.at[i]
+	if a.gen != ri.gen || p == unknown {
+		p = ri.place(uid) // made anew since, or learnt since
+	}
+	if p < 0 {
+		return runView{}
+	}
+	return ri.view(&ri.rs[p], heads)
+}
+
+func (k runLookup) of(uid string, heads bool) runView {
+	ri := k.ri
+	ri.mu.Lock()
+	defer ri.mu.Unlock()
+	p := ri.place(uid)
+	if p < 0 {
+		return runView{}
+	}
+	return ri.view(&ri.rs[p], heads)
+}
+
+// view is what a lookup answers of r. The caller holds ri.mu.
+func (ri *runIndex) view(r *runRec, heads bool) (v runView) {
+	if !r.known {
 		return v
 	}
 	v.known = true
@@ -268,7 +363,8 @@ func (ri *runIndex) refresh(abs string) error {
 		return err
 	}
 	if from == 0 {
-		ri.recs, ri.lines, ri.headLines = map[runKey]runRec{}, 0, 0
+		ri.recs, ri.rs, ri.lines, ri.headLines = map[runKey]int32{}, nil, 0, 0
+		ri.gen++
 		ri.names, ri.nameNo, ri.heads = nil, map[string]int32{}, nil
 		var first factsLine
 		nl := bytes.IndexByte(data, '\n')
@@ -282,7 +378,14 @@ func (ri *runIndex) refresh(abs string) error {
 		var ln factsLine
 		if json.Unmarshal(rest[:nl], &ln) == nil {
 			if k, ok := keyOf(ln.UID); ok {
-				r := ri.recs[k]
+				p, ok := ri.recs[k]
+				if !ok {
+					p = int32(len(ri.rs))
+					ri.rs = append(ri.rs, runRec{})
+					ri.recs[k] = p
+					ri.added++
+				}
+				r := &ri.rs[p]
 				switch {
 				case ln.Page != "":
 					if sum, ok := sumOf(ln.Sum); ok {
@@ -297,7 +400,6 @@ func (ri *runIndex) refresh(abs string) error {
 					r.sum, _ = sumOf(ln.Sum)
 					r.known = true
 				}
-				ri.recs[k] = r
 			}
 		}
 		ri.lines++
@@ -501,7 +603,7 @@ func (l *Ledger) rebuildRuns(head vault.Hash) error {
 	// grow past what is copied of them.
 	ri := &l.runIdx
 	ri.mu.Lock()
-	recs, heads, names := maps.Clone(ri.recs), ri.heads, ri.names
+	recs, rs, heads, names := maps.Clone(ri.recs), slices.Clone(ri.rs), ri.heads, ri.names
 	ri.mu.Unlock()
 	if err := os.MkdirAll(l.runsPath(""), 0o755); err != nil {
 		return err
@@ -523,7 +625,8 @@ func (l *Ledger) rebuildRuns(head vault.Hash) error {
 		ln := l.factsLineOf(e)
 		w.Write(factsOf(ln))
 		k, _ := keyOf(e.UID)
-		if r := recs[k]; r.head > 0 && !ln.Unread {
+		if p, ok := recs[k]; ok && rs[p].head > 0 && !ln.Unread {
+			r := rs[p]
 			if h := heads[r.head-1]; hex.EncodeToString(h.sum[:]) == ln.Sum {
 				w.Write(factsOf(factsLine{UID: e.UID, Sum: ln.Sum, Page: names[h.page], Headline: h.text}))
 			}
