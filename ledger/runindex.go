@@ -277,7 +277,8 @@ func (ri *runIndex) place(uid string) int32 {
 	return unknown
 }
 
-// at is of for the run of the line i of the lines a was aligned for.
+// at looks up the run of line i of the lines a was aligned for (its id
+// uid): its facts, and with heads its headline kept.
 func (k runLookup) at(a alignment, i int, uid string, heads bool) runView {
 	ri := k.ri
 	ri.mu.Lock()
@@ -286,17 +287,6 @@ func (k runLookup) at(a alignment, i int, uid string, heads bool) runView {
 	if a.gen != ri.gen || p == unknown {
 		p = ri.place(uid) // made anew since, or learnt since
 	}
-	if p < 0 {
-		return runView{}
-	}
-	return ri.view(&ri.rs[p], heads)
-}
-
-func (k runLookup) of(uid string, heads bool) runView {
-	ri := k.ri
-	ri.mu.Lock()
-	defer ri.mu.Unlock()
-	p := ri.place(uid)
 	if p < 0 {
 		return runView{}
 	}
