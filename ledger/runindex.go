@@ -85,11 +85,11 @@ var errFactsForm = errors.New("the facts are of another form")
 type runIndex struct {
 	mu    sync.Mutex
 	grown fsys.Grown
-	// recs are the runs' facts and kept headlines, by the run's id as 16
-	// bytes, small and with nothing to follow: a list that filters or
-	// searches 100,000 runs looks each up, and with the ids and facts as
-	// strings, in two maps, the lookups were 80 % of it.
-	recs map[runKey]int32 // the place in rs
+	// rs are the runs' facts and kept headlines, small and with nothing
+	// to follow, and recs their places in rs by the run's id as 16 bytes:
+	// with the ids and facts as strings, in two maps, looking up each of
+	// 100,000 runs was 80 % of a list that filters or searches them.
+	recs map[runKey]int32
 	rs   []runRec
 	// gen counts the times recs and rs were made anew (a place in rs is
 	// good only in its gen), and added the keys recs took since.
