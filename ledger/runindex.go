@@ -91,9 +91,9 @@ type runIndex struct {
 	// 100,000 runs was 80 % of a list that filters or searches them.
 	recs map[runKey]int32
 	rs   []runRec
-	// gen counts the times recs and rs were made anew (a place in rs is
-	// good only in its gen), and added the keys recs took since.
-	gen, added int
+	// gen counts the times recs and rs were made anew: a place in rs is
+	// good only in its gen, and rs only grows within one.
+	gen int
 	// aligned is where the runs of the index's lines are in rs, line by
 	// line, for the list that last asked (align).
 	aligned alignment
@@ -218,7 +218,7 @@ type runView struct {
 type alignment struct {
 	first   *vault.Entry // the lines' first, held so that its memory is not used again
 	gen     int
-	added   int     // ri.added when the unknown lines were last looked up
+	known   int     // len(ri.rs) when the unknown lines were last looked up
 	at      []int32 // by line
 	unknown []int32 // the lines of runs recs did not have
 }
@@ -238,19 +238,19 @@ func (k runLookup) align(all []vault.Entry) alignment {
 	defer ri.mu.Unlock()
 	a := &ri.aligned
 	if len(all) == 0 || a.first != &all[0] || a.gen != ri.gen || len(a.at) > len(all) {
-		*a = alignment{gen: ri.gen, added: ri.added}
+		*a = alignment{gen: ri.gen, known: len(ri.rs)}
 		if len(all) > 0 {
 			a.first = &all[0]
 		}
 	}
-	if a.added != ri.added {
+	if a.known != len(ri.rs) {
 		still := a.unknown[:0:0]
 		for _, i := range a.unknown {
 			if a.at[i] = ri.place(all[i].UID); a.at[i] == unknown {
 				still = append(still, i)
 			}
 		}
-		a.unknown, a.added = still, ri.added
+		a.unknown, a.known = still, len(ri.rs)
 	}
 	for i := len(a.at); i < len(all); i++ {
 		p := int32(notRun)
@@ -373,7 +373,6 @@ func (ri *runIndex) refresh(abs string) error {
 					p = int32(len(ri.rs))
 					ri.rs = append(ri.rs, runRec{})
 					ri.recs[k] = p
-					ri.added++
 				}
 				r := &ri.rs[p]
 				switch {
