@@ -3,6 +3,7 @@ package vault
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -44,13 +45,8 @@ const monitorWait = 2 * time.Minute
 // own monitor on macOS and Windows answers only git, over a channel of
 // its own) or the hook failed or answered nothing git would take.
 func (v *Vault) AskMonitor(token string) (MonitorAnswer, bool) {
-	cfg, err := v.readConfig()
-	if err != nil || !cfg.Section("core").HasOption("fsmonitor") {
-		return MonitorAnswer{}, false
-	}
-	hook := strings.TrimSpace(cfg.Section("core").Option("fsmonitor"))
-	switch strings.ToLower(hook) {
-	case "", "true", "false", "yes", "no", "on", "off", "1", "0":
+	hook, ok := v.monitorHook()
+	if !ok {
 		return MonitorAnswer{}, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), monitorWait)
@@ -74,6 +70,27 @@ func (v *Vault) AskMonitor(token string) (MonitorAnswer, bool) {
 	return parseMonitorAnswer(out)
 }
 
+// Monitored reports whether .git/config names a monitor hook (AskMonitor).
+func (v *Vault) Monitored() bool {
+	_, ok := v.monitorHook()
+	return ok
+}
+
+// monitorHook is the hook core.fsmonitor names, and true; false when it
+// is unset or a boolean.
+func (v *Vault) monitorHook() (string, bool) {
+	cfg, err := v.readConfig()
+	if err != nil || !cfg.Section("core").HasOption("fsmonitor") {
+		return "", false
+	}
+	hook := strings.TrimSpace(cfg.Section("core").Option("fsmonitor"))
+	switch strings.ToLower(hook) {
+	case "", "true", "false", "yes", "no", "on", "off", "1", "0":
+		return "", false
+	}
+	return hook, true
+}
+
 // parseMonitorAnswer reads a hook's answer of protocol version 2.
 func parseMonitorAnswer(out []byte) (MonitorAnswer, bool) {
 	tok, rest, found := bytes.Cut(out, []byte{0})
@@ -91,4 +108,19 @@ func parseMonitorAnswer(out []byte) (MonitorAnswer, bool) {
 		}
 	}
 	return a, true
+}
+
+// IndexMonitorToken answers the monitor's token git keeps in .git/index
+// (its FSMN extension, version 2: git status's last answer), "" when it
+// keeps none. A first question asked with it costs what changed since
+// git's last status; asked with no token, Watchman's hook lists every
+// path of the work tree (43 s at 100,000 runs on the 2-core machine). The
+// caller holds the lock.
+func (v *Vault) IndexMonitorToken() string {
+	x := v.gitIdx
+	if x.load() != nil || len(x.fsmn) < 5 || binary.BigEndian.Uint32(x.fsmn) != 2 {
+		return ""
+	}
+	tok, _, _ := bytes.Cut(x.fsmn[4:], []byte{0})
+	return string(tok)
 }

@@ -246,6 +246,20 @@ func TestCheckAsksTheFileSystemMonitorWhatChanged(t *testing.T) {
 	if code, rep := checkReads(t, v, "--full"); code != 1 || len(rep.Problems) == 0 {
 		t.Fatalf("--full: %d %+v", code, rep)
 	}
+	// With no token of its own, a check asks with the one git keeps in
+	// its index (git status's), not with none.
+	gitIn(t, dir, "update-index", "--fsmonitor")
+	says("g1", "/")
+	gitIn(t, dir, "status", "--porcelain")
+	says("t2b")
+	if code, rep := checkReads(t, v, "--full"); code != 1 || len(rep.Problems) == 0 {
+		t.Fatalf("--full: %d %+v", code, rep)
+	}
+	os.Remove(filepath.Join(dir, ".quire", "check-record")) // no token of its own
+	checkReads(t, v)
+	if got := askedWith(); got[len(got)-2] != "g1" {
+		t.Fatalf("asked with %q, want git's token g1 last", got)
+	}
 	for name, answer := range map[string]func(){
 		"names the log":        func() { says("t3", "playbook-runs/", rel, "vault/00-index.jsonl") },
 		"knows nothing":        func() { says("t4", "/") },

@@ -44,6 +44,9 @@ type Vault interface {
 	// AskMonitor asks the file system monitor .git/config names what
 	// changed since token (ok false: none, or it failed).
 	AskMonitor(token string) (vault.MonitorAnswer, bool)
+	// IndexMonitorToken is the monitor's token git keeps in .git/index,
+	// "" for none (vault.IndexMonitorToken).
+	IndexMonitorToken() string
 	// IndexDigest is the SHA-256 of .git/index's entries without their
 	// stat data.
 	IndexDigest() ([32]byte, error)

@@ -394,7 +394,14 @@ func (c *Checker) askMonitor(s *scanned, last *checkRecord) map[string]bool {
 	if last != nil {
 		token = last.Token
 	}
-	a, ok := c.v.AskMonitor(token)
+	ask := token
+	if ask == "" {
+		// Asked with no token, Watchman's hook lists every path of the
+		// work tree (43 s at 100,000 runs): the token git keeps in its
+		// index is asked with where there is one, for a token of now.
+		ask = c.v.IndexMonitorToken()
+	}
+	a, ok := c.v.AskMonitor(ask)
 	if !ok {
 		return nil
 	}
