@@ -285,30 +285,40 @@ func (l *Ledger) HistoryLen(playbook string) (int64, error) {
 // file ends with a line written by hand that the history may lack, and
 // only once for a file of the same size.
 func (l *Ledger) adoptLinesOf(playbook, file string) error {
-	return l.hist.AdoptFor(file, func() error {
-		if l.v.WritesRefused() != nil {
-			// A vault that takes no write now (HEAD detached, read-only
-			// here) is read as it is: the lines the history lacks wait
-			// for the next write.
-			return nil
-		}
-		return l.write(writeArgs{derived: true}, func(t *tx) error { return t.adoptLines(playbook, file) })
-	})
+	return l.hist.AdoptFor(file, func() error { return l.adoptLines(playbook, file) })
+}
+
+// adoptLines numbers, under the lock, the lines written by hand at the end
+// of file that the playbook's history lacks.
+func (l *Ledger) adoptLines(playbook, file string) error {
+	if l.v.WritesRefused() != nil {
+		// A vault that takes no write now (HEAD detached, read-only
+		// here) is read as it is: the lines the history lacks wait for
+		// the next write, or the next read once it takes writes.
+		return history.ErrNotNow
+	}
+	return l.write(writeArgs{derived: true}, func(t *tx) error { return t.adoptLines(playbook, file) })
 }
 
 // adoptAllOf is adoptLinesOf for every event file of a playbook: a stat of
-// each, and a read of its last bytes when it changed since.
+// each, and a read of its last bytes when it changed since and does not
+// end where the history's last line in it does (history.AdoptAllFor).
 func (l *Ledger) adoptAllOf(playbook string) error {
 	files, err := historySource{l}.Files(playbook)
 	if err != nil {
 		return err
 	}
-	for _, file := range files {
-		if err := l.adoptLinesOf(playbook, file); err != nil {
-			return err
-		}
-	}
-	return nil
+	return l.hist.AdoptAllFor(playbook, files, l.indexMonitorToken, func(file string) error { return l.adoptLines(playbook, file) })
+}
+
+// indexMonitorToken is the file system monitor's token git keeps in its
+// index (vault.IndexMonitorToken), read between writes.
+func (l *Ledger) indexMonitorToken() (token string) {
+	l.readLocked(func() error {
+		token = l.v.IndexMonitorToken()
+		return nil
+	})
+	return token
 }
 
 // nthEvent reads the nth event of an event file, as reads present it: a

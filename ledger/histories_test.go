@@ -28,7 +28,7 @@ func TestOnlyTheTxWritesTheHistory(t *testing.T) {
 		"History.Repair": true, "History.Reserve": true,
 	}
 	reads := map[string]bool{
-		"Store.Read": true, "Store.Peek": true, "Store.Reset": true, "Store.Stale": true, "Store.StaleSized": true, "Store.Pending": true, "Store.AdoptFor": true,
+		"Store.Read": true, "Store.Peek": true, "Store.Reset": true, "Store.Stale": true, "Store.StaleSized": true, "Store.Pending": true, "Store.AdoptFor": true, "Store.AdoptAllFor": true,
 		"Store.EachEvent": true, "Store.NthEvent": true, "Store.GitMoved": true,
 		"History.Len": true, "History.Page": true, "History.Verify": true, "History.VerifyFrom": true, "History.Chain": true,
 	}

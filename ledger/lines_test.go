@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"quire/vault"
 	"quire/words/refusal"
 )
 
@@ -234,6 +235,104 @@ func TestHandWrittenLinesHaveTheirPlace(t *testing.T) {
 	f.clean()
 }
 
+// A read of the whole history in a warm process asks the vault's file
+// system monitor (core.fsmonitor naming a hook, as git status and quire
+// check ask it) which files changed since its last answer, and looks for
+// lines written by hand only in those: the monitor is trusted, as git
+// trusts it. It looks at every file on its first read (asking with the
+// token git keeps in its index, for one of now), while git keeps none,
+// and when the monitor knows nothing ("/"), names a folder the file is
+// in, or fails.
+func TestAWholeHistoryReadLooksWhereTheMonitorSays(t *testing.T) {
+	f := newFixture(t)
+	r := f.start()
+	rel := r.Path + "/run.jsonl"
+	tmp := t.TempDir()
+	answer, asked := filepath.Join(tmp, "answer"), filepath.Join(tmp, "asked")
+	hook := filepath.Join(tmp, "monitor")
+	os.WriteFile(hook, []byte("#!/bin/sh\n[ \"$1\" = 2 ] || exit 1\necho \"$2\" >> "+asked+"\n[ -f "+answer+" ] || exit 1\ncat "+answer+"\n"), 0o755)
+	f.git("config", "core.fsmonitor", hook)
+	says := func(token string, paths ...string) {
+		t.Helper()
+		os.WriteFile(answer, []byte(token+"\x00"+strings.Join(paths, "\x00")), 0o644)
+	}
+	lastAsked := func() string {
+		t.Helper()
+		data, _ := os.ReadFile(asked)
+		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+		return lines[len(lines)-1]
+	}
+	hand, lines := 0, 0
+	write := func() {
+		t.Helper()
+		hand++
+		f.handWrite(r, "step_started", "s", fmt.Sprintf("by hand %d", hand))
+	}
+	read := func(what string, numbered int) {
+		t.Helper()
+		if got := len(f.history()); got != lines+numbered {
+			t.Fatalf("the monitor %s: %d events, want %d", what, got, lines+numbered)
+		}
+	}
+
+	// While git keeps no token of the monitor's in its index, there is
+	// none to ask with (asked with none, Watchman's hook lists every
+	// path): every file is looked at, every time.
+	lines = len(f.history())
+	write()
+	says("t0")
+	read("was never asked", 1)
+	if _, err := os.Stat(asked); err == nil {
+		t.Fatal("the monitor was asked with no token")
+	}
+	// git status keeps the monitor's token in the index; the first read
+	// asks with it, for a token of now, and looks at every file.
+	f.git("update-index", "--fsmonitor")
+	f.git("status", "--porcelain")
+	write()
+	says("t1")
+	read("is first asked", 2)
+	if got := lastAsked(); got != "t0" {
+		t.Fatalf("the first read asked with %q, want git's token t0", got)
+	}
+	write()
+	says("t2")
+	read("names nothing", 2)
+	if got := lastAsked(); got != "t1" {
+		t.Fatalf("asked with %q, want t1", got)
+	}
+	says("t3", "vault/00-index.jsonl", rel)
+	read("names the log", 3)
+	for name, answer := range map[string]func(){
+		"knows nothing":    func() { says("t4", "/") },
+		"fails":            func() { os.Remove(answer) },
+		"names its folder": func() { says("t5", "playbook-runs/") },
+	} {
+		write()
+		answer()
+		read(name, hand)
+	}
+}
+
+// A read while the vault takes no write (HEAD detached) leaves the lines
+// written by hand as they are, and the first read after it takes writes
+// again numbers them, though the file did not change in between.
+func TestLinesByHandWaitForAVaultThatTakesWrites(t *testing.T) {
+	f := newFixture(t)
+	r := f.start()
+	lines := len(f.history())
+	f.handWrite(r, "step_started", "s", "by hand")
+	f.git("checkout", "-q", "--detach")
+	if got := len(f.history()); got != lines {
+		t.Fatalf("HEAD detached: %d events, want %d", got, lines)
+	}
+	f.git("checkout", "-q", "main")
+	all := f.history()
+	if len(all) != lines+1 || all[lines].ID != r.RunID+"_2" {
+		t.Fatalf("HEAD on main again: %d events, want %d, the last %s", len(all), lines+1, all[len(all)-1].ID)
+	}
+}
+
 // The history a quire before this one left: a line written by hand, then a
 // line it numbered as if the hand line were not there. A rebuild numbers
 // nothing twice: the hand line takes the next free seq.
@@ -323,6 +422,16 @@ func TestPropertyRecordedAndHandWrittenLines(t *testing.T) {
 				}
 				keep([]Event{*ev})
 				did = append(did, "get")
+			case k < 10 && rng.IntN(2) == 0:
+				// Another process: it has seen no file yet, and reads
+				// the history's records for where each file's lines end.
+				f.l.Close()
+				v, err := vault.Open(f.dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.l = New(v)
+				did = append(did, "new process")
 			default:
 				if err := f.l.Reindex(); err != nil {
 					t.Fatal(err)
@@ -332,7 +441,12 @@ func TestPropertyRecordedAndHandWrittenLines(t *testing.T) {
 				}
 				did = append(did, "reindex")
 			}
-			keep(f.history())
+			// A read of the whole history numbers every line by hand.
+			evs := f.history()
+			if want := 2 + lines[runs[0].RunID] + lines[runs[1].RunID] + lines[runs[2].RunID]; len(evs) != want {
+				t.Fatalf("round %d: %d events, want %d (%v)", round, len(evs), want, did)
+			}
+			keep(evs)
 		}
 		if err := f.l.Reindex(); err != nil {
 			t.Fatal(err)

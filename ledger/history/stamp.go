@@ -183,15 +183,9 @@ func (s *Store) isStale(playbook, seqPath string, written *vault.Written, lackin
 		return len(recs) > 0
 	}
 	files := listedFiles(names)
-	end := make([]int64, len(files))
-	for i := 0; i+recSize <= len(recs); i += recSize {
-		no := binary.BigEndian.Uint32(recs[i:])
-		n := int64(binary.BigEndian.Uint32(recs[i+4:]))
-		off := int64(binary.BigEndian.Uint64(recs[i+8:]))
-		if int(no) >= len(files) {
-			return true
-		}
-		end[no] = max(end[no], off+n)
+	end, ok := recordedEnds(recs, len(files))
+	if !ok {
+		return true
 	}
 	var asked map[string]bool
 	if written != nil {
@@ -222,6 +216,24 @@ func (s *Store) isStale(playbook, seqPath string, written *vault.Written, lackin
 		}
 	}
 	return lacking && s.lacksLines(playbook, files, end, sizes, written)
+}
+
+// recordedEnds reads records (a history's .seq) against its list of
+// nfiles files: where the last line recorded in each ends (0 for none),
+// by the file's place in the list. ok is false when a record names a file
+// the list does not hold.
+func recordedEnds(recs []byte, nfiles int) (end []int64, ok bool) {
+	end = make([]int64, nfiles)
+	for i := 0; i+recSize <= len(recs); i += recSize {
+		no := binary.BigEndian.Uint32(recs[i:])
+		n := int64(binary.BigEndian.Uint32(recs[i+4:]))
+		off := int64(binary.BigEndian.Uint64(recs[i+8:]))
+		if int(no) >= nfiles {
+			return nil, false
+		}
+		end[no] = max(end[no], off+n)
+	}
+	return end, true
 }
 
 // lacksLines reports whether git brought lines the playbook's history

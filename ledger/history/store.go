@@ -48,6 +48,10 @@ type Store struct {
 	// number the lines written by hand at its end, and after each of the
 	// writer's own appends to it since (Appended; lines.go).
 	adopted sync.Map
+	// monitored: playbook → the file system monitor's token when every
+	// event file of the playbook was last as adopted says (AdoptAllFor),
+	// under mu.
+	monitored map[string]string
 	// stamp and head are the git stamp and git's HEAD as the store last
 	// read or wrote them (kept.go).
 	stamp, head keptFile
@@ -55,7 +59,7 @@ type Store struct {
 
 // New makes the histories of the vault v.
 func New(v *vault.Vault, src Source) *Store {
-	return &Store{v: v, src: src, hist: map[string]*History{}}
+	return &Store{v: v, src: src, hist: map[string]*History{}, monitored: map[string]string{}}
 }
 
 func (s *Store) newHistory(playbook string) *History {
