@@ -259,7 +259,7 @@ func (s *Store) AdoptAllFor(playbook string, files []string, gitToken func() str
 			continue
 		}
 		if recorded == nil {
-			recorded = s.recordedEnds(playbook)
+			recorded = s.lastLineEnds(playbook)
 		}
 		if end, ok := recorded[file]; ok {
 			if fi, err := os.Stat(abs); err == nil && fi.Mode().IsRegular() && fi.Size() == end {
@@ -310,10 +310,10 @@ func changedOf(files, paths []string) []string {
 	return out
 }
 
-// recordedEnds answers where the last line the playbook's history records
+// lastLineEnds answers where the last line the playbook's history records
 // in each file ends, as .quire/history holds it now; none when it cannot
 // be read whole.
-func (s *Store) recordedEnds(playbook string) map[string]int64 {
+func (s *Store) lastLineEnds(playbook string) map[string]int64 {
 	h := s.newHistory(playbook)
 	names, err := fsys.ReadFile(h.filesPath())
 	if err != nil {
