@@ -371,14 +371,54 @@ func TestRebuildNumbersNothingTwice(t *testing.T) {
 // runs otherwise among themselves, see package history); after a rebuild every
 // line of every run is in the history once, with the id of its place in
 // its run; and a second rebuild gives the same history byte for byte.
+// Every read of the whole history holds every line. It holds so too in a
+// vault with a file system monitor that answers truly (truthfulMonitor),
+// which every read asks (history.MonitorFrom lowered to one file).
 func TestPropertyRecordedAndHandWrittenLines(t *testing.T) {
+	t.Run("no monitor", func(t *testing.T) { propertyRecordedAndHandWrittenLines(t, false) })
+	t.Run("a monitor", func(t *testing.T) {
+		from := history.MonitorFrom
+		history.MonitorFrom = 1
+		defer func() { history.MonitorFrom = from }()
+		propertyRecordedAndHandWrittenLines(t, true)
+	})
+}
+
+// truthfulMonitor sets a core.fsmonitor hook in the fixture's vault that
+// answers as a monitor does: a token (a file it makes, then waits past
+// the clock's tick, so that any later write is newer), and the files
+// written since the token asked with ("/" for a token it did not give),
+// git status having asked it once so that git keeps a token in
+// .git/index.
+func (f *fixture) truthfulMonitor() {
+	f.t.Helper()
+	marks := f.t.TempDir()
+	hook := filepath.Join(marks, "monitor")
+	script := "#!/bin/sh\n[ \"$1\" = 2 ] || exit 1\nnew=" + marks + "/m$(date +%s%N)\ntouch \"$new\" && sleep 0.02\nprintf '%s\\0' \"$new\"\n" +
+		"case \"$2\" in " + marks + "/m*) [ -f \"$2\" ] || { printf '/'; exit 0; } ;; *) printf '/'; exit 0 ;; esac\n" +
+		"find . -path ./.git -prune -o -type f -newer \"$2\" -print | sed 's|^\\./||' | tr '\\n' '\\0'\n"
+	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	f.git("config", "core.fsmonitor", hook)
+	f.git("update-index", "--fsmonitor")
+	f.git("status", "--porcelain")
+}
+
+func propertyRecordedAndHandWrittenLines(t *testing.T, monitor bool) {
 	rounds, steps := 2, 25
 	if os.Getenv("QUIRE_TEST_LONG") != "" {
 		rounds, steps = 20, 60
+		if monitor {
+			rounds = 8 // the hook waits 20 ms at each read: 96 s for 20
+		}
 	}
 	for round := range rounds {
 		rng := rand.New(rand.NewPCG(uint64(round), 11))
 		f := newFixture(t)
+		if monitor {
+			f.truthfulMonitor()
+		}
 		runs := []*Run{f.start(), f.start(), f.start()}
 		lines := map[string]int{} // run → lines in its log
 		for _, r := range runs {
