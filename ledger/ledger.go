@@ -33,6 +33,7 @@ type Ledger struct {
 	homes    sync.Map     // playbook → its home as last read (remotes.go)
 	replica  replica      // the remote a replica follows (replica.go)
 	runIdx   runIndex     // the runs' facts list_runs filters by (runindex.go)
+	evFiles  eventFiles   // each playbook's event files (histories.go)
 
 	// OnEvent, when set before the ledger is used, is called after every
 	// event the ledger records, outside the lock, with the playbook and its
