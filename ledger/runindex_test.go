@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"quire/vault"
 	"quire/words/address"
 )
 
@@ -144,6 +146,14 @@ func runFactsHistory(t *testing.T, seed int64, steps, filters int) {
 			if n := strings.Count(f.git("log", "--oneline"), "\n"); n > back+4 {
 				f.git("reset", "-q", "--hard", fmt.Sprintf("HEAD~%d", back))
 				did = append(did, fmt.Sprintf("git reset HEAD~%d", back))
+				if rng.Intn(2) == 0 {
+					// Runs started past where the index was before the
+					// reset: lines the ledgers last read, others now.
+					for range back + 1 {
+						callOn(t, l, "run_definition", fmt.Sprintf(`{"playbook":"finance","type":"workflow","name":"close-the-month","member_of":[%q],"executor":"agent-1","authorized_by":"ana"}`, f.project))
+					}
+					did = append(did, fmt.Sprintf("%d starts", back+1))
+				}
 			}
 		case k == 8:
 			pullFromClone(t, f, rng)
@@ -160,11 +170,33 @@ func runFactsHistory(t *testing.T, seed int64, steps, filters int) {
 		}
 		for _, l := range ledgers {
 			compareFacts(t, l, did, rng, filters)
+			compareEventFiles(t, l, did)
 		}
 	}
 	// Gone, the facts are made again from the files.
 	os.RemoveAll(filepath.Join(f.dir, runsIndexDir))
 	compareFacts(t, f.l, append(did, "facts removed"), rng, 1000)
+}
+
+// compareEventFiles holds the event files l keeps of the playbook
+// (eventFiles) to those read anew from the index's lines.
+func compareEventFiles(t *testing.T, l *Ledger, did []string) {
+	t.Helper()
+	got, err := historySource{l}.Files("finance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == "finance" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"playbooks/finance/events.jsonl"}
+	for _, r := range runs {
+		want = append(want, r.Path+"/run.jsonl")
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("after %v\nthe event files kept:\n%q\nread anew:\n%q", did, got, want)
+	}
 }
 
 // pullFromClone makes a clone of the vault, records a few events there
