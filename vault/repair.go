@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -460,61 +462,77 @@ func (v *Vault) StatusFrom(u *Unchanged) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	walk := func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		r, _ := filepath.Rel(v.root, p)
+		r = filepath.ToSlash(r)
+		name := d.Name()
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			out = append(out, Change{r, "symlink"})
+			return nil
+		case d.IsDir() && strings.HasPrefix(name, ".new-"):
+			out = append(out, Change{r, "staging"})
+			return filepath.SkipDir
+		case d.IsDir():
+			if path.Dir(r) == RunsDir && u.skips(name) {
+				return filepath.SkipDir
+			}
+			return nil
+		case isTemp(name):
+			out = append(out, Change{r, "temp"})
+			return nil
+		}
+		seen[r] = true
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		e, ok := v.gitIdx.get(r)
+		if !ok {
+			out = append(out, Change{r, "untracked"})
+			return nil
+		}
+		if !fi.Mode().IsRegular() || v.gitIdx.clean(r, fi) {
+			return nil
+		}
+		data, err := fsys.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		mode := object.Regular
+		if fi.Mode()&0o111 != 0 {
+			mode = object.Executable
+		}
+		if e.Hash != hashObject("blob", data) || e.Mode != mode {
+			out = append(out, Change{r, "modified"})
+		}
+		return nil
+	}
 	for _, top := range tops {
 		if !ownedTop[top.Name()] {
 			continue
 		}
-		err := filepath.WalkDir(filepath.Join(v.root, top.Name()), func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			r, _ := filepath.Rel(v.root, p)
-			r = filepath.ToSlash(r)
-			name := d.Name()
-			switch {
-			case d.Type()&fs.ModeSymlink != 0:
-				out = append(out, Change{r, "symlink"})
-				return nil
-			case d.IsDir() && strings.HasPrefix(name, ".new-"):
-				out = append(out, Change{r, "staging"})
-				return filepath.SkipDir
-			case d.IsDir():
-				if path.Dir(r) == RunsDir && u.skips(name) {
-					return filepath.SkipDir
+		roots := []string{filepath.Join(v.root, top.Name())}
+		if top.Name() == RunsDir && u != nil && u.held {
+			// The names u looks at, not a listing of playbook-runs/.
+			roots = roots[:0]
+			for _, name := range slices.Sorted(maps.Keys(u.look)) {
+				if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+					continue // no entry of playbook-runs/ is named so
 				}
-				return nil
-			case isTemp(name):
-				out = append(out, Change{r, "temp"})
-				return nil
+				p := filepath.Join(v.root, RunsDir, name)
+				if _, err := os.Lstat(p); err == nil {
+					roots = append(roots, p)
+				}
 			}
-			seen[r] = true
-			fi, err := d.Info()
-			if err != nil {
-				return err
+		}
+		for _, root := range roots {
+			if err := filepath.WalkDir(root, walk); err != nil {
+				return nil, err
 			}
-			e, ok := v.gitIdx.get(r)
-			if !ok {
-				out = append(out, Change{r, "untracked"})
-				return nil
-			}
-			if !fi.Mode().IsRegular() || v.gitIdx.clean(r, fi) {
-				return nil
-			}
-			data, err := fsys.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			mode := object.Regular
-			if fi.Mode()&0o111 != 0 {
-				mode = object.Executable
-			}
-			if e.Hash != hashObject("blob", data) || e.Mode != mode {
-				out = append(out, Change{r, "modified"})
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
 		}
 	}
 	v.gitIdx.eachFrom(u, false, func(e *index.Entry) bool {

@@ -38,6 +38,21 @@ type Unchanged struct {
 	changed map[string]change
 	// differ are the paths where .git/index and HEAD differ.
 	differ []string
+	// held: playbook-runs/ holds the entries it held when the check at
+	// since passed (HoldsNames).
+	held bool
+}
+
+// HoldsNames tells u that playbook-runs/ holds the entries it held when
+// the check at its commit passed (its stamp is that check's: a folder's
+// times change when an entry is made, removed or renamed in it). Status
+// then walks the run folders u looks at by name rather than listing
+// playbook-runs/: 100,000 names read and sorted, 0.3-0.5 s of a check
+// after one boundary at 100,000 runs.
+func (u *Unchanged) HoldsNames() {
+	if u != nil {
+		u.held = true
+	}
 }
 
 // UnchangedSince is what is unchanged since the commit since, but for

@@ -139,6 +139,9 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 		var u *vault.Unchanged
 		if !since.IsZero() {
 			u = c.v.UnchangedSince(since, look)
+			if s.namesHeld {
+				u.HoldsNames()
+			}
 		}
 		g.digest, g.digestErr = c.v.IndexDigest()
 		g.problems, g.err = c.gitProblems(u)

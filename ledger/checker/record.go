@@ -172,6 +172,9 @@ type scanned struct {
 	others []entry
 	git    []entry
 	head   string
+	// namesHeld: playbook-runs/ has the record's stamp, so it holds the
+	// record's entries (vault.Unchanged.HoldsNames).
+	namesHeld bool
 	// runsDir is playbook-runs/'s own stamp, taken before its entries
 	// were listed.
 	runsDir stamp
@@ -274,6 +277,7 @@ func (c *Checker) scan(last *checkRecord) (*scanned, error) {
 	var names []string
 	if found && last != nil && last.RunsDir == st && ok(st) {
 		names = last.runsDirNames()
+		s.namesHeld = true
 	} else {
 		lister, err := os.Open(runsAbs)
 		if err != nil {
