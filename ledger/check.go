@@ -204,13 +204,9 @@ func (l *Ledger) historyStale(playbook string, lines int64, since history.Mark, 
 // eventLines counts the whole lines of a playbook's files that are events:
 // its events.jsonl and its runs' logs.
 func (l *Ledger) eventLines(playbook string) (int64, error) {
-	files := []string{path.Join(playbookDir(playbook), "events.jsonl")}
-	runs, err := l.v.Find(func(e *vault.Entry) bool { return e.Type == "playbook-run" && e.Playbook == playbook })
+	files, err := historySource{l}.Files(playbook)
 	if err != nil {
 		return 0, err
-	}
-	for _, r := range runs {
-		files = append(files, path.Join(r.Path, runfolder.LogFile))
 	}
 	var lines int64
 	for _, file := range files {
