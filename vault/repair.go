@@ -520,7 +520,7 @@ func (v *Vault) StatusFrom(u *Unchanged) ([]Change, error) {
 			// The names u looks at, not a listing of playbook-runs/.
 			roots = roots[:0]
 			for _, name := range slices.Sorted(maps.Keys(u.look)) {
-				if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+				if name == "." || !filepath.IsLocal(name) || strings.ContainsAny(name, "/"+string(filepath.Separator)) {
 					continue // no entry of playbook-runs/ is named so
 				}
 				p := filepath.Join(v.root, RunsDir, name)
