@@ -89,3 +89,69 @@ func residentKB(t *testing.T, path string) int {
 	}
 	return kb
 }
+
+// TestARemovedPackIsLetGo holds a vault open while git's repack replaces
+// its pack, as a warm server sees a person's git gc: the reads go on from
+// the pack that replaced it, and once the interval between releases has
+// passed a read lets the removed pack's mapping go, so that its space on
+// the disk is freed while the server runs.
+func TestARemovedPackIsLetGo(t *testing.T) {
+	defer func(d time.Duration) { packReleaseAfter = d }(packReleaseAfter)
+	packReleaseAfter = 50 * time.Millisecond
+	dir := t.TempDir()
+	v, err := Init(dir, "acme", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Close()
+	commit := func(name string) string {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gitOut(t, dir, "add", name)
+		gitOut(t, dir, "-c", "user.name=rui", "-c", "user.email=rui@example.com", "commit", "-qm", name)
+		gitOut(t, dir, "repack", "-adq")
+		return strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD:"+name))
+	}
+	first := commit("one")
+	packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("packs after the first repack: %v", packs)
+	}
+	v, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	read := func(id string) {
+		t.Helper()
+		if b, err := v.ReadBlob(id); err != nil || string(b) != "one\n" && string(b) != "two\n" {
+			t.Fatalf("blob %s: %q, %v", id, b, err)
+		}
+	}
+	read(first)
+	if !mapped(t, packs[0]) {
+		t.Fatalf("%s is not mapped after a read from it", packs[0])
+	}
+	second := commit("two") // the first pack removed, its objects in the new one
+	if _, err := os.Stat(packs[0]); err == nil {
+		t.Fatalf("git repack -ad left %s", packs[0])
+	}
+	read(first)
+	read(second)
+	time.Sleep(2 * packReleaseAfter)
+	read(first)
+	if mapped(t, packs[0]) {
+		t.Fatalf("%s, removed by git repack, is still mapped after a read past the interval", packs[0])
+	}
+}
+
+// mapped says whether the process maps the file at path (removed or not).
+func mapped(t *testing.T, path string) bool {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(string(b), " "+path)
+}

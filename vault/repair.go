@@ -9,9 +9,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"quire/internal/crashpoint"
 	"quire/internal/fsys"
@@ -449,6 +452,7 @@ type Change struct {
 func (v *Vault) Status() ([]Change, error) { return v.StatusFrom(nil) }
 
 // StatusFrom is Status leaving out the run folders u does (nil: none).
+// The run folders it walks are walked side by side (statusOfFolders).
 func (v *Vault) StatusFrom(u *Unchanged) ([]Change, error) {
 	if err := v.flushCommits(); err != nil {
 		return nil, err
@@ -456,61 +460,13 @@ func (v *Vault) StatusFrom(u *Unchanged) ([]Change, error) {
 	if err := v.gitIdx.load(); err != nil {
 		return nil, err
 	}
-	var out []Change
-	seen := map[string]bool{}
 	tops, err := os.ReadDir(v.root)
 	if err != nil {
 		return nil, err
 	}
-	walk := func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		r, _ := filepath.Rel(v.root, p)
-		r = filepath.ToSlash(r)
-		name := d.Name()
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			out = append(out, Change{r, "symlink"})
-			return nil
-		case d.IsDir() && strings.HasPrefix(name, ".new-"):
-			out = append(out, Change{r, "staging"})
-			return filepath.SkipDir
-		case d.IsDir():
-			if path.Dir(r) == RunsDir && u.skips(name) {
-				return filepath.SkipDir
-			}
-			return nil
-		case isTemp(name):
-			out = append(out, Change{r, "temp"})
-			return nil
-		}
-		seen[r] = true
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		e, ok := v.gitIdx.get(r)
-		if !ok {
-			out = append(out, Change{r, "untracked"})
-			return nil
-		}
-		if !fi.Mode().IsRegular() || v.gitIdx.clean(r, fi) {
-			return nil
-		}
-		data, err := fsys.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		mode := object.Regular
-		if fi.Mode()&0o111 != 0 {
-			mode = object.Executable
-		}
-		if e.Hash != hashObject("blob", data) || e.Mode != mode {
-			out = append(out, Change{r, "modified"})
-		}
-		return nil
-	}
+	var rest statusPart
+	var folders []string
+	visit := v.statusVisit(&rest, u, &folders)
 	for _, top := range tops {
 		if !ownedTop[top.Name()] {
 			continue
@@ -530,9 +486,26 @@ func (v *Vault) StatusFrom(u *Unchanged) ([]Change, error) {
 			}
 		}
 		for _, root := range roots {
-			if err := filepath.WalkDir(root, walk); err != nil {
+			if err := filepath.WalkDir(root, visit); err != nil {
 				return nil, err
 			}
+		}
+	}
+	parts, err := v.statusOfFolders(folders, u)
+	if err != nil {
+		return nil, err
+	}
+	parts = append(parts, rest)
+	n := 0
+	for _, p := range parts {
+		n += len(p.seen)
+	}
+	var out []Change
+	seen := make(map[string]bool, n)
+	for _, p := range parts {
+		out = append(out, p.changes...)
+		for _, name := range p.seen {
+			seen[name] = true
 		}
 	}
 	v.gitIdx.eachFrom(u, false, func(e *index.Entry) bool {
@@ -545,6 +518,106 @@ func (v *Vault) StatusFrom(u *Unchanged) ([]Change, error) {
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// statusPart is what a walk of part of the work tree found: its changes,
+// and the files it saw (in .git/index or not).
+type statusPart struct {
+	changes []Change
+	seen    []string
+}
+
+// statusVisit is the visit of StatusFrom's walks, which puts what it
+// finds in part. With folders, it walks no run folder but adds its path
+// to folders, for statusOfFolders.
+func (v *Vault) statusVisit(part *statusPart, u *Unchanged, folders *[]string) fs.WalkDirFunc {
+	return func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		r, _ := filepath.Rel(v.root, p)
+		r = filepath.ToSlash(r)
+		name := d.Name()
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			part.changes = append(part.changes, Change{r, "symlink"})
+			return nil
+		case d.IsDir() && strings.HasPrefix(name, ".new-"):
+			part.changes = append(part.changes, Change{r, "staging"})
+			return filepath.SkipDir
+		case d.IsDir():
+			if path.Dir(r) == RunsDir {
+				if u.skips(name) {
+					return filepath.SkipDir
+				}
+				if folders != nil {
+					*folders = append(*folders, p)
+					return filepath.SkipDir
+				}
+			}
+			return nil
+		case isTemp(name):
+			part.changes = append(part.changes, Change{r, "temp"})
+			return nil
+		}
+		part.seen = append(part.seen, r)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		e, ok := v.gitIdx.get(r)
+		if !ok {
+			part.changes = append(part.changes, Change{r, "untracked"})
+			return nil
+		}
+		if !fi.Mode().IsRegular() || v.gitIdx.clean(r, fi) {
+			return nil
+		}
+		data, err := fsys.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		mode := object.Regular
+		if fi.Mode()&0o111 != 0 {
+			mode = object.Executable
+		}
+		if e.Hash != hashObject("blob", data) || e.Mode != mode {
+			part.changes = append(part.changes, Change{r, "modified"})
+		}
+		return nil
+	}
+}
+
+// statusOfFolders walks the run folders at the paths given, on as many
+// cores as there are (up to 4): a check of the whole vault walks 100,000
+// of them at 100,000 runs, each a listing and a stat of each file. The
+// walks only read .git/index (loaded by the caller); the first error in
+// the folders' order is answered.
+func (v *Vault) statusOfFolders(folders []string, u *Unchanged) ([]statusPart, error) {
+	parts := make([]statusPart, len(folders))
+	errs := make([]error, len(folders))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), 4, len(folders)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(folders) {
+					return
+				}
+				errs[i] = filepath.WalkDir(folders[i], v.statusVisit(&parts[i], u, nil))
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return parts, nil
 }
 
 // isTemp reports whether a file's name is a temporary file of WriteAtomic:
