@@ -253,10 +253,15 @@ func isOwnRecord(rel string) bool {
 	return strings.HasPrefix(name, ".check-history.") && strings.Contains(name, ".tmp")
 }
 
-// scan stamps the vault, against last (nil: no record, or --full).
-func (c *Checker) scan(last *checkRecord) (*scanned, error) {
+// scan stamps the vault, against last (nil: no record, or --full), and
+// calls asked (unless nil) once it has asked the file system monitor, the
+// last of its reads of .git/index.
+func (c *Checker) scan(last *checkRecord, asked func()) (*scanned, error) {
 	s := &scanned{at: time.Now()}
 	changed := c.askMonitor(s, last)
+	if asked != nil {
+		asked()
+	}
 	var trusted int64 // stamps at or after it are racy
 	if last != nil {
 		trusted = last.At.Add(-racyRecord).UnixNano()
