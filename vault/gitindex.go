@@ -511,9 +511,11 @@ func (x *gitIndex) all() []*index.Entry {
 // entry as new as the index itself is "racy" and is read again).
 func (x *gitIndex) clean(name string, fi fs.FileInfo) bool {
 	e, ok := x.get(name)
-	if !ok {
-		return false
-	}
+	return ok && x.cleanEntry(e, fi)
+}
+
+// cleanEntry is clean of the entry e, already looked up.
+func (x *gitIndex) cleanEntry(e *index.Entry, fi fs.FileInfo) bool {
 	if int64(e.Size) != fi.Size() || !e.ModifiedAt.Equal(fi.ModTime()) || !fi.ModTime().Before(x.stat.mtime) {
 		return false
 	}

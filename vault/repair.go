@@ -570,7 +570,7 @@ func (v *Vault) statusVisit(part *statusPart, u *Unchanged, folders *[]string) f
 			part.changes = append(part.changes, Change{r, "untracked"})
 			return nil
 		}
-		if !fi.Mode().IsRegular() || v.gitIdx.clean(r, fi) {
+		if !fi.Mode().IsRegular() || v.gitIdx.cleanEntry(e, fi) {
 			return nil
 		}
 		data, err := fsys.ReadFile(p)
