@@ -9,15 +9,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"quire/internal/crashpoint"
 	"quire/internal/fsys"
+	"quire/internal/sidebyside"
 	"quire/vault/git/index"
 	"quire/vault/git/object"
 )
@@ -596,22 +594,9 @@ func (v *Vault) statusVisit(part *statusPart, u *Unchanged, folders *[]string) f
 func (v *Vault) statusOfFolders(folders []string, u *Unchanged) ([]statusPart, error) {
 	parts := make([]statusPart, len(folders))
 	errs := make([]error, len(folders))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), 4, len(folders)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(folders) {
-					return
-				}
-				errs[i] = filepath.WalkDir(folders[i], v.statusVisit(&parts[i], u, nil))
-			}
-		}()
-	}
-	wg.Wait()
+	sidebyside.Each(len(folders), func(i int) {
+		errs[i] = filepath.WalkDir(folders[i], v.statusVisit(&parts[i], u, nil))
+	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

@@ -7,15 +7,14 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"quire/internal/front"
+	"quire/internal/sidebyside"
 	"quire/ledger/history"
 	"quire/runfolder"
 	"quire/vault"
@@ -368,22 +367,7 @@ func (c *Checker) readRuns(s *scanned, inIndex []*vault.Entry, entries []vault.E
 		}
 		out[i] = runRead{run: run, read: true, problems: problems}
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), 4) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(out) {
-					return
-				}
-				one(i)
-			}
-		}()
-	}
-	wg.Wait()
+	sidebyside.Each(len(out), one)
 	return out
 }
 
