@@ -514,6 +514,16 @@ func (x *gitIndex) clean(name string, fi fs.FileInfo) bool {
 	return ok && x.cleanEntry(e, fi)
 }
 
+// cleanStamped is cleanEntry from a stamp the caller took (fsys.Stamp):
+// the same test, false where the stamp holds no inode.
+func (x *gitIndex) cleanStamped(e *index.Entry, st fsys.Stamp) bool {
+	mtime := time.Unix(0, st.MTime)
+	return int64(e.Size) == st.Size && e.ModifiedAt.Equal(mtime) && mtime.Before(x.stat.mtime) &&
+		st.Mode&0o111 != 0 == (e.Mode == object.Executable) &&
+		st.Ino != 0 && e.Inode == uint32(st.Ino) &&
+		(e.CreatedAt.IsZero() || e.CreatedAt.Equal(time.Unix(0, st.CTime)))
+}
+
 // cleanEntry is clean of the entry e, already looked up.
 func (x *gitIndex) cleanEntry(e *index.Entry, fi fs.FileInfo) bool {
 	if int64(e.Size) != fi.Size() || !e.ModifiedAt.Equal(fi.ModTime()) || !fi.ModTime().Before(x.stat.mtime) {

@@ -451,7 +451,28 @@ func (v *Vault) Status() ([]Change, error) { return v.StatusFrom(nil) }
 
 // StatusFrom is Status leaving out the run folders u does (nil: none).
 // The run folders it walks are walked side by side (statusOfFolders).
-func (v *Vault) StatusFrom(u *Unchanged) ([]Change, error) {
+func (v *Vault) StatusFrom(u *Unchanged) ([]Change, error) { return v.StatusStamped(u, nil) }
+
+// Stamped is an entry of a run folder as a caller lstat'ed it, by its
+// name below the folder ("" for the folder itself).
+type Stamped struct {
+	Name string
+	S    fsys.Stamp
+}
+
+// FolderStamps answers a run folder's entries as the caller stamped them
+// under the lock the status is taken under: the folder first, then every
+// entry below it as a walk of each folder's sorted names visits them. An
+// entry stamped with no times (an artifact, whose content no check
+// reads) is lstat'ed again. False: none, and the folder is walked.
+type FolderStamps func(name string) ([]Stamped, bool)
+
+// StatusStamped is StatusFrom taking the run folders' entries from stamps
+// where it answers them, rather than listing the folders and lstat'ing
+// each file again: quire check --full stamps every file of the vault
+// before it asks the status (a listing of 200,000 folders and 500,000
+// lstats spared at 100,000 runs).
+func (v *Vault) StatusStamped(u *Unchanged, stamps FolderStamps) ([]Change, error) {
 	if err := v.flushCommits(); err != nil {
 		return nil, err
 	}
@@ -489,7 +510,7 @@ func (v *Vault) StatusFrom(u *Unchanged) ([]Change, error) {
 			}
 		}
 	}
-	parts, err := v.statusOfFolders(folders, u)
+	parts, err := v.statusOfFolders(folders, u, stamps)
 	if err != nil {
 		return nil, err
 	}
@@ -558,32 +579,89 @@ func (v *Vault) statusVisit(part *statusPart, u *Unchanged, folders *[]string) f
 			part.changes = append(part.changes, Change{r, "temp"})
 			return nil
 		}
-		part.seen = append(part.seen, r)
 		fi, err := d.Info()
 		if err != nil {
 			return err
 		}
-		e, ok := v.gitIdx.get(r)
-		if !ok {
-			part.changes = append(part.changes, Change{r, "untracked"})
-			return nil
-		}
-		if !fi.Mode().IsRegular() || v.gitIdx.cleanEntry(e, fi) {
-			return nil
-		}
-		data, err := fsys.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		mode := object.Regular
-		if fi.Mode()&0o111 != 0 {
-			mode = object.Executable
-		}
-		if e.Hash != hashObject("blob", data) || e.Mode != mode {
-			part.changes = append(part.changes, Change{r, "modified"})
-		}
+		return v.statusOfFile(part, r, p, fi.Mode(), func(e *index.Entry) bool { return v.gitIdx.cleanEntry(e, fi) })
+	}
+}
+
+// statusOfFile puts in part what the file r (at p, of the mode given)
+// is against .git/index: untracked, modified, or nothing when clean says
+// its stat is the entry's, or its content and mode are.
+func (v *Vault) statusOfFile(part *statusPart, r, p string, mode fs.FileMode, clean func(*index.Entry) bool) error {
+	part.seen = append(part.seen, r)
+	e, ok := v.gitIdx.get(r)
+	if !ok {
+		part.changes = append(part.changes, Change{r, "untracked"})
 		return nil
 	}
+	if !mode.IsRegular() || clean(e) {
+		return nil
+	}
+	data, err := fsys.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	m := object.Regular
+	if mode&0o111 != 0 {
+		m = object.Executable
+	}
+	if e.Hash != hashObject("blob", data) || e.Mode != m {
+		part.changes = append(part.changes, Change{r, "modified"})
+	}
+	return nil
+}
+
+// statusOfStamped is the walk of one run folder (rel, at abs) from the
+// stamps of its entries (FolderStamps): what statusVisit would find.
+func (v *Vault) statusOfStamped(part *statusPart, rel, abs string, entries []Stamped) error {
+	skip := "" // below a staging folder
+	for _, st := range entries[1:] {
+		if skip != "" && strings.HasPrefix(st.Name, skip) {
+			continue
+		}
+		r := rel + "/" + st.Name
+		name := path.Base(st.Name)
+		switch {
+		case st.S.IsSymlink():
+			part.changes = append(part.changes, Change{r, "symlink"})
+			continue
+		case st.S.IsDir() && strings.HasPrefix(name, ".new-"):
+			part.changes = append(part.changes, Change{r, "staging"})
+			skip = st.Name + "/"
+			continue
+		case st.S.IsDir():
+			continue
+		case isTemp(name):
+			part.changes = append(part.changes, Change{r, "temp"})
+			continue
+		}
+		p := filepath.Join(abs, filepath.FromSlash(st.Name))
+		if st.S.MTime == 0 && st.S.CTime == 0 {
+			// Stamped by its kind alone: its stat taken now.
+			fi, err := os.Lstat(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // gone since: the index's walk says deleted
+			}
+			if err != nil {
+				return err
+			}
+			if err := v.statusOfFile(part, r, p, fi.Mode(), func(e *index.Entry) bool { return v.gitIdx.cleanEntry(e, fi) }); err != nil {
+				return err
+			}
+			continue
+		}
+		mode := fs.FileMode(st.S.Mode & 0o777)
+		if !st.S.IsRegular() {
+			mode |= fs.ModeIrregular // a fifo, a socket, a device: never read
+		}
+		if err := v.statusOfFile(part, r, p, mode, func(e *index.Entry) bool { return v.gitIdx.cleanStamped(e, st.S) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // statusOfFolders walks the run folders at the paths given, on as many
@@ -591,10 +669,17 @@ func (v *Vault) statusVisit(part *statusPart, u *Unchanged, folders *[]string) f
 // of them at 100,000 runs, each a listing and a stat of each file. The
 // walks only read .git/index (loaded by the caller); the first error in
 // the folders' order is answered.
-func (v *Vault) statusOfFolders(folders []string, u *Unchanged) ([]statusPart, error) {
+func (v *Vault) statusOfFolders(folders []string, u *Unchanged, stamps FolderStamps) ([]statusPart, error) {
 	parts := make([]statusPart, len(folders))
 	errs := make([]error, len(folders))
 	sidebyside.Each(len(folders), func(i int) {
+		if stamps != nil {
+			name := filepath.Base(folders[i])
+			if entries, ok := stamps(name); ok && len(entries) > 0 && entries[0].S.IsDir() {
+				errs[i] = v.statusOfStamped(&parts[i], RunsDir+"/"+name, folders[i], entries)
+				return
+			}
+		}
 		errs[i] = filepath.WalkDir(folders[i], v.statusVisit(&parts[i], u, nil))
 	})
 	for _, err := range errs {

@@ -74,12 +74,12 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 	gitDone := make(chan gitFound, 1)
 	gitResult := sync.OnceValue(func() gitFound { return <-gitDone })
 	started := false
-	startGit := func(u *vault.Unchanged) {
+	startGit := func(u *vault.Unchanged, stamps vault.FolderStamps) {
 		started = true
 		go func() {
 			var g gitFound
 			g.digest, g.digestErr = c.v.IndexDigest()
-			g.problems, g.err = c.gitProblems(u)
+			g.problems, g.err = c.gitProblems(u, stamps)
 			gitDone <- g
 		}()
 	}
@@ -95,11 +95,29 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 	// system monitor (which reads .git/index), its serial reads of HEAD's
 	// tree beside the scan's stats rather than behind them (at 100,000
 	// runs, the git branch was the check's last 10 s).
+	// Its status of the work tree takes the run folders' entries from the
+	// scan's stamps, once the scan is done, rather than a listing and an
+	// lstat of each again.
 	var asked func()
+	var s *scanned
+	scanDone := make(chan struct{})
 	if full {
-		asked = func() { startGit(nil) }
+		stamps := func(name string) ([]vault.Stamped, bool) {
+			<-scanDone
+			if s == nil {
+				return nil, false
+			}
+			i, found := sort.Find(len(s.runs), func(i int) int { return strings.Compare(name, s.runs[i].name) })
+			if !found || s.runs[i].entries == nil {
+				return nil, false
+			}
+			return s.runs[i].entries, true
+		}
+		asked = func() { startGit(nil, stamps) }
 	}
-	s, err := c.scan(last, asked)
+	scannedVault, err := c.scan(last, asked)
+	s = scannedVault
+	close(scanDone)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +182,7 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 				u.HoldsNames()
 			}
 		}
-		startGit(u)
+		startGit(u, nil)
 	}
 	if last != nil && !c.runsHold(last) {
 		for _, r := range s.runs {

@@ -38,6 +38,9 @@ type Vault interface {
 	InspectGit() []vault.Finding
 	UnchangedSince(since vault.Hash, look []string) *vault.Unchanged
 	StatusFrom(u *vault.Unchanged) ([]vault.Change, error)
+	// StatusStamped is StatusFrom taking run folders' entries from the
+	// stamps the check took (vault.FolderStamps).
+	StatusStamped(u *vault.Unchanged, stamps vault.FolderStamps) ([]vault.Change, error)
 	HandEditsFrom(u *vault.Unchanged) ([]*vault.HandEdit, error)
 	InspectGitFrom(u *vault.Unchanged) []vault.Finding
 	InspectGitState() []vault.Finding

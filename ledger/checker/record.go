@@ -83,10 +83,7 @@ const racyRecord = 100 * time.Millisecond
 type stamp = fsys.Stamp
 
 // entry is a file or folder's path (relative to what holds it) and stamp.
-type entry struct {
-	Name string
-	S    stamp
-}
+type entry = vault.Stamped
 
 // runRecord is what a passing check read of one run folder.
 type runRecord struct {

@@ -18,14 +18,14 @@ func sampleRecord() *checkRecord {
 		return &runRecord{
 			Name: name, Playbook: "01a24aa9-685d-7892-afb4-d29d28f42e81", Binding: "playbooks/finance/workflows/close.md",
 			Events: 3, Seqs: []int64{4, 9}, Unnumbered: 1,
-			Entries: []entry{{"", st(4096, t, 0o40755)}, {"artifacts", st(4096, t+1, 0o40755)}, {"artifacts/.gitkeep", stamp{Mode: 0o100644}},
-				{"run.jsonl", st(812, t+2, 0o100644)}, {"thread.md", st(40, t+2, 0o100644)}},
+			Entries: []entry{{Name: "", S: st(4096, t, 0o40755)}, {Name: "artifacts", S: st(4096, t+1, 0o40755)}, {Name: "artifacts/.gitkeep", S: stamp{Mode: 0o100644}},
+				{Name: "run.jsonl", S: st(812, t+2, 0o100644)}, {Name: "thread.md", S: st(40, t+2, 0o100644)}},
 		}
 	}
 	r := &checkRecord{
 		At: time.Unix(0, 1765000000123456789), IndexSize: 1234, Head: "0123456789abcdef0123456789abcdef01234567",
-		Others:  []entry{{"playbook-runs/NOTES.md", st(12, 1765000000000000001, 0o100644)}, {"vault/00-index.jsonl", st(1234, 1765000000000000002, 0o100644)}},
-		Git:     []entry{{"HEAD", st(21, 1765000000000000003, 0o100644)}},
+		Others:  []entry{{Name: "playbook-runs/NOTES.md", S: st(12, 1765000000000000001, 0o100644)}, {Name: "vault/00-index.jsonl", S: st(1234, 1765000000000000002, 0o100644)}},
+		Git:     []entry{{Name: "HEAD", S: st(21, 1765000000000000003, 0o100644)}},
 		RunsDir: st(4096, 1765000000000000004, 0o40755),
 		Token:   "c:1796614981:14965:1:2461",
 		Runs:    []*runRecord{run("close-a", 1765000000000000005), run("close-b", 1765000000000000006)},

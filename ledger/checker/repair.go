@@ -27,12 +27,12 @@ type vaultScan struct {
 // did); without, it reports. The caller holds the lock: the host's write
 // transaction with fix, ReadLocked without. u leaves out the run folders
 // the last passing check saw as they are (nil: none).
-func (c *Checker) inspectVault(fix bool, u *vault.Unchanged) (*vaultScan, error) {
+func (c *Checker) inspectVault(fix bool, u *vault.Unchanged, stamps vault.FolderStamps) (*vaultScan, error) {
 	s := &vaultScan{}
 	add := func(p, format string, args ...any) {
 		s.problems = append(s.problems, Problem{Path: p, Message: fmt.Sprintf(format, args...)})
 	}
-	changes, err := c.v.StatusFrom(u)
+	changes, err := c.v.StatusStamped(u, stamps)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +287,7 @@ func (c *Checker) registerFolder(dir string, write bool) (vault.Entry, error) {
 // middle (the vault's OnRecover): it repairs what needs no person, and
 // says what it did. The caller holds the lock.
 func (c *Checker) Recover() ([]string, error) {
-	s, err := c.inspectVault(true, nil)
+	s, err := c.inspectVault(true, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +319,7 @@ func quiresOwn(p string, pending map[string]bool) bool {
 // check saw unchanged since (nil: nothing). They read nothing of the run
 // folders' checks, which go on beside them; the caller holds the lock as
 // a reader (Check).
-func (c *Checker) gitProblems(u *vault.Unchanged) ([]Problem, error) {
+func (c *Checker) gitProblems(u *vault.Unchanged, stamps vault.FolderStamps) ([]Problem, error) {
 	var out []Problem
 	for _, f := range c.v.InspectGitFrom(u) {
 		out = append(out, Problem{Path: f.Path, Message: f.Message})
@@ -337,7 +337,7 @@ func (c *Checker) gitProblems(u *vault.Unchanged) ([]Problem, error) {
 			out = append(out, Problem{Path: he.Path, Line: he.Line, Message: handEditProblem(he)})
 		}
 	}
-	s, err := c.inspectVault(false, u)
+	s, err := c.inspectVault(false, u, stamps)
 	if err != nil {
 		return out, err
 	}
@@ -416,7 +416,7 @@ func (c *Checker) Repair() (*RepairReport, error) {
 			}
 			rep.Repaired = append(rep.Repaired, fmt.Sprintf("%s: restored the committed part from HEAD (line %d had been changed by hand); the edited copy is %s", he.Path, he.Line, kept))
 		}
-		s, err := c.inspectVault(true, nil)
+		s, err := c.inspectVault(true, nil, nil)
 		if err != nil {
 			return err
 		}
