@@ -94,10 +94,10 @@ func (c *Checker) check(full, record bool) (*CheckReport, error) {
 	// the scan finds: it starts as soon as the scan has asked the file
 	// system monitor (which reads .git/index), its serial reads of HEAD's
 	// tree beside the scan's stats rather than behind them (at 100,000
-	// runs, the git branch was the check's last 10 s).
-	// Its status of the work tree takes the run folders' entries from the
-	// scan's stamps, once the scan is done, rather than a listing and an
-	// lstat of each again.
+	// runs, the git branch was the check's last 10 s). Its status of the
+	// work tree takes the run folders' entries from the scan's stamps,
+	// once the scan is done, rather than a listing and an lstat of each
+	// again.
 	var asked func()
 	var s *scanned
 	scanDone := make(chan struct{})
