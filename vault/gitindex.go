@@ -511,34 +511,19 @@ func (x *gitIndex) all() []*index.Entry {
 // entry as new as the index itself is "racy" and is read again).
 func (x *gitIndex) clean(name string, fi fs.FileInfo) bool {
 	e, ok := x.get(name)
-	return ok && x.cleanEntry(e, fi)
+	return ok && x.cleanEntry(e, fsys.StampOf(fi))
 }
 
-// cleanStamped is cleanEntry from a stamp the caller took (fsys.Stamp):
-// the same test, false where the stamp holds no inode.
-func (x *gitIndex) cleanStamped(e *index.Entry, st fsys.Stamp) bool {
+// cleanEntry is clean of the entry e, already looked up, by the stamp st
+// (fsys.StampOf, or one a caller took): false where it holds no inode.
+// The change time too, as git's core.trustctime: a write that puts the
+// size and the modification time back (touch -r) cannot put it back.
+func (x *gitIndex) cleanEntry(e *index.Entry, st fsys.Stamp) bool {
 	mtime := time.Unix(0, st.MTime)
 	return int64(e.Size) == st.Size && e.ModifiedAt.Equal(mtime) && mtime.Before(x.stat.mtime) &&
 		st.Mode&0o111 != 0 == (e.Mode == object.Executable) &&
 		st.Ino != 0 && e.Inode == uint32(st.Ino) &&
 		(e.CreatedAt.IsZero() || e.CreatedAt.Equal(time.Unix(0, st.CTime)))
-}
-
-// cleanEntry is clean of the entry e, already looked up.
-func (x *gitIndex) cleanEntry(e *index.Entry, fi fs.FileInfo) bool {
-	if int64(e.Size) != fi.Size() || !e.ModifiedAt.Equal(fi.ModTime()) || !fi.ModTime().Before(x.stat.mtime) {
-		return false
-	}
-	if fi.Mode()&0o111 != 0 != (e.Mode == object.Executable) {
-		return false
-	}
-	st, ok := fsys.Stat(fi)
-	if !ok || e.Inode != uint32(st.Ino) {
-		return false
-	}
-	// The change time too, as git's core.trustctime: a write that puts the
-	// size and the modification time back (touch -r) cannot put it back.
-	return e.CreatedAt.IsZero() || e.CreatedAt.Equal(st.Ctime)
 }
 
 // set records name with its hash and the stat it was hashed from.

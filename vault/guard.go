@@ -141,7 +141,7 @@ func (v *Vault) keepsFile(rel, abs string, keep Keep) error {
 		return err
 	}
 	if v.gitIdx.load() == nil {
-		if e, ok := v.gitIdx.get(rel); ok && v.gitIdx.cleanEntry(e, fi) {
+		if e, ok := v.gitIdx.get(rel); ok && v.gitIdx.cleanEntry(e, fsys.StampOf(fi)) {
 			if id, held, err := v.headEntry(rel); err == nil && held && e.Hash == id {
 				v.checked[rel] = true
 				return nil

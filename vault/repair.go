@@ -557,14 +557,13 @@ func (v *Vault) statusVisit(part *statusPart, u *Unchanged, folders *[]string) f
 		r, _ := filepath.Rel(v.root, p)
 		r = filepath.ToSlash(r)
 		name := d.Name()
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			part.changes = append(part.changes, Change{r, "symlink"})
+		if part.byKind(r, name, d.Type()&fs.ModeSymlink != 0, d.IsDir()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
 			return nil
-		case d.IsDir() && strings.HasPrefix(name, ".new-"):
-			part.changes = append(part.changes, Change{r, "staging"})
-			return filepath.SkipDir
-		case d.IsDir():
+		}
+		if d.IsDir() {
 			if path.Dir(r) == RunsDir {
 				if u.skips(name) {
 					return filepath.SkipDir
@@ -575,29 +574,46 @@ func (v *Vault) statusVisit(part *statusPart, u *Unchanged, folders *[]string) f
 				}
 			}
 			return nil
-		case isTemp(name):
-			part.changes = append(part.changes, Change{r, "temp"})
-			return nil
 		}
 		fi, err := d.Info()
 		if err != nil {
 			return err
 		}
-		return v.statusOfFile(part, r, p, fi.Mode(), func(e *index.Entry) bool { return v.gitIdx.cleanEntry(e, fi) })
+		return v.statusOfFile(part, r, p, fsys.StampOf(fi))
 	}
 }
 
-// statusOfFile puts in part what the file r (at p, of the mode given)
-// is against .git/index: untracked, modified, or nothing when clean says
-// its stat is the entry's, or its content and mode are.
-func (v *Vault) statusOfFile(part *statusPart, r, p string, mode fs.FileMode, clean func(*index.Entry) bool) error {
+// byKind puts in part what the status says of the entry r (named name)
+// by its kind and name alone: a symbolic link, a staging folder (not
+// walked into), a temporary file. It answers whether that is all; a
+// folder or a file to compare with .git/index is the caller's.
+func (part *statusPart) byKind(r, name string, symlink, dir bool) bool {
+	kind := ""
+	switch {
+	case symlink:
+		kind = "symlink"
+	case dir && strings.HasPrefix(name, ".new-"):
+		kind = "staging"
+	case !dir && isTemp(name):
+		kind = "temp"
+	default:
+		return false
+	}
+	part.changes = append(part.changes, Change{r, kind})
+	return true
+}
+
+// statusOfFile puts in part what the file r (at p, stamped st) is
+// against .git/index: untracked, modified, or nothing when its stamp is
+// the entry's (cleanEntry) or its content and mode are.
+func (v *Vault) statusOfFile(part *statusPart, r, p string, st fsys.Stamp) error {
 	part.seen = append(part.seen, r)
 	e, ok := v.gitIdx.get(r)
 	if !ok {
 		part.changes = append(part.changes, Change{r, "untracked"})
 		return nil
 	}
-	if !mode.IsRegular() || clean(e) {
+	if !st.IsRegular() || v.gitIdx.cleanEntry(e, st) {
 		return nil
 	}
 	data, err := fsys.ReadFile(p)
@@ -605,7 +621,7 @@ func (v *Vault) statusOfFile(part *statusPart, r, p string, mode fs.FileMode, cl
 		return err
 	}
 	m := object.Regular
-	if mode&0o111 != 0 {
+	if st.Mode&0o111 != 0 {
 		m = object.Executable
 	}
 	if e.Hash != hashObject("blob", data) || e.Mode != m {
@@ -618,29 +634,24 @@ func (v *Vault) statusOfFile(part *statusPart, r, p string, mode fs.FileMode, cl
 // stamps of its entries (FolderStamps): what statusVisit would find.
 func (v *Vault) statusOfStamped(part *statusPart, rel, abs string, entries []Stamped) error {
 	skip := "" // below a staging folder
-	for _, st := range entries[1:] {
-		if skip != "" && strings.HasPrefix(st.Name, skip) {
+	for _, e := range entries[1:] {
+		if skip != "" && strings.HasPrefix(e.Name, skip) {
 			continue
 		}
-		r := rel + "/" + st.Name
-		name := path.Base(st.Name)
-		switch {
-		case st.S.IsSymlink():
-			part.changes = append(part.changes, Change{r, "symlink"})
-			continue
-		case st.S.IsDir() && strings.HasPrefix(name, ".new-"):
-			part.changes = append(part.changes, Change{r, "staging"})
-			skip = st.Name + "/"
-			continue
-		case st.S.IsDir():
-			continue
-		case isTemp(name):
-			part.changes = append(part.changes, Change{r, "temp"})
+		r := rel + "/" + e.Name
+		st := e.S
+		if part.byKind(r, path.Base(e.Name), st.IsSymlink(), st.IsDir()) {
+			if st.IsDir() {
+				skip = e.Name + "/"
+			}
 			continue
 		}
-		p := filepath.Join(abs, filepath.FromSlash(st.Name))
-		if st.S.MTime == 0 && st.S.CTime == 0 {
-			// Stamped by its kind alone: its stat taken now.
+		if st.IsDir() {
+			continue
+		}
+		p := filepath.Join(abs, filepath.FromSlash(e.Name))
+		if st.MTime == 0 && st.CTime == 0 {
+			// Stamped by its kind alone (an artifact): its stat taken now.
 			fi, err := os.Lstat(p)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // gone since: the index's walk says deleted
@@ -648,16 +659,9 @@ func (v *Vault) statusOfStamped(part *statusPart, rel, abs string, entries []Sta
 			if err != nil {
 				return err
 			}
-			if err := v.statusOfFile(part, r, p, fi.Mode(), func(e *index.Entry) bool { return v.gitIdx.cleanEntry(e, fi) }); err != nil {
-				return err
-			}
-			continue
+			st = fsys.StampOf(fi)
 		}
-		mode := fs.FileMode(st.S.Mode & 0o777)
-		if !st.S.IsRegular() {
-			mode |= fs.ModeIrregular // a fifo, a socket, a device: never read
-		}
-		if err := v.statusOfFile(part, r, p, mode, func(e *index.Entry) bool { return v.gitIdx.cleanStamped(e, st.S) }); err != nil {
+		if err := v.statusOfFile(part, r, p, st); err != nil {
 			return err
 		}
 	}

@@ -56,16 +56,7 @@ func lstat(p string) (Stamp, bool) {
 	if err != nil {
 		return Stamp{}, false
 	}
-	mode := uint32(fi.Mode().Perm())
-	switch {
-	case fi.IsDir():
-		mode |= modeDir
-	case fi.Mode().IsRegular():
-		mode |= modeRegular
-	case fi.Mode()&fs.ModeSymlink != 0:
-		mode |= modeSymlink
-	default:
-		mode |= 0x1000
-	}
-	return Stamp{Size: fi.Size(), MTime: fi.ModTime().UnixNano(), Ino: Inode(fi), Mode: mode}, true
+	s := StampOf(fi)
+	s.Ino = Inode(fi)
+	return s, true
 }
