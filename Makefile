@@ -65,14 +65,15 @@ browser:
 	  { echo "chromium is needed for the browser tests: apt-get install chromium (as root), or set QUIRE_CHROMIUM to a Chromium or Chrome binary"; exit 1; }
 
 # Watchman, the file system monitor the README sets up on Linux, which the
-# bench's scale section measures git status and quire check with: installed
-# with apt-get when missing and we are root, with inotify watches enough for
-# the 100,000-run vault (one a folder); else the bench says why it is not
-# measured, and the rest runs.
+# bench's scale section measures git status and quire check with, and a
+# test of the vault asks (quire asks it over its socket what git's hook
+# would): installed with apt-get when missing and we are root, with
+# inotify watches enough for the 100,000-run vault (one a folder); else
+# the bench says why it is not measured, and that test fails saying so.
 watchman:
 	@command -v watchman >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && echo "installing watchman with apt-get" && \
 	    { apt-get install -y -qq watchman >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq watchman >/dev/null; }; }; } || \
-	  echo "watchman is not installed (apt-get install watchman): the bench measures git status and quire check without a monitor only"
+	  echo "watchman is not installed (apt-get install watchman): the bench measures git status and quire check without a monitor only, and a test of the vault fails"
 	@[ "$$(cat /proc/sys/fs/inotify/max_user_watches 2>/dev/null || echo 524288)" -ge 524288 ] || \
 	  { [ "$$(id -u)" = 0 ] && sysctl -q -w fs.inotify.max_user_watches=524288; } || \
 	  echo "fs.inotify.max_user_watches is under 524288 (sysctl -w fs.inotify.max_user_watches=524288, as root)"
@@ -119,7 +120,7 @@ endef
 # -parallel 4: most of cmd/quire's tests wait on the processes they start
 # (quire serve, git, the resident), so four at a time on 2 cores took its
 # 46 s to 31 s, measured back to back.
-test: tools mcp-client browser
+test: tools mcp-client browser watchman
 	$(testtmp)
 	$(TESTENV) $(TESTGC) $(GOTEST) -parallel 4 ./...
 
@@ -152,14 +153,14 @@ cross:
 # The tests under the race detector. fold's tests are the slow part: its
 # workers run QuickJS's compiled wasm ten times and more slower, so the
 # cases that time a fold's bounds run in make test alone (fold/stall_test.go).
-test-race: tools mcp-client browser
+test-race: tools mcp-client browser watchman
 	$(testtmp)
 	$(TESTENV) $(GO) test -race -count=1 -timeout 45m ./...
 
 # The long variants (QUIRE_TEST_LONG=1): a kill at every step of every
 # writing operation, the random-kill test with 8 writers and a server, more
 # writers and events, the bounds reached through the operations themselves.
-test-long: tools mcp-client browser
+test-long: tools mcp-client browser watchman
 	$(testtmp)
 	$(TESTENV) QUIRE_TEST_LONG=1 $(GO) test -count=1 -timeout 60m ./...
 

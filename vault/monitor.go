@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"quire/internal/watchman"
 )
 
 // A file system monitor (core.fsmonitor naming a hook: Watchman's on
@@ -43,7 +46,9 @@ const monitorWait = 2 * time.Minute
 // token, a NUL, then the paths each ended by a NUL, or "/" for All). ok
 // is false when no hook is set (core.fsmonitor unset, or a boolean: git's
 // own monitor on macOS and Windows answers only git, over a channel of
-// its own) or the hook failed or answered nothing git would take.
+// its own) or the hook failed or answered nothing git would take. git's
+// Watchman hook is not run: quire asks Watchman its question itself
+// (isWatchmanHook).
 func (v *Vault) AskMonitor(token string) (MonitorAnswer, bool) {
 	hook, ok := v.monitorHook()
 	if !ok {
@@ -51,6 +56,16 @@ func (v *Vault) AskMonitor(token string) (MonitorAnswer, bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), monitorWait)
 	defer cancel()
+	if v.isWatchmanHook(hook) {
+		if a, ok := v.askWatchman(ctx, token); ok {
+			return a, true
+		}
+	}
+	return v.runMonitorHook(ctx, hook, token)
+}
+
+// runMonitorHook runs the monitor hook with token and reads its answer.
+func (v *Vault) runMonitorHook(ctx context.Context, hook, token string) (MonitorAnswer, bool) {
 	var cmd *exec.Cmd
 	if sh, err := exec.LookPath("sh"); err == nil {
 		// As git's run-command runs a hook with use_shell: the value may
@@ -68,6 +83,47 @@ func (v *Vault) AskMonitor(token string) (MonitorAnswer, bool) {
 		return MonitorAnswer{}, false
 	}
 	return parseMonitorAnswer(out)
+}
+
+// isWatchmanHook reports whether hook is git's Watchman hook
+// (fsmonitor-watchman.sample, as the README sets it up): a file, named
+// from the work tree's root or whole, whose query is Watchman's since a
+// clock with .git left out. quire asks Watchman that query itself
+// (askWatchman): the hook's Perl and watchman processes cost 40-60 ms a
+// question, the socket some 1.5 ms. Any other hook is run.
+func (v *Vault) isWatchmanHook(hook string) bool {
+	if strings.ContainsAny(hook, " \t\"'$;|&") {
+		return false // a command with arguments of its own: run as git runs it
+	}
+	if !filepath.IsAbs(hook) {
+		hook = filepath.Join(v.root, hook)
+	}
+	data, err := os.ReadFile(hook)
+	if err != nil {
+		return false
+	}
+	for _, says := range []string{"watchman -j", `"query"`, `"since"`, `["not", ["dirname", ".git"]]`} {
+		if !bytes.Contains(data, []byte(says)) {
+			return false
+		}
+	}
+	return true
+}
+
+// askWatchman asks Watchman over its socket what git's Watchman hook
+// would, from the work tree's real path (the hook's working folder): false
+// when Watchman cannot be asked so (no server, no socket, an error), and
+// the hook is run instead, to answer or fail as it does.
+func (v *Vault) askWatchman(ctx context.Context, token string) (MonitorAnswer, bool) {
+	root, err := filepath.EvalSymlinks(v.root)
+	if err != nil {
+		return MonitorAnswer{}, false
+	}
+	a, err := watchman.Since(ctx, root, token)
+	if err != nil {
+		return MonitorAnswer{}, false
+	}
+	return MonitorAnswer{Token: a.Clock, Paths: a.Files, All: a.Fresh}, true
 }
 
 // Monitored reports whether .git/config names a monitor hook (AskMonitor).
