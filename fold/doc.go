@@ -105,7 +105,9 @@
 // A worker keeps the runtimes of its last two programs, so a page's module
 // is loaded once and reused between pages. The runtime's module loader
 // sees only an empty folder. wazero's compiled QuickJS is cached in a
-// folder (PoolOptions.CacheDir), so a worker starts in tens of ms.
+// folder (PoolOptions.CacheDir), so a worker starts in tens of ms: the
+// module without its DWARF sections, whose source map wazero reads back
+// from the cache one system call an entry (quickjs.go).
 //
 // A watchdog goroutine in the worker ends the process when a fold passes
 // a bound; the pool then starts another. Compiled wasm has no safe points

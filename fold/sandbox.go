@@ -149,7 +149,7 @@ func newWorker(key, js, dir, cacheDir string, lim Limits, onKill killFunc) (w *w
 			}
 		}()
 		ctx := experimental.WithMemoryAllocator(context.Background(), w.mem.allocator())
-		w.rt, err = qjs.New(qjs.Option{CWD: dir, CacheDir: cacheDir, Context: ctx})
+		w.rt, err = qjs.New(qjs.Option{CWD: dir, CacheDir: cacheDir, Context: ctx, QuickJSWasmBytes: quickJS()})
 	}()
 	if err != nil {
 		return nil, nil, err
