@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"quire/internal/gitcmd"
 )
 
 // A hook's answers of protocol version 2, as git reads them: the token,
@@ -75,11 +77,7 @@ func TestWatchmanAnswersAsItsHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	execPath, err := exec.Command("git", "--exec-path").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sample, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(execPath)), "..", "..", "share", "git-core", "templates", "hooks", "fsmonitor-watchman.sample"))
+	sample, err := gitcmd.WatchmanHook()
 	if err != nil {
 		t.Fatalf("git's Watchman hook: %v", err)
 	}

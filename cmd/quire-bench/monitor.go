@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"quire/internal/gitcmd"
 )
 
 // watchman sets the vault at dir up with a file system monitor as the
@@ -26,12 +28,7 @@ func watchman(dir string, folders int) (undo func(), why string) {
 			return nil, "fs.inotify.max_user_watches is " + strconv.Itoa(n) + ", too few for " + strconv.Itoa(folders) + " folders (sysctl fs.inotify.max_user_watches=524288)"
 		}
 	}
-	out, err := exec.Command("git", "--exec-path").Output()
-	if err != nil {
-		return nil, "git --exec-path: " + err.Error()
-	}
-	sample := filepath.Join(strings.TrimSpace(string(out)), "..", "..", "share", "git-core", "templates", "hooks", "fsmonitor-watchman.sample")
-	hook, err := os.ReadFile(sample)
+	hook, err := gitcmd.WatchmanHook()
 	if err != nil {
 		return nil, "git's Watchman hook: " + err.Error()
 	}

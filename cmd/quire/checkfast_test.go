@@ -194,6 +194,18 @@ func TestCheckFromItsRecordAfterGitStatus(t *testing.T) {
 	}
 }
 
+// closeRunOfOneStep makes a vault with a run of close that recorded one
+// step (do/1, the second line of its log), and answers the vault's folder,
+// its --vault flag and the run's run.jsonl from the vault's root.
+func closeRunOfOneStep(t *testing.T) (dir, v, rel string) {
+	t.Helper()
+	dir, v, runID := newCloseRun(t)
+	quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", runID, "--step", "do/1", "--actor", "agent-7")
+	runs, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-*"))
+	rel, _ = filepath.Rel(dir, filepath.Join(runs[0], "run.jsonl"))
+	return dir, v, filepath.ToSlash(rel)
+}
+
 // In a vault whose .git/config names a file system monitor hook
 // (core.fsmonitor: Watchman's, README), quire check asks it what changed
 // since the last passing check, as git status does, before any stat: the
@@ -204,11 +216,7 @@ func TestCheckFromItsRecordAfterGitStatus(t *testing.T) {
 // trusted, as git trusts it; --full asks nothing of it), and found
 // whenever it knows nothing ("/") or fails.
 func TestCheckAsksTheFileSystemMonitorWhatChanged(t *testing.T) {
-	dir, v, runID := newCloseRun(t)
-	quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", runID, "--step", "do/1", "--actor", "agent-7")
-	runs, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-*"))
-	rel, _ := filepath.Rel(dir, filepath.Join(runs[0], "run.jsonl"))
-	rel = filepath.ToSlash(rel)
+	dir, v, rel := closeRunOfOneStep(t)
 	tmp := t.TempDir()
 	answer, asked := filepath.Join(tmp, "answer"), filepath.Join(tmp, "asked")
 	hook := filepath.Join(tmp, "monitor")

@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"net"
 	"os"
-	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"quire/internal/gitcmd"
 )
 
 // fakeWatchman is a Watchman server on a socket of its own (WATCHMAN_SOCK):
@@ -92,19 +94,11 @@ func (f *fakeWatchman) commands() [][]any {
 // path, and its answer taken as the hook's would be. When Watchman cannot
 // be asked so, the hook is run, as before.
 func TestCheckAsksWatchmanOverItsSocket(t *testing.T) {
-	dir, v, runID := newCloseRun(t)
-	quire(t, "", v, "run", "event", "step_completed", "--playbook", "finance", "--run", runID, "--step", "do/1", "--actor", "agent-7")
-	runs, _ := filepath.Glob(filepath.Join(dir, "playbook-runs", "close-*"))
-	rel, _ := filepath.Rel(dir, filepath.Join(runs[0], "run.jsonl"))
-	rel = filepath.ToSlash(rel)
+	dir, v, rel := closeRunOfOneStep(t)
 	real, _ := filepath.EvalSymlinks(dir)
 
 	// git's own hook, with a line in front that leaves a mark when it runs.
-	execPath, err := exec.Command("git", "--exec-path").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sample, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(execPath)), "..", "..", "share", "git-core", "templates", "hooks", "fsmonitor-watchman.sample"))
+	sample, err := gitcmd.WatchmanHook()
 	if err != nil {
 		t.Fatalf("git's Watchman hook: %v", err)
 	}
@@ -167,7 +161,7 @@ func TestCheckAsksWatchmanOverItsSocket(t *testing.T) {
 		return false
 	}
 	for name, answer := range map[string]func([]any) map[string]any{
-		"names the log":      query([]string{"playbook-runs", rel, "playbook-runs/" + filepath.Base(runs[0])}, false),
+		"names the log":      query([]string{"playbook-runs", rel, path.Dir(rel)}, false),
 		"knows nothing":      query([]string{}, true),
 		"names it, fresh":    query([]string{rel}, true),
 		"names the log only": query([]string{rel}, false),

@@ -9,8 +9,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -73,4 +75,15 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " / ")
+}
+
+// WatchmanHook reads the Watchman hook git ships
+// (templates/hooks/fsmonitor-watchman.sample, beside git's exec path):
+// what the README sets up as core.fsmonitor on Linux.
+func WatchmanHook() ([]byte, error) {
+	out, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		return nil, fmt.Errorf("git --exec-path: %w", err)
+	}
+	return os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "..", "..", "share", "git-core", "templates", "hooks", "fsmonitor-watchman.sample"))
 }
