@@ -23,13 +23,15 @@ import (
 	"quire/ledger"
 )
 
-// warmQuickJS compiles QuickJS into the vault's cache, as the vault's
-// first fold does, so the calls a test times start their workers from
-// it: a compilation takes some 0.7 s, and many times that under the race
-// detector, past try_code's 10 s for a call.
+// warmQuickJS compiles QuickJS into the cache the vault's folds use (the
+// user's, fold.CompiledCache, as the ledger's), as the vault's first fold
+// does, so the calls a test times start their workers from it: a
+// compilation takes seconds of CPU, and many times that under the race
+// detector, past try_code's 10 s for a call. Once the cache holds it, this
+// costs a worker's start.
 func warmQuickJS(t *testing.T, l *ledger.Ledger) {
 	t.Helper()
-	p, err := fold.NewPool(fold.PoolOptions{CacheDir: filepath.Join(l.Root(), ".quire", "qjs-cache")})
+	p, err := fold.NewPool(fold.PoolOptions{CacheDir: fold.CompiledCache(filepath.Join(l.Root(), ".quire", "qjs-cache"))})
 	if err != nil {
 		t.Fatal(err)
 	}

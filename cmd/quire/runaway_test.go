@@ -146,11 +146,11 @@ func TestCLIRenderStopsARunawayModule(t *testing.T) {
 	}
 }
 
-// warmQuickJS compiles QuickJS into the vault's cache, as its first fold
-// does.
+// warmQuickJS compiles QuickJS into the cache the vault's folds use (the
+// user's, fold.CompiledCache, as the ledger's), as its first fold does.
 func warmQuickJS(t *testing.T, dir string) {
 	t.Helper()
-	p, err := fold.NewPool(fold.PoolOptions{CacheDir: filepath.Join(dir, ".quire", "qjs-cache")})
+	p, err := fold.NewPool(fold.PoolOptions{CacheDir: fold.CompiledCache(filepath.Join(dir, ".quire", "qjs-cache"))})
 	if err != nil {
 		t.Fatal(err)
 	}
