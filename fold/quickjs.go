@@ -22,8 +22,9 @@ import (
 
 // qjsWasm is qjs's embedded QuickJS module. qjs (pinned at v0.0.6)
 // exports no way to read it; a link to its variable is the one way that
-// does not copy its 1 MB into this repository, and fails at link time
-// if qjs renames it.
+// does not copy its 1 MB into this repository. Were qjs to rename it, this
+// would be empty: the workers would run qjs's own module (qjs takes empty
+// bytes as none), and TestTheWorkersQuickJSIsQjssWithoutDWARF fails.
 //
 //go:linkname qjsWasm github.com/fastschema/qjs.wasmBytes
 var qjsWasm []byte
