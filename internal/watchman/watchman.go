@@ -62,7 +62,8 @@ func Since(ctx context.Context, root, clock string) (Answer, error) {
 		"expression":              []any{"not", []string{"dirname", ".git"}},
 		"empty_on_fresh_instance": true,
 	}
-	if strings.HasPrefix(clock, "c:") {
+	since := strings.HasPrefix(clock, "c:")
+	if since {
 		q["since"] = clock
 	}
 	var a struct {
@@ -94,7 +95,7 @@ func Since(ctx context.Context, root, clock string) (Answer, error) {
 	if a.Clock == "" {
 		return Answer{}, errors.New("watchman: a query's answer with no clock")
 	}
-	if a.Fresh || q["since"] == nil {
+	if a.Fresh || !since {
 		return Answer{Clock: a.Clock, Fresh: true}, nil
 	}
 	return Answer{Clock: a.Clock, Files: a.Files}, nil
