@@ -348,3 +348,48 @@ func TestGitGcBesideAPackBeingPlacedTakesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A pack listed and gone when the reader opens it was replaced: the
+// reader lists the packs again and reads the object from the pack that
+// holds it now. Found by CI: a blob a vault had just committed, in its
+// fresh pack, read as missing while a compaction put the pack replacing
+// it in place and removed it between the reader's listing and its open.
+func TestAReaderFindsThePackThatReplacedOneListed(t *testing.T) {
+	objDir := filepath.Join(t.TempDir(), "objects")
+	os.MkdirAll(filepath.Join(objDir, "pack"), 0o755)
+	r := NewReader(objDir)
+	defer r.Close()
+	blob := func(s string) Object {
+		return Object{ID: object.Sum(object.Blob, []byte(s)), Type: object.Blob, Data: []byte(s)}
+	}
+	want := blob("a line just committed\n")
+	fresh, err := WriteFresh(objDir, []Object{want})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { afterListed = nil }()
+	replaced := false
+	afterListed = func() {
+		if replaced {
+			return
+		}
+		replaced = true
+		// A compaction's order: the new pack in place, then the old gone.
+		if _, err := WriteFresh(objDir, []Object{blob("an older object\n"), want}); err != nil {
+			t.Fatal(err)
+		}
+		for _, ext := range []string{".idx", ".pack"} {
+			os.Remove(fresh + ext)
+		}
+	}
+	typ, data, err := r.Object(want.ID)
+	if !replaced {
+		t.Fatal("the pack was not replaced between the listing and the open")
+	}
+	if err != nil || typ != object.Blob || !bytes.Equal(data, want.Data) {
+		t.Fatalf("read %v %q, %v; want the blob %q", typ, data, err, want.Data)
+	}
+	if !r.Has(want.ID) {
+		t.Fatal("Has: not found")
+	}
+}

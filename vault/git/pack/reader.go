@@ -79,14 +79,29 @@ func (r *Reader) Deltas() int { return r.deltas }
 // Packs is the count of packs the reader has mapped.
 func (r *Reader) Packs() int { return len(r.packs) }
 
-// loadPacks maps the packs not mapped yet.
+// loadPacks maps the packs not mapped yet. A pack listed that is gone when
+// it is opened was replaced: a compaction, as git's repack, removes a pack
+// only once the pack holding its objects is in place, so the packs are
+// listed again (found by CI: a blob just committed read as missing while a
+// compaction placed its pack and removed the fresh one holding it between
+// the listing and the open).
 func (r *Reader) loadPacks() {
+	for try := 0; try < 16 && r.loadListed(); try++ {
+	}
+}
+
+// loadListed maps the packs listed and not mapped yet, and says whether a
+// pack listed was gone when opened.
+func (r *Reader) loadListed() (gone bool) {
 	have := map[string]bool{}
 	for _, p := range r.packs {
 		have[p.name] = true
 	}
 	idxs, _ := filepath.Glob(filepath.Join(r.objDir, "pack", "pack-*.idx"))
 	sort.Strings(idxs)
+	if afterListed != nil {
+		afterListed()
+	}
 	for _, idx := range idxs {
 		name := strings.TrimSuffix(idx, ".idx")
 		if have[name] {
@@ -95,9 +110,16 @@ func (r *Reader) loadPacks() {
 		p, err := openPack(name)
 		if err == nil {
 			r.packs = append(r.packs, p)
+		} else if errors.Is(err, os.ErrNotExist) {
+			gone = true
 		}
 	}
+	return gone
 }
+
+// afterListed, when set by a test, runs between the listing of the packs
+// and their opening.
+var afterListed func()
 
 func mapFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
