@@ -393,3 +393,37 @@ func TestAReaderFindsThePackThatReplacedOneListed(t *testing.T) {
 		t.Fatal("Has: not found")
 	}
 }
+
+// An index left without its pack (a writer that died between the two, or
+// a pack removed by hand) is gone at every open: the reader lists the
+// packs again once, finds the same, and answers a missing object as
+// missing without listing them over and over.
+func TestAnIndexWithoutItsPackIsListedOnce(t *testing.T) {
+	objDir := filepath.Join(t.TempDir(), "objects")
+	os.MkdirAll(filepath.Join(objDir, "pack"), 0o755)
+	r := NewReader(objDir)
+	defer r.Close()
+	kept := Object{ID: object.Sum(object.Blob, []byte("kept\n")), Type: object.Blob, Data: []byte("kept\n")}
+	if _, err := WriteFresh(objDir, []Object{kept}); err != nil {
+		t.Fatal(err)
+	}
+	lost, err := WriteFresh(objDir, []Object{{ID: object.Sum(object.Blob, []byte("lost\n")), Type: object.Blob, Data: []byte("lost\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(lost + ".pack")
+	defer func() { afterListed = nil }()
+	listings := 0
+	afterListed = func() { listings++ }
+	if _, data, err := r.Object(kept.ID); err != nil || !bytes.Equal(data, kept.Data) {
+		t.Fatalf("read %q, %v", data, err)
+	}
+	listings = 0
+	missing := object.Sum(object.Blob, []byte("never written\n"))
+	if _, _, err := r.Object(missing); err != ErrNotFound {
+		t.Fatalf("a missing object: %v", err)
+	}
+	if listings > 4 {
+		t.Fatalf("a missing object listed the packs %d times", listings)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -82,22 +83,30 @@ func (r *Reader) Packs() int { return len(r.packs) }
 // loadPacks maps the packs not mapped yet. A pack listed that is gone when
 // it is opened was replaced: a compaction, as git's repack, removes a pack
 // only once the pack holding its objects is in place, so the packs are
-// listed again (found by CI: a blob just committed read as missing while a
+// listed again, until a listing finds every pack it names or names what
+// the last one did (an index left without its pack, which no listing
+// mends). Found by CI: a blob just committed read as missing while a
 // compaction placed its pack and removed the fresh one holding it between
-// the listing and the open).
+// the listing and the open.
 func (r *Reader) loadPacks() {
-	for try := 0; try < 16 && r.loadListed(); try++ {
+	var last []string
+	for range 16 {
+		listed, gone := r.loadListed()
+		if !gone || slices.Equal(listed, last) {
+			return
+		}
+		last = listed
 	}
 }
 
-// loadListed maps the packs listed and not mapped yet, and says whether a
-// pack listed was gone when opened.
-func (r *Reader) loadListed() (gone bool) {
+// loadListed maps the packs listed and not mapped yet: it answers the
+// listing, and whether a pack it names was gone when opened.
+func (r *Reader) loadListed() (idxs []string, gone bool) {
 	have := map[string]bool{}
 	for _, p := range r.packs {
 		have[p.name] = true
 	}
-	idxs, _ := filepath.Glob(filepath.Join(r.objDir, "pack", "pack-*.idx"))
+	idxs, _ = filepath.Glob(filepath.Join(r.objDir, "pack", "pack-*.idx"))
 	sort.Strings(idxs)
 	if afterListed != nil {
 		afterListed()
@@ -114,7 +123,7 @@ func (r *Reader) loadListed() (gone bool) {
 			gone = true
 		}
 	}
-	return gone
+	return idxs, gone
 }
 
 // afterListed, when set by a test, runs between the listing of the packs
