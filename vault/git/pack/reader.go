@@ -326,7 +326,9 @@ func (r *Reader) object(id object.Hash, depth int) (object.Type, []byte, error) 
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return 0, nil, err
 		}
-		r.loadPacks()
+		if again == 0 {
+			r.loadPacks()
+		}
 	}
 	return 0, nil, ErrNotFound
 }
@@ -347,7 +349,9 @@ func (r *Reader) Has(id object.Hash) bool {
 		if _, err := os.Lstat(filepath.Join(r.objDir, hex[:2], hex[2:])); err == nil {
 			return true
 		}
-		r.loadPacks()
+		if again == 0 {
+			r.loadPacks()
+		}
 	}
 	return false
 }
